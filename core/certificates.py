@@ -1,0 +1,122 @@
+"""Private certificates on the Hessian's extreme eigenvalues (stages 1 and 2).
+
+- recursive_bound: Algorithm 6 (and its mirror image, Algorithm 4's steps ii-iii): a noisy count
+  N_hat = N + Lap(1/eps), k = ln(1/(2 delta))/eps, m = max(0, floor(N_hat - k)), then the
+  recursion inverted m times. Pure eps-DP (N has sensitivity 1, Proposition 6.1); the bound
+  holds with probability >= 1 - delta.
+- lambda_min_certificate: Algorithm 2, recursion (10), floor 0.
+- lambda_max_certificate: Algorithm 4, recursion (12); m uses N_hat, not the printed "N - k".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+from core.errors import BudgetError
+from core.fit import NOT_PRIVATE, FitResult
+from core.gaussian import check_epsilon_delta
+from core.geometry import Geometry
+from core.recursion import down_recursion, up_recursion
+
+
+class Recursion(Protocol):
+    def count(self, lam: float) -> int: ...
+    def inverse(self, m: int) -> float: ...
+
+
+@dataclass(frozen=True)
+class RecursiveBound:
+    """One private eigenvalue certificate: every intermediate of Algorithm 6 / 2 / 4.
+
+    Attributes
+    ----------
+    kind : "lower" (lambda_hat <= statistic w.p. >= 1 - delta) or "upper" (lambda_hat >= statistic).
+    statistic : the true value (lambda_min or lambda_max). NOT private.
+    N : the exact recursion count. NOT private.
+    noise : the Laplace(1/epsilon) draw. NOT private (N_hat - noise = N).
+    N_hat : N + noise, the released count. Private.
+    k : ln(1/(2 delta))/epsilon, the safety offset.
+    m : max(0, floor(N_hat - k)). Private.
+    lambda_hat : the certified bound. Private.
+    epsilon, delta : this stage's privacy parameters (pure epsilon-DP; delta is the failure rate).
+    """
+
+    kind: str
+    statistic: float = field(metadata=NOT_PRIVATE)
+    N: int = field(metadata=NOT_PRIVATE)
+    noise: float = field(metadata=NOT_PRIVATE)
+    N_hat: float
+    k: float
+    m: int
+    lambda_hat: float
+    epsilon: float
+    delta: float
+
+    @property
+    def covers(self) -> bool:
+        """Whether the certificate holds on this draw (compares with the NON-private statistic)."""
+        if self.kind == "lower":
+            return self.lambda_hat <= self.statistic
+        return self.lambda_hat >= self.statistic
+
+
+def check_stage_budget(epsilon: float, delta: float, what: str) -> None:
+    """A Laplace-count stage needs eps > 0 and 0 < delta < 1/2 (P(Lap(1) >= ln(1/(2 delta))) = delta)."""
+    check_epsilon_delta(epsilon, delta, what)
+    if delta >= 0.5:
+        raise BudgetError(f"delta for {what} must be below 1/2 (Proposition 6.1), got {delta:g}")
+
+
+def recursive_bound(
+    statistic: float,
+    recursion: Recursion,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    kind: str,
+) -> RecursiveBound:
+    """Algorithm 6 (kind "lower") or Algorithm 4 steps ii-iii (kind "upper") for any recursion."""
+    check_stage_budget(epsilon, delta, f"the {kind} eigenvalue bound")
+    N = recursion.count(statistic)
+    noise = float(rng.laplace(0.0, 1.0 / epsilon))
+    N_hat = N + noise
+    k = math.log(1.0 / (2.0 * delta)) / epsilon
+    # floor, not round: m <= N - 1 whenever noise < k, the event of probability 1 - delta.
+    m = max(0, math.floor(N_hat - k))
+    return RecursiveBound(
+        kind=kind,
+        statistic=float(statistic),
+        N=N,
+        noise=noise,
+        N_hat=N_hat,
+        k=k,
+        m=m,
+        lambda_hat=recursion.inverse(m),
+        epsilon=float(epsilon),
+        delta=float(delta),
+    )
+
+
+def lambda_min_certificate(
+    fit: FitResult, g: Geometry, epsilon: float, delta: float, rng: np.random.Generator
+) -> RecursiveBound:
+    """Algorithm 2: a private lower bound on lambda_min(P_n), eps-DP, valid w.p. >= 1 - delta."""
+    rec = down_recursion(g, fit.n, fit.lam_reg)
+    return recursive_bound(fit.lambda_min, rec, epsilon, delta, rng, "lower")
+
+
+def lambda_max_certificate(
+    fit: FitResult,
+    g: Geometry,
+    lambda_hat_min: float,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+) -> RecursiveBound:
+    """Algorithm 4: a private upper bound on lambda_max(P_n) given the certified lambda_hat_min > 0."""
+    rec = up_recursion(lambda_hat_min, g, fit.n, fit.lam_reg)
+    return recursive_bound(fit.lambda_max, rec, epsilon, delta, rng, "upper")

@@ -1,0 +1,115 @@
+"""Command line: `python -m core release ...` prints the release as one JSON document.
+
+Bad input ends with exit status 2 and one line on stderr saying what is wrong and how to fix it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from core.accounting import parse_split, split_budget
+from core.data import Dataset, read_csv, synthetic
+from core.errors import InputError
+from core.gaussian import CALIBRATIONS
+from core.geometry import DOMAINS
+from core.losses import LOSSES
+from core.pipeline import make_rng, prepare, run_private
+from core.report import release_document
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, no usage block
+        self.exit(2, f"error: {message} (see python -m core {self.prog.split()[-1]} --help)\n")
+
+
+def _add_data_options(p: argparse.ArgumentParser) -> None:
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--data", metavar="FILE.csv", help="CSV with a header; column y is the label, the rest features")
+    src.add_argument("--synthetic", action="store_true", help="draw the paper's simulation (section 4.1)")
+    p.add_argument("--n", type=int, default=100_000, help="synthetic sample size (default 100000)")
+    p.add_argument("--d", type=int, default=5, help="synthetic dimension (default 5)")
+    p.add_argument("--theta-norm", type=float, default=1.0, help="synthetic ||theta*||_2 (default 1)")
+    p.add_argument("--noise-scale", type=float, default=1.0, help="synthetic Laplace noise scale (default 1)")
+    p.add_argument("--sample-seed", type=int, default=None, help="seed of the synthetic sample")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m core", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    p = sub.add_parser("release", help="privately release one coefficient (Algorithm 5)")
+    _add_data_options(p)
+    p.add_argument("--loss", choices=sorted(LOSSES), default="robust")
+    p.add_argument("--coordinate", required=True, help="column index (0-based, among the features) or name")
+    p.add_argument("--epsilon", type=float, required=True, help="TOTAL epsilon (basic composition)")
+    p.add_argument("--delta", type=float, required=True, help="TOTAL delta, in (0, 1)")
+    p.add_argument(
+        "--split", default=None, help="weights a,b,c of eps for lambda_min, lambda_max, release (default 1,1,1)"
+    )
+    p.add_argument("--lambda-reg", type=float, default=0.0, help="ridge lambda_reg >= 0 in (1)")
+    p.add_argument("--domain", choices=DOMAINS, default="cube")
+    p.add_argument("--radius", type=float, default=None, help="radius R of the ball domain")
+    p.add_argument(
+        "--calibration", choices=CALIBRATIONS, default="paper", help="sigma(eps, delta): eq. (7) or analytic"
+    )
+    p.add_argument("--level", type=float, default=0.95, help="interval level 1 - a (default 0.95)")
+    p.add_argument("--seed", type=int, default=None, help="seed of the privacy noise (default: OS entropy)")
+    p.add_argument("--repeat", type=int, default=1, help="run the private stages K times on one fit")
+    s = sub.add_parser("synthetic", help="write a synthetic sample as CSV")
+    s.add_argument("--out", required=True, help="output CSV path")
+    s.add_argument("--loss", choices=sorted(LOSSES), default="robust")
+    s.add_argument("--n", type=int, default=100_000)
+    s.add_argument("--d", type=int, default=5)
+    s.add_argument("--theta-norm", type=float, default=1.0)
+    s.add_argument("--noise-scale", type=float, default=1.0)
+    s.add_argument("--sample-seed", type=int, default=None)
+    return parser
+
+
+def load_dataset(args: argparse.Namespace) -> Dataset:
+    if args.data is not None:
+        return read_csv(args.data)
+    return synthetic(args.n, args.d, args.loss, args.theta_norm, args.noise_scale, args.sample_seed)
+
+
+def cmd_release(args: argparse.Namespace) -> dict:
+    if args.repeat < 1:
+        raise InputError(f"--repeat must be at least 1, got {args.repeat}")
+    budget = split_budget(args.epsilon, args.delta, parse_split(args.split))
+    data = load_dataset(args)
+    problem = prepare(data.X, data.y, args.loss, args.domain, args.radius, args.lambda_reg, data.feature_names)
+    j = problem.coordinate(args.coordinate)
+    rng = make_rng(args.seed)
+    runs = [run_private(problem, j, budget, rng, args.calibration, args.level) for _ in range(args.repeat)]
+    doc = release_document(problem, j, runs, data.source)
+    if data.theta_star is not None:
+        doc["theta_star"] = data.theta_star.tolist()
+    return doc
+
+
+def cmd_synthetic(args: argparse.Namespace) -> dict:
+    data = synthetic(args.n, args.d, args.loss, args.theta_norm, args.noise_scale, args.sample_seed)
+    import numpy as np
+
+    table = np.column_stack([data.X, data.y])
+    header = ",".join([*data.feature_names, "y"])
+    np.savetxt(args.out, table, delimiter=",", header=header, comments="", fmt="%.17g")
+    return dict(out=args.out, n=data.n, d=data.d, loss=args.loss, theta_star=data.theta_star.tolist())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        doc = {"release": cmd_release, "synthetic": cmd_synthetic}[args.command](args)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
+        return 2
+    json.dump(doc, sys.stdout, indent=2, allow_nan=False)
+    sys.stdout.write("\n")
+    return 0

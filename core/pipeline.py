@@ -1,0 +1,148 @@
+"""The whole single-parameter release, stage by stage (Algorithm 5 with Algorithms 2 and 4).
+
+`prepare` does the non-private work once: validation, projection onto the domain, the fit.
+`run_private` does the private stages on a prepared problem; call it again for fresh noise
+(a new budget, split, coordinate or calibration) without refitting. Noise is never cached.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+from core.accounting import Budget
+from core.certificates import RecursiveBound, lambda_max_certificate, lambda_min_certificate
+from core.errors import DataError
+from core.fit import NOT_PRIVATE, FitResult, fit
+from core.geometry import Geometry, make_geometry, project
+from core.losses import get_loss
+from core.release import Release, release, unit_direction
+from core.stability import StabilityTest, stability_test
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Validated data on its declared domain, with the fit (stage 0). Nothing here is private.
+
+    clipped_rows counts the rows that projection onto the domain changed.
+    """
+
+    X: NDArray[np.float64] = field(metadata=NOT_PRIVATE, repr=False)
+    y: NDArray[np.float64] = field(metadata=NOT_PRIVATE, repr=False)
+    feature_names: tuple[str, ...]
+    geometry: Geometry
+    fit: FitResult = field(metadata=NOT_PRIVATE)
+    clipped_rows: int = field(metadata=NOT_PRIVATE)
+
+    @property
+    def n(self) -> int:
+        return self.fit.n
+
+    @property
+    def d(self) -> int:
+        return self.fit.d
+
+    def coordinate(self, key: int | str) -> int:
+        """A coordinate by 0-based index or feature name."""
+        if isinstance(key, str):
+            if key in self.feature_names:
+                return self.feature_names.index(key)
+            try:
+                key = int(key)
+            except ValueError:
+                names = ", ".join(self.feature_names)
+                raise DataError(f"no feature named {key!r}; the features are: {names}") from None
+        if not 0 <= key < self.d:
+            raise DataError(f"coordinate {key} is out of range: there are {self.d} features (0 to {self.d - 1})")
+        return int(key)
+
+
+@dataclass(frozen=True)
+class PrivateRun:
+    """One draw of the private stages: certificates, test and release, with the budget they used.
+
+    lambda_max is None when stage 2 was not reached (lambda_hat_min = 0); its budget is still
+    counted as spent.
+    """
+
+    budget: Budget
+    u: NDArray[np.float64]
+    lambda_min: RecursiveBound
+    lambda_max: RecursiveBound | None
+    test: StabilityTest
+    release: Release
+
+
+def validate_design(X: NDArray, y: NDArray, feature_names: tuple[str, ...] | None) -> tuple[NDArray, tuple[str, ...]]:
+    """Shapes, finiteness and n > d; default names x0, x1, ..."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    if X.ndim != 2:
+        raise DataError("the features must form a 2-D array (n rows, d columns)")
+    n, d = X.shape
+    if np.asarray(y).shape != (n,):
+        raise DataError(f"y has {np.asarray(y).size} entries but there are {n} rows of features")
+    if not np.all(np.isfinite(X)):
+        rows, cols = np.nonzero(~np.isfinite(X))
+        raise DataError(
+            f"the features contain NaN or infinite values (first at row {rows[0]}, column {cols[0]}); "
+            "remove or impute those rows"
+        )
+    if n <= d:
+        raise DataError(f"need more rows than features (n > d), got n = {n} and d = {d}")
+    names = tuple(feature_names) if feature_names is not None else tuple(f"x{j}" for j in range(d))
+    if len(names) != d:
+        raise DataError(f"{len(names)} feature names for {d} columns")
+    return X, names
+
+
+def prepare(
+    X: NDArray,
+    y: NDArray,
+    loss: str = "robust",
+    domain: str = "cube",
+    radius: float | None = None,
+    lam_reg: float = 0.0,
+    feature_names: tuple[str, ...] | None = None,
+) -> Problem:
+    """Stage 0: validate, project onto the domain (counted), fit theta(P_n) and its Hessian."""
+    h = get_loss(loss)
+    X, names = validate_design(X, y, feature_names)
+    yv = h.labels(y)
+    g = make_geometry(h, domain, X.shape[1], radius)
+    Xp, clipped = project(X, g)
+    return Problem(X=Xp, y=yv, feature_names=names, geometry=g, fit=fit(Xp, yv, h, lam_reg), clipped_rows=clipped)
+
+
+def run_private(
+    problem: Problem,
+    u: NDArray | int,
+    budget: Budget,
+    rng: np.random.Generator,
+    calibration: str = "paper",
+    level: float = 0.95,
+) -> PrivateRun:
+    """Stages 1-4 on a prepared problem with fresh noise from `rng`."""
+    g, f = problem.geometry, problem.fit
+    uv = unit_direction(u, problem.d)
+    lmin = lambda_min_certificate(f, g, budget.lambda_min.epsilon, budget.lambda_min.delta, rng)
+    lmax = None
+    if lmin.lambda_hat > 0:  # Algorithm 4 needs lambda_hat_min > 0
+        lmax = lambda_max_certificate(f, g, lmin.lambda_hat, budget.lambda_max.epsilon, budget.lambda_max.delta, rng)
+    test = stability_test(
+        lmin.lambda_hat,
+        None if lmax is None else lmax.lambda_hat,
+        g,
+        f.n,
+        f.lam_reg,
+        budget.release.epsilon,
+        budget.release.delta,
+    )
+    rel = release(f, g, uv, test, budget.release.epsilon, budget.release.delta, rng, calibration, level)
+    return PrivateRun(budget=budget, u=uv, lambda_min=lmin, lambda_max=lmax, test=test, release=rel)
+
+
+def make_rng(seed: int | None) -> np.random.Generator:
+    """A seeded generator for reproducible teaching runs; OS entropy when seed is None."""
+    return np.random.default_rng(seed)

@@ -1,0 +1,153 @@
+"""Stage 4: the release of u^T theta(P_n), Algorithm 5 step iii, and its intervals.
+
+- directional_sensitivity: Delta(P_n, u) of (3b) for the cube and the ball gradient sets.
+- omega: the local modulus bound (11).
+- release: T = u^T theta + sigma(eps_c, delta_c) omega Z when the test (14) passed, else bottom.
+The private interval uses only lambda_hat_min (post-processing): Delta <= 2 G0/(n lam0) and
+g <= gamma give omega <= w_bar = 2 G0 / (n lam0 (1 - gamma)) (SPEC section 4).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve
+
+from core.errors import DataError
+from core.fit import NOT_PRIVATE, FitResult
+from core.gaussian import normal_quantile, sigma
+from core.geometry import Geometry
+from core.recursion import t_bound
+from core.stability import StabilityTest
+
+
+@dataclass(frozen=True)
+class Release:
+    """Algorithm 5's output with its intervals.
+
+    Attributes
+    ----------
+    status : "released" or "bottom".
+    reason : why (the failed condition for bottom).
+    value : T, the released value (None for bottom). Private.
+    interval : T +- z_{1-a/2} sigma w_bar, covering u^T theta(P_n) w.p. >= (1-a)(1-delta_a). Private.
+    interval_level : 1 - a.
+    w_bar : the private upper bound on omega. Private.
+    sigma : sigma(eps_c, delta_c) of the release stage (public: a function of the budget).
+    u_theta : u^T theta(P_n). NOT private.
+    Delta : Delta(P_n, u) of (3b). NOT private.
+    omega : omega(u | P_n) of (11); the noise has standard deviation sigma * omega. NOT private.
+    oracle_interval : T +- z sigma omega, for teaching only. NOT private.
+    z : the standard normal draw. NOT private.
+    """
+
+    status: str
+    reason: str
+    value: float | None
+    interval: tuple[float, float] | None
+    interval_level: float
+    w_bar: float | None
+    sigma: float
+    epsilon: float
+    delta: float
+    calibration: str
+    u_theta: float = field(metadata=NOT_PRIVATE)
+    Delta: float = field(metadata=NOT_PRIVATE)
+    omega: float = field(metadata=NOT_PRIVATE)
+    oracle_interval: tuple[float, float] | None = field(metadata=NOT_PRIVATE)
+    z: float | None = field(metadata=NOT_PRIVATE)
+
+    @property
+    def noise_sd(self) -> float:
+        """sigma * omega, the standard deviation of the released noise. NOT private."""
+        return self.sigma * self.omega
+
+
+def unit_direction(u: np.ndarray | int, d: int) -> np.ndarray:
+    """A coordinate index j becomes e_j; a vector is checked and normalised to unit l2 norm."""
+    if isinstance(u, (int, np.integer)):
+        if not 0 <= int(u) < d:
+            raise DataError(f"coordinate {int(u)} is out of range: there are {d} features (0 to {d - 1})")
+        e = np.zeros(d)
+        e[int(u)] = 1.0
+        return e
+    v = np.asarray(u, dtype=np.float64).ravel()
+    if v.size != d:
+        raise DataError(f"the direction u has {v.size} entries but there are {d} features")
+    norm = float(np.linalg.norm(v))
+    if not (np.all(np.isfinite(v)) and norm > 0):
+        raise DataError("the direction u must be a finite, non-zero vector")
+    return v / norm
+
+
+def directional_sensitivity(fit: FitResult, g: Geometry, u: np.ndarray) -> float:
+    """Delta(P_n, u) of (3b): sup over g0, g1 in the gradient set of u^T H_reg^{-1} (g0 - g1) / n.
+
+    Cube (l_inf ball of radius G0/sqrt(d)): (2/n)(G0/sqrt(d)) ||H_reg^{-1} u||_1.
+    Ball (l_2 ball of radius G0):           (2 G0/n) ||H_reg^{-1} u||_2.
+    """
+    H_reg = fit.hessian + fit.lam_reg * np.eye(fit.d)
+    v = cho_solve(cho_factor(H_reg), u)
+    if g.domain == "cube":
+        return 2.0 / fit.n * g.G0 / math.sqrt(g.d) * float(np.abs(v).sum())
+    return 2.0 * g.G0 / fit.n * float(np.linalg.norm(v))
+
+
+def omega(fit: FitResult, g: Geometry, u: np.ndarray) -> float:
+    """omega(u | P_n) of (11) = Delta + 2 G0/(n (lambda_min + lam_reg)) g/(1 - g), g = alpha r t(.).
+
+    +inf when g >= 1 (no stability bound is available).
+    """
+    lam = fit.lambda_min + fit.lam_reg
+    gam = g.alpha * g.r * t_bound(lam, g, fit.n)
+    if not gam < 1:
+        return math.inf
+    tail = 2.0 * g.G0 / (fit.n * lam) * gam / (1.0 - gam) * float(np.linalg.norm(u))
+    return directional_sensitivity(fit, g, u) + tail
+
+
+def release(
+    fit: FitResult,
+    g: Geometry,
+    u: np.ndarray,
+    test: StabilityTest,
+    epsilon: float,
+    delta: float,
+    rng: np.random.Generator,
+    calibration: str = "paper",
+    level: float = 0.95,
+) -> Release:
+    """Algorithm 5 steps ii-iii: bottom unless (14) passed, else T = u^T theta + sigma omega Z."""
+    if not 0 < level < 1:
+        raise DataError(f"the interval level must lie strictly between 0 and 1, got {level}")
+    s = sigma(epsilon, delta, calibration)
+    u_theta = float(u @ fit.theta)
+    delta_u = directional_sensitivity(fit, g, u)
+    om = omega(fit, g, u)
+    common = dict(
+        interval_level=level, sigma=s, epsilon=float(epsilon), delta=float(delta),
+        calibration=calibration, u_theta=u_theta, Delta=delta_u, omega=om,
+    )
+    if not test.passed:
+        return Release(status="bottom", reason=test.reason, value=None, interval=None, w_bar=None,
+                       oracle_interval=None, z=None, **common)
+    if not math.isfinite(om):
+        # Only possible when lambda_hat_min > lambda_min, the certificate's failure event (prob <= delta_a).
+        return Release(status="bottom", reason="omega(u | P_n) is unbounded at the true lambda_min",
+                       value=None, interval=None, w_bar=None, oracle_interval=None, z=None, **common)
+    z = float(rng.standard_normal())
+    value = u_theta + s * om * z
+    q = normal_quantile(0.5 + level / 2.0)
+    w_bar = 2.0 * g.G0 / (fit.n * test.lam0 * (1.0 - test.gamma))
+    return Release(
+        status="released",
+        reason=test.reason,
+        value=value,
+        interval=(value - q * s * w_bar, value + q * s * w_bar),
+        w_bar=w_bar,
+        oracle_interval=(value - q * s * om, value + q * s * om),
+        z=z,
+        **common,
+    )

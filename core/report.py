@@ -1,0 +1,114 @@
+"""The JSON document of `python -m core release`: every stage, with the non-private parts listed.
+
+JSON has no infinity: non-finite numbers are written as null.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from core.certificates import RecursiveBound
+from core.pipeline import PrivateRun, Problem
+
+# Dotted paths of values computed from the data without privacy; everything else is private
+# or public (the budget, the settings).
+NOT_PRIVATE_PATHS = (
+    "fit",
+    "lambda_min.N",
+    "lambda_min.noise",
+    "lambda_min.statistic",
+    "lambda_max.N",
+    "lambda_max.noise",
+    "lambda_max.statistic",
+    "release.omega",
+    "release.Delta",
+    "release.u_theta",
+    "release.noise_sd",
+    "release.oracle_interval",
+    "release.z",
+    "clipped_rows",
+)
+
+
+def clean(value: Any) -> Any:
+    """numpy and non-finite values into plain JSON values."""
+    if isinstance(value, dict):
+        return {k: clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [clean(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        return float(value) if math.isfinite(value) else None
+    return value
+
+
+def bound_dict(b: RecursiveBound | None) -> dict | None:
+    if b is None:
+        return None
+    return dict(
+        N=b.N, N_hat=b.N_hat, k=b.k, m=b.m, lambda_hat=b.lambda_hat, noise=b.noise,
+        statistic=b.statistic, epsilon=b.epsilon, delta=b.delta, covers=b.covers,
+    )
+
+
+def run_dict(run: PrivateRun) -> dict:
+    t, r = run.test, run.release
+    return dict(
+        lambda_min=bound_dict(run.lambda_min),
+        lambda_max=bound_dict(run.lambda_max),
+        test=dict(
+            t=t.t, beta=t.beta, gamma=t.gamma, gamma_prime=t.gamma_prime, s1=t.s1, s2=t.s2,
+            kappa=t.kappa, value=t.value, threshold=t.threshold, passed=t.passed, reason=t.reason,
+            lam0=t.lam0, lam1=t.lam1, Rl=t.Rl, A=t.A, B=t.B,
+        ),
+        release=dict(
+            status=r.status, reason=r.reason, value=r.value, omega=r.omega, Delta=r.Delta,
+            sigma=r.sigma, interval=r.interval, interval_level=r.interval_level, w_bar=r.w_bar,
+            calibration=r.calibration, u_theta=r.u_theta, noise_sd=r.noise_sd,
+            oracle_interval=r.oracle_interval, z=r.z,
+        ),
+    )
+
+
+def release_document(problem: Problem, coordinate: int | None, runs: list[PrivateRun], source: str) -> dict:
+    """The document for one prepared problem and K >= 1 private runs (the first one at top level)."""
+    g, f, b = problem.geometry, problem.fit, runs[0].budget
+    stage = lambda s: dict(epsilon=s.epsilon, delta=s.delta)  # noqa: E731
+    doc = dict(
+        source=source,
+        n=f.n,
+        d=f.d,
+        loss=g.loss.name,
+        domain=g.domain,
+        radius=g.radius,
+        lambda_reg=f.lam_reg,
+        feature_names=list(problem.feature_names),
+        coordinate=dict(index=coordinate, name=None if coordinate is None else problem.feature_names[coordinate]),
+        u=runs[0].u,
+        clipped_rows=problem.clipped_rows,
+        budget=dict(
+            epsilon_total=b.epsilon_total,
+            delta_total=b.delta_total,
+            split=dict(lambda_min=b.split[0], lambda_max=b.split[1], release=b.split[2]),
+            stages=dict(lambda_min=stage(b.lambda_min), lambda_max=stage(b.lambda_max), release=stage(b.release)),
+            composition="basic",
+            epsilon_basic=b.epsilon_basic,
+            delta_basic=b.delta_basic,
+        ),
+        constants=dict(r=g.r, G0=g.G0, G1=g.G1, G2=g.G2, d_p=g.d_p, alpha=g.alpha, rho=g.rho),
+        fit=dict(
+            theta=f.theta, lambda_min=f.lambda_min, lambda_max=f.lambda_max, kappa=f.kappa,
+            grad_norm=f.grad_norm, objective=f.objective, iterations=f.iterations,
+        ),
+        **run_dict(runs[0]),
+        not_private=list(NOT_PRIVATE_PATHS),
+    )
+    if len(runs) > 1:
+        doc["trials"] = [run_dict(r) for r in runs]
+    return clean(doc)

@@ -1,0 +1,122 @@
+"""Stage 3: the propose-test-release check, condition (14), with the constants (13).
+
+Everything here is a function of the private lambda_hat_min, lambda_hat_max and public constants,
+so the whole result is private. Readings fixed by SPEC section 4 (all the safe direction):
+- beta = ||h''|| r^2 / ((1 - alpha r t) n lam0)            (13) prints it without r (Lemma 8.1);
+- s2 = ||h''|| / (n (1 - beta) (1 - alpha r t)^2)           (13) prints no square (Lemma 8.2);
+- gamma/(1 - gamma) in (14a/b), as in (11) and Propositions 8.2/8.3, not the printed gamma/(1+gamma);
+- the lower side of (14b) uses 4 d_p s2/lam0 (Proposition 8.3), not 2 d_p s2/lam0;
+- R(lam0) of (13)/(14) is read as Rl = R(lambda_hat_min) + lam_reg with R the recursion (10).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from core.gaussian import check_epsilon_delta, normal_quantile
+from core.geometry import Geometry
+from core.recursion import c1_holds, recursion_down, t_bound
+
+NAN = math.nan
+
+
+@dataclass(frozen=True)
+class StabilityTest:
+    """Condition (14): passed, the value against the threshold, every constant of (13), the reason.
+
+    Constants that cannot be formed (e.g. when lambda_hat_min = 0) are NaN or inf. Private.
+    """
+
+    passed: bool
+    reason: str
+    value: float
+    threshold: float
+    lam0: float
+    lam1: float
+    t: float
+    beta: float
+    gamma: float
+    gamma_prime: float
+    s1: float
+    s2: float
+    kappa: float
+    Rl: float
+    A: float
+    B: float
+    epsilon: float
+    delta: float
+
+
+def threshold(epsilon: float, delta: float) -> float:
+    """Right side of (14): 2 eps / (1 + Phi^{-1}(1 - delta/2)^2)."""
+    return 2.0 * epsilon / (1.0 + normal_quantile(1.0 - delta / 2.0) ** 2)
+
+
+def stability_test(
+    lambda_hat_min: float,
+    lambda_hat_max: float | None,
+    g: Geometry,
+    n: int,
+    lam_reg: float,
+    epsilon: float,
+    delta: float,
+) -> StabilityTest:
+    """Evaluate (14a) on the ball or (14b) on the cube; pass only if every side condition holds."""
+    check_epsilon_delta(epsilon, delta, "the release")
+    thr = threshold(epsilon, delta)
+    out = dict(
+        value=NAN, threshold=thr, lam0=lambda_hat_min + lam_reg, lam1=NAN, t=NAN, beta=NAN,
+        gamma=NAN, gamma_prime=NAN, s1=NAN, s2=NAN, kappa=NAN, Rl=NAN, A=NAN, B=NAN,
+        epsilon=float(epsilon), delta=float(delta),
+    )
+
+    def fail(reason: str) -> StabilityTest:
+        return StabilityTest(passed=False, reason=reason, **out)
+
+    if lambda_hat_min <= 0 or lambda_hat_max is None:
+        return fail("the certified lambda_hat_min is 0: the sample is too small to certify stability")
+    if not c1_holds(lambda_hat_min, g, n, lam_reg):
+        return fail("condition (C1) fails at lambda_hat_min")
+    lam0, lam1 = lambda_hat_min + lam_reg, lambda_hat_max + lam_reg
+    ar = g.alpha * g.r
+    t = t_bound(lam0, g, n)
+    out.update(lam1=lam1, t=t, kappa=lam1 / lam0)
+    one_m = 1.0 - ar * t
+    if not one_m > 0:
+        return fail("alpha r t >= 1")
+    beta = g.h2_sup * g.r**2 / (one_m * n * lam0)
+    gamma = ar * t
+    s1 = 1.0 / one_m - 1.0
+    out.update(beta=beta, gamma=gamma, s1=s1)
+    if not beta < 1:
+        return fail("beta >= 1")
+    s2 = g.h2_sup / (n * (1.0 - beta) * one_m**2)
+    Rl = recursion_down(lambda_hat_min, g, n, lam_reg) + lam_reg
+    out.update(s2=s2, Rl=Rl)
+    if not Rl > 0:
+        return fail("R(lambda_hat_min) + lambda_reg = 0")
+    gamma_p = ar * t_bound(Rl, g, n)
+    out.update(gamma_prime=gamma_p)
+    if not gamma_p < 1:
+        return fail("gamma' >= 1")
+    kappa = lam1 / lam0
+    if g.domain == "cube":  # (14b), p = inf, d_p = d
+        sd, dp = math.sqrt(g.d_p), g.d_p
+        num_a = 1.0 + sd * kappa * gamma / (1.0 - gamma)
+        den_a = 1.0 - sd * kappa * s1 - 4.0 * dp * s2 / lam0
+        B = 1.0 + sd * kappa * s1 + 2.0 * dp * s2 / lam0 + sd * (lam1 / Rl) * gamma_p / (1.0 - gamma_p)
+    else:  # (14a), p = 2
+        S = s1 + s2 * max(g.r, g.r**2 / lam0)
+        num_a = 1.0 + kappa * gamma / (1.0 - gamma)
+        den_a = 1.0 - kappa * S
+        B = 1.0 + kappa * S + (lam1 / Rl) * gamma_p / (1.0 - gamma_p)
+    out.update(B=B)
+    if not den_a > 0:
+        return fail("the denominator of the ratio bound (14) is not positive: kappa or n too small")
+    A = num_a / den_a
+    value = max(A, B) ** 2 - 1.0
+    out.update(A=A, value=value)
+    if not value <= thr:
+        return fail("condition (14) fails: the ratio bound exceeds the threshold for this epsilon and delta")
+    return StabilityTest(passed=True, reason="condition (14) holds", **out)
