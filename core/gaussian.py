@@ -18,6 +18,7 @@ from scipy.special import log_ndtr, ndtri
 from core.errors import BudgetError
 
 CALIBRATIONS = ("paper", "analytic")
+SAFETY = 1e-12  # relative margin added to every calibrated sigma: rounding can only add noise
 
 
 def check_epsilon_delta(epsilon: float, delta: float, what: str = "") -> None:
@@ -48,7 +49,8 @@ def sigma_paper(epsilon: float, delta: float) -> float:
     """sigma(eps, delta) of eq. (7): inf{ s > 0 : Phi(-s eps - 1/2s) + Phi(-s eps + 1/2s) <= delta }.
 
     The left side decreases in s, so a bracketed root in log space gives ~1e-15 relative
-    accuracy; the result is then nudged up until (7) holds in floating point (never below the inf).
+    accuracy; the result is then nudged up until (7) holds in floating point, plus a relative
+    margin of 1e-12 that absorbs rounding in any other evaluation of (7) (never below the inf).
     """
     check_epsilon_delta(epsilon, delta)
     target = math.log(delta)
@@ -59,19 +61,19 @@ def sigma_paper(epsilon: float, delta: float) -> float:
     s = brentq(lambda v: log_tail_mass(v, epsilon) - target, lo, hi, xtol=1e-300, rtol=1e-15, maxiter=200)
     while log_tail_mass(s, epsilon) > target:
         s = math.nextafter(s, math.inf)
-    return s
+    return s * (1.0 + SAFETY)
 
 
 @lru_cache(maxsize=4096)
 def sigma_analytic(epsilon: float, delta: float) -> float:
     """The analytic Gaussian mechanism's multiplier (Balle & Wang 2018), computed by dp_accounting.
 
-    dp_accounting solves to an absolute tolerance `tol` on sigma; adding 2 tol keeps the result on
-    the safe side of the exact root.
+    dp_accounting solves to an absolute tolerance `tol` on sigma; adding 2 tol and the relative
+    margin keeps the result on the safe side of the exact root.
     """
     check_epsilon_delta(epsilon, delta)
     tol = 1e-13
-    return float(gaussian_mechanism.get_sigma_gaussian(epsilon, delta, tol=tol)) + 2 * tol
+    return (float(gaussian_mechanism.get_sigma_gaussian(epsilon, delta, tol=tol)) + 2 * tol) * (1.0 + SAFETY)
 
 
 def sigma(epsilon: float, delta: float, calibration: str = "paper") -> float:

@@ -7,6 +7,7 @@ Both losses are quasi-self-concordant with phi(s) = e^s - 1 (Examples 3 and 4).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -95,7 +96,7 @@ ROBUST = Loss(
     name="robust",
     h1_sup=1.0,  # |tanh| < 1
     h2_sup=0.5,  # (1/2) sech^2 <= 1/2
-    h3_sup=1.0 / (3.0 * np.sqrt(3.0)),  # 0.19245, attained at tanh^2(s/2) = 1/3
+    h3_sup=1.0 / (3.0 * math.sqrt(3.0)),  # 0.19245, attained at tanh^2(s/2) = 1/3
     value=_robust_value,
     d1=_robust_d1,
     d2=_robust_d2,
@@ -105,7 +106,7 @@ LOGISTIC = Loss(
     name="logistic",
     h1_sup=1.0,
     h2_sup=0.25,
-    h3_sup=1.0 / (6.0 * np.sqrt(3.0)),  # 0.0962, max of p(1-p)(1-2p)
+    h3_sup=1.0 / (6.0 * math.sqrt(3.0)),  # 0.0962, max of p(1-p)(1-2p)
     value=_logistic_value,
     d1=_logistic_d1,
     d2=_logistic_d2,

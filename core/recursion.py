@@ -7,6 +7,13 @@
 - recursion_smooth: the recursion of Corollary 6.2 / Algorithm 7 for generic smooth losses.
 - DecreasingRecursion / AffineIncreasingRecursion: the counts N and inverses that Algorithms 2,
   4 and 6 need, computed exactly (to floating point) and always rounded to the safe side.
+
+Why the count is private: R is nondecreasing and lambda(P'_n) >= R(lambda(P_n)) for every pair of
+neighbours, in both directions (Corollary 5.2), so N(lambda') >= N(R(lambda)) = N(lambda) - 1 and
+vice versa: N has sensitivity 1. The acceleration condition (22) of Lemma 6.1 holds for (10) with
+lam_reg = 0 and for the smooth recursion (Lemma 6.2), but fails slightly for (10) with lam_reg > 0
+(the step lam (e^(r t(lam + lam_reg)) - 1) then grows with lam). Nothing private rests on (22);
+the inverse uses it only to save evaluations, and only where it holds.
 """
 
 from __future__ import annotations
@@ -67,7 +74,7 @@ def recursion_smooth(lam: float, g: Geometry, n: int, lam_reg: float) -> float:
 
     The statistic is lambda_min + lam_reg; a negative square-root argument reads as sqrt = -inf.
     """
-    if lam <= 0:
+    if n * lam * lam <= 0:
         return lam_reg
     arg = 1.0 - 8.0 * g.G0 * g.G2 / (n * lam * lam)
     if arg < 0:
@@ -77,7 +84,9 @@ def recursion_smooth(lam: float, g: Geometry, n: int, lam_reg: float) -> float:
 
 @dataclass(frozen=True)
 class DecreasingRecursion:
-    """An accelerating decreasing recursion R on C = [floor, inf) (section 6.1, condition (22)).
+    """A nondecreasing recursion R <= identity on C = [floor, inf) (section 6.1).
+
+    `accelerating` declares condition (22), which lets the inverse bound the sup from one side.
 
     `count` and `inverse` are the two computations of Algorithm 6. The boundary points
     mu_j = sup{lam : R^(j+1)(lam) <= floor} depend only on public constants (n, d, domain,
@@ -87,6 +96,7 @@ class DecreasingRecursion:
     step: Callable[[float], float]
     floor: float
     scale: float  # a positive length of the order of one step, to start bracketing
+    accelerating: bool
     _chain: list[float] = field(default_factory=list, compare=False, repr=False)
     _verified: dict[int, float] = field(default_factory=dict, compare=False, repr=False)
 
@@ -143,20 +153,20 @@ class DecreasingRecursion:
     def _preimage(self, y: float, x: float) -> float:
         """sup{lam : R(lam) <= y}, returned from below (R(result) <= y), starting the search at x > y.
 
-        Invariants: R(lo) <= y and sup <= hi. R(lam) <= lam gives lo = y. Where R(lo) is above the
-        floor, (22) gives R' >= 1, so the sup is at most lo - (R(lo) - y). Secant steps close the
-        bracket in about three evaluations on the smooth branch; near the jump at the (C1)
-        boundary the search doubles outwards and bisects. It stops at _TOL_ULPS ulp, the
+        Invariants: R(lo) <= y and sup <= hi. R(lam) <= lam gives lo = y. For an accelerating R,
+        where R(lo) is above the floor, (22) gives R' >= 1, so the sup is at most lo - (R(lo) - y).
+        Secant steps close the bracket in two or three evaluations on the smooth branch; near the
+        jump at the (C1) boundary the search doubles outwards and bisects. It stops at _TOL_ULPS ulp, the
         precision to which R itself is evaluated.
         """
-        step, floor, ulp = self.step, self.floor, math.ulp
+        step, floor, ulp, accelerating = self.step, self.floor, math.ulp, self.accelerating
         lo, hi = y, math.inf
         xp = fp = math.nan
         for i in range(300):
             fx = step(x) - y
             if fx <= 0:
                 lo = max(lo, x)
-                if fx + y > floor:
+                if accelerating and fx + y > floor:
                     hi = min(hi, x - fx)
             else:
                 hi = min(hi, x)
@@ -182,6 +192,10 @@ class AffineIncreasingRecursion:
     growth: float  # a - 1 = phi(r t(lam_hat_min + lam_reg))
     b: float  # G1/n
     cap: float  # G1
+
+    def __post_init__(self) -> None:
+        if not (self.growth > 0 and self.b > 0 and self.cap > 0):
+            raise ValueError("the increasing recursion needs growth, G1/n and G1 all positive")
 
     def step(self, lam: float) -> float:
         return min(lam * (1.0 + self.growth) + self.b, self.cap)
@@ -243,13 +257,13 @@ def down_recursion(g: Geometry, n: int, lam_reg: float) -> DecreasingRecursion:
         out = lam * factor - G1_n
         return out if out > 0 else 0.0
 
-    return DecreasingRecursion(step=step, floor=0.0, scale=max(G1_n, c1 * 1e-6))
+    return DecreasingRecursion(step=step, floor=0.0, scale=max(G1_n, c1 * 1e-6), accelerating=lam_reg == 0)
 
 
 def smooth_recursion(g: Geometry, n: int, lam_reg: float) -> DecreasingRecursion:
     """The recursion of Algorithm 7 packaged for Algorithm 6 (floor lam_reg)."""
     return DecreasingRecursion(
-        step=lambda lam: recursion_smooth(lam, g, n, lam_reg), floor=lam_reg, scale=g.G1 / n
+        step=lambda lam: recursion_smooth(lam, g, n, lam_reg), floor=lam_reg, scale=g.G1 / n, accelerating=True
     )
 
 

@@ -1,0 +1,19 @@
+"""Shared fixtures: small prepared problems (fits are deterministic, so they are reused)."""
+
+import pytest
+
+from core.data import synthetic
+from core.pipeline import prepare
+
+
+@pytest.fixture(scope="session")
+def robust_problem():
+    """Synthetic robust regression, n = 20000, d = 3: the test (14) passes at eps = 4."""
+    data = synthetic(20_000, 3, "robust", theta_norm=1.0, seed=11)
+    return prepare(data.X, data.y, "robust", "cube", feature_names=data.feature_names)
+
+
+@pytest.fixture(scope="session")
+def logistic_problem():
+    data = synthetic(20_000, 3, "logistic", theta_norm=1.0, seed=12)
+    return prepare(data.X, data.y, "logistic", "cube", feature_names=data.feature_names)
