@@ -1,0 +1,196 @@
+"""Every bad input: a clear exception from the library, exit status 2 and one stderr line from the CLI."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from core.accounting import parse_split, split_budget
+from core.data import read_csv
+from core.errors import BudgetError, DataError, NoMinimizerError
+from core.pipeline import prepare
+
+
+def write(tmp_path, text, name="data.csv"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def good_rows(n=40, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, (n, 2))
+    y = X @ np.array([0.5, -0.5]) + rng.laplace(size=n)
+    return X, y
+
+
+def csv_text(X, y, names=("a", "b")):
+    lines = [",".join([*names, "y"])]
+    lines += [",".join(f"{v:.6f}" for v in [*row, t]) for row, t in zip(X, y, strict=True)]
+    return "\n".join(lines) + "\n"
+
+
+# --- through the library -------------------------------------------------------------------
+
+
+def test_missing_file():
+    with pytest.raises(DataError, match="data file not found: nope.csv"):
+        read_csv("nope.csv")
+
+
+def test_empty_file_and_header_only(tmp_path):
+    with pytest.raises(DataError, match="is empty"):
+        read_csv(write(tmp_path, ""))
+    with pytest.raises(DataError, match="no data rows"):
+        read_csv(write(tmp_path, "a,b,y\n"))
+
+
+def test_no_y_column(tmp_path):
+    with pytest.raises(DataError, match="no column named y"):
+        read_csv(write(tmp_path, "a,b,label\n1,2,3\n"))
+
+
+@pytest.mark.parametrize("cell", ["nan", "inf", "-inf"])
+def test_nan_and_inf(tmp_path, cell):
+    X, y = good_rows()
+    text = csv_text(X, y).replace("\n", f"\n{cell},0.1,0.2\n", 1)
+    with pytest.raises(DataError, match="column 'a' has a NaN or infinite value at data row 1"):
+        read_csv(write(tmp_path, text))
+
+
+def test_nan_through_prepare():
+    X, y = good_rows()
+    X[3, 1] = np.nan
+    with pytest.raises(DataError, match="NaN or infinite values \\(first at row 3, column 1\\)"):
+        prepare(X, y)
+
+
+def test_non_numeric_and_empty_cells(tmp_path):
+    X, y = good_rows()
+    with pytest.raises(DataError, match="column 'b' holds the non-numeric value 'red' at data row 2"):
+        read_csv(write(tmp_path, csv_text(X, y).replace("\n", "\n0.1,0.1,0.1\n0.3,red,1\n", 1)))
+    with pytest.raises(DataError, match="column 'a' is empty at data row 1"):
+        read_csv(write(tmp_path, csv_text(X, y).replace("\n", "\n,0.1,0.1\n", 1)))
+
+
+def test_true_false_labels_are_read(tmp_path):
+    data = read_csv(write(tmp_path, "a,y\n0.5,true\n-0.5,False\n0.1,TRUE\n"))
+    assert data.y.tolist() == [1.0, 0.0, 1.0]
+
+
+def test_ragged_rows(tmp_path):
+    with pytest.raises(DataError, match="data row 2 has 2 values but the header has 3 columns"):
+        read_csv(write(tmp_path, "a,b,y\n1,2,3\n1,2\n"))
+
+
+def test_n_not_above_d():
+    X, y = good_rows(n=2)
+    with pytest.raises(DataError, match="need more rows than features \\(n > d\\), got n = 2 and d = 2"):
+        prepare(X, y)
+
+
+@pytest.mark.parametrize("eps", [0.0, -1.0, float("nan"), float("inf")])
+def test_bad_epsilon(eps):
+    with pytest.raises(BudgetError, match="epsilon for the total budget must be a positive finite number"):
+        split_budget(eps, 1e-6)
+
+
+@pytest.mark.parametrize("delta", [0.0, 1.0, 1.5, -0.1])
+def test_bad_delta(delta):
+    with pytest.raises(BudgetError, match="delta for the total budget must lie strictly between 0 and 1"):
+        split_budget(1.0, delta)
+
+
+def test_bad_split():
+    with pytest.raises(BudgetError, match="three positive weights"):
+        split_budget(1.0, 1e-6, (1.0, 0.0, 1.0))
+    with pytest.raises(BudgetError, match="exactly three weights"):
+        parse_split("1,2")
+    with pytest.raises(BudgetError, match="three numbers"):
+        parse_split("a,b,c")
+
+
+def test_non_binary_logistic_labels():
+    X, y = good_rows()
+    with pytest.raises(DataError, match="logistic regression needs binary labels"):
+        prepare(X, y, loss="logistic")
+
+
+def test_rank_deficient_design():
+    X, y = good_rows()
+    X = np.column_stack([X, 0.5 * (X[:, 0] - X[:, 1])])  # inside the cube: no clipping
+    with pytest.raises(DataError, match="rank-deficient.*columns 0, 1, 2"):
+        prepare(X, y)
+
+
+def test_separable_logistic_has_no_minimizer():
+    X, _ = good_rows(n=200)
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    with pytest.raises(NoMinimizerError, match="no minimiser.*--lambda-reg"):
+        prepare(X, y, loss="logistic")
+    # with lam_reg > 0 the minimiser exists
+    assert prepare(X, y, loss="logistic", lam_reg=1e-2).fit.grad_norm < 1e-9
+
+
+def test_bad_domain_radius_and_coordinate(robust_problem):
+    X, y = good_rows()
+    with pytest.raises(DataError, match="--radius applies to --domain ball only"):
+        prepare(X, y, radius=2.0)
+    with pytest.raises(DataError, match="ball radius must be a positive number"):
+        prepare(X, y, domain="ball", radius=-1.0)
+    with pytest.raises(DataError, match="unknown domain"):
+        prepare(X, y, domain="sphere")
+    with pytest.raises(DataError, match="no feature named 'zz'"):
+        robust_problem.coordinate("zz")
+    with pytest.raises(DataError, match="coordinate 7 is out of range"):
+        robust_problem.coordinate(7)
+
+
+# --- through the command line ----------------------------------------------------------------
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "core", *args], capture_output=True, text=True, timeout=120)
+
+
+def cli_release(path, *extra):
+    return run_cli("release", "--data", str(path), "--coordinate", "0", "--epsilon", "1", "--delta", "1e-6", *extra)
+
+
+def assert_one_line_error(proc, needle):
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("error: ") and needle in lines[0], lines[0]
+    assert "Traceback" not in proc.stderr
+
+
+def test_cli_errors(tmp_path):
+    X, y = good_rows()
+    good = write(tmp_path, csv_text(X, y))
+    assert_one_line_error(cli_release(tmp_path / "missing.csv"), "data file not found")
+    assert_one_line_error(cli_release(write(tmp_path, "", "empty.csv")), "is empty")
+    nan = write(tmp_path, csv_text(X, y).replace("\n", "\nnan,0.1,0.2\n", 1), "nan.csv")
+    assert_one_line_error(cli_release(nan), "NaN or infinite value")
+    text = write(tmp_path, csv_text(X, y).replace("\n", "\nred,0.1,0.2\n", 1), "text.csv")
+    assert_one_line_error(cli_release(text), "non-numeric value 'red'")
+    assert_one_line_error(cli_release(write(tmp_path, csv_text(X[:2], y[:2]), "tiny.csv")), "n > d")
+    assert_one_line_error(
+        run_cli("release", "--data", str(good), "--coordinate", "0", "--epsilon", "0", "--delta", "1e-6"),
+        "epsilon for the total budget must be a positive",
+    )
+    assert_one_line_error(
+        run_cli("release", "--data", str(good), "--coordinate", "0", "--epsilon", "1", "--delta", "1"),
+        "delta for the total budget must lie strictly between 0 and 1",
+    )
+    assert_one_line_error(cli_release(good, "--loss", "logistic"), "binary labels")
+    rank = write(tmp_path, csv_text(np.column_stack([X, X[:, 0]]), y, ("a", "b", "c")), "rank.csv")
+    assert_one_line_error(cli_release(rank), "rank-deficient")
+    sep = write(tmp_path, csv_text(X, np.where(X[:, 0] > 0, 1.0, 0.0)), "sep.csv")
+    assert_one_line_error(cli_release(sep, "--loss", "logistic"), "no minimiser")
+    assert_one_line_error(cli_release(good, "--coordinate", "q"), "no feature named 'q'")
+    assert_one_line_error(cli_release(good, "--split", "1,1"), "exactly three weights")
+    assert_one_line_error(run_cli("release", "--data", str(good)), "required")
+    assert_one_line_error(cli_release(good, "--epsilon", "abc"), "invalid float value")
