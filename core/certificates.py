@@ -17,9 +17,10 @@ from typing import Protocol
 import numpy as np
 
 from core.errors import BudgetError
-from core.fit import NOT_PRIVATE, FitResult
+from core.fit import FitResult
 from core.gaussian import check_epsilon_delta
 from core.geometry import Geometry
+from core.marks import NOT_PRIVATE
 from core.recursion import down_recursion, up_recursion
 
 

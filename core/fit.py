@@ -16,9 +16,9 @@ from scipy.linalg.blas import dsyrk
 
 from core.errors import DataError, NoMinimizerError
 from core.losses import Loss
+from core.marks import NOT_PRIVATE
 
 Array = NDArray[np.float64]
-NOT_PRIVATE = {"private": False}
 GRAD_TOL = 1e-10
 _CHUNK = 1 << 15  # rows per block of the weighted Gram: keeps the temporaries in cache
 
@@ -51,7 +51,6 @@ class FitResult:
     lam_reg: float
     n: int
     d: int
-    private = False
 
 
 def weighted_gram(X: Array, w: Array) -> Array:

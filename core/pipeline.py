@@ -15,9 +15,10 @@ from numpy.typing import NDArray
 from core.accounting import Budget
 from core.certificates import RecursiveBound, lambda_max_certificate, lambda_min_certificate
 from core.errors import DataError
-from core.fit import NOT_PRIVATE, FitResult, fit
+from core.fit import FitResult, fit
 from core.geometry import Geometry, make_geometry, project
 from core.losses import get_loss
+from core.marks import NOT_PRIVATE
 from core.release import Release, release, unit_direction
 from core.stability import StabilityTest, stability_test
 

@@ -16,9 +16,10 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
 from core.errors import DataError
-from core.fit import NOT_PRIVATE, FitResult
+from core.fit import FitResult
 from core.gaussian import normal_quantile, sigma
 from core.geometry import Geometry
+from core.marks import NOT_PRIVATE
 from core.recursion import t_bound
 from core.stability import StabilityTest
 

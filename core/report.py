@@ -11,25 +11,17 @@ from typing import Any
 import numpy as np
 
 from core.certificates import RecursiveBound
+from core.marks import not_private
 from core.pipeline import PrivateRun, Problem
+from core.release import Release
 
 # Dotted paths of values computed from the data without privacy; everything else is private
 # or public (the budget, the settings).
 NOT_PRIVATE_PATHS = (
     "fit",
-    "lambda_min.N",
-    "lambda_min.noise",
-    "lambda_min.statistic",
-    "lambda_max.N",
-    "lambda_max.noise",
-    "lambda_max.statistic",
-    "release.omega",
-    "release.Delta",
-    "release.u_theta",
-    "release.noise_sd",
-    "release.oracle_interval",
-    "release.z",
     "clipped_rows",
+    *sorted(f"{stage}.{name}" for stage in ("lambda_min", "lambda_max") for name in not_private(RecursiveBound)),
+    *sorted(f"release.{name}" for name in not_private(Release) | {"noise_sd"}),
 )
 
 

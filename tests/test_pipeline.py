@@ -188,3 +188,16 @@ def test_cli_synthetic_with_repeats():
     assert len({t["lambda_min"]["N"] for t in doc["trials"]}) == 1  # one fit
     assert doc["release"]["status"] == "bottom" and doc["release"]["value"] is None
     assert "theta_star" in doc and "fit" in doc["not_private"]
+
+
+def test_non_private_fields_are_marked(robust_problem):
+    from core.marks import not_private
+
+    run = run_private(robust_problem, 0, split_budget(6.0, 1e-6), make_rng(0))
+    assert not_private(robust_problem.fit) >= {"theta", "hessian", "lambda_min", "lambda_max", "grad_norm", "kappa"}
+    assert not_private(run.lambda_min) == {"N", "noise", "statistic"}
+    assert not_private(run.release) == {"u_theta", "Delta", "omega", "oracle_interval", "z"}
+    assert not_private(run.test) == set()  # a function of the certified bounds only
+    assert {"value", "interval", "w_bar"}.isdisjoint(not_private(run.release))
+    with pytest.raises(TypeError, match="expected a result dataclass"):
+        not_private(3.0)
