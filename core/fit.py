@@ -102,7 +102,10 @@ def fit(
             _check_rank(H, lam_reg)
         grad_norm = float(np.linalg.norm(grad))
         if grad_norm <= tol * max(1.0, abs(obj)):
-            return _result(theta, H, lam_reg, grad_norm, obj, it, n, d, loss, X, y)
+            if loss.name == "logistic" and lam_reg == 0 and np.all(y * (X @ theta) > 0):
+                # A strictly separating theta: the loss tends to 0 along it and has no minimiser.
+                raise _no_minimizer(loss, lam_reg, "every training point is classified correctly")
+            return _result(theta, H, lam_reg, grad_norm, obj, it, n, d)
         if it == max_iter:
             break
         H_reg = H + lam_reg * np.eye(d)
@@ -116,7 +119,9 @@ def fit(
     raise _no_minimizer(loss, lam_reg, f"no convergence in {max_iter} Newton steps (gradient norm {grad_norm:.2e})")
 
 
-def _line_search(X, y, loss, lam_reg, theta, t, obj, grad, step):
+def _line_search(
+    X: Array, y: Array, loss: Loss, lam_reg: float, theta: Array, t: Array, obj: float, grad: Array, step: Array
+) -> tuple[Array, Array, float]:
     """Armijo backtracking along the Newton direction; t = X theta is updated without a new matvec."""
     dt = X @ step
     slope = float(grad @ step)
@@ -132,9 +137,9 @@ def _line_search(X, y, loss, lam_reg, theta, t, obj, grad, step):
     return theta + step, t + dt, obj
 
 
-def _result(theta, H, lam_reg, grad_norm, obj, iterations, n, d, loss, X, y) -> FitResult:
-    if loss.name == "logistic" and lam_reg == 0 and np.all(y * (X @ theta) > 0):
-        raise _no_minimizer(loss, lam_reg, "every training point is classified correctly")
+def _result(
+    theta: Array, H: Array, lam_reg: float, grad_norm: float, obj: float, iterations: int, n: int, d: int
+) -> FitResult:
     vals = eigh(H, eigvals_only=True)
     lmin, lmax = float(max(vals[0], 0.0)), float(vals[-1])
     return FitResult(
