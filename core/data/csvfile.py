@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import math
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +33,9 @@ def read_csv(path: str | os.PathLike) -> Dataset:
         raise DataError(f"{path} repeats the column name(s) {', '.join(dupes)}; give every column a unique name")
     yi = names.index("y")
     try:
-        data = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.float64, ndmin=2)
+        with warnings.catch_warnings():  # a header-only file is reported below, in words
+            warnings.simplefilter("ignore", UserWarning)
+            data = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.float64, ndmin=2)
     except ValueError:
         data = _read_slowly(path, names, yi)
     if data.shape[0] == 0:
