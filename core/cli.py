@@ -30,11 +30,17 @@ def _add_data_options(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--data", metavar="FILE.csv", help="CSV with a header; column y is the label, the rest features")
     src.add_argument("--synthetic", action="store_true", help="draw the paper's simulation (section 4.1)")
-    p.add_argument("--n", type=int, default=100_000, help="synthetic sample size (default 100000)")
+    src.add_argument("--acs-root", metavar="DIR", help="ACS person files: <DIR>/<year>/<horizon>/psam_pNN.csv")
+    src.add_argument("--pums", metavar="FILE.csv", help="one ACS PUMS person file of your own")
+    p.add_argument("--state", action="append", help="state code for --acs-root, repeatable (e.g. --state CA)")
+    p.add_argument("--year", type=int, default=2018, help="ACS survey year, 2014 or later (default 2018)")
+    p.add_argument("--horizon", choices=("1-Year", "5-Year"), default="1-Year", help="ACS horizon (default 1-Year)")
+    p.add_argument("--download", action="store_true", help="download missing census files through folktables")
+    p.add_argument("--n", type=int, default=None, help="sample size: synthetic default 100000; ACS default all")
     p.add_argument("--d", type=int, default=5, help="synthetic dimension (default 5)")
     p.add_argument("--theta-norm", type=float, default=1.0, help="synthetic ||theta*||_2 (default 1)")
     p.add_argument("--noise-scale", type=float, default=1.0, help="synthetic Laplace noise scale (default 1)")
-    p.add_argument("--sample-seed", type=int, default=None, help="seed of the synthetic sample")
+    p.add_argument("--sample-seed", type=int, default=None, help="seed of the sample (synthetic or ACS)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,7 +78,16 @@ def build_parser() -> argparse.ArgumentParser:
 def load_dataset(args: argparse.Namespace) -> Dataset:
     if args.data is not None:
         return read_csv(args.data)
-    return synthetic(args.n, args.d, args.loss, args.theta_norm, args.noise_scale, args.sample_seed)
+    if args.acs_root is not None or args.pums is not None:
+        from core.data import acs  # folktables and pandas load only for census data
+
+        if args.pums is not None:
+            return acs.read_pums(args.pums, n=args.n, sample_seed=args.sample_seed)
+        return acs.load_acs_income(
+            args.state or [], args.year, args.horizon, args.acs_root, args.n, args.sample_seed, args.download
+        )
+    n = 100_000 if args.n is None else args.n
+    return synthetic(n, args.d, args.loss, args.theta_norm, args.noise_scale, args.sample_seed)
 
 
 def cmd_release(args: argparse.Namespace) -> dict:

@@ -1,0 +1,307 @@
+"""ACS income (section 4.2; SPEC section 7): census person files through folktables, 17 features.
+
+folktables supplies what it does well: the state codes and file locations
+(`<root>/<year>/<horizon>/psam_p<FIPS>.csv`), the download, and ACSIncome's filter
+(AGEP > 16, PINCP > 100, WKHP > 0, PWGTP >= 1). Its reader goes line by line through all
+~290 columns; here only the ten columns the problem needs are read, with pyarrow's multi-threaded
+CSV parser, and the encoded arrays of each state are cached beside the census files, so a second
+load reads no CSV at all.
+
+The filtered records of the chosen states are the population; a sample of size n is drawn from it
+with replacement (seeded), as in the paper's experiments.
+"""
+
+from __future__ import annotations
+
+import collections
+import csv
+import importlib
+import io
+import logging
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import requests
+from folktables import acs as fk_acs
+
+from core.data.dataset import Dataset
+from core.errors import DataError
+
+FEATURE_NAMES = (
+    "intercept",
+    "working_age",
+    "hours",
+    "schooling",
+    "white",
+    "occ_management_business_financial",
+    "occ_computer_engineering_science",
+    "occ_education_legal_community_arts_media",
+    "occ_healthcare_practitioners",
+    "occ_service",
+    "occ_sales_office",
+    "occ_natural_resources_construction_maintenance",
+    "married",
+    "female",
+    "cow_government",
+    "cow_self_employed",
+    "cow_unknown",
+)
+# ACSIncome's filter and our features read exactly these columns.
+COLUMNS = ("AGEP", "COW", "SCHL", "MAR", "OCCP", "WKHP", "SEX", "RAC1P", "PINCP", "PWGTP")
+# Occupation groups 1-7 by OCCP range (SPEC section 7); 7700-9830 is the reference group.
+OCCUPATION_RANGES = ((10, 960), (1005, 1980), (2001, 2920), (3000, 3550), (3601, 4655), (4700, 5940), (6005, 7640))
+HORIZONS = ("1-Year", "5-Year")
+PROBE_SECONDS = 10.0  # how long an unreachable census site may keep the caller waiting
+DOWNLOAD_TIMEOUT = (10.0, 60.0)  # requests' (connect, read) limits during a download
+
+# folktables' package namespace exports a function named load_acs over the module of that name.
+fk_load = importlib.import_module("folktables.load_acs")
+_log = logging.getLogger(__name__)
+_folktables_said: collections.deque[str] = collections.deque(maxlen=4)
+
+
+def _relay_print(*args: object, **_: object) -> None:
+    """folktables reports a failed download by printing that the zip "may be corrupted", which is
+    misleading when the site was simply unreachable: its messages go to the log instead, and the
+    caller gets an error that says what happened."""
+    text = " ".join(str(a) for a in args).strip()
+    _folktables_said.append(text)
+    _log.info("folktables: %s", text)
+
+
+class _RequestsWithTimeout:
+    """folktables calls requests.get(url) with no timeout; this gives it one."""
+
+    @staticmethod
+    def get(url: str, **kwargs: object) -> requests.Response:
+        kwargs.setdefault("timeout", DOWNLOAD_TIMEOUT)
+        return requests.get(url, **kwargs)
+
+
+fk_load.print = _relay_print  # module globals shadow the builtin
+fk_load.requests = _RequestsWithTimeout
+
+
+def default_root() -> Path:
+    """The per-user census folder: $XDG_CACHE_HOME (or ~/.cache)/private-single-parameter/acs."""
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "private-single-parameter" / "acs"
+
+
+def _check_source(state: str, year: int, horizon: str) -> None:
+    if state not in fk_load.state_list:
+        raise DataError(f"unknown state {state!r}; use a two-letter code such as CA or MI")
+    if int(year) < 2014:
+        raise DataError(f"the ACS person files are read for survey years 2014 and later, got {year}")
+    if horizon not in HORIZONS:
+        raise DataError(f"horizon must be '1-Year' or '5-Year', got {horizon!r}")
+
+
+def census_path(root: str | os.PathLike, state: str, year: int = 2018, horizon: str = "1-Year") -> Path:
+    """Where folktables keeps a state's person file: <root>/<year>/<horizon>/psam_p<FIPS>.csv (2017+)."""
+    _check_source(state, year, horizon)
+    code = fk_load._STATE_CODES[state]
+    name = f"psam_p{code}.csv" if int(year) >= 2017 else f"ss{str(year)[-2:]}p{state.lower()}.csv"
+    return Path(root) / str(year) / horizon / name
+
+
+def census_url(state: str, year: int = 2018, horizon: str = "1-Year") -> str:
+    """The Census Bureau's zip that holds the person file (the address folktables downloads)."""
+    return f"https://www2.census.gov/programs-surveys/acs/data/pums/{year}/{horizon}/csv_p{state.lower()}.zip"
+
+
+def _missing_message(path: Path, state: str, year: int, horizon: str) -> str:
+    return (
+        f"the census file {path} is missing: it is the ACS {year} {horizon} person file for {state}, "
+        f"published by the Census Bureau as {census_url(state, year, horizon)} (unzip {path.name} into "
+        f"{path.parent})"
+    )
+
+
+def ensure_census_file(
+    root: str | os.PathLike, state: str, year: int = 2018, horizon: str = "1-Year", download: bool = False
+) -> Path:
+    """The state's person file, downloaded through folktables if allowed; a clear DataError otherwise.
+
+    An unreachable site is detected by a probe that gives up after PROBE_SECONDS, so the caller
+    never hangs; the download itself then runs with connect and read timeouts.
+    """
+    path = census_path(root, state, year, horizon)
+    if path.is_file():
+        return path
+    if not download:
+        raise DataError(_missing_message(path, state, year, horizon) + "; or allow downloads (--download)")
+    url = census_url(state, year, horizon)
+    problem = _unreachable(url)
+    if problem:
+        raise DataError(
+            f"the census site could not be reached ({problem}), so {path} could not be downloaded; "
+            + _missing_message(path, state, year, horizon)
+            + ", or try again when the site is reachable"
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _folktables_said.clear()
+    fk_load.initialize_and_download(str(path.parent), state, str(year), horizon, "person", download=True)
+    if not path.is_file():
+        said = "; ".join(m for m in _folktables_said if m.startswith("Exception")) or "no file was written"
+        raise DataError(f"downloading {url} failed ({said}); " + _missing_message(path, state, year, horizon))
+    return path
+
+
+def _unreachable(url: str) -> str | None:
+    """Why the site does not answer a HEAD request within PROBE_SECONDS, or None if it does.
+
+    The probe runs in a daemon thread, so even a stalled name lookup cannot keep the caller waiting.
+    """
+    answer: list[str | None] = []
+
+    def probe() -> None:
+        try:
+            status = requests.head(url, timeout=PROBE_SECONDS, allow_redirects=True).status_code
+            answer.append(None if status < 400 else f"it answered HTTP {status}")
+        except Exception as exc:  # every network failure means "not reachable"
+            answer.append(type(exc).__name__)
+
+    worker = threading.Thread(target=probe, daemon=True)
+    worker.start()
+    worker.join(PROBE_SECONDS)
+    return answer[0] if answer else f"no answer within {PROBE_SECONDS:g} s"
+
+
+def read_person_columns(source: str | os.PathLike | bytes, label: str) -> pd.DataFrame:
+    """The ten needed columns of a PUMS person CSV (a path or its bytes), validated and numeric."""
+    header = _header(source, label)
+    missing = [c for c in COLUMNS if c not in header]
+    if missing:
+        raise DataError(
+            f"{label} is not an ACS PUMS person file: the column(s) {', '.join(missing)} are missing "
+            f"(needed: {', '.join(COLUMNS)})"
+        )
+    data = io.BytesIO(source) if isinstance(source, bytes) else source
+    try:
+        frame = pd.read_csv(data, usecols=list(COLUMNS), engine="pyarrow")
+    except Exception as exc:  # pyarrow raises its own error types for malformed rows
+        raise DataError(f"{label} could not be parsed as CSV: {exc}") from None
+    for col in COLUMNS:
+        if not pd.api.types.is_numeric_dtype(frame[col]):
+            bad = frame[col][pd.to_numeric(frame[col], errors="coerce").isna() & frame[col].notna()]
+            raise DataError(
+                f"{label}: column {col} must be numeric but holds {str(bad.iloc[0])!r} "
+                f"(data row {int(bad.index[0]) + 1}); is this an unmodified PUMS person file?"
+            )
+    return frame.astype(np.float64)
+
+
+def _header(source: str | os.PathLike | bytes, label: str) -> list[str]:
+    """The column names on the first line."""
+    if isinstance(source, bytes):
+        first = source.split(b"\n", 1)[0]
+    else:
+        if not Path(source).is_file():
+            raise DataError(f"file not found: {source}")
+        with open(source, "rb") as f:
+            first = f.readline()
+    try:
+        names = next(csv.reader([first.decode("utf-8-sig").strip()]), [])
+    except UnicodeDecodeError:
+        raise DataError(f"{label} is not a text CSV file") from None
+    if not any(n.strip() for n in names):
+        raise DataError(f"{label} is empty; expected an ACS PUMS person CSV with a header line")
+    return [n.strip() for n in names]
+
+
+def encode_acs_income(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """ACSIncome's filter, then the 17 features of SPEC section 7 and y = +1 iff PINCP > 40000."""
+    df = fk_acs.adult_filter(frame)
+    n = len(df)
+    col = {c: df[c].to_numpy(dtype=np.float64) for c in COLUMNS}
+    X = np.zeros((n, len(FEATURE_NAMES)))
+    X[:, 0] = 1.0
+    X[:, 1] = (col["AGEP"] >= 18) & (col["AGEP"] <= 60)
+    X[:, 2] = 2.0 * (col["WKHP"] - 1.0) / 98.0 - 1.0
+    schl = col["SCHL"]
+    X[:, 3] = np.where(np.isnan(schl), -1.0, 2.0 * (schl - 1.0) / 23.0 - 1.0)
+    X[:, 4] = col["RAC1P"] == 1
+    occp = col["OCCP"]  # NaN compares false: missing OCCP falls in no group
+    for k, (lo, hi) in enumerate(OCCUPATION_RANGES):
+        X[:, 5 + k] = (occp >= lo) & (occp <= hi)
+    X[:, 12] = col["MAR"] == 1
+    X[:, 13] = col["SEX"] == 2
+    cow = col["COW"]
+    X[:, 14] = np.isin(cow, (3, 4, 5))
+    X[:, 15] = np.isin(cow, (6, 7))
+    X[:, 16] = np.isin(cow, (8, 9)) | np.isnan(cow)
+    y = np.where(col["PINCP"] > 40000, 1.0, -1.0)
+    return X, y
+
+
+def _cache_path(root: Path, state: str, year: int, horizon: str) -> Path:
+    return root / "processed" / f"acs_income_{year}_{horizon}_{state}.npz"
+
+
+def load_state(root: str | os.PathLike, state: str, year: int = 2018, horizon: str = "1-Year",
+               download: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """One state's encoded population, from the processed cache when the census file is unchanged."""
+    root = Path(root)
+    path = ensure_census_file(root, state, year, horizon, download)
+    stat = path.stat()
+    stamp = np.array([stat.st_size, stat.st_mtime_ns], dtype=np.int64)
+    cache = _cache_path(root, state, year, horizon)
+    if cache.is_file():
+        with np.load(cache) as saved:
+            if np.array_equal(saved["stamp"], stamp):
+                return saved["X"], saved["y"]
+    X, y = encode_acs_income(read_person_columns(path, str(path)))
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cache.with_suffix(".tmp.npz")
+    np.savez(tmp, X=X, y=y, stamp=stamp)
+    tmp.replace(cache)  # atomic: a reader never sees half a cache
+    return X, y
+
+
+def sample_population(X: np.ndarray, y: np.ndarray, n: int | None, seed: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """n records drawn with replacement (seeded); the whole population when n is None."""
+    if n is None:
+        return X, y
+    if not (isinstance(n, (int, np.integer)) and n > 0):
+        raise DataError(f"the sample size n must be a positive integer, got {n}")
+    idx = np.random.default_rng(seed).integers(0, X.shape[0], size=n)
+    return X[idx], y[idx]
+
+
+def load_acs_income(
+    states: list[str] | tuple[str, ...],
+    year: int = 2018,
+    horizon: str = "1-Year",
+    root: str | os.PathLike | None = None,
+    n: int | None = None,
+    sample_seed: int | None = None,
+    download: bool = False,
+) -> Dataset:
+    """The paper's income problem for the chosen states: population or a with-replacement sample."""
+    if not states:
+        raise DataError("name at least one state, e.g. --state CA")
+    root = Path(root) if root is not None else default_root()
+    parts = [load_state(root, s, year, horizon, download) for s in states]
+    X = np.concatenate([p[0] for p in parts]) if len(parts) > 1 else parts[0][0]
+    y = np.concatenate([p[1] for p in parts]) if len(parts) > 1 else parts[0][1]
+    if X.shape[0] == 0:
+        raise DataError(f"no person record of {', '.join(states)} passes ACSIncome's filter")
+    Xs, ys = sample_population(X, y, n, sample_seed)
+    drawn = "the whole population" if n is None else f"a sample of {n} drawn with replacement (seed {sample_seed})"
+    source = f"ACS {year} {horizon} income, {'+'.join(states)}: {X.shape[0]} filtered records, {drawn}"
+    return Dataset(X=Xs, y=ys, feature_names=FEATURE_NAMES, source=source)
+
+
+def read_pums(source: str | os.PathLike | bytes, name: str | None = None, n: int | None = None,
+              sample_seed: int | None = None) -> Dataset:
+    """A person's own PUMS person CSV (a path, or the bytes of an upload), encoded the same way."""
+    label = name or (str(source) if not isinstance(source, bytes) else "the uploaded file")
+    X, y = encode_acs_income(read_person_columns(source, label))
+    if X.shape[0] == 0:
+        raise DataError(f"no person record of {label} passes ACSIncome's filter")
+    Xs, ys = sample_population(X, y, n, sample_seed)
+    return Dataset(X=Xs, y=ys, feature_names=FEATURE_NAMES, source=f"PUMS file {label}: {X.shape[0]} filtered records")
