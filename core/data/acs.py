@@ -216,8 +216,13 @@ def _header(source: str | os.PathLike | bytes, label: str) -> list[str]:
 def encode_acs_income(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """ACSIncome's filter, then the 17 features of SPEC section 7 and y = +1 iff PINCP > 40000."""
     df = fk_acs.adult_filter(frame)
-    n = len(df)
     col = {c: df[c].to_numpy(dtype=np.float64) for c in COLUMNS}
+    return encode_features(col), np.where(col["PINCP"] > 40000, 1.0, -1.0)
+
+
+def encode_features(col: dict[str, np.ndarray]) -> np.ndarray:
+    """The 17 features of SPEC section 7 from float columns (NaN = missing) of filtered records."""
+    n = col["AGEP"].shape[0]
     X = np.zeros((n, len(FEATURE_NAMES)))
     X[:, 0] = 1.0
     X[:, 1] = (col["AGEP"] >= 18) & (col["AGEP"] <= 60)
@@ -234,8 +239,7 @@ def encode_acs_income(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     X[:, 14] = np.isin(cow, (3, 4, 5))
     X[:, 15] = np.isin(cow, (6, 7))
     X[:, 16] = np.isin(cow, (8, 9)) | np.isnan(cow)
-    y = np.where(col["PINCP"] > 40000, 1.0, -1.0)
-    return X, y
+    return X
 
 
 def _cache_path(root: Path, state: str, year: int, horizon: str) -> Path:

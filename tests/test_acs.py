@@ -1,0 +1,263 @@
+"""The ACS income path on SYNTHETIC census-format files (tests/data/README.md): no census record here."""
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import folktables
+import numpy as np
+import pandas as pd
+import pytest
+import requests
+
+from core.data import acs
+from core.data.synthetic_pums import PLANTED_THETA, write_synthetic_pums
+from core.errors import DataError
+from core.pipeline import prepare
+
+DATA = Path(__file__).parent / "data"
+FIXTURES = {"CA": DATA / "SYNTHETIC_psam_p06_CA_2018_1-Year.csv", "MI": DATA / "SYNTHETIC_psam_p26_MI_2018_1-Year.csv"}
+EDGE_OCCP = (10, 960, 1005, 1555, 1980, 2001, 2920, 3000, 3550, 3601, 4655, 4700, 5940, 6005, 7640, 7700, 9830, 9920)
+
+
+@pytest.fixture
+def root(tmp_path):
+    """A census folder laid out as folktables expects (it creates folders, so a copy in tmp)."""
+    for state, src in FIXTURES.items():
+        dst = acs.census_path(tmp_path, state)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(src, dst)
+    return tmp_path
+
+
+def folktables_frame(root, states):
+    """The real folktables loader, through root_dir, with ACSIncome's own filter."""
+    source = folktables.ACSDataSource(survey_year="2018", horizon="1-Year", survey="person", root_dir=str(root))
+    return folktables.acs.adult_filter(source.get_data(states=states, download=False))
+
+
+def reference_encoding(df):
+    """SPEC section 7 written out column by column with pandas, independently of core.data.acs."""
+    occ = df["OCCP"]
+    groups = [(10, 960), (1005, 1980), (2001, 2920), (3000, 3550), (3601, 4655), (4700, 5940), (6005, 7640)]
+    cols = [
+        np.ones(len(df)),
+        df["AGEP"].between(18, 60),
+        2 * (df["WKHP"] - 1) / 98 - 1,
+        (2 * (df["SCHL"] - 1) / 23 - 1).fillna(-1.0),
+        df["RAC1P"] == 1,
+        *[occ.between(lo, hi) for lo, hi in groups],
+        df["MAR"] == 1,
+        df["SEX"] == 2,
+        df["COW"].isin([3, 4, 5]),
+        df["COW"].isin([6, 7]),
+        df["COW"].isin([8, 9]) | df["COW"].isna(),
+    ]
+    X = np.column_stack([np.asarray(c, dtype=float) for c in cols])
+    return X, np.where(df["PINCP"] > 40000, 1.0, -1.0)
+
+
+@pytest.mark.parametrize("states", [["CA"], ["CA", "MI"]])
+def test_matches_the_real_folktables_loader(root, states):
+    df = folktables_frame(root, states)
+    X_ref, y_ref = reference_encoding(df)
+    data = acs.load_acs_income(states, root=root)
+    assert data.X.shape == (len(df), 17) and data.feature_names == acs.FEATURE_NAMES
+    np.testing.assert_array_equal(data.X, X_ref)
+    np.testing.assert_array_equal(data.y, y_ref)
+    assert data.X.min() >= -1 and data.X.max() <= 1
+    for j in range(1, 17):  # every feature varies: the design is usable
+        assert np.unique(data.X[:, j]).size > 1, acs.FEATURE_NAMES[j]
+
+
+def test_feature_names_in_order():
+    assert acs.FEATURE_NAMES[:5] == ("intercept", "working_age", "hours", "schooling", "white")
+    assert acs.FEATURE_NAMES[12:] == ("married", "female", "cow_government", "cow_self_employed", "cow_unknown")
+    assert len(acs.FEATURE_NAMES) == 17
+
+
+def test_fixtures_carry_every_edge_code():
+    for path in FIXTURES.values():
+        df = folktables.acs.adult_filter(pd.read_csv(path))
+        present = set(df["OCCP"].dropna().astype(int))
+        assert set(EDGE_OCCP) <= present, set(EDGE_OCCP) - present
+        assert df["OCCP"].isna().any()
+        assert "SYNTHETIC" in path.name
+
+
+def person(**over):
+    base = dict(AGEP=30, COW=1, SCHL=16, MAR=1, OCCP=10, WKHP=40, SEX=1, RAC1P=1, PINCP=50000, PWGTP=10)
+    base.update(over)
+    return base
+
+
+def test_encoding_of_edge_codes_by_hand():
+    rows = [person(OCCP=c) for c in EDGE_OCCP] + [person(OCCP=np.nan)]
+    X, _ = acs.encode_acs_income(pd.DataFrame(rows).astype(float))
+    group = X[:, 5:12].argmax(axis=1) + 1
+    group[X[:, 5:12].sum(axis=1) == 0] = 0  # 0: no indicator (reference group, other or missing)
+    assert group.tolist() == [1, 1, 2, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 0, 0, 0, 0]
+    assert (X[:, 5:12].sum(axis=1) <= 1).all()
+
+
+def test_encoding_of_each_column_by_hand():
+    rows = [
+        person(AGEP=17, WKHP=1, SCHL=1, RAC1P=2, MAR=5, SEX=2, COW=3, PINCP=40000),
+        person(AGEP=18, WKHP=99, SCHL=24, COW=5, PINCP=40001),
+        person(AGEP=60, WKHP=50, SCHL=np.nan, COW=6),
+        person(AGEP=61, COW=7),
+        person(COW=8),
+        person(COW=9),
+        person(COW=np.nan),
+        person(COW=2),
+    ]
+    X, y = acs.encode_acs_income(pd.DataFrame(rows).astype(float))
+    assert X[:, 0].tolist() == [1.0] * 8
+    assert X[:, 1].tolist() == [0, 1, 1, 0, 1, 1, 1, 1]
+    assert X[:3, 2].tolist() == [-1.0, 1.0, 2 * 49 / 98 - 1]
+    assert X[:3, 3].tolist() == [-1.0, 1.0, -1.0]  # SCHL 1, 24, missing
+    assert X[:2, 4].tolist() == [0.0, 1.0]
+    assert X[:2, 12].tolist() == [0.0, 1.0] and X[:2, 13].tolist() == [1.0, 0.0]
+    assert X[:, 14].tolist() == [1, 1, 0, 0, 0, 0, 0, 0]
+    assert X[:, 15].tolist() == [0, 0, 1, 1, 0, 0, 0, 0]
+    assert X[:, 16].tolist() == [0, 0, 0, 0, 1, 1, 1, 0]
+    assert y[:2].tolist() == [-1.0, 1.0]  # PINCP > 40000, strictly
+
+
+def test_filter_drops_each_failing_condition():
+    rows = [person(), person(AGEP=16), person(PINCP=100), person(WKHP=np.nan), person(WKHP=0), person(PWGTP=0)]
+    X, _ = acs.encode_acs_income(pd.DataFrame(rows).astype(float))
+    assert X.shape == (1, 17)
+
+
+def test_planted_coefficients_are_recovered(tmp_path):
+    write_synthetic_pums(tmp_path, ["CA"], rows=150_000, seed=7)
+    data = acs.load_acs_income(["CA"], root=tmp_path)
+    fit = prepare(data.X, data.y, "logistic", "cube", feature_names=data.feature_names).fit
+    assert np.max(np.abs(fit.theta - PLANTED_THETA)) < 0.2, np.round(fit.theta - PLANTED_THETA, 3)
+
+
+def test_sampling_with_replacement_is_seeded(root):
+    population = acs.load_acs_income(["CA", "MI"], root=root)
+    a = acs.load_acs_income(["CA", "MI"], root=root, n=5000, sample_seed=3)
+    b = acs.load_acs_income(["CA", "MI"], root=root, n=5000, sample_seed=3)
+    c = acs.load_acs_income(["CA", "MI"], root=root, n=5000, sample_seed=4)
+    assert a.n == 5000 > population.n  # with replacement: n may exceed the population
+    np.testing.assert_array_equal(a.X, b.X)
+    assert not np.array_equal(a.X, c.X)
+    rows = {tuple(r) + (t,) for r, t in zip(population.X, population.y, strict=True)}
+    assert all(tuple(r) + (t,) in rows for r, t in zip(a.X[:200], a.y[:200], strict=True))
+    with pytest.raises(DataError, match="positive integer"):
+        acs.load_acs_income(["CA"], root=root, n=0)
+
+
+def test_second_load_reads_no_csv_and_a_changed_file_is_reread(root, monkeypatch):
+    first = acs.load_acs_income(["CA"], root=root)
+    assert (root / "processed" / "acs_income_2018_1-Year_CA.npz").is_file()
+
+    def refuse(*_, **__):
+        raise AssertionError("the census CSV was read again")
+
+    with monkeypatch.context() as m:
+        m.setattr(acs, "read_person_columns", refuse)
+        again = acs.load_acs_income(["CA"], root=root)
+    np.testing.assert_array_equal(first.X, again.X)
+    path = acs.census_path(root, "CA")
+    df = pd.read_csv(path)
+    df.iloc[: len(df) // 2].to_csv(path, index=False)
+    assert acs.load_acs_income(["CA"], root=root).n < first.n
+
+
+def test_missing_file_without_downloads_names_the_path(tmp_path):
+    expected = tmp_path / "2018" / "1-Year" / "psam_p26.csv"
+    with pytest.raises(DataError) as err:
+        acs.load_acs_income(["MI"], root=tmp_path)
+    assert str(expected) in str(err.value) and "csv_pmi.zip" in str(err.value)
+
+
+def test_unreachable_site_fails_fast_with_the_path(tmp_path, monkeypatch, capsys):
+    def refuse(*_, **__):
+        raise requests.ConnectionError("no route to host")
+
+    monkeypatch.setattr(requests, "head", refuse)
+    start = time.monotonic()
+    with pytest.raises(DataError, match="could not be reached \\(ConnectionError\\)") as err:
+        acs.load_acs_income(["CA"], root=tmp_path, download=True)
+    assert time.monotonic() - start < 2
+    assert str(tmp_path / "2018" / "1-Year" / "psam_p06.csv") in str(err.value)
+    assert "corrupted" not in capsys.readouterr().out + str(err.value)
+
+
+def test_hanging_site_is_abandoned_after_the_probe_limit(tmp_path, monkeypatch):
+    monkeypatch.setattr(acs, "PROBE_SECONDS", 1.0)
+    monkeypatch.setattr(requests, "head", lambda *_, **__: time.sleep(30))
+    start = time.monotonic()
+    with pytest.raises(DataError, match="no answer within 1 s"):
+        acs.load_acs_income(["CA"], root=tmp_path, download=True)
+    assert time.monotonic() - start < 3
+
+
+def test_failed_download_is_reported_without_the_corrupted_note(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(acs, "_unreachable", lambda url: None)  # the probe passes, the download fails
+
+    def broken(*_, **__):
+        raise requests.ConnectionError("connection reset")
+
+    monkeypatch.setattr(requests, "get", broken)
+    with pytest.raises(DataError, match="downloading .*csv_pca.zip failed .*connection reset"):
+        acs.load_acs_income(["CA"], root=tmp_path, download=True)
+    assert "corrupted" not in capsys.readouterr().out
+
+
+def test_bad_state_year_and_horizon(tmp_path):
+    with pytest.raises(DataError, match="unknown state 'XX'"):
+        acs.load_acs_income(["XX"], root=tmp_path)
+    with pytest.raises(DataError, match="2014 and later"):
+        acs.load_acs_income(["CA"], year=2012, root=tmp_path)
+    with pytest.raises(DataError, match="horizon must be"):
+        acs.load_acs_income(["CA"], horizon="3-Year", root=tmp_path)
+    with pytest.raises(DataError, match="at least one state"):
+        acs.load_acs_income([], root=tmp_path)
+
+
+def test_own_pums_file_from_path_and_bytes():
+    from_path = acs.read_pums(FIXTURES["MI"])
+    from_bytes = acs.read_pums(FIXTURES["MI"].read_bytes(), name="upload.csv")
+    np.testing.assert_array_equal(from_path.X, from_bytes.X)
+    assert from_path.feature_names == acs.FEATURE_NAMES and "upload.csv" in from_bytes.source
+
+
+def test_malformed_person_files(tmp_path):
+    good = pd.read_csv(FIXTURES["CA"])
+    with pytest.raises(DataError, match="column\\(s\\) OCCP, PINCP are missing"):
+        acs.read_pums(good.drop(columns=["OCCP", "PINCP"]).to_csv(index=False).encode())
+    text = good.astype({"WKHP": object})
+    text.loc[5, "WKHP"] = "forty"
+    with pytest.raises(DataError, match="column WKHP must be numeric but holds 'forty' \\(data row 6\\)"):
+        acs.read_pums(text.to_csv(index=False).encode())
+    with pytest.raises(DataError, match="is empty"):
+        acs.read_pums(b"")
+    with pytest.raises(DataError, match="file not found"):
+        acs.read_pums(tmp_path / "none.csv")
+    with pytest.raises(DataError, match="not a text CSV"):
+        acs.read_pums(b"\xff\xfe\x00\x81binary")
+
+
+def test_command_line_on_census_files(root):
+    base = [sys.executable, "-m", "core", "release", "--loss", "logistic", "--epsilon", "4", "--delta", "1e-6"]
+    args = ["--acs-root", str(root), "--state", "CA", "--state", "MI", "--coordinate", "female", "--seed", "1"]
+    proc = subprocess.run([*base, *args, "--n", "3000", "--sample-seed", "2"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["feature_names"] == list(acs.FEATURE_NAMES) and doc["n"] == 3000 and doc["d"] == 17
+    assert doc["coordinate"] == {"index": 13, "name": "female"}
+    proc = subprocess.run([*base, "--pums", str(FIXTURES["CA"]), "--coordinate", "2"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["coordinate"]["name"] == "hours"
+    missing = subprocess.run([*base, "--acs-root", str(root), "--state", "TX", "--coordinate", "0"],
+                             capture_output=True, text=True)
+    assert missing.returncode == 2 and "psam_p48.csv is missing" in missing.stderr
+    assert len(missing.stderr.strip().splitlines()) == 1
