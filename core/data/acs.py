@@ -19,11 +19,14 @@ import importlib
 import io
 import logging
 import os
+import re
 import threading
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.csv as pa_csv
 import requests
 from folktables import acs as fk_acs
 
@@ -172,7 +175,11 @@ def _unreachable(url: str) -> str | None:
 
 
 def read_person_columns(source: str | os.PathLike | bytes, label: str) -> pd.DataFrame:
-    """The ten needed columns of a PUMS person CSV (a path or its bytes), validated and numeric."""
+    """The ten needed columns of a PUMS person CSV (a path or its bytes), as float64 (NaN = missing).
+
+    Declaring the ten columns float64 lets pyarrow skip type inference and the other ~280
+    columns: about a third of the memory and half the time of letting it infer.
+    """
     header = _header(source, label)
     missing = [c for c in COLUMNS if c not in header]
     if missing:
@@ -180,19 +187,30 @@ def read_person_columns(source: str | os.PathLike | bytes, label: str) -> pd.Dat
             f"{label} is not an ACS PUMS person file: the column(s) {', '.join(missing)} are missing "
             f"(needed: {', '.join(COLUMNS)})"
         )
-    data = io.BytesIO(source) if isinstance(source, bytes) else source
+    options = pa_csv.ConvertOptions(include_columns=list(COLUMNS), column_types=dict.fromkeys(COLUMNS, pa.float64()))
     try:
-        frame = pd.read_csv(data, usecols=list(COLUMNS), engine="pyarrow")
-    except Exception as exc:  # pyarrow raises its own error types for malformed rows
-        raise DataError(f"{label} could not be parsed as CSV: {exc}") from None
-    for col in COLUMNS:
-        if not pd.api.types.is_numeric_dtype(frame[col]):
-            bad = frame[col][pd.to_numeric(frame[col], errors="coerce").isna() & frame[col].notna()]
-            raise DataError(
-                f"{label}: column {col} must be numeric but holds {str(bad.iloc[0])!r} "
-                f"(data row {int(bad.index[0]) + 1}); is this an unmodified PUMS person file?"
-            )
-    return frame.astype(np.float64)
+        table = pa_csv.read_csv(_open(source), convert_options=options)
+    except pa.ArrowInvalid as exc:
+        raise _explain(str(exc), source, header, label) from None
+    return table.to_pandas()
+
+
+def _open(source: str | os.PathLike | bytes) -> str | io.BytesIO:
+    return io.BytesIO(source) if isinstance(source, bytes) else str(source)
+
+
+def _explain(message: str, source: str | os.PathLike | bytes, header: list[str], label: str) -> DataError:
+    """Name the column, the row and the value behind pyarrow's terse conversion error."""
+    found = re.search(r"column #(\d+): CSV conversion error to double: invalid value '(.*)'", message)
+    if not found:
+        return DataError(f"{label} could not be parsed as CSV: {message}")
+    name, value = header[int(found.group(1))], found.group(2)
+    cells = pd.read_csv(_open(source), usecols=[name], dtype=str, keep_default_na=False)[name]
+    row = int(np.argmax(cells.to_numpy() == value)) + 1
+    return DataError(
+        f"{label}: column {name} must be numeric but holds {value!r} (data row {row}); "
+        "is this an unmodified PUMS person file?"
+    )
 
 
 def _header(source: str | os.PathLike | bytes, label: str) -> list[str]:
