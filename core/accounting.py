@@ -9,17 +9,28 @@ Proposition 8.1's two Gaussian steps):
 
 A split (a, b, c) of positive weights gives eps_a = a eps, eps_b = b eps, 2 eps_c = c eps, and
 the same fractions of delta to the three delta terms above, so the total is met exactly.
+
+Privacy-loss distributions (dp_accounting): the two certificates are exact Laplace PLDs, the
+release an (2 eps_c, (1 + e^eps_c) delta_c) event, and the certificates' failure probability
+delta_a + delta_b is added to delta (a coupling argument, as in Lemma 2.2; docs/privacy.md). For the
+same stages and delta this removes the factor e^(eps_a + eps_b) from the certificates' delta;
+epsilon barely moves, because a Laplace count's privacy loss sits at +-eps with probability 1/2.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
+
+from dp_accounting.pld import common, privacy_loss_distribution
 
 from core.errors import BudgetError
 from core.gaussian import check_epsilon_delta
 
 DEFAULT_SPLIT = (1.0, 1.0, 1.0)
+ACCOUNTINGS = ("basic", "pld")
+PLD_GRID = 1e-4  # privacy-loss discretisation; pessimistic rounding adds up to ~2 grid steps to eps
 
 
 @dataclass(frozen=True)
@@ -32,7 +43,11 @@ class StageBudget:
 
 @dataclass(frozen=True)
 class Budget:
-    """A total budget, its split, the per-stage values and the basic-composition total they give."""
+    """A total budget, its split, the per-stage values and the basic-composition total they give.
+
+    accounting says how the stages were solved from the total: "basic" (SPEC section 6) or "pld"
+    (privacy-loss distributions); epsilon_pld is the PLD epsilon of the stages at delta_total.
+    """
 
     epsilon_total: float
     delta_total: float
@@ -42,6 +57,11 @@ class Budget:
     release: StageBudget
     epsilon_basic: float
     delta_basic: float
+    accounting: str = "basic"
+
+    @property
+    def epsilon_pld(self) -> float:
+        return pld_epsilon(self.lambda_min, self.lambda_max, self.release, self.delta_total)
 
 
 def basic_composition(a: StageBudget, b: StageBudget, c: StageBudget) -> tuple[float, float]:
@@ -96,3 +116,78 @@ def split_budget(
         epsilon_basic=eps_basic,
         delta_basic=delta_basic,
     )
+
+
+def release_event_delta(c: StageBudget) -> float:
+    """delta of the release as one (2 eps_c, .) event: Proposition 8.1's two Gaussian steps."""
+    return (1.0 + math.exp(c.epsilon)) * c.delta
+
+
+def pld_epsilon(a: StageBudget, b: StageBudget, c: StageBudget, delta_total: float) -> float:
+    """epsilon of the three stages at delta_total by dp_accounting's PLDs (pessimistic estimates).
+
+    delta_total pays the certificates' failures delta_a + delta_b first; the rest is the PLD's
+    delta. +inf when that rest does not exceed the release event's own delta.
+    """
+    rest = delta_total - a.delta - b.delta
+    if rest <= release_event_delta(c):
+        return math.inf
+    return _pld_epsilon(a.epsilon, b.epsilon, c.epsilon, release_event_delta(c), rest)
+
+
+@lru_cache(maxsize=1024)
+def _pld_epsilon(eps_a: float, eps_b: float, eps_c: float, delta_release: float, delta: float) -> float:
+    pld = privacy_loss_distribution
+    composed = pld.from_laplace_mechanism(1.0 / eps_a, value_discretization_interval=PLD_GRID)
+    composed = composed.compose(pld.from_laplace_mechanism(1.0 / eps_b, value_discretization_interval=PLD_GRID))
+    release = pld.from_privacy_parameters(
+        common.DifferentialPrivacyParameters(2.0 * eps_c, delta_release), value_discretization_interval=PLD_GRID
+    )
+    return float(composed.compose(release).get_epsilon_for_delta(delta))
+
+
+@lru_cache(maxsize=128)  # a function of public parameters only; it takes about a second
+def split_budget_pld(
+    epsilon: float, delta: float, split: tuple[float, float, float] = DEFAULT_SPLIT
+) -> Budget:
+    """Per-stage parameters whose PLD total meets (eps, delta).
+
+    delta: delta_a = a delta, delta_b = b delta, the release event gets c delta / 2 and the PLD
+    conversion the other c delta / 2. epsilon: the split's proportions, scaled by bisection to the
+    largest scale whose PLD epsilon is <= eps.
+    """
+    basic = split_budget(epsilon, delta, split)
+    a, b, c = basic.split
+
+    def stages(scale: float) -> tuple[StageBudget, StageBudget, StageBudget]:
+        eps_c = scale * c * epsilon / 2.0
+        return (
+            StageBudget(scale * a * epsilon, a * delta),
+            StageBudget(scale * b * epsilon, b * delta),
+            StageBudget(eps_c, c * delta / 2.0 / (1.0 + math.exp(eps_c))),
+        )
+
+    at_one = pld_epsilon(*stages(1.0), delta)
+    if not math.isfinite(at_one):
+        raise BudgetError(f"delta = {delta:g} is too small for this split under PLD accounting")
+    # The PLD epsilon is nearly proportional to the scale: bracket its root tightly, then bisect.
+    guess = epsilon / at_one
+    lo, hi = guess * (1 - 2e-3), guess * (1 + 2e-3)
+    while pld_epsilon(*stages(lo), delta) > epsilon:
+        lo, hi = lo * (1 - 2e-2), lo
+    for _ in range(16):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if pld_epsilon(*stages(mid), delta) <= epsilon else (lo, mid)
+    sa, sb, sc = stages(lo)
+    eps_basic, delta_basic = basic_composition(sa, sb, sc)
+    return Budget(epsilon, delta, (a, b, c), sa, sb, sc, eps_basic, delta_basic, accounting="pld")
+
+
+def make_budget(epsilon: float, delta: float, split: tuple[float, float, float] = DEFAULT_SPLIT,
+                accounting: str = "basic") -> Budget:
+    """split_budget or split_budget_pld by name."""
+    if accounting == "basic":
+        return split_budget(epsilon, delta, split)
+    if accounting == "pld":
+        return split_budget_pld(epsilon, delta, split)
+    raise BudgetError(f"unknown accounting {accounting!r}; choose 'basic' or 'pld'")

@@ -1,7 +1,8 @@
 """The exact empirical minimiser theta(P_n) of problem (1) and its Hessian (stage 0, non-private).
 
 theta(P_n) = argmin (1/n) sum_i h(<theta, x_i>, y_i) + (lam_reg/2) ||theta||^2, solved by Newton's
-method with Armijo backtracking to ||gradient||_2 <= 1e-10 * max(1, objective). The Hessian
+method with Armijo backtracking to ||gradient||_2 <= 1e-10 * max(1, objective). An optional linear
+term b^T theta serves objective perturbation (15). The Hessian
 H = (1/n) sum_i h''(<theta, x_i>, y_i) x_i x_i^T is reported WITHOUT lam_reg (SPEC section 1).
 """
 
@@ -82,27 +83,35 @@ def _check_rank(H0: Array, lam_reg: float) -> None:
 
 
 def fit(
-    X: Array, y: Array, loss: Loss, lam_reg: float = 0.0, max_iter: int = 100, tol: float = GRAD_TOL
+    X: Array,
+    y: Array,
+    loss: Loss,
+    lam_reg: float = 0.0,
+    linear: Array | None = None,
+    max_iter: int = 100,
+    tol: float = GRAD_TOL,
 ) -> FitResult:
-    """Solve (1) exactly by damped Newton; raise NoMinimizerError when no minimiser exists.
+    """Solve (1), plus linear^T theta when given, exactly by damped Newton.
 
-    `X` must already lie in the declared domain and `y` be validated by `loss.labels`.
+    Raises NoMinimizerError when no minimiser exists. `X` must already lie in the declared domain
+    and `y` be validated by `loss.labels`.
     """
     n, d = X.shape
     if not (np.isfinite(lam_reg) and lam_reg >= 0):
         raise DataError(f"lambda_reg must be a finite number >= 0, got {lam_reg}")
+    b = np.zeros(d) if linear is None else np.asarray(linear, dtype=np.float64)
     theta = np.zeros(d)
     t = np.zeros(n)
     obj = float(np.mean(loss.value(t, y)))
     for it in range(max_iter + 1):
         w = loss.d2(t, y)
-        grad = X.T @ loss.d1(t, y) / n + lam_reg * theta
+        grad = X.T @ loss.d1(t, y) / n + lam_reg * theta + b
         H = weighted_gram(X, w)
         if it == 0:
             _check_rank(H, lam_reg)
         grad_norm = float(np.linalg.norm(grad))
         if grad_norm <= tol * max(1.0, abs(obj)):
-            if loss.name == "logistic" and lam_reg == 0 and np.all(y * (X @ theta) > 0):
+            if loss.name == "logistic" and lam_reg == 0 and linear is None and np.all(y * (X @ theta) > 0):
                 # A strictly separating theta: the loss tends to 0 along it and has no minimiser.
                 raise _no_minimizer(loss, lam_reg, "every training point is classified correctly")
             return _result(theta, H, lam_reg, grad_norm, obj, it, n, d)
@@ -113,14 +122,15 @@ def fit(
             step = -cho_solve(cho_factor(H_reg), grad)
         except LinAlgError:
             raise _no_minimizer(loss, lam_reg, "the Hessian became singular") from None
-        theta, t, obj = _line_search(X, y, loss, lam_reg, theta, t, obj, grad, step)
+        theta, t, obj = _line_search(X, y, loss, lam_reg, b, theta, t, obj, grad, step)
         if np.max(np.abs(theta)) > 1e6:
             raise _no_minimizer(loss, lam_reg, "the coefficients diverge")
     raise _no_minimizer(loss, lam_reg, f"no convergence in {max_iter} Newton steps (gradient norm {grad_norm:.2e})")
 
 
 def _line_search(
-    X: Array, y: Array, loss: Loss, lam_reg: float, theta: Array, t: Array, obj: float, grad: Array, step: Array
+    X: Array, y: Array, loss: Loss, lam_reg: float, b: Array, theta: Array, t: Array, obj: float, grad: Array,
+    step: Array,
 ) -> tuple[Array, Array, float]:
     """Armijo backtracking along the Newton direction; t = X theta is updated without a new matvec."""
     dt = X @ step
@@ -129,7 +139,7 @@ def _line_search(
     for _ in range(60):
         theta_new = theta + a * step
         t_new = t + a * dt
-        obj_new = float(np.mean(loss.value(t_new, y))) + 0.5 * lam_reg * float(theta_new @ theta_new)
+        obj_new = float(np.mean(loss.value(t_new, y))) + 0.5 * lam_reg * float(theta_new @ theta_new) + b @ theta_new
         if obj_new <= obj + 1e-4 * a * slope:
             return theta_new, t_new, obj_new
         a *= 0.5
