@@ -35,9 +35,10 @@ OUTPUT_PERTURBATION_LAMBDA = 1e-2
 class BaselineRelease:
     """One released value of u^T theta by a comparison method.
 
-    value is None when the method declines to release (bottom). noise_scale is the method's
-    predicted standard deviation of value - u^T theta_method (see each method), private tells
-    whether the release is differentially private at (epsilon, delta).
+    value is None when the method declines to release (bottom). noise_scale is the method's own
+    noise parameter: Delta(P_n, u) sigma(eps, delta) for the oracle, 2 G0/(n lam) sigma(eps, delta)
+    for output perturbation, the standard deviation s of b for objective perturbation, the noise
+    multiplier z for DP-SGD. private tells whether the release is (epsilon, delta)-DP.
     """
 
     method: str

@@ -11,14 +11,16 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from core.accounting import parse_split, split_budget
+from core.accounting import ACCOUNTINGS, Budget, make_budget, parse_split
+from core.compare import EXTRA_METHODS, FULL_VECTOR_METHODS, METHODS, check_methods, compare
 from core.data import Dataset, read_csv, synthetic
+from core.dp_sgd import DPSGDConfig
 from core.errors import InputError
 from core.gaussian import CALIBRATIONS
 from core.geometry import DOMAINS
 from core.losses import LOSSES
-from core.pipeline import make_rng, prepare, run_private
-from core.report import release_document
+from core.pipeline import Problem, make_rng, prepare, run_private
+from core.report import compare_document, release_document
 
 
 class _Parser(argparse.ArgumentParser):
@@ -43,17 +45,19 @@ def _add_data_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sample-seed", type=int, default=None, help="seed of the sample (synthetic or ACS)")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m core", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    p = sub.add_parser("release", help="privately release one coefficient (Algorithm 5)")
+def _add_model_options(p: argparse.ArgumentParser) -> None:
+    """The problem, the coordinate and the budget: shared by release and compare."""
     _add_data_options(p)
     p.add_argument("--loss", choices=sorted(LOSSES), default="robust")
     p.add_argument("--coordinate", required=True, help="column index (0-based, among the features) or name")
-    p.add_argument("--epsilon", type=float, required=True, help="TOTAL epsilon (basic composition)")
+    p.add_argument("--epsilon", type=float, required=True, help="TOTAL epsilon")
     p.add_argument("--delta", type=float, required=True, help="TOTAL delta, in (0, 1)")
     p.add_argument(
         "--split", default=None, help="weights a,b,c of eps for lambda_min, lambda_max, release (default 1,1,1)"
+    )
+    p.add_argument(
+        "--accounting", choices=ACCOUNTINGS, default="basic",
+        help="how the stages meet the total: basic composition (default) or privacy-loss distributions",
     )
     p.add_argument("--lambda-reg", type=float, default=0.0, help="ridge lambda_reg >= 0 in (1)")
     p.add_argument("--domain", choices=DOMAINS, default="cube")
@@ -61,9 +65,28 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--calibration", choices=CALIBRATIONS, default="paper", help="sigma(eps, delta): eq. (7) or analytic"
     )
-    p.add_argument("--level", type=float, default=0.95, help="interval level 1 - a (default 0.95)")
     p.add_argument("--seed", type=int, default=None, help="seed of the privacy noise (default: OS entropy)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m core", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    p = sub.add_parser("release", help="privately release one coefficient (Algorithm 5)")
+    _add_model_options(p)
+    p.add_argument("--level", type=float, default=0.95, help="interval level 1 - a (default 0.95)")
     p.add_argument("--repeat", type=int, default=1, help="run the private stages K times on one fit")
+    c = sub.add_parser("compare", help="every method on the same coordinate and total budget")
+    _add_model_options(c)
+    c.add_argument("--trials", type=int, default=10, help="noise draws per method (default 10)")
+    c.add_argument(
+        "--methods", default=",".join(METHODS + FULL_VECTOR_METHODS),
+        help=f"comma-separated, from {', '.join(METHODS + EXTRA_METHODS + FULL_VECTOR_METHODS)}",
+    )
+    defaults = DPSGDConfig()
+    c.add_argument("--sgd-clip", type=float, default=defaults.clip_norm, help="DP-SGD clipping norm C (default 1)")
+    c.add_argument("--sgd-batch", type=int, default=defaults.batch_size, help="DP-SGD expected batch (default 1000)")
+    c.add_argument("--sgd-steps", type=int, default=defaults.steps, help="DP-SGD steps T (default 1000)")
+    c.add_argument("--sgd-learning-rate", type=float, default=None, help="DP-SGD step (default 1/(G1 + lambda_reg))")
     s = sub.add_parser("synthetic", help="write a synthetic sample as CSV")
     s.add_argument("--out", required=True, help="output CSV path")
     s.add_argument("--loss", choices=sorted(LOSSES), default="robust")
@@ -90,19 +113,34 @@ def load_dataset(args: argparse.Namespace) -> Dataset:
     return synthetic(n, args.d, args.loss, args.theta_norm, args.noise_scale, args.sample_seed)
 
 
+def _prepared(args: argparse.Namespace) -> tuple[Budget, Dataset, Problem, int]:
+    budget = make_budget(args.epsilon, args.delta, parse_split(args.split), args.accounting)
+    data = load_dataset(args)
+    problem = prepare(data.X, data.y, args.loss, args.domain, args.radius, args.lambda_reg, data.feature_names)
+    return budget, data, problem, problem.coordinate(args.coordinate)
+
+
 def cmd_release(args: argparse.Namespace) -> dict:
     if args.repeat < 1:
         raise InputError(f"--repeat must be at least 1, got {args.repeat}")
-    budget = split_budget(args.epsilon, args.delta, parse_split(args.split))
-    data = load_dataset(args)
-    problem = prepare(data.X, data.y, args.loss, args.domain, args.radius, args.lambda_reg, data.feature_names)
-    j = problem.coordinate(args.coordinate)
+    budget, data, problem, j = _prepared(args)
     rng = make_rng(args.seed)
     runs = [run_private(problem, j, budget, rng, args.calibration, args.level) for _ in range(args.repeat)]
     doc = release_document(problem, j, runs, data.source)
     if data.theta_star is not None:
         doc["theta_star"] = data.theta_star.tolist()
     return doc
+
+
+def cmd_compare(args: argparse.Namespace) -> dict:
+    methods = check_methods([m.strip() for m in args.methods.split(",") if m.strip()])
+    config = DPSGDConfig(
+        clip_norm=args.sgd_clip, batch_size=args.sgd_batch, steps=args.sgd_steps, learning_rate=args.sgd_learning_rate
+    )
+    budget, data, problem, j = _prepared(args)
+    result = compare(problem, j, budget, args.trials, make_rng(args.seed), methods, data.theta_star,
+                     args.calibration, config)
+    return compare_document(problem, j, result, data.source)
 
 
 def cmd_synthetic(args: argparse.Namespace) -> dict:
@@ -118,7 +156,8 @@ def cmd_synthetic(args: argparse.Namespace) -> dict:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        doc = {"release": cmd_release, "synthetic": cmd_synthetic}[args.command](args)
+        commands = {"release": cmd_release, "compare": cmd_compare, "synthetic": cmd_synthetic}
+        doc = commands[args.command](args)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from core.certificates import RecursiveBound
+from core.compare import Comparison, MethodTrials
 from core.marks import not_private
 from core.pipeline import PrivateRun, Problem
 from core.release import Release
@@ -103,4 +104,49 @@ def release_document(problem: Problem, coordinate: int | None, runs: list[Privat
     )
     if len(runs) > 1:
         doc["trials"] = [run_dict(r) for r in runs]
+    return clean(doc)
+
+
+def _summary(errors: list[float | None]) -> dict:
+    done = np.array([e for e in errors if e is not None], dtype=float)
+    if done.size == 0:
+        return dict(rmse=None, median_abs=None, released=0)
+    return dict(rmse=float(np.sqrt(np.mean(done**2))), median_abs=float(np.median(np.abs(done))), released=done.size)
+
+
+def compare_document(problem: Problem, coordinate: int, comparison: Comparison, source: str) -> dict:
+    """The document of `python -m core compare`: every method's draws, scales and errors."""
+    c, b = comparison, comparison.budget
+
+    def method(m: MethodTrials) -> dict:
+        vs_fit = m.errors(c.u_theta)
+        out = dict(
+            values=list(m.values), noise_scale=m.noise_scale, private=m.private, epsilon=m.epsilon, delta=m.delta,
+            lambda_reg=m.lambda_reg, median_seconds=float(np.median(m.seconds)),
+            errors=dict(vs_fit=vs_fit, vs_fit_summary=_summary(vs_fit)),
+        )
+        if c.u_theta_star is not None:
+            vs_star = m.errors(c.u_theta_star)
+            out["errors"].update(vs_truth=vs_star, vs_truth_summary=_summary(vs_star))
+        return out
+
+    def vector(m: MethodTrials) -> dict:
+        return dict(l2_errors_vs_fit=list(m.values), noise_scale=m.noise_scale, private=m.private,
+                    epsilon=m.epsilon, delta=m.delta, median_seconds=float(np.median(m.seconds)),
+                    released=sum(v is not None for v in m.values))
+
+    doc = dict(
+        source=source, n=problem.n, d=problem.d, loss=problem.geometry.loss.name, domain=problem.geometry.domain,
+        coordinate=dict(index=coordinate, name=problem.feature_names[coordinate]),
+        epsilon=b.epsilon_total, delta=b.delta_total, trials=len(next(iter(c.methods.values())).values)
+        if c.methods else None,
+        targets=dict(u_theta_fit=c.u_theta, u_theta_star=c.u_theta_star),
+        methods={name: method(m) for name, m in c.methods.items()},
+        full_vector={name: vector(m) for name, m in c.full_vector.items()},
+        accounting=dict(
+            method=b.accounting, epsilon_basic=b.epsilon_basic, delta_basic=b.delta_basic, epsilon_pld=b.epsilon_pld,
+            stages=dict(lambda_min=vars(b.lambda_min), lambda_max=vars(b.lambda_max), release=vars(b.release)),
+        ),
+        not_private=["targets.u_theta_fit", "methods.oracle", "methods.*.errors", "methods.local.noise_scale"],
+    )
     return clean(doc)

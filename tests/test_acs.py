@@ -261,3 +261,16 @@ def test_command_line_on_census_files(root):
                              capture_output=True, text=True)
     assert missing.returncode == 2 and "psam_p48.csv is missing" in missing.stderr
     assert len(missing.stderr.strip().splitlines()) == 1
+
+
+def test_compare_command_on_census_files(root):
+    args = [sys.executable, "-m", "core", "compare", "--acs-root", str(root), "--state", "CA", "--state", "MI",
+            "--n", "20000", "--sample-seed", "1", "--loss", "logistic", "--coordinate", "schooling",
+            "--epsilon", "4", "--delta", "1e-6", "--trials", "2", "--seed", "1"]
+    proc = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["coordinate"] == {"index": 3, "name": "schooling"} and doc["d"] == 17
+    assert set(doc["methods"]) == {"local", "oracle", "output_perturbation", "objective_perturbation", "dp_sgd"}
+    assert all(len(m["values"]) == 2 for m in doc["methods"].values())
+    assert doc["targets"]["u_theta_star"] is None and "vs_truth" not in doc["methods"]["local"]["errors"]

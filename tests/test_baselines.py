@@ -117,3 +117,35 @@ def test_pld_split_meets_its_target(eps, delta):
     gain = math.exp(basic.lambda_min.epsilon + basic.lambda_max.epsilon)  # no e^(eps_a + eps_b) factor
     assert a.delta == pytest.approx(gain * basic.lambda_min.delta, rel=1e-12)
     assert basic_composition(a, b, c)[1] > delta  # under basic composition these stages would overspend
+
+
+def run_compare(*args):
+    import json
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "core", "compare", *args], capture_output=True, text=True, timeout=600)
+    return proc, (json.loads(proc.stdout) if proc.returncode == 0 else None)
+
+
+def test_compare_command_runs_every_method_at_one_budget():
+    proc, doc = run_compare("--synthetic", "--n", "50000", "--d", "4", "--sample-seed", "2", "--coordinate", "x1",
+                            "--epsilon", "4", "--delta", "1e-6", "--trials", "3", "--seed", "5")
+    assert proc.returncode == 0, proc.stderr
+    assert set(doc["methods"]) == {"local", "oracle", "output_perturbation", "objective_perturbation", "dp_sgd"}
+    assert set(doc["full_vector"]) == {"algorithm3", "algorithm7"}
+    for name, m in doc["methods"].items():
+        assert len(m["values"]) == 3 and (m["epsilon"], m["delta"]) == (4.0, 1e-6)
+        assert m["private"] is (name != "oracle")
+        assert {"vs_fit", "vs_truth"} <= set(m["errors"])
+    assert doc["methods"]["output_perturbation"]["lambda_reg"] == 1e-2
+    assert doc["methods"]["objective_perturbation"]["lambda_reg"] == pytest.approx(4 * 4 * 0.5 / (50000 * 4))
+    assert set(doc["accounting"]) >= {"epsilon_basic", "delta_basic", "epsilon_pld"}
+    assert doc["targets"]["u_theta_star"] is not None
+
+
+def test_compare_command_rejects_unknown_methods():
+    proc, _ = run_compare("--synthetic", "--n", "2000", "--coordinate", "0", "--epsilon", "1", "--delta", "1e-6",
+                          "--methods", "local,magic")
+    assert proc.returncode == 2 and proc.stderr.strip().count("\n") == 0
+    assert "unknown method(s) magic" in proc.stderr

@@ -1,0 +1,162 @@
+"""Every method on the same coordinate and the same total (eps, delta), K noise draws each.
+
+Methods for u^T theta (the paper's section 4): "local" (Algorithm 5), "oracle" (NOT private),
+"output_perturbation", "objective_perturbation", "dp_sgd", and "local_fallback" (Algorithm 5 with
+objective perturbation when lambda_hat_min = 0). For the full vector: Algorithms 3 and 7. The
+non-private fits a method needs (theta_lam of output perturbation) are computed once; the noise is
+drawn afresh in every trial.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from core.accounting import Budget
+from core.baselines import (
+    OUTPUT_PERTURBATION_LAMBDA,
+    local_with_fallback,
+    objective_perturbation,
+    oracle,
+    output_perturbation,
+    regularised_fit_theta,
+)
+from core.dp_sgd import DPSGDConfig, dp_sgd
+from core.errors import InputError
+from core.full_vector import algorithm3, algorithm7
+from core.pipeline import Problem, run_private
+from core.release import unit_direction
+
+METHODS = ("local", "oracle", "output_perturbation", "objective_perturbation", "dp_sgd")
+EXTRA_METHODS = ("local_fallback",)
+FULL_VECTOR_METHODS = ("algorithm3", "algorithm7")
+
+
+@dataclass(frozen=True)
+class MethodTrials:
+    """K draws of one method: released values (None for bottom) and what the method promises."""
+
+    method: str
+    values: tuple[float | None, ...]
+    noise_scale: float
+    private: bool
+    epsilon: float
+    delta: float
+    lambda_reg: float | None
+    seconds: tuple[float, ...]
+
+    def errors(self, target: float) -> list[float | None]:
+        return [None if v is None else v - target for v in self.values]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """All methods' trials for coordinate u, with the targets u^T theta(P_n) and u^T theta*."""
+
+    u: NDArray[np.float64]
+    u_theta: float
+    u_theta_star: float | None
+    budget: Budget
+    methods: dict[str, MethodTrials]
+    full_vector: dict[str, MethodTrials]  # values are l2 errors ||theta_hat - theta(P_n)||
+
+
+def check_methods(names: Sequence[str]) -> tuple[str, ...]:
+    known = METHODS + EXTRA_METHODS + FULL_VECTOR_METHODS
+    unknown = [m for m in names if m not in known]
+    if unknown:
+        raise InputError(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(known)}")
+    return tuple(dict.fromkeys(names))
+
+
+def compare(
+    problem: Problem,
+    u: NDArray | int,
+    budget: Budget,
+    trials: int,
+    rng: np.random.Generator,
+    methods: Sequence[str] = METHODS + FULL_VECTOR_METHODS,
+    theta_star: NDArray | None = None,
+    calibration: str = "paper",
+    dp_sgd_config: DPSGDConfig | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> Comparison:
+    """Run each requested method `trials` times at the budget's total (eps, delta)."""
+    if trials < 1:
+        raise InputError(f"the number of trials must be at least 1, got {trials}")
+    names = check_methods(methods)
+    uv = unit_direction(u, problem.d)
+    eps, dlt = budget.epsilon_total, budget.delta_total
+    runners = _runners(problem, uv, budget, calibration, dp_sgd_config or DPSGDConfig())
+    singles, vectors = {}, {}
+    steps, done = len(names) * trials, 0
+    for name in names:
+        draws = []
+        for _ in range(trials):
+            draws.append(runners[name](rng))
+            done += 1
+            if progress:
+                progress(done / steps)
+        value_list, scales, private, lam, secs = zip(*draws, strict=True)
+        finite = [s for s in scales if np.isfinite(s)]
+        scale = float(np.median(finite)) if finite else float("nan")  # the full vector's varies with lambda_hat
+        trials_ = MethodTrials(name, value_list, scale, private[0], eps, dlt, lam[0], secs)
+        (vectors if name in FULL_VECTOR_METHODS else singles)[name] = trials_
+    star = None if theta_star is None else float(uv @ np.asarray(theta_star))
+    return Comparison(uv, float(uv @ problem.fit.theta), star, budget, singles, vectors)
+
+
+Draw = tuple[float | None, float, bool, float | None, float]  # value, noise scale, private, lambda_reg, seconds
+
+
+def _runners(problem: Problem, u: NDArray, budget: Budget, calibration: str,
+             config: DPSGDConfig) -> dict[str, Callable[[np.random.Generator], Draw]]:
+    eps, dlt = budget.epsilon_total, budget.delta_total
+    lazy: dict[str, NDArray] = {}
+
+    def theta_lam() -> NDArray:  # the non-private regularised fit, once
+        if "op" not in lazy:
+            lazy["op"] = regularised_fit_theta(problem, OUTPUT_PERTURBATION_LAMBDA)
+        return lazy["op"]
+
+    def baseline(release) -> Draw:
+        return release.value, release.noise_scale, release.private, release.lambda_reg, release.seconds
+
+    def local(rng: np.random.Generator) -> Draw:
+        start = time.perf_counter()
+        run = run_private(problem, u, budget, rng, calibration)
+        r = run.release
+        return r.value, r.sigma * r.omega, True, problem.fit.lam_reg, time.perf_counter() - start
+
+    def fallback(rng: np.random.Generator) -> Draw:
+        start = time.perf_counter()
+        run, op = local_with_fallback(problem, u, budget, rng, calibration)
+        value = run.release.value if op is None else op.value
+        scale = run.release.sigma * run.release.omega if op is None else op.noise_scale
+        return value, scale, True, problem.fit.lam_reg, time.perf_counter() - start
+
+    def full(algorithm) -> Callable[[np.random.Generator], Draw]:
+        def draw(rng: np.random.Generator) -> Draw:
+            start = time.perf_counter()
+            out = algorithm(problem.fit, problem.geometry, eps, dlt, rng, calibration)
+            err = None if out.value is None else float(np.linalg.norm(out.value - problem.fit.theta))
+            return err, out.noise_scale or float("nan"), True, problem.fit.lam_reg, time.perf_counter() - start
+
+        return draw
+
+    return {
+        "local": local,
+        "local_fallback": fallback,
+        "oracle": lambda rng: baseline(oracle(problem, u, eps, dlt, rng, calibration)),
+        "output_perturbation": lambda rng: baseline(
+            output_perturbation(problem, u, eps, dlt, rng, calibration=calibration, theta_lam=theta_lam())
+        ),
+        "objective_perturbation": lambda rng: baseline(objective_perturbation(problem, u, eps, dlt, rng)),
+        "dp_sgd": lambda rng: baseline(dp_sgd(problem, u, eps, dlt, rng, config)),
+        "algorithm3": full(algorithm3),
+        "algorithm7": full(algorithm7),
+    }
