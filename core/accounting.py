@@ -46,7 +46,9 @@ class Budget:
     """A total budget, its split, the per-stage values and the basic-composition total they give.
 
     accounting says how the stages were solved from the total: "basic" (SPEC section 6) or "pld"
-    (privacy-loss distributions); epsilon_pld is the PLD epsilon of the stages at delta_total.
+    (privacy-loss distributions). epsilon_pld is the epsilon the PLD route guarantees for these
+    stages at delta_total: the accountant's figure, or the basic one where the accountant's
+    pessimistic grid (up to ~3 steps of PLD_GRID) leaves it above that; both bounds are valid.
     """
 
     epsilon_total: float
@@ -61,7 +63,8 @@ class Budget:
 
     @property
     def epsilon_pld(self) -> float:
-        return pld_epsilon(self.lambda_min, self.lambda_max, self.release, self.delta_total)
+        pld = pld_epsilon(self.lambda_min, self.lambda_max, self.release, self.delta_total)
+        return min(pld, self.epsilon_basic) if self.delta_basic <= self.delta_total else pld
 
 
 def basic_composition(a: StageBudget, b: StageBudget, c: StageBudget) -> tuple[float, float]:

@@ -98,8 +98,10 @@ def test_fallback_spends_what_the_later_stages_would_have():
 
 def test_pld_total_against_basic_composition():
     b = split_budget(4.0, 1e-6)
-    # at a practical delta the PLD gains nothing in epsilon: only discretisation separates them
-    assert abs(b.epsilon_pld - b.epsilon_basic) < 3e-4
+    assert b.epsilon_pld <= b.epsilon_basic
+    # at a practical delta the accountant gains nothing in epsilon: only its grid separates them
+    raw = pld_epsilon(b.lambda_min, b.lambda_max, b.release, b.delta_total)
+    assert abs(raw - b.epsilon_basic) < 3e-4
     big_delta = split_budget(4.0, 0.1)
     assert big_delta.epsilon_pld < big_delta.epsilon_basic - 0.2
     a, c = StageBudget(1.0, 1e-7), StageBudget(0.5, 1e-7)
