@@ -108,6 +108,13 @@ class DecreasingRecursion:
             lam = self.step(lam)
         return lam
 
+    def trajectory(self, lam: float) -> list[float]:
+        """lam, R(lam), ..., down to the first iterate at or below the floor (N + 1 values)."""
+        out = [lam]
+        while len(out) == 1 or out[-1] > self.floor:
+            out.append(self.step(out[-1]))
+        return out
+
     def count(self, lam: float) -> int:
         """N = min{N >= 1 : R^N(lam) <= floor} (Algorithm 6 step i; Algorithm 2 step ii)."""
         step, floor = self.step, self.floor
@@ -209,6 +216,10 @@ class AffineIncreasingRecursion:
         if log_gain > 700.0:
             return self.cap
         return min(math.exp(log_gain) * (lam + c) - c, self.cap)
+
+    def trajectory(self, lam: float) -> list[float]:
+        """lam, R(lam), ..., up to the first iterate at the cap (N + 1 values)."""
+        return [self.power(lam, k) for k in range(self.count(lam) + 1)]
 
     def count(self, lam: float) -> int:
         """N = min{N >= 0 : R^N(lam) >= cap} (Algorithm 4 step ii)."""

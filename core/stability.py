@@ -49,8 +49,12 @@ class StabilityTest:
 
 
 def threshold(epsilon: float, delta: float) -> float:
-    """Right side of (14): 2 eps / (1 + Phi^{-1}(1 - delta/2)^2)."""
-    return 2.0 * epsilon / (1.0 + normal_quantile(1.0 - delta / 2.0) ** 2)
+    """Right side of (14): 2 eps / (1 + Phi^{-1}(1 - delta/2)^2).
+
+    Phi^{-1}(1 - delta/2) is computed as -Phi^{-1}(delta/2): 1 - delta/2 rounds to 1 once delta
+    is below about 1e-16, which would make the quantile infinite.
+    """
+    return 2.0 * epsilon / (1.0 + normal_quantile(delta / 2.0) ** 2)
 
 
 def stability_test(

@@ -101,3 +101,12 @@ def test_recursion_up_is_affine_below_its_cap():
     for k in range(1, 200):
         x = rec.step(x)
         assert rec.power(0.3, k) == pytest.approx(x, rel=1e-11)
+
+
+def test_threshold_of_14_for_tiny_delta():
+    from core.stability import threshold
+
+    assert threshold(1.0, 1e-6) == pytest.approx(2 / (1 + norm.isf(5e-7) ** 2), rel=1e-12)
+    # 1 - delta/2 would round to 1 here; the quantile must stay finite
+    assert threshold(1.0, 1e-40) == pytest.approx(2 / (1 + norm.isf(5e-41) ** 2), rel=1e-12)
+    assert threshold(1.0, 1e-40) > 0
