@@ -2,7 +2,17 @@
 
 import streamlit as st
 
-st.set_page_config(page_title="Private single parameter", layout="wide")
+from ui import sidebar, state
 
-pipeline = st.Page("pages/pipeline.py", title="Pipeline", icon=":material/account_tree:", default=True)
-st.navigation([pipeline]).run()
+st.set_page_config(page_title="Private single parameter", layout="wide")
+state.init()
+pages = [
+    st.Page("pages/data.py", title="Data", icon=":material/table:"),
+    st.Page("pages/pipeline.py", title="Pipeline", icon=":material/account_tree:", default=True),
+    st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
+    st.Page("pages/report.py", title="Report", icon=":material/description:"),
+]
+page = st.navigation(pages)
+sidebar.render()
+page.run()
+state.sync_url()

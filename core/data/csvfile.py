@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import math
 import os
 import warnings
@@ -21,32 +22,44 @@ def read_csv(path: str | os.PathLike) -> Dataset:
     path = Path(path)
     if not path.is_file():
         raise DataError(f"data file not found: {path}; check the path passed to --data")
-    with path.open(newline="") as f:
-        header = next(csv.reader(f), None)
+    return _parse(path.read_text(encoding="utf-8-sig"), str(path))
+
+
+def read_csv_bytes(content: bytes, name: str) -> Dataset:
+    """The same for an uploaded file's bytes."""
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise DataError(f"{name} is not a text CSV file") from None
+    return _parse(text, name)
+
+
+def _parse(text: str, label: str) -> Dataset:
+    header = next(csv.reader(io.StringIO(text)), None)
     if not header or not any(h.strip() for h in header):
-        raise DataError(f"{path} is empty; it needs a header line with a column named y")
+        raise DataError(f"{label} is empty; it needs a header line with a column named y")
     names = [h.strip() for h in header]
     if "y" not in names:
-        raise DataError(f"{path} has no column named y (columns: {', '.join(names)}); name the label column y")
+        raise DataError(f"{label} has no column named y (columns: {', '.join(names)}); name the label column y")
     dupes = sorted({h for h in names if names.count(h) > 1})
     if dupes:
-        raise DataError(f"{path} repeats the column name(s) {', '.join(dupes)}; give every column a unique name")
+        raise DataError(f"{label} repeats the column name(s) {', '.join(dupes)}; give every column a unique name")
     yi = names.index("y")
     try:
         with warnings.catch_warnings():  # a header-only file is reported below, in words
             warnings.simplefilter("ignore", UserWarning)
-            data = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.float64, ndmin=2)
+            data = np.loadtxt(io.StringIO(text), delimiter=",", skiprows=1, dtype=np.float64, ndmin=2)
     except ValueError:
-        data = _read_slowly(path, names, yi)
+        data = _read_slowly(text, names, yi, label)
     if data.shape[0] == 0:
-        raise DataError(f"{path} has a header but no data rows")
+        raise DataError(f"{label} has a header but no data rows")
     if data.shape[1] != len(names):
-        raise DataError(f"{path} has {len(names)} header names but {data.shape[1]} values per row")
+        raise DataError(f"{label} has {len(names)} header names but {data.shape[1]} values per row")
     bad = ~np.isfinite(data)
     if bad.any():
         row, col = (int(i[0]) for i in np.nonzero(bad))
         raise DataError(
-            f"{path}: column {names[col]!r} has a NaN or infinite value at data row {row + 1}; "
+            f"{label}: column {names[col]!r} has a NaN or infinite value at data row {row + 1}; "
             "remove or impute such rows"
         )
     features = [j for j in range(len(names)) if j != yi]
@@ -54,26 +67,25 @@ def read_csv(path: str | os.PathLike) -> Dataset:
         X=np.ascontiguousarray(data[:, features]),
         y=data[:, yi].copy(),
         feature_names=tuple(names[j] for j in features),
-        source=str(path),
+        source=label,
     )
 
 
-def _read_slowly(path: Path, names: list[str], yi: int) -> np.ndarray:
+def _read_slowly(text: str, names: list[str], yi: int, label: str) -> np.ndarray:
     """The careful reader behind the fast one: finds the offending cell, accepts true/false labels."""
     rows = []
-    with path.open(newline="") as f:
-        reader = csv.reader(f)
-        next(reader)
-        for r, cells in enumerate(reader, start=1):
-            if not cells or all(not c.strip() for c in cells):
-                continue
-            if len(cells) != len(names):
-                raise DataError(f"{path}: data row {r} has {len(cells)} values but the header has {len(names)} columns")
-            rows.append([_number(c, r, names[j], path, j == yi) for j, c in enumerate(cells)])
+    reader = csv.reader(io.StringIO(text))
+    next(reader)
+    for r, cells in enumerate(reader, start=1):
+        if not cells or all(not c.strip() for c in cells):
+            continue
+        if len(cells) != len(names):
+            raise DataError(f"{label}: data row {r} has {len(cells)} values but the header has {len(names)} columns")
+        rows.append([_number(c, r, names[j], label, j == yi) for j, c in enumerate(cells)])
     return np.array(rows, dtype=np.float64).reshape(len(rows), len(names))
 
 
-def _number(cell: str, row: int, name: str, path: Path, is_label: bool) -> float:
+def _number(cell: str, row: int, name: str, label: str, is_label: bool) -> float:
     text = cell.strip()
     if is_label and text.lower() in _BOOLS:
         return _BOOLS[text.lower()]
@@ -82,11 +94,11 @@ def _number(cell: str, row: int, name: str, path: Path, is_label: bool) -> float
     except ValueError:
         what = "is empty" if not text else f"holds the non-numeric value {text!r}"
         raise DataError(
-            f"{path}: column {name!r} {what} at data row {row}; every column must be numeric "
+            f"{label}: column {name!r} {what} at data row {row}; every column must be numeric "
             "(encode categories as 0/1 indicator columns)"
         ) from None
     if not math.isfinite(value):
         raise DataError(
-            f"{path}: column {name!r} has a NaN or infinite value at data row {row}; remove or impute such rows"
+            f"{label}: column {name!r} has a NaN or infinite value at data row {row}; remove or impute such rows"
         )
     return value

@@ -1,0 +1,1 @@
+"""Streamlit helpers shared by the pages: settings, cached data and fit, the sidebar, the look."""
