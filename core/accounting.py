@@ -98,6 +98,8 @@ def split_budget(
     total = sum(split)
     a, b, c = (w / total for w in split)
     eps_a, eps_b = a * epsilon, b * epsilon
+    if eps_a + eps_b > 700:  # e^(eps_a + eps_b) would overflow; no such budget protects anyone anyway
+        raise BudgetError(f"epsilon = {epsilon:g} is far too large for this split; use a total epsilon below 100")
     gain = math.exp(eps_a + eps_b)
     shrink = 1.0
     while True:  # the last bit of rounding may never push the total past the target

@@ -6,10 +6,12 @@ JSON has no infinity: non-finite numbers are written as null.
 from __future__ import annotations
 
 import math
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
 
+from core.accounting import Budget
 from core.certificates import RecursiveBound
 from core.compare import Comparison, MethodTrials
 from core.marks import not_private
@@ -148,5 +150,69 @@ def compare_document(problem: Problem, coordinate: int, comparison: Comparison, 
             stages=dict(lambda_min=vars(b.lambda_min), lambda_max=vars(b.lambda_max), release=vars(b.release)),
         ),
         not_private=["targets.u_theta_fit", "methods.oracle", "methods.*.errors", "methods.local.noise_scale"],
+    )
+    return clean(doc)
+
+
+SEEDED_WARNING = (
+    "NOT a private release: its noise came from a fixed seed for teaching, and anyone who knows the seed can "
+    "remove it. Draw again without a seed (or in Publish mode) before sharing any value."
+)
+
+
+def private_report(
+    run: PrivateRun,
+    coordinate: str,
+    budget: Budget,
+    source: str,
+    n: int,
+    d: int,
+    *,
+    feature_names: tuple[str, ...] = (),
+    loss: str | None = None,
+    domain: str | None = None,
+    radius: float | None = None,
+    lambda_reg: float | None = None,
+    noise_seed: int | None = None,
+) -> dict:
+    """A stakeholder's report of one release: private values and public settings only.
+
+    A run whose noise came from a fixed seed (teaching) is not private, whatever its budget: anyone
+    who knows the seed can subtract the noise. Its guarantee is marked as not holding.
+
+    Nothing computed from the data without privacy enters: the fit, u^T theta, Delta, omega, the
+    oracle interval, the normal draw and the certificates' exact counts and Laplace draws are left
+    out, whatever mode produced the run. n and d are treated as public.
+    """
+
+    def private_fields(result: Any) -> dict:
+        hidden = not_private(result)
+        return {f.name: getattr(result, f.name) for f in fields(result) if f.name not in hidden}
+
+    r, split = run.release, budget.split
+    doc = dict(
+        data=dict(source=source, n=n, d=d, feature_names=list(feature_names), loss=loss, domain=domain,
+                  radius=radius, lambda_reg=lambda_reg),
+        coefficient=dict(name=coordinate, u=run.u),
+        release=private_fields(r),
+        # The interval holds when the lower certificate does, so its level is discounted by delta_a.
+        interval_coverage=r.interval_level * (1.0 - budget.lambda_min.delta),
+        lambda_min=private_fields(run.lambda_min),
+        lambda_max=None if run.lambda_max is None else private_fields(run.lambda_max),
+        test=private_fields(run.test),
+        guarantee=dict(
+            epsilon=budget.epsilon_total, delta=budget.delta_total, accounting=budget.accounting,
+            holds=noise_seed is None,
+            warning=None if noise_seed is None else SEEDED_WARNING,
+        ),
+        method=dict(
+            algorithm="Algorithm 5 of Asi, Duchi & Talwar (2025), On privately estimating a single parameter",
+            calibration=r.calibration,
+            accounting=budget.accounting,
+            split=dict(lambda_min=split[0], lambda_max=split[1], release=split[2]),
+            stages={name: vars(getattr(budget, name)) for name in ("lambda_min", "lambda_max", "release")},
+            epsilon_basic=budget.epsilon_basic,
+            delta_basic=budget.delta_basic,
+        ),
     )
     return clean(doc)

@@ -39,7 +39,7 @@ def noise_free_test(problem: Problem, epsilon: float, delta: float, split: tuple
 
 
 def smallest_epsilon(problem: Problem, delta: float, split: tuple[float, float, float], n: int | None = None,
-                     eps_max: float = 1e3) -> float | None:
+                     eps_max: float = 100.0) -> float | None:
     """The smallest total epsilon (to 1%) at which the noise-free test passes; None if not by eps_max."""
     if not noise_free_test(problem, eps_max, delta, split, n).passed:
         return None

@@ -36,7 +36,7 @@ def test_trajectories_are_the_iterates(robust_problem):
     down = down_recursion(g, f.n, 0.0)
     path = down.trajectory(f.lambda_min)
     assert len(path) == down.count(f.lambda_min) + 1 and path[-1] == 0.0 and path[0] == f.lambda_min
-    assert all(a > b for a, b in zip(path, path[1:]))
+    assert all(a > b for a, b in zip(path, path[1:], strict=False))
     up = up_recursion(0.9 * f.lambda_min, g, f.n, 0.0)
     rise = up.trajectory(f.lambda_max)
     assert len(rise) == up.count(f.lambda_max) + 1 and rise[-1] == g.G1

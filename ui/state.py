@@ -15,10 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import streamlit as st
 
 from core.data import Dataset, synthetic
 from core.data.csvfile import read_csv_bytes
+from core.errors import DataError
 from core.pipeline import Problem, prepare
 
 SOURCES = {
@@ -104,13 +106,19 @@ def _from_url(key: str, param: Param) -> Any:
 
 
 def init() -> None:
-    """Fill the session from the URL once, and keep every setting alive across pages."""
+    """Fill the session from the URL once, and keep every setting alive across pages (app.py, first)."""
+    for key in PARAMS:
+        if key in st.session_state:
+            # Re-assigning stops Streamlit from dropping a widget's value on pages without it.
+            st.session_state[key] = st.session_state[key]
+    ensure()
+
+
+def ensure() -> None:
+    """Fill only the missing settings: safe after widgets exist, for a page run without app.py."""
     for key, param in PARAMS.items():
         if key not in st.session_state:
             st.session_state[key] = _from_url(key, param)
-        else:
-            # Re-assigning stops Streamlit from dropping a widget's value on pages without it.
-            st.session_state[key] = st.session_state[key]
     st.session_state.setdefault("ledger", {})
 
 
@@ -159,17 +167,26 @@ def data_key() -> tuple:
     return (source, digest, None if upload is None else upload[0])
 
 
+def is_pums(content: bytes) -> bool:
+    """Whether an uploaded CSV is an ACS PUMS person file (its header names PINCP)."""
+    return "PINCP" in content.split(b"\n", 1)[0].decode("utf-8", "replace").strip().split(",")
+
+
 def loss_name() -> str:
+    """Synthetic sources fix the loss; census data are the logistic income problem."""
     source = get("source")
     if source == "synthetic_robust":
         return "robust"
-    if source in ("synthetic_logistic", "acs"):
+    upload = st.session_state.get("upload")
+    if source in ("synthetic_logistic", "acs") or (source == "upload" and upload and is_pums(upload[1])):
         return "logistic"
     return get("upload_loss")
 
 
 def model_key() -> tuple:
-    return (loss_name(), get("lam_reg"), get("domain"), get("radius"))
+    """The estimator's settings; the radius matters on the ball only."""
+    domain = get("domain")
+    return (loss_name(), get("lam_reg"), domain, get("radius") if domain == "ball" else None)
 
 
 @st.cache_resource(max_entries=3, show_spinner="Loading the data…")
@@ -185,12 +202,9 @@ def _load(key: tuple, _upload: tuple[str, bytes] | None) -> Dataset:
         names = [s.strip().upper() for s in states.split(",") if s.strip()]
         return acs.load_acs_income(names, year, horizon, root or None, n, seed, download)
     if _upload is None:
-        from core.errors import DataError
-
         raise DataError("no file uploaded yet: choose a CSV on the Data page")
     name, content = _upload
-    header = content.split(b"\n", 1)[0].decode("utf-8", "replace")
-    if "PINCP" in header.split(","):
+    if is_pums(content):
         return acs.read_pums(content, name=name)
     return read_csv_bytes(content, name)
 
@@ -203,6 +217,8 @@ def dataset() -> Dataset:
 @st.cache_resource(max_entries=3, show_spinner="Fitting θ(Pₙ) (stage 0)…")
 def _prepare(key: tuple, model: tuple, _data: Dataset) -> Problem:
     loss, lam_reg, domain, radius = model
+    if domain == "ball" and radius is None:
+        radius = math.sqrt(_data.d)  # the smallest ball around the cube: cube-shaped data are not clipped
     return prepare(_data.X, _data.y, loss, domain, radius, lam_reg, _data.feature_names)
 
 
@@ -235,3 +251,19 @@ def refuse_reason(epsilon: float, delta: float) -> str | None:
 
 def spend(epsilon: float, delta: float) -> None:
     st.session_state["ledger"].setdefault(data_key(), []).append((epsilon, delta))
+
+
+def target(problem: Problem) -> tuple[int | np.ndarray, str]:
+    """(u, name) the Pipeline and Compare pages release: the custom direction when given (core
+    normalises it), else the chosen coordinate; one not among these data's features means the first."""
+    text = get("direction").strip()
+    if text:
+        try:
+            return np.array([float(p) for p in text.split(",")]), "custom u"
+        except ValueError:
+            raise DataError(
+                f"the direction u takes comma-separated numbers such as 1, 0, -1; {text!r} is not such a list"
+            ) from None
+    names = problem.feature_names
+    name = get("coordinate") if get("coordinate") in names else names[0]
+    return names.index(name), name

@@ -1,0 +1,214 @@
+"""Compare page: the chosen coefficient under every method, K noise draws each, at one total (ε, δ).
+
+Errors are measured against u^T θ(P_n), which is not private, so the page works in teaching mode
+only. A comparison is expensive: it runs on the button, and its result stays in the session until a
+setting it depends on changes (then it is dropped, never shown against settings it did not use).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from core.accounting import Budget, make_budget
+from core.compare import EXTRA_METHODS, FULL_VECTOR_METHODS, METHODS, Comparison, MethodTrials, compare
+from core.errors import InputError
+from core.pipeline import Problem, make_rng
+from ui import state
+from ui.theme import METHOD_COLORS, METHOD_LABELS, NOT_PRIVATE, TRUTH
+
+RESULT = "compare_result"  # session key of (settings, comparison) from the last run
+MAX_TRIALS = 500
+
+
+# ---------------------------------------------------------------- settings
+
+
+def direction(problem: Problem) -> tuple[int | np.ndarray, str]:
+    """u and how to name it, as the Pipeline page releases it."""
+    u, name = state.target(problem)
+    if isinstance(u, int):
+        return u, f"coordinate `{name}`"
+    return u, f"u ∝ ({', '.join(f'{w:g}' for w in u)})"
+
+
+def settings(methods: list[str]) -> tuple:
+    """Everything a comparison depends on: a stored result is shown only while these are unchanged."""
+    keys = ("epsilon", "delta", "accounting", "calibration", "coordinate", "direction", "trials", "noise_seed")
+    return (state.data_key(), state.model_key(), state.split(), tuple(methods), *(state.get(k) for k in keys))
+
+
+def controls() -> list[str]:
+    options = METHODS + EXTRA_METHODS + FULL_VECTOR_METHODS
+    methods = st.multiselect(
+        "Methods", options, default=list(METHODS), format_func=METHOD_LABELS.get, key="compare_methods",
+        persist_state="session",
+        help="The five methods of the paper's section 4 by default; Algorithms 3 and 7 release the whole vector "
+        "and are scored by their ℓ₂ error instead.",
+    )
+    # A link may carry any integer: bring it inside the widget's range rather than fail.
+    st.session_state["trials"] = min(max(int(state.get("trials")), 1), MAX_TRIALS)
+    st.number_input(
+        "Noise draws per method (K)", min_value=1, max_value=MAX_TRIALS, step=1, key="trials",
+        help="Each method runs K times on the same data with fresh noise; the fit is reused.",
+    )
+    return methods
+
+
+# ---------------------------------------------------------------- running
+
+
+def run(problem: Problem, u: int | np.ndarray, budget: Budget, methods: list[str]) -> Comparison:
+    bar = st.progress(0.0, text="Running the comparison…")
+    try:
+        return compare(
+            problem, u, budget, state.get("trials"), make_rng(state.get("noise_seed")), methods,
+            state.dataset().theta_star, state.get("calibration"),
+            progress=lambda done: bar.progress(done, text=f"Running the comparison… {done:.0%}"),
+        )
+    finally:
+        bar.empty()
+
+
+# ---------------------------------------------------------------- results
+
+
+def rmse(errors: list[float | None]) -> float:
+    done = np.array([e for e in errors if e is not None], dtype=float)
+    return float(np.sqrt(np.mean(done**2))) if done.size else math.nan
+
+
+def median_abs(errors: list[float | None]) -> float:
+    done = np.array([e for e in errors if e is not None], dtype=float)
+    return float(np.median(np.abs(done))) if done.size else math.nan
+
+
+def released(m: MethodTrials) -> str:
+    return f"{sum(v is not None for v in m.values)} of {len(m.values)}"
+
+
+def error_table(c: Comparison) -> pd.DataFrame:
+    rows = []
+    for name, m in c.methods.items():
+        vs_fit = m.errors(c.u_theta)
+        row = {"method": METHOD_LABELS[name], "private": m.private, "released": released(m),
+               "RMSE vs uᵀθ(Pₙ)": rmse(vs_fit), "median |error| vs uᵀθ(Pₙ)": median_abs(vs_fit)}
+        if c.u_theta_star is not None:
+            row["RMSE vs uᵀθ*"] = rmse(m.errors(c.u_theta_star))
+            row["median |error| vs uᵀθ*"] = median_abs(m.errors(c.u_theta_star))
+        row.update({"noise scale": m.noise_scale, "median time (ms)": 1e3 * float(np.median(m.seconds)),
+                    "ε": m.epsilon, "δ": m.delta})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def vector_table(c: Comparison) -> pd.DataFrame:
+    return pd.DataFrame([
+        {"method": METHOD_LABELS[name], "private": m.private, "released": released(m),
+         "RMSE of ‖θ̂ − θ(Pₙ)‖₂": rmse(list(m.values)), "median ‖θ̂ − θ(Pₙ)‖₂": median_abs(list(m.values)),
+         "noise scale": m.noise_scale, "median time (ms)": 1e3 * float(np.median(m.seconds))}
+        for name, m in c.full_vector.items()
+    ])
+
+
+def strip_figure(c: Comparison) -> go.Figure:
+    """One box with every draw per method; ⊥ draws have no value and are counted in the method's label."""
+    fig = go.Figure()
+    for name, m in c.methods.items():
+        values = [v for v in m.values if v is not None]
+        bottoms = len(m.values) - len(values)
+        label = METHOD_LABELS[name] + (f" · ⊥ ×{bottoms}" if bottoms else "")
+        if not values:  # keeps the method's row, which an empty box would drop
+            fig.add_trace(go.Scatter(x=[c.u_theta], y=[label], mode="text", text=["⊥ in every draw"],
+                                     textfont=dict(color=METHOD_COLORS[name]), hoverinfo="skip"))
+            continue
+        fig.add_trace(go.Box(
+            x=values, y=[label] * len(values), name=label, orientation="h", boxpoints="all", jitter=0.4,
+            pointpos=0, marker=dict(color=METHOD_COLORS[name], size=6, opacity=0.7),
+            line=dict(color=METHOD_COLORS[name]), fillcolor="rgba(0,0,0,0)", hoverinfo="x+name",
+        ))
+    fig.add_vline(x=c.u_theta, line_dash="dash", line_color="#555555",
+                  annotation_text="u<sup>T</sup>θ(P<sub>n</sub>) · not private", annotation_position="top")
+    if c.u_theta_star is not None:
+        fig.add_vline(x=c.u_theta_star, line_dash="dot", line_color=TRUTH,
+                      annotation_text="u<sup>T</sup>θ*", annotation_position="top", annotation_yshift=16)
+    fig.update_yaxes(autorange="reversed")  # the first method on top
+    fig.update_layout(height=110 + 60 * len(c.methods), margin=dict(l=10, r=10, t=60, b=40), showlegend=False,
+                      xaxis_title="released value")
+    return fig
+
+
+def results(c: Comparison) -> None:
+    if c.methods:
+        st.markdown(f"#### Released values {NOT_PRIVATE}")
+        st.caption("Each point is one draw; the dashed line is the non-private estimate every method aims at.")
+        st.plotly_chart(strip_figure(c), key="compare_strip")
+        table = error_table(c)
+        st.markdown(f"#### Errors {NOT_PRIVATE}")
+        st.caption(
+            "Teaching material: every error is measured against values computed from the data without privacy. "
+            "Noise scale is each method's own: σ·ω for Algorithm 5, σ·Δ for the oracle, the noise multiplier for "
+            "DP-SGD."
+        )
+        st.dataframe(table, hide_index=True, key="compare_table", column_config=number_formats(table))
+        st.download_button("Download the table (CSV)", table.to_csv(index=False), file_name="comparison.csv",
+                           mime="text/csv", on_click="ignore", key="compare_csv")
+    if c.full_vector:
+        table = vector_table(c)
+        st.markdown(f"#### Whole vector {NOT_PRIVATE}")
+        st.dataframe(table, hide_index=True, key="compare_vector_table", column_config=number_formats(table))
+
+
+def number_formats(table: pd.DataFrame) -> dict:
+    formats = {c: st.column_config.NumberColumn(format="%.4g") for c in table.columns[3:]}
+    formats["private"] = st.column_config.CheckboxColumn(help="Unticked: NOT private, a reference only")
+    return formats
+
+
+# ---------------------------------------------------------------- page
+
+
+def main() -> None:
+    state.ensure()  # a direct link can run this page before app.py has run
+    st.title("Compare methods")
+    if state.is_publish():
+        st.info(
+            "Comparisons need the true value uᵀθ(Pₙ), which is not private: they are available in teaching mode only.",
+            icon=":material/school:",
+        )
+        return
+    methods = controls()
+    try:
+        problem = state.problem()
+        u, name = direction(problem)
+        budget = make_budget(state.get("epsilon"), state.get("delta"), state.split(), state.get("accounting"))
+    except InputError as exc:
+        st.error(str(exc))
+        return
+    seed = state.get("noise_seed")
+    noise = "fresh noise from OS entropy" if seed is None else f"noise seed {seed} (replayable)"
+    st.caption(
+        f"The target is {name}. Every method spends the same total (ε, δ) = ({budget.epsilon_total:g}, "
+        f"{budget.delta_total:g}) ({budget.accounting} accounting, {state.get('calibration')} calibration), "
+        f"{noise}. The oracle {NOT_PRIVATE} adds noise scaled to the local sensitivity: a yardstick, not a mechanism."
+    )
+    key = settings(methods)
+    if st.button("Run comparison", type="primary", key="run_comparison", disabled=not methods):
+        try:
+            st.session_state[RESULT] = (key, run(problem, u, budget, methods))
+        except InputError as exc:
+            st.error(str(exc))
+            return
+    stored = st.session_state.get(RESULT)
+    if stored is None or stored[0] != key:
+        st.session_state.pop(RESULT, None)
+        st.caption("Press **Run comparison**: it runs every chosen method K times, which can take a while.")
+        return
+    results(stored[1])
+
+
+main()

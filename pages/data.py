@@ -1,0 +1,231 @@
+"""Data page: choose the data set, load it and look at it.
+
+Everything shown below the controls is computed from the raw data without privacy: the page is
+for the data's owner, and nothing on it may be published.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+from core.data import Dataset
+from core.errors import InputError
+from core.pipeline import Problem
+from ui import state
+from ui.theme import ACCENT, CHOSEN, NOT_PRIVATE
+
+PREVIEW_ROWS = 20
+QUANTILES = {"min": 0.0, "5%": 0.05, "25%": 0.25, "median": 0.5, "75%": 0.75, "95%": 0.95, "max": 1.0}
+MAX_LEVELS = 12  # a column with at most this many distinct values gets one bar per value
+
+
+# ---------------------------------------------------------------- controls
+
+
+def store_upload() -> None:
+    """Keep the chosen file in the session: the uploader itself forgets it on other pages."""
+    file = st.session_state["upload_file"]
+    if file is None:
+        st.session_state.pop("upload", None)
+        return
+    content = file.getvalue()
+    st.session_state["upload"] = (file.name, content)
+    if state.is_pums(content):
+        st.session_state["upload_loss"] = "logistic"  # census labels are the income classes ±1
+
+
+def resample() -> None:
+    st.session_state["sample_seed"] += 1
+
+
+def seed_controls(seed_col: DeltaGenerator, button_col: DeltaGenerator, help_text: str) -> None:
+    seed_col.number_input("Sample seed", min_value=0, step=1, key="sample_seed", help=help_text)
+    button_col.button("Resample", on_click=resample, key="resample", help="Draw a new sample: the next sample seed")
+
+
+def synthetic_controls(robust: bool) -> None:
+    cols = st.columns(4)
+    cols[0].number_input("n", min_value=2, max_value=1_000_000, step=10_000, key="n",
+                         help="Sample size n: the rows of the empirical distribution Pₙ")
+    cols[1].number_input("d", min_value=1, max_value=50, step=1, key="d",
+                         help="Dimension d of θ; covariates x ~ Uni[−1, 1]ᵈ (section 4.1)")
+    cols[2].number_input("‖θ*‖₂", min_value=0.0, step=0.5, format="%g", key="theta_norm",
+                         help="Norm of the generating parameter θ*; its direction is drawn from the sample seed")
+    if robust:
+        cols[3].number_input("Noise scale", min_value=0.0, step=0.5, format="%g", key="noise_scale",
+                             help="Scale b of the Laplace noise in y = ⟨x, θ*⟩ + Lap(b)")
+    seed_col, button_col, _ = st.columns([1, 1, 2], vertical_alignment="bottom")
+    seed_controls(seed_col, button_col, "Seed of the generator: θ*'s direction, the covariates and the responses")
+
+
+def acs_controls() -> None:
+    from core.data.acs import default_root  # folktables loads only for census data
+
+    cols = st.columns(3)
+    cols[0].text_input("States", key="states",
+                       help="Two-letter state codes separated by commas, e.g. CA, MI; their filtered records "
+                       "are the population")
+    cols[1].number_input("Survey year", min_value=2014, step=1, key="year",
+                         help="ACS survey year of the person files (2014 or later)")
+    cols[2].radio("Horizon", ("1-Year", "5-Year"), key="horizon", horizontal=True,
+                  help="1-Year or 5-Year person files")
+    st.text_input("Data folder", key="acs_root", placeholder=str(default_root()),
+                  help="Folder laid out as folktables does, <folder>/<year>/<horizon>/psam_p<FIPS>.csv; "
+                  "empty means the default shown")
+    n_col, seed_col, button_col, _ = st.columns(4, vertical_alignment="bottom")
+    # value=None lets the field be emptied: empty means the whole population.
+    n_col.number_input("Sample size n", min_value=1, step=10_000, key="acs_n", value=None,
+                       placeholder="whole population",
+                       help="Draw n records with replacement from the filtered population; empty uses every record")
+    seed_controls(seed_col, button_col, "Seed of the with-replacement sample (unused for the whole population)")
+    st.checkbox("Download missing files", key="download",
+                help="Fetch missing person files from the Census Bureau (www2.census.gov) through folktables")
+    st.caption("The census site is not always reachable. A missing file is then reported within 10 s, with the "
+               "path it is expected at and the address it is published at, so it can be fetched by hand.")
+
+
+def upload_controls() -> None:
+    st.file_uploader(
+        "CSV file", type="csv", key="upload_file", on_change=store_upload,
+        help="An ACS PUMS person file (its header names PINCP; encoded as the ACS income problem) or any CSV "
+        "with a header, a column y (label or response) and numeric features",
+    )
+    upload = st.session_state.get("upload")
+    if upload is None:
+        return
+    name, content = upload
+    if state.is_pums(content):
+        st.caption(f"**{name}** · ACS PUMS person file: ACSIncome's filter, 17 features, logistic loss")
+        return
+    st.caption(f"**{name}** · CSV with a column y")
+    st.radio("Loss", ("robust", "logistic"), key="upload_loss", horizontal=True,
+             help="robust: y is a real response, loss φ(y − ⟨x, θ⟩) with φ(s) = log(1 + eˢ) + log(1 + e⁻ˢ); "
+             "logistic: y is a binary label (0/1, −1/+1 or true/false)")
+
+
+def source_controls() -> None:
+    st.radio("Source", tuple(state.SOURCES), key="source", format_func=state.SOURCES.get, horizontal=True,
+             help="Synthetic data need no files or network; ACS income reads census person files; "
+             "an upload reads your own CSV")
+    source = state.get("source")
+    if source.startswith("synthetic"):
+        synthetic_controls(source == "synthetic_robust")
+    elif source == "acs":
+        acs_controls()
+    else:
+        upload_controls()
+
+
+# ---------------------------------------------------------------- loading
+
+
+def load() -> tuple[Dataset | None, Problem | None, str | None]:
+    """The data, the fitted problem and the library's message for whatever failed, with progress."""
+    with st.status("Loading the data and fitting θ(Pₙ)…", expanded=False) as status:
+        try:
+            data = state.dataset()
+        except (InputError, OSError) as exc:
+            status.update(label="The data could not be loaded", state="error")
+            return None, None, str(exc)
+        try:
+            problem = state.problem()
+        except InputError as exc:
+            status.update(label="The model could not be fitted to these data", state="error")
+            return data, None, str(exc)
+        status.update(label=f"Loaded {data.n:,} rows · {data.source}", state="complete")
+    return data, problem, None
+
+
+# ---------------------------------------------------------------- summary
+
+
+def metric_row(items: list[tuple[str, str, str]]) -> None:
+    with st.container(horizontal=True, gap="medium"):
+        for label, value, help_text in items:
+            st.metric(label, value, help=help_text, width="content")
+
+
+def projected(problem: Problem | None, n: int) -> tuple[str, str, str]:
+    where = "the cube [−1, 1]ᵈ" if state.get("domain") == "cube" else f"the ball ‖x‖₂ ≤ {state.get('radius') or 1:g}"
+    value = "—" if problem is None else f"{problem.clipped_rows:,} ({problem.clipped_rows / n:.1%})"
+    return "Rows projected onto the domain", value, f"Rows outside {where} are projected onto it before the fit"
+
+
+def response_table(y: np.ndarray) -> pd.DataFrame:
+    stats = {"mean": y.mean(), "sd": y.std(ddof=1)} | {k: np.quantile(y, q) for k, q in QUANTILES.items()}
+    return pd.DataFrame([stats], index=["y"])
+
+
+def summary(data: Dataset, problem: Problem | None) -> None:
+    st.markdown(f"#### Summary {NOT_PRIVATE}")
+    items = [("n", f"{data.n:,}", "Rows of the data set"), ("d", str(data.d), "Feature columns")]
+    if state.loss_name() == "logistic":
+        items.append(("Share of y = +1", f"{np.mean(data.y == 1):.1%}", "Label balance: the share of positive labels"))
+    items.append(projected(problem, data.n))
+    metric_row(items)
+    st.caption("Features: " + ", ".join(data.feature_names))
+    if state.loss_name() == "robust":
+        st.dataframe(response_table(data.y), width="content")
+
+
+def preview(data: Dataset) -> None:
+    st.markdown(f"#### First {PREVIEW_ROWS} rows {NOT_PRIVATE}")
+    frame = pd.DataFrame(data.X[:PREVIEW_ROWS], columns=list(data.feature_names))
+    frame["y"] = data.y[:PREVIEW_ROWS]
+    st.dataframe(frame, hide_index=True, height="content")
+
+
+def histogram(values: np.ndarray, name: str, domain_edges: bool) -> go.Figure:
+    """Counts binned here, not in the browser: a million raw values would make a heavy page."""
+    levels, counts = np.unique(values, return_counts=True)
+    if levels.size <= MAX_LEVELS:
+        x, width = levels, 0.8 * np.diff(levels).min() if levels.size > 1 else 0.2
+    else:
+        counts, edges = np.histogram(values, bins=40)
+        x, width = (edges[:-1] + edges[1:]) / 2, np.diff(edges)
+    fig = go.Figure(go.Bar(x=x, y=counts, width=width, marker_color=CHOSEN, name=name))
+    if domain_edges:
+        for edge in (-1.0, 1.0):
+            fig.add_vline(x=edge, line_dash="dash", line_color=ACCENT)
+    fig.update_layout(height=320, margin=dict(l=10, r=10, t=30, b=10), xaxis_title=name, yaxis_title="rows",
+                      bargap=0.05)
+    return fig
+
+
+def histograms(data: Dataset) -> None:
+    st.markdown(f"#### Distributions {NOT_PRIVATE}")
+    columns = (*data.feature_names, "y")
+    name = st.selectbox("Column", columns, key="data_histogram",
+                        help="The column whose distribution is shown; dashed lines mark the cube's edges")
+    values = data.y if name == "y" else data.X[:, data.feature_names.index(name)]
+    edges = name != "y" and state.get("domain") == "cube"
+    st.plotly_chart(histogram(values, name, edges), width="stretch")
+
+
+# ---------------------------------------------------------------- page
+
+
+def main() -> None:
+    state.ensure()  # a direct link can run this page before app.py has run
+    st.title("Data")
+    st.caption(f"{NOT_PRIVATE} This page is for the data's owner: it shows the raw data and statistics computed "
+               "from it without privacy. Nothing here may be published; the Report page holds what can be.")
+    with st.container(border=True):
+        source_controls()
+    if state.get("source") == "upload" and st.session_state.get("upload") is None:
+        st.info("Choose a CSV file to load it.")
+        return
+    data, problem, message = load()
+    if message is not None:
+        st.error(message)
+    if data is not None:
+        summary(data, problem)
+        preview(data)
+        histograms(data)
+
+
+main()

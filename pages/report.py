@@ -1,0 +1,260 @@
+"""Report page: the last release on one screen for stakeholders, with HTML and JSON downloads.
+
+Everything here is read from core.report.private_report's dictionary, which holds private values
+and public settings only, so nothing computed from the data without privacy can reach the screen
+or a download. The report is the same whichever mode produced the release.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+
+import streamlit as st
+
+from core.errors import InputError
+from core.report import private_report
+from ui import state
+
+CALIBRATIONS = {
+    "paper": "σ(ε, δ) of (7)",
+    "analytic": "the analytic Gaussian mechanism (Balle & Wang 2018), never larger than (7)",
+}
+ACCOUNTINGS = {
+    "basic": "basic composition (Lemma 2.5): ε = ε_a + ε_b + 2ε_c, δ = e^(ε_a+ε_b)(δ_a + δ_b) + (1 + e^ε_c)δ_c",
+    "pld": "privacy-loss distributions (dp_accounting): δ = δ_a + δ_b + δ_PLD(ε)",
+}
+STAGES = (  # key, label, subscript, note
+    ("lambda_min", "Stage 1 · λ̂min", "_a", ""),
+    ("lambda_max", "Stage 2 · λ̂max", "_b", ""),
+    ("release", "Stage 4 · release", "_c", "; the release costs (2ε_c, (1 + e^ε_c)δ_c)"),
+)
+
+
+# ---------------------------------------------------------------- wording
+
+
+def num(x: float | None) -> str:
+    """Six significant digits; a dash for a value that was not formed (null in the report)."""
+    return "—" if x is None else f"{x:.6g}"
+
+
+def md(text: str) -> str:
+    """Text shown literally in Streamlit markdown (θ* must not start italics, $ must not start maths)."""
+    return re.sub(r"([\\*_`$\[\]<>~|#])", r"\\\1", text)
+
+
+def source_description() -> str:
+    """Where the data came from, in words, from the settings: nothing is read off the data."""
+    get = state.get
+    source = get("source")
+    if source.startswith("synthetic"):
+        noise = f", Laplace noise of scale {get('noise_scale'):g}" if source == "synthetic_robust" else ""
+        return (f"{state.SOURCES[source]} (section 4.1 of the paper): x ~ Uni[−1, 1]ᵈ, ‖θ*‖₂ = "
+                f"{get('theta_norm'):g}{noise}, seed {get('sample_seed')}")
+    if source == "acs":
+        drawn = "all filtered records" if get("acs_n") is None else "a sample drawn with replacement"
+        return (f"ACS {get('year')} {get('horizon')} person files of {get('states')}: ACSIncome's filter, "
+                f"y = +1 when income > $40,000; {drawn}")
+    return f"Uploaded file {st.session_state['upload'][0]}"
+
+
+def coefficient(rep: dict) -> str:
+    """The coefficient's name, or the direction u as a combination of the features."""
+    c, names = rep["coefficient"], rep["data"]["feature_names"]
+    if sum(w != 0 for w in c["u"]) == 1 and max(c["u"]) == 1:  # e_j
+        return c["name"]
+    terms = " + ".join(f"{w:.3g}·{f}" for w, f in zip(c["u"], names, strict=True) if w != 0)
+    return f"{c['name']} (u = {terms})"
+
+
+def headline(rep: dict) -> tuple[str, str]:
+    """The released value and its private interval, or ⊥ and why."""
+    r = rep["release"]
+    if r["status"] != "released":
+        return "⊥", f"Nothing was released: {r['reason']}."
+    lo, hi = r["interval"]
+    return num(r["value"]), f"{r['interval_level']:.0%} private interval [{num(lo)}, {num(hi)}]"
+
+
+def guarantee(rep: dict) -> str:
+    g, r = rep["guarantee"], rep["release"]
+    if not g["holds"]:
+        return g["warning"]
+    text = (
+        f"(ε, δ) = ({g['epsilon']:g}, {g['delta']:g})-differentially private: whether or not any one person's "
+        "record is in the data (one row replaced by any other), the probability of every possible output of this "
+        f"report changes by at most a factor e^ε ≈ {math.exp(g['epsilon']):.4g}, plus δ."
+    )
+    if r["interval"] is None:
+        return text
+    # Rounded down: the stated coverage must stay a lower bound.
+    coverage = math.floor(rep["interval_coverage"] * 1e4) / 1e2
+    return text + (
+        f" The {r['interval_level']:.0%} interval uses private values only and covers uᵀθ(Pₙ), the coefficient "
+        f"fitted on all n rows (not a population value), with probability at least {coverage:g}%."
+    )
+
+
+def test_outcome(rep: dict) -> str:
+    t = rep["test"]
+    verdict = "passed" if t["passed"] else "failed"
+    if t["value"] is None:  # the ratio bound could not be formed
+        return f"{verdict}: {t['reason']}"
+    return f"{verdict}: ratio bound {num(t['value'])} against the threshold {num(t['threshold'])}"
+
+
+def certificates(rep: dict) -> list[tuple[str, str]]:
+    lmax = rep["lambda_max"]
+    return [
+        ("λ̂min", f"{num(rep['lambda_min']['lambda_hat'])}: certified lower bound on the Hessian's smallest "
+                  "eigenvalue (Algorithm 2)"),
+        ("λ̂max", "not computed, as λ̂min = 0" if lmax is None
+         else f"{num(lmax['lambda_hat'])}: certified upper bound on its largest eigenvalue (Algorithm 4)"),
+        ("Stability test (14)", test_outcome(rep)),
+    ]
+
+
+def method(rep: dict) -> list[tuple[str, str]]:
+    m = rep["method"]
+    return [
+        ("Algorithm", m["algorithm"]),
+        ("Calibration", CALIBRATIONS[m["calibration"]]),
+        ("Accounting", ACCOUNTINGS[m["accounting"]]),
+        *((label, f"ε{sub} = {m['stages'][k]['epsilon']:.4g}, δ{sub} = {m['stages'][k]['delta']:.3g}{note}")
+          for k, label, sub, note in STAGES),
+    ]
+
+
+def settings(rep: dict) -> list[tuple[str, str]]:
+    d = rep["data"]
+    domain = "cube [−1, 1]ᵈ" if d["domain"] == "cube" else f"ball ‖x‖₂ ≤ {d['radius'] or 1:g}"
+    return [
+        ("Coefficient", coefficient(rep)),
+        ("Loss", d["loss"]),
+        ("Domain", f"{domain}; rows outside are projected onto it"),
+        ("λ_reg", f"{d['lambda_reg']:g}"),
+    ]
+
+
+# ---------------------------------------------------------------- HTML
+
+
+STYLE = """
+body { font: 15px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: #1f2933; margin: 0; }
+main { max-width: 820px; margin: 32px auto; padding: 0 24px; }
+h1 { font-size: 24px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 28px 0 8px; color: #0072B2; }
+.sub { color: #52606d; margin: 0 0 20px; }
+.result { border: 2px solid #0072B2; border-radius: 8px; padding: 16px 20px; }
+.value { font-size: 32px; font-weight: 600; } .note { color: #52606d; }
+.guarantee { background: #eef6fb; border-radius: 8px; padding: 12px 16px; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; vertical-align: top; padding: 6px 8px; border-bottom: 1px solid #e4e7eb; }
+th { width: 190px; font-weight: 600; }
+"""
+
+
+def table(rows: list[tuple[str, str]]) -> str:
+    return "<table>" + "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows) \
+        + "</table>"
+
+
+def report_html(rep: dict) -> str:
+    """A self-contained page (inline style, no scripts or links) with the same content as the screen."""
+    value, detail = headline(rep)
+    e = html.escape
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Private release: {e(coefficient(rep))}</title>
+<style>{STYLE}</style></head><body><main>
+<h1>Private release of one regression coefficient</h1>
+<p class="sub">{e(rep['data']['source'])} · n = {rep['data']['n']:,}, d = {rep['data']['d']}</p>
+<div class="result"><div class="note">Released value of {e(coefficient(rep))}</div>
+<div class="value">{e(value)}</div><div>{e(detail)}</div></div>
+<h2>Guarantee</h2><p class="guarantee">{e(guarantee(rep))}</p>
+<h2>Certificates and test</h2>{table(certificates(rep))}
+<h2>Method</h2>{table(method(rep))}
+<h2>Settings</h2>{table(settings(rep))}
+</main></body></html>
+"""
+
+
+# ---------------------------------------------------------------- page
+
+
+def build(release: dict) -> dict:
+    data = state.dataset()
+    return private_report(
+        release["run"], release["coordinate"], release["budget"], source_description(), data.n, data.d,
+        feature_names=data.feature_names, loss=state.loss_name(), domain=state.get("domain"),
+        radius=state.get("radius"), lambda_reg=state.get("lam_reg"), noise_seed=release.get("seed"),
+    )
+
+
+def bullets(rows: list[tuple[str, str]]) -> None:
+    st.markdown("\n".join(f"- **{md(k)}** · {md(v)}" for k, v in rows))
+
+
+def show(rep: dict) -> None:
+    value, detail = headline(rep)
+    r, lmax = rep["release"], rep["lambda_max"]
+    st.markdown(f"**Data** · {md(rep['data']['source'])} · n = {rep['data']['n']:,}, d = {rep['data']['d']}")
+    with st.container(horizontal=True, gap="large"):
+        st.metric(f"Released value · {md(coefficient(rep))}", value, width="content",
+                  help="uᵀθ(Pₙ) plus Gaussian noise, or ⊥ when the stability test fails")
+        if r["interval"] is not None:
+            lo, hi = r["interval"]
+            st.metric(f"{r['interval_level']:.0%} private interval", f"[{num(lo)}, {num(hi)}]", width="content",
+                      help="T ± z σ w̄, built from private values only")
+    if r["interval"] is None:
+        st.warning(md(detail), icon=":material/block:")
+    with st.container(horizontal=True, gap="large"):
+        st.metric("λ̂min", num(rep["lambda_min"]["lambda_hat"]), width="content",
+                  help="Certified lower bound on the Hessian's smallest eigenvalue (Algorithm 2)")
+        st.metric("λ̂max", "—" if lmax is None else num(lmax["lambda_hat"]), width="content",
+                  help="Certified upper bound on its largest eigenvalue (Algorithm 4); not run when λ̂min = 0")
+        st.metric("Stability test (14)", "passed" if rep["test"]["passed"] else "failed", width="content",
+                  help=md(test_outcome(rep)))
+    if rep["guarantee"]["holds"]:
+        st.success(md(guarantee(rep)), icon=":material/verified_user:")
+    else:
+        st.error(md(guarantee(rep)), icon=":material/warning:")
+    method_col, settings_col = st.columns(2)
+    with method_col:
+        st.markdown("##### Method")
+        bullets(method(rep))
+    with settings_col:
+        st.markdown("##### Settings")
+        bullets(settings(rep))
+
+
+def downloads(rep: dict) -> None:
+    with st.container(horizontal=True):
+        st.download_button("Download HTML report", report_html(rep), "private_release.html", "text/html",
+                           icon=":material/download:", help="One self-contained page to share")
+        st.download_button("Download JSON", json.dumps(rep, indent=2, ensure_ascii=False), "private_release.json",
+                           "application/json", icon=":material/data_object:",
+                           help="The same values, machine-readable")
+
+
+def main() -> None:
+    state.ensure()  # a direct link can run this page before app.py has run
+    st.title("Report")
+    st.caption("For stakeholders: every value here was released by the mechanism or is a public setting (n and d "
+               "are treated as public). Nothing computed from the data without privacy appears, in either mode.")
+    release = st.session_state.get("last_release")
+    if release is None or (release["data_key"], release.get("model_key")) != (state.data_key(), state.model_key()):
+        st.info("No release on the loaded data yet: run a release on the Pipeline page first.",
+                icon=":material/info:")
+        return
+    try:
+        rep = build(release)
+    except (InputError, OSError) as exc:  # the data could not be reloaded for n and d
+        st.error(str(exc))
+        return
+    show(rep)
+    downloads(rep)
+
+
+main()

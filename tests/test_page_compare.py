@@ -1,0 +1,92 @@
+"""The Compare page, driven through Streamlit's AppTest from the app's entry point."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.compare import METHODS
+from ui.theme import METHOD_LABELS
+
+APP = Path(__file__).absolute().parents[1] / "app.py"
+
+
+def open_compare(**settings: object) -> AppTest:
+    """The Compare page on a small synthetic sample, with the given settings in the session."""
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.session_state["n"] = 20_000
+    for key, value in settings.items():
+        at.session_state[key] = value
+    at.switch_page("pages/compare.py")
+    return at.run()
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_teaching_mode_renders_and_waits_for_the_button():
+    at = open_compare()
+    assert_clean(at)
+    assert at.button(key="run_comparison").label == "Run comparison"
+    assert not at.dataframe
+
+
+def test_run_gives_one_row_per_method_and_flags_the_oracle():
+    at = open_compare(trials=3, noise_seed=5)
+    at.button(key="run_comparison").click().run()
+    assert_clean(at)
+    table = at.dataframe[0].value
+    assert list(table["method"]) == [METHOD_LABELS[m] for m in METHODS]
+    private = dict(zip(table["method"], table["private"], strict=True))
+    assert private.pop(METHOD_LABELS["oracle"]) is False
+    assert all(private.values())
+    assert set(table["released"].str.split().str[-1]) == {"3"}
+    assert "RMSE vs uᵀθ*" in table.columns  # synthetic data know θ*
+
+
+def test_result_is_kept_until_a_setting_changes():
+    at = open_compare(trials=2)
+    at.button(key="run_comparison").click().run()
+    at.run()
+    assert len(at.dataframe) == 1
+    at.session_state["epsilon"] = 2.0
+    at.run()
+    assert_clean(at)
+    assert not at.dataframe
+
+
+def test_custom_direction_is_the_target():
+    at = open_compare(trials=2, direction="1, 1, 0, 0, 0", compare_methods=["oracle"])
+    at.button(key="run_comparison").click().run()
+    assert_clean(at)
+    _, comparison = at.session_state["compare_result"]
+    assert comparison.u == pytest.approx(np.array([1, 1, 0, 0, 0]) / np.sqrt(2))
+
+
+def test_full_vector_methods_get_their_own_table():
+    at = open_compare(trials=2, compare_methods=["local", "algorithm3", "algorithm7"])
+    at.button(key="run_comparison").click().run()
+    assert_clean(at)
+    singles, vectors = (d.value for d in at.dataframe)
+    assert list(singles["method"]) == [METHOD_LABELS["local"]]
+    assert list(vectors["method"]) == [METHOD_LABELS["algorithm3"], METHOD_LABELS["algorithm7"]]
+
+
+def test_publish_mode_shows_only_an_explanation():
+    at = open_compare(mode="publish")
+    assert not at.exception
+    assert any("teaching mode only" in i.value for i in at.info)
+    assert not at.dataframe
+    assert not [b for b in at.button if b.key == "run_comparison"]
+
+
+def test_bad_budget_is_an_error_message():
+    at = open_compare(epsilon=-1.0)
+    assert not at.exception
+    assert at.error
+    assert not [b for b in at.button if b.key == "run_comparison"]

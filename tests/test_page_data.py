@@ -1,0 +1,176 @@
+"""The Data page, driven through Streamlit's AppTest from the app's entry point."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from core.data import acs, synthetic
+
+APP = Path(__file__).resolve().parents[1] / "app.py"
+CA_FILE = Path(__file__).resolve().parent / "data" / "SYNTHETIC_psam_p06_CA_2018_1-Year.csv"
+N = 20_000  # small enough to keep every run fast
+
+
+def open_data_page(**settings: object) -> AppTest:
+    """The app with n = N, then the given session values, then the Data page."""
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.session_state["n"] = N
+    at.run()  # the first run registers the pages of st.navigation; switch_page needs them
+    for key, value in settings.items():
+        at.session_state[key] = value
+    return at.switch_page("pages/data.py").run()
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def metric(at: AppTest, label: str) -> str:
+    (value,) = [m.value for m in at.main.metric if m.label == label]
+    return value
+
+
+def census_root(tmp_path: Path) -> Path:
+    """A census folder laid out as folktables does, holding the SYNTHETIC California file."""
+    folder = tmp_path / "2018" / "1-Year"
+    folder.mkdir(parents=True)
+    shutil.copy(CA_FILE, folder / "psam_p06.csv")
+    return tmp_path
+
+
+def plain_csv(rows: int = 300, seed: int = 0) -> bytes:
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-1, 1, size=(rows, 2))
+    y = X @ np.array([0.5, -0.3]) + rng.laplace(size=rows)
+    lines = ["a,b,y", *(f"{a},{b},{t}" for (a, b), t in zip(X, y, strict=True))]
+    return ("\n".join(lines) + "\n").encode()
+
+
+@pytest.mark.parametrize("source", ["synthetic_robust", "synthetic_logistic"])
+def test_synthetic_sources_show_the_data(source):
+    at = open_data_page(source=source)
+    assert_clean(at)
+    loss = source.removeprefix("synthetic_")
+    data = synthetic(N, 5, loss, 1.0, 1.0, 0)
+    assert metric(at, "n") == f"{N:,}"
+    assert metric(at, "d") == "5"
+    assert "Features: x0, x1, x2, x3, x4" in [c.value for c in at.caption]
+    preview = at.dataframe[-1].value
+    np.testing.assert_allclose(preview[list(data.feature_names)].to_numpy(), data.X[:20])
+    np.testing.assert_allclose(preview["y"].to_numpy(), data.y[:20])
+    assert at.get("plotly_chart")
+    if loss == "logistic":
+        assert metric(at, "Share of y = +1") == f"{np.mean(data.y == 1):.1%}"
+    else:
+        stats = at.dataframe[0].value
+        assert stats.loc["y", "mean"] == pytest.approx(data.y.mean())
+        assert stats.loc["y", "median"] == pytest.approx(np.median(data.y))
+
+
+def test_every_row_is_inside_the_cube():
+    at = open_data_page()
+    assert metric(at, "Rows projected onto the domain") == "0 (0.0%)"
+
+
+def test_resample_draws_the_next_seed():
+    at = open_data_page()
+    first = at.dataframe[-1].value
+    at.button(key="resample").click().run()
+    assert_clean(at)
+    assert at.session_state["sample_seed"] == 1
+    assert not first.equals(at.dataframe[-1].value)
+
+
+def test_histogram_of_the_response():
+    at = open_data_page()
+    at.selectbox(key="data_histogram").select("y").run()
+    assert_clean(at)
+    assert at.get("plotly_chart")
+
+
+def test_acs_from_a_census_folder(tmp_path):
+    at = open_data_page(source="acs", acs_root=str(census_root(tmp_path)))
+    assert_clean(at)
+    population = acs.read_pums(CA_FILE.read_bytes())
+    assert metric(at, "n") == f"{population.n:,}"
+    assert metric(at, "d") == "17"
+    assert metric(at, "Share of y = +1") == f"{np.mean(population.y == 1):.1%}"
+
+
+def test_acs_sample_of_size_n(tmp_path):
+    at = open_data_page(source="acs", acs_root=str(census_root(tmp_path)), acs_n=500)
+    assert_clean(at)
+    assert metric(at, "n") == "500"
+
+
+def test_missing_census_file_names_the_expected_path(tmp_path):
+    at = open_data_page(source="acs", acs_root=str(tmp_path))
+    assert not at.exception
+    (error,) = at.error
+    assert str(tmp_path / "2018" / "1-Year" / "psam_p06.csv") in error.value
+    assert "census.gov" in error.value
+    assert not at.main.metric
+
+
+def test_unreachable_census_site_is_reported(tmp_path, monkeypatch):
+    monkeypatch.setattr(acs, "_unreachable", lambda url: "ConnectionError")
+    at = open_data_page(source="acs", acs_root=str(tmp_path), download=True)
+    assert not at.exception
+    (error,) = at.error
+    assert "could not be reached (ConnectionError)" in error.value
+    assert str(tmp_path / "2018" / "1-Year" / "psam_p06.csv") in error.value
+
+
+def test_upload_widget_loads_a_plain_csv():
+    at = open_data_page(source="upload", upload_loss="robust")
+    assert [i.value for i in at.info] == ["Choose a CSV file to load it."]
+    at.file_uploader(key="upload_file").set_value(("mine.csv", plain_csv(), "text/csv")).run()
+    assert_clean(at)
+    assert at.session_state["upload"] == ("mine.csv", plain_csv())
+    assert metric(at, "n") == "300"
+    assert metric(at, "d") == "2"
+
+
+def test_uploaded_plain_csv_in_the_session():
+    at = open_data_page(source="upload", upload=("mine.csv", plain_csv(400)), upload_loss="robust")
+    assert_clean(at)
+    assert metric(at, "n") == "400"
+    assert "Features: a, b" in [c.value for c in at.caption]
+
+
+def test_uploaded_pums_file():
+    at = open_data_page(source="upload", upload=("psam_p06.csv", CA_FILE.read_bytes()))
+    assert_clean(at)
+    assert metric(at, "n") == f"{acs.read_pums(CA_FILE.read_bytes()).n:,}"
+    assert metric(at, "d") == "17"
+    assert all(r.key != "upload_loss" for r in at.radio)
+
+
+def test_labels_the_loss_cannot_use_leave_the_data_shown():
+    at = open_data_page(source="upload", upload=("mine.csv", plain_csv()), upload_loss="logistic")
+    assert not at.exception
+    (error,) = at.error
+    assert "logistic regression needs binary labels" in error.value
+    assert metric(at, "n") == "300"
+    assert metric(at, "Rows projected onto the domain") == "—"
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"a,b\n1,2\n3,4\n", "has no column named y"),
+        (b"a,y\n1,2\n3,oops\n", "non-numeric value 'oops'"),
+        (b"PINCP,AGEP\n50000,30\n", "is not an ACS PUMS person file"),
+    ],
+)
+def test_malformed_upload_shows_the_message(content, message):
+    at = open_data_page(source="upload", upload=("bad.csv", content))
+    assert not at.exception
+    (error,) = at.error
+    assert message in error.value
