@@ -1,0 +1,213 @@
+"""The app in a real browser: a Streamlit server in a subprocess, driven by Playwright and Chromium.
+
+Playwright's own browser downloads are not used: the system Chromium is launched through
+executable_path. Without Chromium (or Playwright) the tests skip, except under CI=true, where that
+is a broken environment and fails. Screenshots and the server's log go to test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+try:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import sync_playwright
+except ImportError:  # the executable fixture skips, or fails under CI
+    sync_playwright = None
+
+ROOT = Path(__file__).absolute().parents[1]
+ARTIFACTS = ROOT / "test-artifacts"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run"]
+N = 20_000
+START_TIMEOUT = 60.0  # seconds for the server to answer its health check
+RUN_TIMEOUT_MS = 120_000  # a script run; the first one loads the data and fits
+
+
+def unavailable(reason: str) -> None:
+    """Skip, or fail under CI, where a missing browser means a broken environment rather than a choice."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"{reason}; CI=true requires the browser tests to run")
+    pytest.skip(reason)
+
+
+def chromium() -> str:
+    path = shutil.which("chromium") or ("/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else None)
+    if path is None:
+        unavailable("no Chromium on this machine (apt-get install chromium); Playwright cannot download one here")
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_until_serving(url: str, proc: subprocess.Popen, log: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"streamlit exited with code {proc.returncode}:\n{log.read_text()}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                if response.read() == b"ok":
+                    return
+        except OSError:
+            time.sleep(0.3)
+    pytest.fail(f"streamlit did not serve {url} within {START_TIMEOUT:g} s:\n{log.read_text()}")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    ARTIFACTS.mkdir(exist_ok=True)
+    port = free_port()
+    log = ARTIFACTS / "streamlit.log"
+    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+               "--server.address", "127.0.0.1", "--server.port", str(port),
+               "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
+    with log.open("w") as out:
+        proc = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_serving(url, proc, log)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def executable() -> str:
+    """The system Chromium; checked before the server starts, so a skip costs nothing."""
+    if sync_playwright is None:
+        unavailable("the playwright package is not installed (pip install -r requirements-dev.txt)")
+    return chromium()
+
+
+@pytest.fixture(scope="module")
+def page(executable: str, server: str):
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        tab = browser.new_page(viewport={"width": 1400, "height": 1000})
+        tab.set_default_timeout(RUN_TIMEOUT_MS)
+        yield tab
+        browser.close()
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def settle(tab) -> None:
+    """Wait until the script run an action started has finished and nothing on screen is stale."""
+    try:  # the run starts a moment after the action; a fast one may come and go unseen
+        tab.locator('[data-testid="stApp"][data-test-script-state="running"]').wait_for(timeout=1500)
+    except PlaywrightTimeout:
+        pass
+    tab.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(timeout=RUN_TIMEOUT_MS)
+    tab.wait_for_function("!document.querySelector('[data-stale=\"true\"]')", timeout=RUN_TIMEOUT_MS)
+
+
+def screenshot(tab, name: str) -> None:
+    """The whole page: Streamlit scrolls inside its main element, so the viewport grows to its height first."""
+    viewport = tab.viewport_size
+    height = tab.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
+    tab.set_viewport_size({"width": viewport["width"], "height": min(max(height, viewport["height"]), 10_000)})
+    tab.screenshot(path=str(ARTIFACTS / f"{name}.png"))
+    tab.set_viewport_size(viewport)
+
+
+def check_clean(tab, name: str) -> None:
+    """No exception, error box or dialog (such as "Page not found") on the page; a screenshot either way."""
+    screenshot(tab, name)
+    assert not tab.get_by_role("dialog").count(), f"{name}: {tab.get_by_role('dialog').all_inner_texts()}"
+    exceptions = tab.locator('[data-testid="stException"]').all_inner_texts()
+    errors = tab.locator('[data-testid="stAlertContentError"]').all_inner_texts()
+    assert not exceptions, f"{name}: {exceptions}"
+    assert not errors, f"{name}: {errors}"
+
+
+def open_page(tab, server: str, title: str, path: str) -> None:
+    """Follow the navigation's link (keeps the session), else the page's URL path with the URL's settings.
+
+    A link's text starts with its icon's name (a ligature such as "table", with no space), so only its
+    end is matched.
+    """
+    link = tab.locator('[data-testid="stSidebarNav"] a').filter(has_text=re.compile(rf"{title}\s*$"))
+    if link.count():
+        link.first.click()
+    else:
+        tab.goto(f"{server}/{path}?{tab.url.partition('?')[2]}")
+    settle(tab)
+    tab.get_by_role("heading", level=1).first.wait_for()
+
+
+def text(tab, pattern: str):
+    return tab.get_by_text(re.compile(pattern)).first
+
+
+# ---------------------------------------------------------------- the walk through the app
+
+
+def test_walk_through_every_page(page, server: str):
+    # The root first. A fresh server runs a deep link such as /data as that page alone, without app.py
+    # (Streamlit's pages/ directory mode, until st.navigation has run once); the root always runs app.py.
+    page.goto(f"{server}/?n={N}")
+    settle(page)
+    text(page, f"n = {N:,}").wait_for()
+
+    open_page(page, server, "Data", "data")
+    page.get_by_role("heading", name="Data", level=1).wait_for()
+    text(page, f"{N:,} rows").wait_for()
+    check_clean(page, "01-data")
+
+    open_page(page, server, "Pipeline", "")
+    text(page, "Stage 1").wait_for()
+    text(page, "Stage 4").wait_for()
+    check_clean(page, "02-pipeline")
+
+    # ε is a slider over a log grid: one step down from the default 4, and the URL records it.
+    page.locator('[data-testid="stSlider"]').filter(has_text="ε").get_by_role("slider").first.press("ArrowLeft")
+    settle(page)
+    page.wait_for_url(re.compile(r"[?&]epsilon=[0-9.]+"))
+    epsilon = re.search(r"[?&]epsilon=([0-9.]+)", page.url).group(1)
+    check_clean(page, "03-pipeline-epsilon")
+
+    page.get_by_role("button", name=re.compile("fresh noise", re.I)).click()
+    settle(page)
+    text(page, "Stage 4").wait_for()
+    check_clean(page, "04-pipeline-fresh-noise")
+
+    open_page(page, server, "Compare", "compare")
+    trials = page.get_by_label("Noise draws per method (K)", exact=True)
+    trials.fill("3")
+    trials.press("Enter")
+    settle(page)
+    page.get_by_role("button", name="Run comparison").click()
+    settle(page)
+    page.locator('[data-testid="stDataFrame"]').first.wait_for()
+    page.locator('[data-testid="stPlotlyChart"]').first.wait_for()
+    text(page, "Oracle · not private").wait_for()
+    text(page, rf"\(ε, δ\) = \({re.escape(epsilon)}, ").wait_for()  # the Pipeline's ε carried over
+    check_clean(page, "05-compare")
+
+    open_page(page, server, "Report", "report")
+    page.get_by_role("heading", name="Report", level=1).wait_for()
+    # The Pipeline's last run is in this session, so the Report offers it for download.
+    page.get_by_role("button", name=re.compile("Download", re.I)).first.wait_for()
+    check_clean(page, "06-report")
