@@ -296,3 +296,10 @@ def test_publish_ignores_the_seed():
     assert at.session_state["last_release"]["mode"] == "publish"
     seeded = core_run(8.0, 3, 0).release.value
     assert seeded not in values
+
+
+def test_publish_sidebar_describes_the_data_without_raw_counts():
+    at = start(mode="publish")
+    assert_clean(at)
+    captions = " ".join(c.value for c in at.sidebar.caption)
+    assert f"n = {N:,}" in captions and "seed" not in captions  # the source line stays in teaching mode

@@ -18,7 +18,9 @@ def render() -> None:
     sb.markdown(f"**Data** · {state.SOURCES[state.get('source')]}")
     try:
         data = state.dataset()
-        sb.caption(f"n = {data.n:,}, d = {data.d} · {data.source}")
+        # The source line can hold counts of the raw data (e.g. the filtered census population).
+        detail = "" if state.is_publish() else f" · {data.source}"
+        sb.caption(f"n = {data.n:,}, d = {data.d}{detail}")
     except InputError as exc:
         sb.caption(f"not loaded: {exc}")
     eps, delta = state.get("epsilon"), state.get("delta")
