@@ -72,6 +72,15 @@ def check_stage_budget(epsilon: float, delta: float, what: str) -> None:
         raise BudgetError(f"delta for {what} must be below 1/2 (Proposition 6.1), got {delta:g}")
 
 
+def steps_to_invert(N_hat: float, epsilon: float, delta: float) -> tuple[float, int]:
+    """(k, m): k = ln(1/(2 delta))/eps and m = max(0, floor(N_hat - k)).
+
+    floor, not round: m <= N - 1 whenever the noise is below k, the event of probability 1 - delta.
+    """
+    k = math.log(1.0 / (2.0 * delta)) / epsilon
+    return k, max(0, math.floor(N_hat - k))
+
+
 def recursive_bound(
     statistic: float,
     recursion: Recursion,
@@ -85,9 +94,7 @@ def recursive_bound(
     N = recursion.count(statistic)
     noise = float(rng.laplace(0.0, 1.0 / epsilon))
     N_hat = N + noise
-    k = math.log(1.0 / (2.0 * delta)) / epsilon
-    # floor, not round: m <= N - 1 whenever noise < k, the event of probability 1 - delta.
-    m = max(0, math.floor(N_hat - k))
+    k, m = steps_to_invert(N_hat, epsilon, delta)
     return RecursiveBound(
         kind=kind,
         statistic=float(statistic),

@@ -101,12 +101,16 @@ def omega(fit: FitResult, g: Geometry, u: np.ndarray) -> float:
 
     +inf when g >= 1 (no stability bound is available).
     """
+    return _omega(directional_sensitivity(fit, g, u), fit, g, u)
+
+
+def _omega(delta_u: float, fit: FitResult, g: Geometry, u: np.ndarray) -> float:
+    """(11) from an already computed Delta(P_n, u)."""
     lam = fit.lambda_min + fit.lam_reg
     gam = g.alpha * g.r * t_bound(lam, g, fit.n)
     if not gam < 1:
         return math.inf
-    tail = 2.0 * g.G0 / (fit.n * lam) * gam / (1.0 - gam) * float(np.linalg.norm(u))
-    return directional_sensitivity(fit, g, u) + tail
+    return delta_u + 2.0 * g.G0 / (fit.n * lam) * gam / (1.0 - gam) * float(np.linalg.norm(u))
 
 
 def release(
@@ -126,7 +130,7 @@ def release(
     s = sigma(epsilon, delta, calibration)
     u_theta = float(u @ fit.theta)
     delta_u = directional_sensitivity(fit, g, u)
-    om = omega(fit, g, u)
+    om = _omega(delta_u, fit, g, u)
     common = dict(
         interval_level=level, sigma=s, epsilon=float(epsilon), delta=float(delta),
         calibration=calibration, u_theta=u_theta, Delta=delta_u, omega=om,

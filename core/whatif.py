@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from core.accounting import make_budget
+from core.certificates import steps_to_invert
 from core.errors import InputError
 from core.pipeline import Problem
 from core.recursion import down_recursion, up_recursion
@@ -27,14 +28,12 @@ def noise_free_test(problem: Problem, epsilon: float, delta: float, split: tuple
     n = f.n if n is None else int(n)
     b = make_budget(epsilon, delta, split, accounting)
     a_stage, b_stage = b.lambda_min, b.lambda_max
-    k_a = math.log(1 / (2 * a_stage.delta)) / a_stage.epsilon
     down = down_recursion(g, n, f.lam_reg)
-    lam_hat_min = down.inverse(max(0, math.floor(down.count(f.lambda_min) - k_a)))
+    lam_hat_min = down.inverse(steps_to_invert(down.count(f.lambda_min), a_stage.epsilon, a_stage.delta)[1])
     lam_hat_max = None
     if lam_hat_min > 0:
         up = up_recursion(lam_hat_min, g, n, f.lam_reg)
-        k_b = math.log(1 / (2 * b_stage.delta)) / b_stage.epsilon
-        lam_hat_max = up.inverse(max(0, math.floor(up.count(f.lambda_max) - k_b)))
+        lam_hat_max = up.inverse(steps_to_invert(up.count(f.lambda_max), b_stage.epsilon, b_stage.delta)[1])
     return stability_test(lam_hat_min, lam_hat_max, g, n, f.lam_reg, b.release.epsilon, b.release.delta)
 
 
