@@ -19,6 +19,7 @@ the inverse uses it only to save evaluations, and only where it holds.
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -90,7 +91,9 @@ class DecreasingRecursion:
 
     `count` and `inverse` are the two computations of Algorithm 6. The boundary points
     mu_j = sup{lam : R^(j+1)(lam) <= floor} depend only on public constants (n, d, domain,
-    lam_reg), never on data or noise, so they are memoised on the instance.
+    lam_reg), never on data or noise, so they are memoised on the instance. Instances are shared
+    between the app's concurrent sessions (`down_recursion` is memoised per process), so a lock
+    serialises the memo: every caller gets exactly the value a sequential run would give.
     """
 
     step: Callable[[float], float]
@@ -99,6 +102,7 @@ class DecreasingRecursion:
     accelerating: bool
     _chain: list[float] = field(default_factory=list, compare=False, repr=False)
     _verified: dict[int, float] = field(default_factory=dict, compare=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
     def power(self, lam: float, k: int) -> float:
         """R^k(lam), stopping early once the floor is reached (R(floor) = floor)."""
@@ -129,18 +133,19 @@ class DecreasingRecursion:
         """sup{lam >= floor : R^m(lam) <= floor}, the boundary point (R^m)^{-1}(inf C); floor if m = 0."""
         if m <= 0:
             return self.floor
-        done = self._verified.get(m)
-        if done is not None:
-            return done
-        lam = self._extend_chain(m)[m - 1]
-        # Rounding may leave R^m(lam) a hair above the floor; step down, the safe direction.
-        while self.power(lam, m) > self.floor:
-            lam = math.nextafter(lam, -math.inf)
-        self._verified[m] = lam
-        return lam
+        with self._lock:  # the chain and its verified entries are extended by one caller at a time
+            done = self._verified.get(m)
+            if done is not None:
+                return done
+            lam = self._extend_chain(m)[m - 1]
+            # Rounding may leave R^m(lam) a hair above the floor; step down, the safe direction.
+            while self.power(lam, m) > self.floor:
+                lam = math.nextafter(lam, -math.inf)
+            self._verified[m] = lam
+            return lam
 
     def _extend_chain(self, m: int) -> list[float]:
-        """Boundary points mu_0 < mu_1 < ... with R(mu_j) <= mu_(j-1), up to index m - 1."""
+        """Boundary points mu_0 < mu_1 < ... with R(mu_j) <= mu_(j-1), up to index m - 1 (hold _lock)."""
         chain = self._chain
         if not chain:
             chain.append(self._preimage(self.floor, self.floor + self.scale))
