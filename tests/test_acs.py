@@ -140,18 +140,37 @@ def test_planted_coefficients_are_recovered(tmp_path):
     assert np.max(np.abs(fit.theta - PLANTED_THETA)) < 0.2, np.round(fit.theta - PLANTED_THETA, 3)
 
 
-def test_sampling_with_replacement_is_seeded(root):
+def test_sampling_is_seeded_and_without_replacement_by_default(root):
     population = acs.load_acs_income(["CA", "MI"], root=root)
-    a = acs.load_acs_income(["CA", "MI"], root=root, n=5000, sample_seed=3)
-    b = acs.load_acs_income(["CA", "MI"], root=root, n=5000, sample_seed=3)
-    c = acs.load_acs_income(["CA", "MI"], root=root, n=5000, sample_seed=4)
+    a = acs.load_acs_income(["CA", "MI"], root=root, n=300, sample_seed=3)
+    b = acs.load_acs_income(["CA", "MI"], root=root, n=300, sample_seed=3)
+    c = acs.load_acs_income(["CA", "MI"], root=root, n=300, sample_seed=4)
+    np.testing.assert_array_equal(a.X, b.X)
+    assert not np.array_equal(a.X, c.X)
+    assert a.privacy_unit.max_rows_per_person == 1 and "drawn without replacement (seed 3)" in a.source
+    # the same seeded draw on the row numbers: 300 distinct people, whose records are the sample
+    idx, _, k = acs.sample_population(np.arange(population.n)[:, None], np.arange(population.n), 300, 3)
+    assert k == 1 and np.unique(idx[:, 0]).size == 300
+    np.testing.assert_array_equal(a.X, population.X[idx[:, 0]])
+    np.testing.assert_array_equal(a.y, population.y[idx[:, 0]])
+    with pytest.raises(DataError, match="positive integer"):
+        acs.load_acs_income(["CA"], root=root, n=0)
+
+
+def test_sampling_with_replacement_is_seeded_and_asked_for(root):
+    population = acs.load_acs_income(["CA", "MI"], root=root)
+    with pytest.raises(DataError, match="--with-replacement"):
+        acs.load_acs_income(["CA", "MI"], root=root, n=5000, sample_seed=3)
+    a = acs.load_acs_income(["CA", "MI"], root=root, n=5000, sample_seed=3, with_replacement=True)
+    b = acs.load_acs_income(["CA", "MI"], root=root, n=5000, sample_seed=3, with_replacement=True)
+    c = acs.load_acs_income(["CA", "MI"], root=root, n=5000, sample_seed=4, with_replacement=True)
     assert a.n == 5000 > population.n  # with replacement: n may exceed the population
     np.testing.assert_array_equal(a.X, b.X)
     assert not np.array_equal(a.X, c.X)
     rows = {tuple(r) + (t,) for r, t in zip(population.X, population.y, strict=True)}
     assert all(tuple(r) + (t,) in rows for r, t in zip(a.X[:200], a.y[:200], strict=True))
-    with pytest.raises(DataError, match="positive integer"):
-        acs.load_acs_income(["CA"], root=root, n=0)
+    k = a.privacy_unit.max_rows_per_person
+    assert a.privacy_unit.unit == "person" and k > 1 and f"up to {k} rows per person" in a.source
 
 
 def test_second_load_reads_no_csv_and_a_changed_file_is_reread(root, monkeypatch):
@@ -249,11 +268,13 @@ def test_malformed_person_files(tmp_path):
 def test_command_line_on_census_files(root):
     base = [sys.executable, "-m", "core", "release", "--loss", "logistic", "--epsilon", "4", "--delta", "1e-6"]
     args = ["--acs-root", str(root), "--state", "CA", "--state", "MI", "--coordinate", "female", "--seed", "1"]
-    proc = subprocess.run([*base, *args, "--n", "3000", "--sample-seed", "2"], capture_output=True, text=True)
+    proc = subprocess.run([*base, *args, "--n", "3000", "--sample-seed", "2", "--with-replacement"],
+                          capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["feature_names"] == list(acs.FEATURE_NAMES) and doc["n"] == 3000 and doc["d"] == 17
     assert doc["coordinate"] == {"index": 13, "name": "female"}
+    assert doc["privacy_unit"]["unit"] == "person" and doc["privacy_unit"]["max_rows_per_person"] > 1
     proc = subprocess.run([*base, "--pums", str(FIXTURES["CA"]), "--coordinate", "2"], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["coordinate"]["name"] == "hours"
@@ -265,7 +286,8 @@ def test_command_line_on_census_files(root):
 
 def test_compare_command_on_census_files(root):
     args = [sys.executable, "-m", "core", "compare", "--acs-root", str(root), "--state", "CA", "--state", "MI",
-            "--n", "20000", "--sample-seed", "1", "--loss", "logistic", "--coordinate", "schooling",
+            "--n", "20000", "--sample-seed", "1", "--with-replacement", "--loss", "logistic",
+            "--coordinate", "schooling",
             "--epsilon", "4", "--delta", "1e-6", "--trials", "2", "--seed", "1"]
     proc = subprocess.run(args, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr

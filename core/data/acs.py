@@ -8,7 +8,10 @@ CSV parser, and the encoded arrays of each state are cached beside the census fi
 load reads no CSV at all.
 
 The filtered records of the chosen states are the population; a sample of size n is drawn from it
-with replacement (seeded), as in the paper's experiments.
+without replacement (seeded), so each person fills at most one row and the guarantee, stated per
+row, is one per person. Drawing with replacement, as in the paper's experiments, must be asked
+for explicitly: a person may then fill k rows and is protected only by group privacy for k rows
+(`core.data.dataset.PrivacyUnit`).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import pyarrow.csv as pa_csv
 import requests
 from folktables import acs as fk_acs
 
-from core.data.dataset import Dataset
+from core.data.dataset import Dataset, PrivacyUnit
 from core.errors import DataError
 
 FEATURE_NAMES = (
@@ -284,14 +287,44 @@ def load_state(root: str | os.PathLike, state: str, year: int = 2018, horizon: s
     return X, y
 
 
-def sample_population(X: np.ndarray, y: np.ndarray, n: int | None, seed: int | None) -> tuple[np.ndarray, np.ndarray]:
-    """n records drawn with replacement (seeded); the whole population when n is None."""
+def sample_population(
+    X: np.ndarray, y: np.ndarray, n: int | None, seed: int | None, with_replacement: bool = False
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """n records drawn (seeded) from the population, and k, the most rows any one person fills.
+
+    Without replacement (the default) every person fills at most one row, so k = 1, and n may not
+    exceed the population size N. With replacement n is unrestricted and k is the largest
+    multiplicity among the drawn indices. n None gives the whole population (k = 1).
+
+    The draw, and so k, depends only on the seed, N and n, never on the records' values; N is
+    treated as public here, like n.
+    """
     if n is None:
-        return X, y
-    if not (isinstance(n, (int, np.integer)) and n > 0):
+        return X, y, 1
+    if isinstance(n, bool) or not (isinstance(n, (int, np.integer)) and n > 0):
         raise DataError(f"the sample size n must be a positive integer, got {n}")
-    idx = np.random.default_rng(seed).integers(0, X.shape[0], size=n)
-    return X[idx], y[idx]
+    N = int(X.shape[0])
+    rng = np.random.default_rng(seed)
+    if not with_replacement:
+        if n > N:
+            raise DataError(
+                f"the population has {N} people after ACSIncome's filter (N is treated as public here, like n), "
+                f"so a sample of n = {n} cannot give one row per person: choose n at most {N}, or ask explicitly "
+                "for drawing with replacement (--with-replacement on the command line, the Data page's "
+                "\"draw with replacement\" option in the app), with which a person may fill several rows and "
+                "the guarantee holds per person only by group privacy"
+            )
+        idx = rng.choice(N, size=int(n), replace=False)
+        return X[idx], y[idx], 1
+    idx = rng.integers(0, N, size=int(n))
+    return X[idx], y[idx], int(np.bincount(idx).max())
+
+
+def _drawn(n: int, seed: int | None, with_replacement: bool, k: int) -> str:
+    """How the sample was drawn, for a data set's source line."""
+    if not with_replacement:
+        return f"a sample of {n} drawn without replacement (seed {seed})"
+    return f"a sample of {n} drawn with replacement (seed {seed}; up to {k} rows per person)"
 
 
 def load_acs_income(
@@ -302,8 +335,13 @@ def load_acs_income(
     n: int | None = None,
     sample_seed: int | None = None,
     download: bool = False,
+    with_replacement: bool = False,
 ) -> Dataset:
-    """The paper's income problem for the chosen states: population or a with-replacement sample."""
+    """The paper's income problem for the chosen states: the population, or a seeded sample of n.
+
+    The sample is drawn without replacement unless with_replacement is set; the Dataset's
+    privacy_unit is PrivacyUnit("person", k), k the most rows one person fills.
+    """
     if not states:
         raise DataError("name at least one state, e.g. --state CA")
     root = Path(root) if root is not None else default_root()
@@ -312,18 +350,25 @@ def load_acs_income(
     y = np.concatenate([p[1] for p in parts]) if len(parts) > 1 else parts[0][1]
     if X.shape[0] == 0:
         raise DataError(f"no person record of {', '.join(states)} passes ACSIncome's filter")
-    Xs, ys = sample_population(X, y, n, sample_seed)
-    drawn = "the whole population" if n is None else f"a sample of {n} drawn with replacement (seed {sample_seed})"
+    Xs, ys, k = sample_population(X, y, n, sample_seed, with_replacement)
+    drawn = "the whole population" if n is None else _drawn(n, sample_seed, with_replacement, k)
     source = f"ACS {year} {horizon} income, {'+'.join(states)}: {X.shape[0]} filtered records, {drawn}"
-    return Dataset(X=Xs, y=ys, feature_names=FEATURE_NAMES, source=source)
+    return Dataset(X=Xs, y=ys, feature_names=FEATURE_NAMES, source=source, privacy_unit=PrivacyUnit("person", k))
 
 
 def read_pums(source: str | os.PathLike | bytes, name: str | None = None, n: int | None = None,
-              sample_seed: int | None = None) -> Dataset:
-    """A person's own PUMS person CSV (a path, or the bytes of an upload), encoded the same way."""
+              sample_seed: int | None = None, with_replacement: bool = False) -> Dataset:
+    """A person's own PUMS person CSV (a path, or the bytes of an upload), encoded the same way.
+
+    Its records, or a seeded sample of n drawn as in `sample_population`, are census persons:
+    the Dataset's privacy_unit is PrivacyUnit("person", k).
+    """
     label = name or (str(source) if not isinstance(source, bytes) else "the uploaded file")
     X, y = encode_acs_income(read_person_columns(source, label))
     if X.shape[0] == 0:
         raise DataError(f"no person record of {label} passes ACSIncome's filter")
-    Xs, ys = sample_population(X, y, n, sample_seed)
-    return Dataset(X=Xs, y=ys, feature_names=FEATURE_NAMES, source=f"PUMS file {label}: {X.shape[0]} filtered records")
+    Xs, ys, k = sample_population(X, y, n, sample_seed, with_replacement)
+    source = f"PUMS file {label}: {X.shape[0]} filtered records"
+    if n is not None:
+        source += f", {_drawn(n, sample_seed, with_replacement, k)}"
+    return Dataset(X=Xs, y=ys, feature_names=FEATURE_NAMES, source=source, privacy_unit=PrivacyUnit("person", k))
