@@ -27,6 +27,7 @@ from core.gaussian import check_epsilon_delta, sigma
 from core.marks import NOT_PRIVATE
 from core.pipeline import PrivateRun, Problem, run_private
 from core.release import directional_sensitivity, unit_direction
+from core.stability import solver_slack
 
 OUTPUT_PERTURBATION_LAMBDA = 1e-2
 
@@ -67,7 +68,8 @@ def oracle(problem: Problem, u: NDArray | int, epsilon: float, delta: float, rng
 
 def regularised_fit_theta(problem: Problem, lam_reg: float, linear: NDArray | None = None) -> NDArray:
     """theta of (1) with another lambda_reg (and an optional linear term) on the problem's data."""
-    return fit(problem.X, problem.y, problem.geometry.loss, lam_reg, linear=linear).theta
+    g = problem.geometry
+    return fit(problem.X, problem.y, g.loss, lam_reg, linear=linear, radius=g.r).require_minimiser().theta
 
 
 def output_perturbation(problem: Problem, u: NDArray | int, epsilon: float, delta: float,
@@ -80,7 +82,9 @@ def output_perturbation(problem: Problem, u: NDArray | int, epsilon: float, delt
         raise ValueError("output perturbation needs lambda_reg > 0")
     uv = unit_direction(u, problem.d)
     theta = regularised_fit_theta(problem, lam_reg) if theta_lam is None else theta_lam
-    scale = 2.0 * problem.geometry.G0 / (problem.n * lam_reg) * sigma(epsilon, delta, calibration)
+    # Sensitivity 2 G0/(n lam), plus the tolerance of the two fits (each within solver_slack(lam)).
+    g = problem.geometry
+    scale = (2.0 * g.G0 / (problem.n * lam_reg) + 2.0 * solver_slack(lam_reg, g)) * sigma(epsilon, delta, calibration)
     value = float(uv @ theta) + scale * float(rng.standard_normal())
     return BaselineRelease("output_perturbation", value, scale, True, epsilon, delta, lam_reg,
                            time.perf_counter() - start, float(uv @ problem.fit.theta))

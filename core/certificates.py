@@ -125,6 +125,11 @@ def lambda_max_certificate(
     delta: float,
     rng: np.random.Generator,
 ) -> RecursiveBound:
-    """Algorithm 4: a private upper bound on lambda_max(P_n) given the certified lambda_hat_min > 0."""
+    """Algorithm 4: a private upper bound on lambda_max(P_n) given the certified lambda_hat_min > 0.
+
+    Data without a minimiser (lambda_min := 0) reach this stage only on stage 1's failure event; their
+    lambda_max is taken as the cap G1, so the count is 0 and nothing fails.
+    """
     rec = up_recursion(lambda_hat_min, g, fit.n, fit.lam_reg)
-    return recursive_bound(fit.lambda_max, rec, epsilon, delta, rng, "upper")
+    statistic = fit.lambda_max if fit.has_minimiser else g.G1
+    return recursive_bound(statistic, rec, epsilon, delta, rng, "upper")

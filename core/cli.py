@@ -38,6 +38,11 @@ def _add_data_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--year", type=int, default=2018, help="ACS survey year, 2014 or later (default 2018)")
     p.add_argument("--horizon", choices=("1-Year", "5-Year"), default="1-Year", help="ACS horizon (default 1-Year)")
     p.add_argument("--download", action="store_true", help="download missing census files through folktables")
+    p.add_argument(
+        "--with-replacement", action="store_true",
+        help="draw the census sample with replacement (n may exceed the population; a person may fill k rows "
+        "and is protected by group privacy only: k eps)",
+    )
     p.add_argument("--n", type=int, default=None, help="sample size: synthetic default 100000; ACS default all")
     p.add_argument("--d", type=int, default=5, help="synthetic dimension (default 5)")
     p.add_argument("--theta-norm", type=float, default=1.0, help="synthetic ||theta*||_2 (default 1)")
@@ -105,9 +110,12 @@ def load_dataset(args: argparse.Namespace) -> Dataset:
         from core.data import acs  # folktables and pandas load only for census data
 
         if args.pums is not None:
-            return acs.read_pums(args.pums, n=args.n, sample_seed=args.sample_seed)
+            return acs.read_pums(
+                args.pums, n=args.n, sample_seed=args.sample_seed, with_replacement=args.with_replacement
+            )
         return acs.load_acs_income(
-            args.state or [], args.year, args.horizon, args.acs_root, args.n, args.sample_seed, args.download
+            args.state or [], args.year, args.horizon, args.acs_root, args.n, args.sample_seed, args.download,
+            with_replacement=args.with_replacement,
         )
     n = 100_000 if args.n is None else args.n
     return synthetic(n, args.d, args.loss, args.theta_norm, args.noise_scale, args.sample_seed)
@@ -126,7 +134,7 @@ def cmd_release(args: argparse.Namespace) -> dict:
     budget, data, problem, j = _prepared(args)
     rng = make_rng(args.seed)
     runs = [run_private(problem, j, budget, rng, args.calibration, args.level) for _ in range(args.repeat)]
-    doc = release_document(problem, j, runs, data.source)
+    doc = release_document(problem, j, runs, data.source, privacy_unit=data.privacy_unit, noise_seed=args.seed)
     if data.theta_star is not None:
         doc["theta_star"] = data.theta_star.tolist()
     return doc

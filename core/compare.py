@@ -130,13 +130,13 @@ def _runners(problem: Problem, u: NDArray, budget: Budget, calibration: str,
         start = time.perf_counter()
         run = run_private(problem, u, budget, rng, calibration)
         r = run.release
-        return r.value, r.sigma * r.omega, True, problem.fit.lam_reg, time.perf_counter() - start
+        return r.value, r.noise_sd, True, problem.fit.lam_reg, time.perf_counter() - start
 
     def fallback(rng: np.random.Generator) -> Draw:
         start = time.perf_counter()
         run, op = local_with_fallback(problem, u, budget, rng, calibration)
         value = run.release.value if op is None else op.value
-        scale = run.release.sigma * run.release.omega if op is None else op.noise_scale
+        scale = run.release.noise_sd if op is None else op.noise_scale
         return value, scale, True, problem.fit.lam_reg, time.perf_counter() - start
 
     def full(algorithm) -> Callable[[np.random.Generator], Draw]:

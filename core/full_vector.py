@@ -19,7 +19,8 @@ from core.certificates import RecursiveBound, lambda_min_certificate, recursive_
 from core.fit import FitResult
 from core.gaussian import check_epsilon_delta, sigma
 from core.geometry import Geometry
-from core.recursion import c1_holds, smooth_recursion, t_bound
+from core.recursion import c1_holds, recursion_down, smooth_recursion, t_bound
+from core.stability import solver_slack
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,10 @@ def algorithm3(
     lam = cert.lambda_hat + fit.lam_reg
     t = t_bound(lam, g, fit.n)
     ok = lam > 0 and c1_holds(cert.lambda_hat, g, fit.n, fit.lam_reg) and math.isfinite(t)
-    return _finish("algorithm3", fit, cert, s, t if ok else None,
+    # The fits of P_n and of a neighbour (lambda_min' + lam_reg >= R(lambda_hat) + lam_reg) lie within
+    # solver_slack of the exact minimisers: the sensitivity t grows by both slacks.
+    slack = 2.0 * solver_slack(recursion_down(cert.lambda_hat, g, fit.n, fit.lam_reg) + fit.lam_reg, g) if ok else 0
+    return _finish("algorithm3", fit, cert, s, t + slack if ok and math.isfinite(slack) else None,
                    "lambda_hat_min + lambda_reg = 0 or (C1) fails", epsilon, delta, rng)
 
 
@@ -72,6 +76,8 @@ def algorithm7(
     W = None
     if lam >= max(3.0 * g.G1 / n, math.sqrt(12.0 * g.G0 * g.G2 / n)):  # condition (C2)
         W = (lam - math.sqrt(lam * lam - 8.0 * g.G0 * g.G2 / n)) / (2.0 * g.G2)
+        W += 2.0 * solver_slack(rec.step(lam), g)  # as in Algorithm 3: the fits' tolerance
+        W = W if math.isfinite(W) else None
     return _finish("algorithm7", fit, cert, s, W, "condition (C2) fails at lambda_hat", epsilon, delta, rng)
 
 
@@ -79,6 +85,9 @@ def _finish(name, fit, cert, s, scale, why_bottom, epsilon, delta, rng) -> FullV
     common = dict(algorithm=name, sigma=s, certificate=cert, epsilon_total=float(epsilon), delta_total=float(delta))
     if scale is None:
         return FullVectorRelease(status="bottom", reason=why_bottom, value=None, noise_scale=None, **common)
+    if not fit.has_minimiser:  # only on the certificate's failure event: lambda_min is 0 for such data
+        return FullVectorRelease(status="bottom", reason="the data have no certified minimiser", value=None,
+                                 noise_scale=None, **common)
     noise_scale = s * scale
     value = fit.theta + noise_scale * rng.standard_normal(fit.d)
     return FullVectorRelease(status="released", reason="certified", value=value, noise_scale=noise_scale, **common)

@@ -113,7 +113,8 @@ def prepare(
     yv = h.labels(y)
     g = make_geometry(h, domain, X.shape[1], radius)
     Xp, clipped = project(X, g)
-    return Problem(X=Xp, y=yv, feature_names=names, geometry=g, fit=fit(Xp, yv, h, lam_reg), clipped_rows=clipped)
+    return Problem(X=Xp, y=yv, feature_names=names, geometry=g, fit=fit(Xp, yv, h, lam_reg, radius=g.r),
+                   clipped_rows=clipped)
 
 
 def run_private(

@@ -5,6 +5,8 @@
 - release: T = u^T theta + sigma(eps_c, delta_c) omega Z when the test (14) passed, else bottom.
 The private interval uses only lambda_hat_min (post-processing): Delta <= 2 G0/(n lam0) and
 g <= gamma give omega <= w_bar = 2 G0 / (n lam0 (1 - gamma)) (SPEC section 4).
+The fit is exact to its certified tolerance only, so the noise multiplier is (omega + E)/(1 - eta) with
+the test's fit_slack E and fit_ratio eta (core.stability), and the interval widens to match.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from core.gaussian import normal_quantile, sigma
 from core.geometry import Geometry
 from core.marks import NOT_PRIVATE
 from core.recursion import t_bound
-from core.stability import StabilityTest
+from core.stability import StabilityTest, solver_slack
 
 
 @dataclass(frozen=True)
@@ -33,14 +35,16 @@ class Release:
     status : "released" or "bottom".
     reason : why (the failed condition for bottom).
     value : T, the released value (None for bottom). Private.
-    interval : T +- z_{1-a/2} sigma w_bar, covering u^T theta(P_n) w.p. >= (1-a)(1-delta_a). Private.
+    interval : T +- (z_{1-a/2} sigma w_bar + l(lam0)), covering u^T theta(P_n) w.p. >= (1-a)(1-delta_a). Private.
     interval_level : 1 - a.
-    w_bar : the private upper bound on omega. Private.
+    w_bar : the private upper bound on the multiplier. Private.
     sigma : sigma(eps_c, delta_c) of the release stage (public: a function of the budget).
     u_theta : u^T theta(P_n). NOT private.
     Delta : Delta(P_n, u) of (3b). NOT private.
-    omega : omega(u | P_n) of (11); the noise has standard deviation sigma * omega. NOT private.
-    oracle_interval : T +- z sigma omega, for teaching only. NOT private.
+    omega : omega(u | P_n) of (11). NOT private.
+    multiplier : (omega + E)/(1 - eta), omega allowing for the fit's tolerance; the noise has standard
+        deviation sigma * multiplier. NOT private.
+    oracle_interval : T +- z sigma multiplier, for teaching only. NOT private.
     z : the standard normal draw. NOT private.
     """
 
@@ -57,13 +61,14 @@ class Release:
     u_theta: float = field(metadata=NOT_PRIVATE)
     Delta: float = field(metadata=NOT_PRIVATE)
     omega: float = field(metadata=NOT_PRIVATE)
+    multiplier: float = field(metadata=NOT_PRIVATE)
     oracle_interval: tuple[float, float] | None = field(metadata=NOT_PRIVATE)
     z: float | None = field(metadata=NOT_PRIVATE)
 
     @property
     def noise_sd(self) -> float:
-        """sigma * omega, the standard deviation of the released noise. NOT private."""
-        return self.sigma * self.omega
+        """sigma * multiplier, the standard deviation of the released noise. NOT private."""
+        return self.sigma * self.multiplier
 
 
 def unit_direction(u: np.ndarray | int, d: int) -> np.ndarray:
@@ -124,35 +129,45 @@ def release(
     calibration: str = "paper",
     level: float = 0.95,
 ) -> Release:
-    """Algorithm 5 steps ii-iii: bottom unless (14) passed, else T = u^T theta + sigma omega Z."""
+    """Algorithm 5 steps ii-iii: bottom unless (14) passed, else T = u^T theta + sigma multiplier Z."""
     if not 0 < level < 1:
         raise DataError(f"the interval level must lie strictly between 0 and 1, got {level}")
     s = sigma(epsilon, delta, calibration)
-    u_theta = float(u @ fit.theta)
-    delta_u = directional_sensitivity(fit, g, u)
-    om = _omega(delta_u, fit, g, u)
-    common = dict(
-        interval_level=level, sigma=s, epsilon=float(epsilon), delta=float(delta),
-        calibration=calibration, u_theta=u_theta, Delta=delta_u, omega=om,
-    )
+    if fit.has_minimiser:
+        u_theta, delta_u = float(u @ fit.theta), directional_sensitivity(fit, g, u)
+        om = _omega(delta_u, fit, g, u)
+    else:
+        u_theta = delta_u = om = math.nan
+    common = dict(interval_level=level, sigma=s, epsilon=float(epsilon), delta=float(delta), calibration=calibration,
+                  u_theta=u_theta, Delta=delta_u, omega=om)
     if not test.passed:
-        return Release(status="bottom", reason=test.reason, value=None, interval=None, w_bar=None,
-                       oracle_interval=None, z=None, **common)
+        return _bottom(test.reason, common)
+    # Both cases below are possible only when lambda_hat_min > lambda_min, the certificate's failure event
+    # (probability <= delta_a): data without a minimiser have lambda_min = 0.
+    if not fit.has_minimiser:
+        return _bottom("the data have no certified minimiser", common)
     if not math.isfinite(om):
-        # Only possible when lambda_hat_min > lambda_min, the certificate's failure event (prob <= delta_a).
-        return Release(status="bottom", reason="omega(u | P_n) is unbounded at the true lambda_min",
-                       value=None, interval=None, w_bar=None, oracle_interval=None, z=None, **common)
+        return _bottom("omega(u | P_n) is unbounded at the true lambda_min", common)
+    E, eta = test.fit_slack, test.fit_ratio
+    mult = (om + E) / (1.0 - eta)
     z = float(rng.standard_normal())
-    value = u_theta + s * om * z
+    value = u_theta + s * mult * z
     q = normal_quantile(0.5 + level / 2.0)
-    w_bar = 2.0 * g.G0 / (fit.n * test.lam0 * (1.0 - test.gamma))
+    w_bar = (2.0 * g.G0 / (fit.n * test.lam0 * (1.0 - test.gamma)) * (1.0 + eta) + E) / (1.0 - eta)
+    half = q * s * w_bar + solver_slack(test.lam0, g)  # the interval is for the exact u^T theta(P_n)
     return Release(
         status="released",
         reason=test.reason,
         value=value,
-        interval=(value - q * s * w_bar, value + q * s * w_bar),
+        interval=(value - half, value + half),
         w_bar=w_bar,
-        oracle_interval=(value - q * s * om, value + q * s * om),
+        multiplier=mult,
+        oracle_interval=(value - q * s * mult, value + q * s * mult),
         z=z,
         **common,
     )
+
+
+def _bottom(reason: str, common: dict) -> Release:
+    return Release(status="bottom", reason=reason, value=None, interval=None, w_bar=None, multiplier=math.nan,
+                   oracle_interval=None, z=None, **common)

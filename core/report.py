@@ -14,6 +14,7 @@ import numpy as np
 from core.accounting import Budget
 from core.certificates import RecursiveBound
 from core.compare import Comparison, MethodTrials
+from core.data.dataset import PrivacyUnit
 from core.marks import not_private
 from core.pipeline import PrivateRun, Problem
 from core.release import Release
@@ -25,6 +26,12 @@ NOT_PRIVATE_PATHS = (
     "clipped_rows",
     *sorted(f"{stage}.{name}" for stage in ("lambda_min", "lambda_max") for name in not_private(RecursiveBound)),
     *sorted(f"release.{name}" for name in not_private(Release) | {"noise_sd"}),
+)
+
+
+SEEDED_WARNING = (
+    "NOT a private release: its noise came from a fixed seed for teaching, and anyone who knows the seed can "
+    "remove it. Draw again without a seed (or in Publish mode) before sharing any value."
 )
 
 
@@ -52,6 +59,17 @@ def bound_dict(b: RecursiveBound | None) -> dict | None:
     )
 
 
+def privacy_unit_dict(budget: Budget, privacy_unit: PrivacyUnit | None = None) -> dict:
+    """Whom the total budget protects, and the guarantee per person by group privacy for k rows.
+
+    Public: k depends only on the sample seed and the sizes N and n, not on the data values.
+    """
+    unit = PrivacyUnit("row", 1) if privacy_unit is None else privacy_unit
+    epsilon, delta = unit.per_person(budget.epsilon_total, budget.delta_total)
+    return dict(unit=unit.unit, max_rows_per_person=unit.max_rows_per_person,
+                epsilon_per_person=epsilon, delta_per_person=delta)
+
+
 def run_dict(run: PrivateRun) -> dict:
     t, r = run.test, run.release
     return dict(
@@ -60,10 +78,10 @@ def run_dict(run: PrivateRun) -> dict:
         test=dict(
             t=t.t, beta=t.beta, gamma=t.gamma, gamma_prime=t.gamma_prime, s1=t.s1, s2=t.s2,
             kappa=t.kappa, value=t.value, threshold=t.threshold, passed=t.passed, reason=t.reason,
-            lam0=t.lam0, lam1=t.lam1, Rl=t.Rl, A=t.A, B=t.B,
+            lam0=t.lam0, lam1=t.lam1, Rl=t.Rl, A=t.A, B=t.B, fit_slack=t.fit_slack, fit_ratio=t.fit_ratio,
         ),
         release=dict(
-            status=r.status, reason=r.reason, value=r.value, omega=r.omega, Delta=r.Delta,
+            status=r.status, reason=r.reason, value=r.value, omega=r.omega, multiplier=r.multiplier, Delta=r.Delta,
             sigma=r.sigma, interval=r.interval, interval_level=r.interval_level, w_bar=r.w_bar,
             calibration=r.calibration, u_theta=r.u_theta, noise_sd=r.noise_sd,
             oracle_interval=r.oracle_interval, z=r.z,
@@ -71,8 +89,15 @@ def run_dict(run: PrivateRun) -> dict:
     )
 
 
-def release_document(problem: Problem, coordinate: int | None, runs: list[PrivateRun], source: str) -> dict:
-    """The document for one prepared problem and K >= 1 private runs (the first one at top level)."""
+def release_document(
+    problem: Problem, coordinate: int | None, runs: list[PrivateRun], source: str,
+    *, privacy_unit: PrivacyUnit | None = None, noise_seed: int | None = None,
+) -> dict:
+    """The document for one prepared problem and K >= 1 private runs (the first one at top level).
+
+    privacy_unit (None: one row) gives the `privacy_unit` entry, the total budget per person.
+    noise_seed is recorded in `noise`: a seeded run replays, and is therefore not private.
+    """
     g, f, b = problem.geometry, problem.fit, runs[0].budget
     stage = lambda s: dict(epsilon=s.epsilon, delta=s.delta)  # noqa: E731
     doc = dict(
@@ -92,14 +117,18 @@ def release_document(problem: Problem, coordinate: int | None, runs: list[Privat
             delta_total=b.delta_total,
             split=dict(lambda_min=b.split[0], lambda_max=b.split[1], release=b.split[2]),
             stages=dict(lambda_min=stage(b.lambda_min), lambda_max=stage(b.lambda_max), release=stage(b.release)),
-            composition="basic",
+            composition=b.accounting,
             epsilon_basic=b.epsilon_basic,
             delta_basic=b.delta_basic,
         ),
+        privacy_unit=privacy_unit_dict(b, privacy_unit),
+        noise=dict(seed=noise_seed, source="os_entropy" if noise_seed is None else "seed",
+                   private=noise_seed is None, warning=None if noise_seed is None else SEEDED_WARNING),
         constants=dict(r=g.r, G0=g.G0, G1=g.G1, G2=g.G2, d_p=g.d_p, alpha=g.alpha, rho=g.rho),
         fit=dict(
             theta=f.theta, lambda_min=f.lambda_min, lambda_max=f.lambda_max, kappa=f.kappa,
-            grad_norm=f.grad_norm, objective=f.objective, iterations=f.iterations,
+            grad_norm=f.grad_norm, distance=f.distance, iterations=f.iterations,
+            status=f.status, diagnosis=f.diagnosis,
         ),
         **run_dict(runs[0]),
         not_private=list(NOT_PRIVATE_PATHS),
@@ -154,10 +183,6 @@ def compare_document(problem: Problem, coordinate: int, comparison: Comparison, 
     return clean(doc)
 
 
-SEEDED_WARNING = (
-    "NOT a private release: its noise came from a fixed seed for teaching, and anyone who knows the seed can "
-    "remove it. Draw again without a seed (or in Publish mode) before sharing any value."
-)
 
 
 def private_report(
@@ -174,8 +199,12 @@ def private_report(
     radius: float | None = None,
     lambda_reg: float | None = None,
     noise_seed: int | None = None,
+    privacy_unit: PrivacyUnit | None = None,
 ) -> dict:
     """A stakeholder's report of one release: private values and public settings only.
+
+    privacy_unit (None: one row) gives the `privacy_unit` entry: the total budget per person, by
+    group privacy when one census person fills several rows of a sample drawn with replacement.
 
     A run whose noise came from a fixed seed (teaching) is not private, whatever its budget: anyone
     who knows the seed can subtract the noise. Its guarantee is marked as not holding.
@@ -205,6 +234,7 @@ def private_report(
             holds=noise_seed is None,
             warning=None if noise_seed is None else SEEDED_WARNING,
         ),
+        privacy_unit=privacy_unit_dict(budget, privacy_unit),
         method=dict(
             algorithm="Algorithm 5 of Asi, Duchi & Talwar (2025), On privately estimating a single parameter",
             calibration=r.calibration,

@@ -7,6 +7,16 @@ so the whole result is private. Readings fixed by SPEC section 4 (all the safe d
 - gamma/(1 - gamma) in (14a/b), as in (11) and Propositions 8.2/8.3, not the printed gamma/(1+gamma);
 - the lower side of (14b) uses 4 d_p s2/lam0 (Proposition 8.3), not 2 d_p s2/lam0;
 - R(lam0) of (13)/(14) is read as Rl = R(lambda_hat_min) + lam_reg with R the recursion (10).
+
+The fit is exact only to its certified gradient tolerance tau (core.fit), so two more private
+quantities account for the solver (docs/privacy.md, "The fit's tolerance"):
+- fit_slack E = l(lam0) + l(Rl), l(lam) = -ln(1 - r tau/lam)/r: the computed u^T theta of P_n and of any
+  neighbour lie within l(lam0) and l(Rl) of the exact minimisers (core.fit's certificate);
+- fit_ratio eta = 4 sqrt(d_p) kappa' delta_h / ((1 - delta_h)(1 - gamma)), delta_h = e^(r l(Rl)) - 1,
+  kappa' = (lam1 (1 + phi(r t)) + G1/n)/Rl: omega computed at the fit is within a factor 1 +- eta of omega
+  at the exact minimiser, for P_n and every neighbour.
+The release's noise multiplier is (omega + E)/(1 - eta), and A and B are multiplied by (1 + eta)/(1 - eta),
+so the test certifies the ratio of the multipliers actually used.
 """
 
 from __future__ import annotations
@@ -14,8 +24,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from core.fit import TAU_FACTOR
 from core.gaussian import check_epsilon_delta, normal_quantile
-from core.geometry import Geometry
+from core.geometry import Geometry, phi_qsc
 from core.recursion import c1_holds, recursion_down, t_bound
 
 NAN = math.nan
@@ -44,6 +55,8 @@ class StabilityTest:
     Rl: float
     A: float
     B: float
+    fit_slack: float
+    fit_ratio: float
     epsilon: float
     delta: float
 
@@ -55,6 +68,25 @@ def threshold(epsilon: float, delta: float) -> float:
     is below about 1e-16, which would make the quantile infinite.
     """
     return 2.0 * epsilon / (1.0 + normal_quantile(delta / 2.0) ** 2)
+
+
+def solver_slack(lam: float, g: Geometry) -> float:
+    """l(lam) = -ln(1 - r tau/lam)/r, tau = TAU_FACTOR G0: how far a certified fit can lie from the exact
+    minimiser of data whose lambda_min + lam_reg >= lam (core.fit's certificate); inf when r tau >= lam."""
+    q = g.r * TAU_FACTOR * g.G0 / lam if lam > 0 else math.inf
+    return -math.log1p(-q) / g.r if q < 1 else math.inf
+
+
+def fit_tolerance(lam0: float, lam1: float, Rl: float, t: float, gamma: float, g: Geometry,
+                  n: int) -> tuple[float, float]:
+    """(E, eta) of the module docstring, from the private lam0, lam1, Rl and public constants."""
+    slack = solver_slack(Rl, g)  # Rl <= lam0, so this bounds both sides
+    E = solver_slack(lam0, g) + slack
+    dh = math.expm1(g.r * slack)
+    if not dh < 1:
+        return E, math.inf
+    kappa_nb = (lam1 * (1.0 + phi_qsc(g.r * t)) + g.G1 / n) / Rl
+    return E, 4.0 * math.sqrt(g.d_p) * kappa_nb * dh / ((1.0 - dh) * (1.0 - gamma))
 
 
 def stability_test(
@@ -71,7 +103,7 @@ def stability_test(
     thr = threshold(epsilon, delta)
     out = dict(
         value=NAN, threshold=thr, lam0=lambda_hat_min + lam_reg, lam1=NAN, t=NAN, beta=NAN,
-        gamma=NAN, gamma_prime=NAN, s1=NAN, s2=NAN, kappa=NAN, Rl=NAN, A=NAN, B=NAN,
+        gamma=NAN, gamma_prime=NAN, s1=NAN, s2=NAN, kappa=NAN, Rl=NAN, A=NAN, B=NAN, fit_slack=NAN, fit_ratio=NAN,
         epsilon=float(epsilon), delta=float(delta),
     )
 
@@ -115,12 +147,17 @@ def stability_test(
         num_a = 1.0 + kappa * gamma / (1.0 - gamma)
         den_a = 1.0 - kappa * S
         B = 1.0 + kappa * S + (lam1 / Rl) * gamma_p / (1.0 - gamma_p)
-    out.update(B=B)
     if not den_a > 0:
+        out.update(B=B)
         return fail("the denominator of the ratio bound (14) is not positive: kappa or n too small")
-    A = num_a / den_a
+    E, eta = fit_tolerance(lam0, lam1, Rl, t, gamma, g, n)
+    out.update(fit_slack=E, fit_ratio=eta)
+    if not eta < 1:
+        return fail("the fit's gradient tolerance is too coarse for this lambda_hat_min")
+    stretch = (1.0 + eta) / (1.0 - eta)
+    A, B = num_a / den_a * stretch, B * stretch
     value = max(A, B) ** 2 - 1.0
-    out.update(A=A, value=value)
+    out.update(A=A, B=B, value=value)
     if not value <= thr:
         return fail("condition (14) fails: the ratio bound exceeds the threshold for this epsilon and delta")
     return StabilityTest(passed=True, reason="condition (14) holds", **out)

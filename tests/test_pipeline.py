@@ -18,8 +18,8 @@ from core.gaussian import sigma
 from core.geometry import make_geometry, project
 from core.losses import ROBUST
 from core.pipeline import make_rng, prepare, run_private
-from core.recursion import t_bound
-from core.stability import stability_test, threshold
+from core.recursion import recursion_down, t_bound
+from core.stability import solver_slack, stability_test, threshold
 
 
 def test_logistic_fit_matches_scikit_learn(logistic_problem):
@@ -68,10 +68,15 @@ def test_released_value_is_the_fit_plus_sigma_omega_z(robust_problem):
     r = run.release
     assert r.status == "released" and run.test.passed
     assert r.u_theta == robust_problem.fit.theta[2]
-    assert r.value == pytest.approx(r.u_theta + sigma(r.epsilon, r.delta) * r.omega * r.z, rel=1e-14)
+    t = run.test
+    # The multiplier is omega plus the fit's tolerance: (omega + E)/(1 - eta), E and eta tiny but positive.
+    assert r.multiplier == (r.omega + t.fit_slack) / (1.0 - t.fit_ratio)
+    assert 0 < t.fit_slack < 1e-6 * r.omega and 0 < t.fit_ratio < 1e-8
+    assert r.value == pytest.approx(r.u_theta + sigma(r.epsilon, r.delta) * r.multiplier * r.z, rel=1e-14)
     half = (r.interval[1] - r.interval[0]) / 2
-    assert half == pytest.approx(1.959963984540054 * r.sigma * r.w_bar, rel=1e-12)
-    assert r.Delta <= r.omega <= r.w_bar
+    slack = solver_slack(t.lam0, robust_problem.geometry)
+    assert half == pytest.approx(1.959963984540054 * r.sigma * r.w_bar + slack, rel=1e-12)
+    assert r.Delta <= r.omega < r.multiplier <= r.w_bar
     # the same seed replays the same numbers; another seed does not
     again = run_private(robust_problem, 2, split_budget(6.0, 1e-6), make_rng(7))
     assert again.release.value == r.value
@@ -118,7 +123,11 @@ def test_algorithm3_noise_scale_and_accuracy(robust_problem):
     out = algorithm3(f, g, 2.0, 1e-6, make_rng(4))
     assert out.status == "released"
     lam = out.certificate.lambda_hat + f.lam_reg
-    assert out.noise_scale == pytest.approx(sigma(1.0, 5e-7) * t_bound(lam, g, f.n), rel=1e-14)
+    # t(lambda_hat + lam_reg), plus the tolerance of the two fits (P_n's and a neighbour's).
+    Rl = recursion_down(out.certificate.lambda_hat, g, f.n, f.lam_reg) + f.lam_reg
+    scale = t_bound(lam, g, f.n) + 2 * solver_slack(Rl, g)
+    assert out.noise_scale == pytest.approx(sigma(1.0, 5e-7) * scale, rel=1e-14)
+    assert scale > t_bound(lam, g, f.n)
     assert np.linalg.norm(out.value - f.theta) < 6 * out.noise_scale * math.sqrt(f.d)
 
 
@@ -196,7 +205,7 @@ def test_non_private_fields_are_marked(robust_problem):
     run = run_private(robust_problem, 0, split_budget(6.0, 1e-6), make_rng(0))
     assert not_private(robust_problem.fit) >= {"theta", "hessian", "lambda_min", "lambda_max", "grad_norm", "kappa"}
     assert not_private(run.lambda_min) == {"N", "noise", "statistic"}
-    assert not_private(run.release) == {"u_theta", "Delta", "omega", "oracle_interval", "z"}
+    assert not_private(run.release) == {"u_theta", "Delta", "omega", "multiplier", "oracle_interval", "z"}
     assert not_private(run.test) == set()  # a function of the certified bounds only
     assert {"value", "interval", "w_bar"}.isdisjoint(not_private(run.release))
     with pytest.raises(TypeError, match="expected a result dataclass"):
