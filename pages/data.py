@@ -80,8 +80,13 @@ def acs_controls() -> None:
     # value=None lets the field be emptied: empty means the whole population.
     n_col.number_input("Sample size n", min_value=1, step=10_000, key="acs_n", value=None,
                        placeholder="whole population",
-                       help="Draw n records with replacement from the filtered population; empty uses every record")
-    seed_controls(seed_col, button_col, "Seed of the with-replacement sample (unused for the whole population)")
+                       help="Draw n people without replacement from the filtered population (each person fills at "
+                       "most one row); empty uses every record")
+    seed_controls(seed_col, button_col, "Seed of the sample (unused for the whole population)")
+    st.checkbox("Draw with replacement", key="with_replacement",
+                help="Simulate draws from the population as the paper's experiments do; n may then exceed the "
+                "population, one person may fill several rows, and the guarantee per person holds only by group "
+                "privacy (the Report states it)")
     st.checkbox("Download missing files", key="download",
                 help="Fetch missing person files from the Census Bureau (www2.census.gov) through folktables")
     st.caption("The census site is not always reachable. A missing file is then reported within 10 s, with the "

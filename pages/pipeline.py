@@ -1,15 +1,18 @@
 """Pipeline page: Algorithm 5 on the loaded data, one card per stage.
 
 The data and the fit (stage 0) come from ui.state, cached on the data and model settings only.
-Teaching mode runs the private stages again on every rerun (seeded, or fresh OS noise); publish
-mode runs them once per click of the release button and keeps the ledger. Noise is never cached;
-the what-ifs, deterministic functions of the data, are.
+Teaching mode runs the private stages again on every rerun (seeded, or fresh OS noise), charges
+nothing, and offers its run only as a snapshot labelled TEACHING — NOT PRIVATE; publish mode runs
+them once per click of the release button, charges the ledger, and only such a charged release
+reaches the Report. Noise is never cached; the what-ifs, deterministic functions of the data, are.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import secrets
+from dataclasses import fields
 
 import numpy as np
 import pandas as pd
@@ -207,15 +210,6 @@ def budget() -> Budget:
     return make_budget(state.get("epsilon"), state.get("delta"), state.split(), state.get("accounting"))
 
 
-def remember(run: PrivateRun, name: str, b: Budget) -> None:
-    """The last run, for the Report page."""
-    st.session_state["last_release"] = {
-        "run": run, "coordinate": name, "data_key": state.data_key(), "budget": b, "mode": state.get("mode"),
-        "calibration": state.get("calibration"), "level": state.get("level"), "model_key": state.model_key(),
-        "seed": None if state.is_publish() else state.get("noise_seed"),
-    }
-
-
 # ---------------------------------------------------------------- cached, deterministic (not noise)
 
 
@@ -387,6 +381,11 @@ def stage0_card(problem: Problem, data: Dataset, j: int | None) -> None:
             f"{data.source}: n = {f.n:,}, d = {f.d}, loss {g.loss.name}, domain {g.domain}. Computed from the data "
             "without privacy, for teaching only, and cached until the data or model settings change."
         )
+        if not f.has_minimiser:
+            st.warning(f"No certified minimiser ({f.status.replace('_', ' ')}), a non-private diagnosis: "
+                       f"{f.diagnosis}. The private stages take λ_min = 0, so the release is ⊥ through the "
+                       "certificates, exactly as for a neighbouring data set.", icon=":material/report:")
+            return
         chart(theta_figure(problem, data.theta_star, j), "theta", 300)
         metric_row([
             (label(f, "grad_norm", "$\\|\\nabla L\\|_2$"), num(f.grad_norm), "Gradient norm of (1) at θ(P_n)"),
@@ -748,6 +747,93 @@ def summary(run: PrivateRun, name: str, seed: int | None) -> None:
         st.markdown(f"**⊥ — nothing released** for `{name}`: {r.reason} · {noise}")
 
 
+# ---------------------------------------------------------------- the teaching snapshot
+
+
+def snapshot_label(seed: int | None) -> str:
+    """The snapshot's first line: what it is, on its face."""
+    noise = "fresh OS noise" if seed is None else f"noise seed {seed}"
+    return f"TEACHING — NOT PRIVATE, NOT CHARGED, {noise}"
+
+
+def snapshot_name(name: str) -> str:
+    return f"teaching_snapshot_{re.sub(r'[^A-Za-z0-9_.-]+', '_', name).strip('_') or 'u'}.md"
+
+
+def snapshot_value(value: object) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (float, np.floating)):
+        return num(float(value))
+    if isinstance(value, (tuple, list, np.ndarray)):
+        return "[" + ", ".join(snapshot_value(v) for v in value) + "]"
+    return str(value)
+
+
+def snapshot_rows(result: object) -> list[str]:
+    """One line per field of a result dataclass, the non-private ones (core.marks) marked as such."""
+    hidden = not_private(result)
+    return [f"- {f.name} = {snapshot_value(getattr(result, f.name))}" + (" [NOT PRIVATE]" if f.name in hidden else "")
+            for f in fields(result)]
+
+
+def teaching_snapshot(rec: state.TeachingRun, problem: Problem, data: Dataset) -> str:
+    """A teaching run as a small markdown file, unlike the Report's format and labelled on its first line."""
+    run, b, f, g = rec.run, rec.budget, problem.fit, problem.geometry
+    if rec.seed is None:
+        noise = ("fresh noise from the operating system; the run was charged to no ledger and can be drawn again "
+                 "at will, so picking among draws spends privacy that nothing counts")
+    else:
+        noise = f"seed {rec.seed}; anyone who knows the seed can replay the draw and subtract the noise"
+    lines = [
+        snapshot_label(rec.seed),
+        "",
+        "A teaching run of Algorithm 5 (Asi, Duchi & Talwar 2025) saved from the Pipeline page. It is NOT a "
+        "release and must not be shared as a result: it was charged to no privacy budget, and it lists numbers "
+        "computed from the data without privacy, each marked [NOT PRIVATE]. A value for stakeholders comes only "
+        "from Publish mode (the sidebar's Mode, then Release on the Pipeline page) and is shown on the Report page.",
+        "",
+        "## Settings",
+        "",
+        f"- data: {data.source} [NOT PRIVATE: may hold counts of the raw data]; n = {f.n:,}, d = {f.d}",
+        f"- model: loss {g.loss.name}, domain {g.domain}, λ_reg = {f.lam_reg:g}",
+        f"- coefficient: {rec.coordinate}, u = {snapshot_value(run.u)}",
+        f"- budget setting (not charged): ε = {b.epsilon_total:g}, δ = {b.delta_total:g}, {b.accounting} accounting, "
+        f"split a : b : c = {' : '.join(f'{w:g}' for w in b.split)}",
+        f"- calibration: {rec.calibration}; interval level {rec.level:.0%}",
+        f"- noise: {noise}",
+        "",
+        "## Numbers of this run",
+        "",
+        "### Stage 0 · fit θ(Pₙ) [NOT PRIVATE]",
+        "",
+        f"- theta = {snapshot_value(f.theta)} [NOT PRIVATE]",
+        f"- lambda_min(P_n) = {num(f.lambda_min)} [NOT PRIVATE]",
+        f"- lambda_max(P_n) = {num(f.lambda_max)} [NOT PRIVATE]",
+        f"- kappa = {num(f.kappa)} [NOT PRIVATE]",
+        "",
+        "### Stage 1 · λ̂min (Algorithm 2)",
+        "",
+        *snapshot_rows(run.lambda_min),
+        "",
+        "### Stage 2 · λ̂max (Algorithm 4)",
+        "",
+        *(["- not reached: λ̂min = 0"] if run.lambda_max is None else snapshot_rows(run.lambda_max)),
+        "",
+        "### Stage 3 · stability test (14)",
+        "",
+        *snapshot_rows(run.test),
+        "",
+        "### Stage 4 · release (Algorithm 5)",
+        "",
+        *snapshot_rows(run.release),
+        "",
+    ]
+    return "\n".join(lines)
+
+
 # ---------------------------------------------------------------- the two modes
 
 
@@ -769,8 +855,15 @@ def teaching(problem: Problem, data: Dataset) -> None:
     except InputError as exc:
         st.error(str(exc))
         return
-    remember(run, name, b)
+    rec = state.keep_teaching_run(run, name, seed)  # never charged, never shown on the Report
     summary(run, name, seed)
+    # on_click="ignore": a rerun would draw fresh noise and change the numbers just saved.
+    st.download_button(
+        "Save teaching snapshot", teaching_snapshot(rec, problem, data), snapshot_name(name), "text/markdown",
+        key="teaching_snapshot", on_click="ignore", icon=":material/school:",
+        help="This run's settings and numbers, non-private ones included, in a text file whose first line says "
+        "TEACHING — NOT PRIVATE, NOT CHARGED. It is not a report: only a Publish-mode release reaches the Report.",
+    )
     stage0_card(problem, data, u if isinstance(u, int) else None)
     private_cards(run, b, name, problem)
 
@@ -785,11 +878,10 @@ def release_once(problem: Problem) -> None:
             st.error(refused)
             return
         run = run_private(problem, u, b, make_rng(None), state.get("calibration"), state.get("level"))
+        state.publish(run, name)  # charges the ledger, then records the release for the Report
     except InputError as exc:
         st.error(str(exc))
         return
-    state.spend(b.epsilon_total, b.delta_total)
-    remember(run, name, b)
     st.rerun()  # so the sidebar's ledger shows the new spend
 
 
@@ -797,14 +889,15 @@ def publish(problem: Problem) -> None:
     if st.button("Release (spends ε, δ)", key="release", type="primary", icon=":material/publish:",
                  help="Runs Algorithm 5 once with fresh noise from the OS and adds (ε, δ) to the ledger of these data"):
         release_once(problem)
-    rec = st.session_state.get("last_release")
-    if not rec or rec["mode"] != "publish" or rec["data_key"] != state.data_key():
-        st.info("Nothing released yet on these data. Each release draws fresh noise and spends its (ε, δ).")
+    rec = state.published()
+    if rec is None:
+        st.info("Nothing released yet on these data and model settings. Each release draws fresh noise and "
+                "spends its (ε, δ); the last one appears on the Report page.")
         return
-    b = rec["budget"]
-    st.caption(f"The last release on these data: `{rec['coordinate']}` at ε = {b.epsilon_total:g}, "
-               f"δ = {b.delta_total:g}, {rec['calibration']} calibration, level {rec['level']:.0%}.")
-    private_cards(rec["run"], b, rec["coordinate"], None)
+    b = rec.budget
+    st.caption(f"The last release on these data: `{rec.coordinate}` at ε = {b.epsilon_total:g}, "
+               f"δ = {b.delta_total:g}, {rec.calibration} calibration, level {rec.level:.0%}.")
+    private_cards(rec.run, b, rec.coordinate, None)
 
 
 def data_error(exc: InputError) -> None:

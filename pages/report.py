@@ -1,8 +1,11 @@
-"""Report page: the last release on one screen for stakeholders, with HTML and JSON downloads.
+"""Report page: the last published release on one screen for stakeholders, with HTML and JSON downloads.
 
-Everything here is read from core.report.private_report's dictionary, which holds private values
-and public settings only, so nothing computed from the data without privacy can reach the screen
-or a download. The report is the same whichever mode produced the release.
+Only a `state.PublishedRelease` is shown: a Publish-mode release drawn from OS entropy and charged
+to the ledger. Teaching runs (seeded or not, never charged) never reach this page; without a
+published release on the loaded data and model, the page says how to make one and offers no
+download. Everything shown is read from core.report.private_report's dictionary, which holds
+private values and public settings only, so nothing computed from the data without privacy can
+reach the screen or a download.
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ STAGES = (  # key, label, subscript, note
     ("lambda_max", "Stage 2 · λ̂max", "_b", ""),
     ("release", "Stage 4 · release", "_c", "; the release costs (2ε_c, (1 + e^ε_c)δ_c)"),
 )
+# The data a row belongs to, in the privacy unit's sentence.
+DATA_WORDS = {"synthetic_robust": "synthetic", "synthetic_logistic": "synthetic", "acs": "census", "upload": "uploaded"}
 
 
 # ---------------------------------------------------------------- wording
@@ -55,7 +60,7 @@ def source_description() -> str:
         return (f"{state.SOURCES[source]} (section 4.1 of the paper): x ~ Uni[−1, 1]ᵈ, ‖θ*‖₂ = "
                 f"{get('theta_norm'):g}{noise}, seed {get('sample_seed')}")
     if source == "acs":
-        drawn = "all filtered records" if get("acs_n") is None else "a sample drawn with replacement"
+        drawn = "all filtered records" if get("acs_n") is None else f"a seeded sample of {get('acs_n'):,} records"
         return (f"ACS {get('year')} {get('horizon')} person files of {get('states')}: ACSIncome's filter, "
                 f"y = +1 when income > $40,000; {drawn}")
     return f"Uploaded file {st.session_state['upload'][0]}"
@@ -81,12 +86,10 @@ def headline(rep: dict) -> tuple[str, str]:
 
 def guarantee(rep: dict) -> str:
     g, r = rep["guarantee"], rep["release"]
-    if not g["holds"]:
-        return g["warning"]
     text = (
-        f"(ε, δ) = ({g['epsilon']:g}, {g['delta']:g})-differentially private: whether or not any one person's "
-        "record is in the data (one row replaced by any other), the probability of every possible output of this "
-        f"report changes by at most a factor e^ε ≈ {math.exp(g['epsilon']):.4g}, plus δ."
+        f"(ε, δ) = ({g['epsilon']:g}, {g['delta']:g})-differentially private: replacing any one row of the data by "
+        "any other changes the probability of every possible output of this report by at most a factor "
+        f"e^ε ≈ {math.exp(g['epsilon']):.4g}, plus δ."
     )
     if r["interval"] is None:
         return text
@@ -95,6 +98,25 @@ def guarantee(rep: dict) -> str:
     return text + (
         f" The {r['interval_level']:.0%} interval uses private values only and covers uᵀθ(Pₙ), the coefficient "
         f"fitted on all n rows (not a population value), with probability at least {coverage:g}%."
+    )
+
+
+def privacy_unit(rep: dict) -> str:
+    """Whom the guarantee protects, in words: a person (filling one row, or up to k) or a row."""
+    unit = rep["privacy_unit"]
+    k = unit["max_rows_per_person"]
+    if unit["unit"] == "person" and k == 1:
+        return "Privacy unit: a person. Each person fills at most one row, so the guarantee above holds per person."
+    if unit["unit"] == "person":
+        return (
+            f"Privacy unit: a person. The sample was drawn with replacement: one person fills up to {k} rows, so per "
+            f"person the guarantee is (kε, δ_k) = ({unit['epsilon_per_person']:g}, {unit['delta_per_person']:.3g}) "
+            f"by group privacy, with k = {k}."
+        )
+    data = DATA_WORDS.get(state.get("source"), "loaded")
+    return (
+        f"Privacy unit: a row. The guarantee is per row of the {data} data; if one person can fill several rows, "
+        "it holds per person only by group privacy."
     )
 
 
@@ -150,6 +172,7 @@ h1 { font-size: 24px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 28px 0 8p
 .result { border: 2px solid #0072B2; border-radius: 8px; padding: 16px 20px; }
 .value { font-size: 32px; font-weight: 600; } .note { color: #52606d; }
 .guarantee { background: #eef6fb; border-radius: 8px; padding: 12px 16px; }
+.unit { border-left: 4px solid #0072B2; padding: 4px 12px; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; vertical-align: top; padding: 6px 8px; border-bottom: 1px solid #e4e7eb; }
 th { width: 190px; font-weight: 600; }
@@ -173,6 +196,7 @@ def report_html(rep: dict) -> str:
 <div class="result"><div class="note">Released value of {e(coefficient(rep))}</div>
 <div class="value">{e(value)}</div><div>{e(detail)}</div></div>
 <h2>Guarantee</h2><p class="guarantee">{e(guarantee(rep))}</p>
+<p class="unit">{e(privacy_unit(rep))}</p>
 <h2>Certificates and test</h2>{table(certificates(rep))}
 <h2>Method</h2>{table(method(rep))}
 <h2>Settings</h2>{table(settings(rep))}
@@ -183,12 +207,14 @@ def report_html(rep: dict) -> str:
 # ---------------------------------------------------------------- page
 
 
-def build(release: dict) -> dict:
+def build(release: state.PublishedRelease) -> dict:
+    """The report of a published release; published runs drew OS noise, so no seed is ever passed."""
     data = state.dataset()
+    loss, lam_reg, domain, radius = release.model_key
     return private_report(
-        release["run"], release["coordinate"], release["budget"], source_description(), data.n, data.d,
-        feature_names=data.feature_names, loss=state.loss_name(), domain=state.get("domain"),
-        radius=state.get("radius"), lambda_reg=state.get("lam_reg"), noise_seed=release.get("seed"),
+        release.run, release.coordinate, release.budget, source_description(), data.n, data.d,
+        feature_names=data.feature_names, loss=loss, domain=domain, radius=radius, lambda_reg=lam_reg,
+        privacy_unit=data.privacy_unit,
     )
 
 
@@ -216,10 +242,8 @@ def show(rep: dict) -> None:
                   help="Certified upper bound on its largest eigenvalue (Algorithm 4); not run when λ̂min = 0")
         st.metric("Stability test (14)", "passed" if rep["test"]["passed"] else "failed", width="content",
                   help=md(test_outcome(rep)))
-    if rep["guarantee"]["holds"]:
-        st.success(md(guarantee(rep)), icon=":material/verified_user:")
-    else:
-        st.error(md(guarantee(rep)), icon=":material/warning:")
+    st.success(md(guarantee(rep)), icon=":material/verified_user:")
+    st.info(md(privacy_unit(rep)), icon=":material/person:")
     method_col, settings_col = st.columns(2)
     with method_col:
         st.markdown("##### Method")
@@ -241,12 +265,15 @@ def downloads(rep: dict) -> None:
 def main() -> None:
     state.ensure()  # a direct link can run this page before app.py has run
     st.title("Report")
-    st.caption("For stakeholders: every value here was released by the mechanism or is a public setting (n and d "
-               "are treated as public). Nothing computed from the data without privacy appears, in either mode.")
-    release = st.session_state.get("last_release")
-    if release is None or (release["data_key"], release.get("model_key")) != (state.data_key(), state.model_key()):
-        st.info("No release on the loaded data yet: run a release on the Pipeline page first.",
-                icon=":material/info:")
+    st.caption("For stakeholders: only a release made in Publish mode and charged to the privacy ledger appears "
+               "here. Every value was released by the mechanism or is a public setting (n and d are treated as "
+               "public); nothing computed from the data without privacy appears.")
+    release = state.published()
+    if release is None:
+        st.info("No published release on the loaded data and model yet. Teaching runs are not private and are "
+                "never reported. To make one, switch the sidebar's Mode to Publish, then press Release on the "
+                "Pipeline page.", icon=":material/info:")
+        st.page_link("pages/pipeline.py", label="Open the Pipeline page", icon=":material/account_tree:")
         return
     try:
         rep = build(release)

@@ -16,6 +16,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -69,11 +70,12 @@ def wait_until_serving(url: str, proc: subprocess.Popen, log: Path) -> None:
     pytest.fail(f"streamlit did not serve {url} within {START_TIMEOUT:g} s:\n{log.read_text()}")
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
+@contextmanager
+def serve(log_name: str = "streamlit.log") -> Iterator[str]:
+    """A Streamlit server of the app in a subprocess, its log in test-artifacts/; yields its URL."""
     ARTIFACTS.mkdir(exist_ok=True)
     port = free_port()
-    log = ARTIFACTS / "streamlit.log"
+    log = ARTIFACTS / log_name
     command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                "--server.address", "127.0.0.1", "--server.port", str(port),
                "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
@@ -93,6 +95,19 @@ def server() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    with serve() as url:
+        yield url
+
+
+@pytest.fixture
+def fresh_server(executable: str) -> Iterator[str]:
+    """A server of its own, started for one test: no browser tab or page has run on it before."""
+    with serve("streamlit-fresh.log") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
 def executable() -> str:
     """The system Chromium; checked before the server starts, so a skip costs nothing."""
     if sync_playwright is None:
@@ -101,13 +116,24 @@ def executable() -> str:
 
 
 @pytest.fixture(scope="module")
-def page(executable: str, server: str):
+def browser(executable: str):
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        tab = browser.new_page(viewport={"width": 1400, "height": 1000})
-        tab.set_default_timeout(RUN_TIMEOUT_MS)
-        yield tab
-        browser.close()
+        chromium_browser = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield chromium_browser
+        chromium_browser.close()
+
+
+def new_tab(browser):
+    tab = browser.new_page(viewport={"width": 1400, "height": 1000})
+    tab.set_default_timeout(RUN_TIMEOUT_MS)
+    return tab
+
+
+@pytest.fixture(scope="module")
+def page(browser, server: str):
+    tab = new_tab(browser)
+    yield tab
+    tab.close()
 
 
 # ---------------------------------------------------------------- helpers
@@ -161,6 +187,27 @@ def text(tab, pattern: str):
     return tab.get_by_text(re.compile(pattern)).first
 
 
+REPORT_DOWNLOADS = re.compile("Download HTML report|Download JSON")
+NO_RELEASE = "No published release on the loaded data and model yet"
+HOW_TO = "switch the sidebar's Mode to Publish, then press Release on the Pipeline page"
+
+
+def metric_value(tab, label: str) -> str:
+    """The shown value of the first metric whose label contains label."""
+    metric = tab.locator('[data-testid="stMetric"]').filter(has_text=label).first
+    return metric.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def assert_no_report(tab) -> None:
+    """The Report page after teaching only: the way to a published release, and nothing to download."""
+    tab.get_by_role("heading", name="Report", level=1).wait_for()
+    text(tab, re.escape(NO_RELEASE)).wait_for()
+    text(tab, re.escape(HOW_TO)).wait_for()
+    assert not tab.get_by_role("button", name=REPORT_DOWNLOADS).count()
+    assert not tab.locator('[data-testid="stDownloadButton"]').count()
+    assert not tab.get_by_text("differentially private").count()
+
+
 # ---------------------------------------------------------------- the walk through the app
 
 
@@ -207,7 +254,56 @@ def test_walk_through_every_page(page, server: str):
     check_clean(page, "05-compare")
 
     open_page(page, server, "Report", "report")
-    page.get_by_role("heading", name="Report", level=1).wait_for()
-    # The Pipeline's last run is in this session, so the Report offers it for download.
-    page.get_by_role("button", name=re.compile("Download", re.I)).first.wait_for()
+    # The Pipeline's teaching runs came first, but they are not private releases: nothing to report.
+    assert_no_report(page)
     check_clean(page, "06-report")
+
+
+def test_teaching_alone_on_a_fresh_server_reports_nothing(browser, fresh_server: str):
+    tab = new_tab(browser)
+    try:
+        tab.goto(f"{fresh_server}/?n={N}&noise_seed=7")
+        settle(tab)
+        text(tab, "Stage 4").wait_for()  # a teaching draw, seeded
+        tab.get_by_role("button", name="Save teaching snapshot").wait_for()
+        assert tab.locator('[data-testid="stSidebar"]').get_by_role("radio", name="Teaching").is_checked()
+        open_page(tab, fresh_server, "Report", "report")
+        assert_no_report(tab)
+        check_clean(tab, "07-report-after-teaching")
+    finally:
+        tab.close()
+
+
+def test_a_publish_release_reaches_the_report(page, server: str):
+    page.goto(f"{server}/?n={N}&epsilon=8")  # a reload starts afresh
+    settle(page)
+    text(page, "Stage 4").wait_for()
+    page.locator('[data-testid="stSidebar"]').get_by_text("Publish", exact=True).click()
+    settle(page)
+    text(page, "Nothing released yet").wait_for()
+    page.get_by_role("button", name=re.compile(r"Release \(spends")).click()
+    settle(page)
+    text(page, r"spent ε = 8\b").wait_for()  # the sidebar's ledger
+    released = metric_value(page, "Released value")
+    check_clean(page, "08-pipeline-published")
+
+    open_page(page, server, "Report", "report")
+    page.get_by_role("heading", name="Report", level=1).wait_for()
+    page.get_by_role("button", name="Download HTML report").wait_for()
+    page.get_by_role("button", name="Download JSON").wait_for()
+    assert metric_value(page, "Released value") == released
+    text(page, "differentially private").wait_for()
+    text(page, "Privacy unit: a row").wait_for()
+    assert not page.get_by_text(NO_RELEASE).count()
+    check_clean(page, "09-report-published")
+
+    # Back to teaching: a new draw does not change the Report.
+    page.locator('[data-testid="stSidebar"]').get_by_text("Teaching", exact=True).click()
+    settle(page)
+    open_page(page, server, "Pipeline", "")
+    text(page, "Stage 4").wait_for()
+    page.get_by_role("button", name=re.compile("fresh noise", re.I)).click()
+    settle(page)
+    open_page(page, server, "Report", "report")
+    page.get_by_role("button", name="Download HTML report").wait_for()
+    assert metric_value(page, "Released value") == released

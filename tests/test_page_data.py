@@ -104,7 +104,19 @@ def test_acs_from_a_census_folder(tmp_path):
 
 
 def test_acs_sample_of_size_n(tmp_path):
-    at = open_data_page(source="acs", acs_root=str(census_root(tmp_path)), acs_n=500)
+    at = open_data_page(source="acs", acs_root=str(census_root(tmp_path)), acs_n=150)
+    assert_clean(at)
+    assert metric(at, "n") == "150"
+
+
+def test_acs_sample_beyond_the_population_needs_draws_with_replacement(tmp_path):
+    """198 people pass the filter: n = 500 is refused without the option, and drawn with it."""
+    root = str(census_root(tmp_path))
+    at = open_data_page(source="acs", acs_root=root, acs_n=500)
+    assert not at.exception
+    (error,) = at.error
+    assert "draw with replacement" in error.value
+    at = open_data_page(source="acs", acs_root=root, acs_n=500, with_replacement=True)
     assert_clean(at)
     assert metric(at, "n") == "500"
 

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 import streamlit as st
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 import ui.state
 from core.accounting import split_budget
 from core.data import synthetic
 from core.pipeline import make_rng, prepare, run_private
+from ui.state import PUBLISHED, TEACHING_RUN, PublishedRelease, TeachingRun
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
 N = 20_000  # small enough to keep every run fast
@@ -53,6 +56,20 @@ def assert_clean(at: AppTest) -> None:
 
 def release(at: AppTest) -> AppTest:
     return at.button(key="release").click().run()
+
+
+@pytest.fixture
+def downloads(monkeypatch):
+    """(file name, bytes) of every download the page offers, by MIME type."""
+    saved: dict[str, tuple[str | None, bytes]] = {}
+    original = MemoryMediaFileStorage.load_and_get_id
+
+    def record(self, data, mimetype, kind, filename=None):
+        saved[mimetype] = (filename, data.encode() if isinstance(data, str) else data)
+        return original(self, data, mimetype, kind, filename)
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
+    return saved
 
 
 def core_run(epsilon: float, seed: int, j: int):
@@ -131,16 +148,55 @@ def test_epsilon_off_the_grid_stays_selectable():
     assert "ε = 3.7 and δ = 3e-07" in page_text(at)
 
 
-def test_last_run_is_kept_for_the_report():
+def test_teaching_run_is_kept_apart_and_never_published():
     at = start(noise_seed=1, coordinate="x1")
-    rec = at.session_state["last_release"]
-    assert rec["coordinate"] == "x1" and rec["mode"] == "teaching" and rec["level"] == 0.95
-    assert rec["data_key"][1] == N and rec["budget"].epsilon_total == 4.0 and rec["calibration"] == "paper"
+    rec = at.session_state[TEACHING_RUN]
+    assert isinstance(rec, TeachingRun) and rec.seed == 1
+    assert rec.coordinate == "x1" and rec.level == 0.95 and rec.calibration == "paper"
+    assert rec.data_key[1] == N and rec.budget.epsilon_total == 4.0
     at.text_input(key="direction").input("1, -1, 0, 0, 0").run()
     assert_clean(at)
-    rec = at.session_state["last_release"]
-    assert rec["coordinate"] == "custom u"
-    assert rec["run"].u == pytest.approx([2**-0.5, -(2**-0.5), 0, 0, 0])
+    rec = at.session_state[TEACHING_RUN]
+    assert rec.coordinate == "custom u"
+    assert rec.run.u == pytest.approx([2**-0.5, -(2**-0.5), 0, 0, 0])
+    assert PUBLISHED not in at.session_state and "last_release" not in at.session_state
+    assert at.session_state["ledger"] == {}  # teaching charges nothing
+
+
+def test_teaching_snapshot_is_labelled_on_its_face(downloads):
+    at = start(noise_seed=7, epsilon=8.0, coordinate="x2")
+    assert_clean(at)
+    (button,) = at.get("download_button")
+    assert button.proto.label == "Save teaching snapshot"
+    name, data = downloads["text/markdown"]
+    text = data.decode()
+    assert name == "teaching_snapshot_x2.md"
+    assert text.startswith("TEACHING — NOT PRIVATE, NOT CHARGED, noise seed 7\n")
+    assert "noise seed 7" in text
+    run = at.session_state[TEACHING_RUN].run
+    assert f"- value = {run.release.value:.6g}\n" in text  # the released value, unmarked
+    assert f"- u_theta = {run.release.u_theta:.6g} [NOT PRIVATE]" in text  # the non-private numbers, marked
+    assert f"- noise = {run.lambda_min.noise:.6g} [NOT PRIVATE]" in text
+    assert "- z = " in text and "oracle_interval = [" in text
+    assert "theta = [" in text
+    # Not the report's format: no guarantee section, no differential-privacy claim.
+    assert "guarantee" not in text.lower() and "differentially private" not in text
+    assert "Download" not in text and "private_release" not in name
+
+
+def test_unseeded_teaching_snapshot_says_fresh_noise(downloads):
+    at = start(epsilon=8.0, direction="1, -1, 0, 0, 0")
+    assert_clean(at)
+    name, data = downloads["text/markdown"]
+    assert data.decode().startswith("TEACHING — NOT PRIVATE, NOT CHARGED, fresh OS noise\n")
+    assert name == "teaching_snapshot_custom_u.md"
+
+
+def test_snapshot_download_does_not_redraw(downloads):
+    """Saving the snapshot keeps the numbers on screen: the download does not rerun the page."""
+    at = start(epsilon=8.0)
+    (button,) = at.get("download_button")
+    assert button.proto.ignore_rerun
 
 
 def test_private_settings_do_not_refit(monkeypatch):
@@ -278,12 +334,17 @@ def test_publish_release_spends_and_refuses_beyond_the_cap():
     shown = metric(at, "Released value")
     (entries,) = at.session_state["ledger"].values()
     assert entries == [(8.0, 1e-6)]
+    (published,) = at.session_state[PUBLISHED].values()
+    assert isinstance(published, PublishedRelease)
+    assert f"{published.run.release.value:.6g}" == shown
     release(at)
     assert_clean(at)
     assert at.error[0].value.startswith(REFUSED)
     assert "already spent" in at.error[0].value
     (entries,) = at.session_state["ledger"].values()
     assert entries == [(8.0, 1e-6)]
+    (kept,) = at.session_state[PUBLISHED].values()
+    assert kept is published  # a refused draw records nothing
     assert metric(at, "Released value") == shown  # the past release stays on screen
     at.run()
     assert metric(at, "Released value") == shown and not at.error
@@ -291,11 +352,33 @@ def test_publish_release_spends_and_refuses_beyond_the_cap():
 
 def test_publish_ignores_the_seed():
     at = start(mode="publish", epsilon=8.0, noise_seed=3, cap_epsilon=100.0, cap_delta=1e-3)
-    values = [release(at).session_state["last_release"]["run"].release.value for _ in range(2)]
-    assert values[0] != values[1]
-    assert at.session_state["last_release"]["mode"] == "publish"
+    values = []
+    for _ in range(2):
+        (rec,) = release(at).session_state[PUBLISHED].values()
+        values.append(rec.run.release.value)
+    assert values[0] != values[1]  # a fresh draw each time: nothing cached
     seeded = core_run(8.0, 3, 0).release.value
     assert seeded not in values
+    (entries,) = at.session_state["ledger"].values()
+    assert entries == [(8.0, 1e-6)] * 2
+    assert TEACHING_RUN not in at.session_state
+
+
+def test_publish_refused_at_once_records_nothing():
+    at = start(mode="publish", epsilon=8.0, cap_epsilon=4.0)
+    release(at)
+    assert_clean(at)
+    assert at.error[0].value.startswith(REFUSED)
+    assert PUBLISHED not in at.session_state
+    assert at.session_state["ledger"] == {}
+    assert any("Nothing released yet" in i.value for i in at.info)
+
+
+def test_publish_offers_no_teaching_snapshot():
+    at = start(mode="publish", epsilon=8.0)
+    release(at)
+    assert_clean(at)
+    assert not at.get("download_button")
 
 
 def test_publish_sidebar_describes_the_data_without_raw_counts():
@@ -303,3 +386,28 @@ def test_publish_sidebar_describes_the_data_without_raw_counts():
     assert_clean(at)
     captions = " ".join(c.value for c in at.sidebar.caption)
     assert f"n = {N:,}" in captions and "seed" not in captions  # the source line stays in teaching mode
+
+
+def separable_upload() -> tuple[str, bytes]:
+    """A logistic CSV whose labels the line x0 = 0 separates: the fit has no minimiser."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, (2_000, 2))
+    X[:, 0] = np.where(np.abs(X[:, 0]) < 1e-3, 0.5, X[:, 0])
+    y = (X[:, 0] > 0).astype(int)
+    rows = "\n".join(f"{a:.6f},{b:.6f},{c}" for (a, b), c in zip(X, y, strict=True))
+    return "separable.csv", f"x0,x1,y\n{rows}\n".encode()
+
+
+def test_data_without_a_minimiser_is_explained_in_teaching_and_bottom_in_publish():
+    at = start(source="upload", upload=separable_upload(), upload_loss="logistic", noise_seed=1)
+    assert_clean(at)
+    assert not at.error
+    text = page_text(at)
+    assert "No certified minimiser" in text and "separable" in text
+    assert "⊥" in text
+    at = start(source="upload", upload=separable_upload(), upload_loss="logistic", mode="publish")
+    release(at)
+    assert_clean(at)
+    assert not at.error
+    text = page_text(at)
+    assert metric(at, "Status") == "⊥" and "separable" not in text  # the diagnosis is not private

@@ -1,22 +1,30 @@
-"""The Report page and core.report.private_report: private values only, whatever the mode."""
+"""The Report page and core.report.private_report: charged publish-mode releases only, private values only."""
 
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
+import ui.state
 from core.accounting import split_budget
-from core.data import synthetic
+from core.data import PrivacyUnit, synthetic
 from core.pipeline import make_rng, prepare, run_private
 from core.report import private_report
+from ui.state import PUBLISHED, TEACHING_RUN, PublishedRelease
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
 N = 20_000  # small enough to keep every run fast
 DATA_KEY = ("synthetic_robust", N, 5, 1.0, 1.0, 0)  # the app's defaults with n = N
+MODEL_KEY = ("robust", 0.0, "cube", None)
+NO_RELEASE = "No published release on the loaded data and model yet"
+HOW_TO = "switch the sidebar's Mode to Publish, then press Release on the Pipeline page"
+DOWNLOADS = ["Download HTML report", "Download JSON"]
 # Names of everything computed from the data without privacy (core.marks and the brief of the report).
 NON_PRIVATE = {"fit", "theta", "omega", "Delta", "u_theta", "oracle_interval", "z", "N", "noise", "statistic",
                "noise_sd", "covers", "clipped_rows"}
@@ -29,31 +37,42 @@ def problem():
     return prepare(data.X, data.y, "robust", "cube", None, 0.0, data.feature_names)
 
 
-def release(problem, epsilon: float = 8.0, coordinate: int = 2) -> dict:
-    """What the Pipeline page stores after a release."""
+def release(problem, epsilon: float = 8.0, coordinate: int = 2) -> PublishedRelease:
+    """A record as the Pipeline page's publish path stores it (seeded here only so the outcome is fixed)."""
     budget = split_budget(epsilon, 1e-6)
     run = run_private(problem, coordinate, budget, make_rng(7), "paper", 0.95)
-    return dict(run=run, coordinate=problem.feature_names[coordinate], data_key=DATA_KEY, budget=budget,
-                mode="teaching", calibration="paper", level=0.95, model_key=("robust", 0.0, "cube", None), seed=None)
+    return PublishedRelease(run=run, coordinate=problem.feature_names[coordinate], budget=budget,
+                            calibration="paper", level=0.95, data_key=DATA_KEY, model_key=MODEL_KEY)
 
 
-def open_report(**settings: object) -> AppTest:
+def open_report(published: PublishedRelease | None = None, **settings: object) -> AppTest:
     at = AppTest.from_file(str(APP), default_timeout=60)
     at.session_state["n"] = N
     at.run()  # the first run registers the pages of st.navigation; switch_page needs them
-    if "last_release" in at.session_state:  # the Pipeline page, shown first, may have released
-        del at.session_state["last_release"]
+    if published is not None:
+        at.session_state[PUBLISHED] = {(published.data_key, published.model_key): published}
     for key, value in settings.items():
         at.session_state[key] = value
     return at.switch_page("pages/report.py").run()
 
 
+def download_labels(at: AppTest) -> list[str]:
+    """The labels of every download button on the page, sidebar included."""
+    return [b.proto.label for b in at.get("download_button")]
+
+
+def released_value(at: AppTest) -> str:
+    (value,) = [m.value for m in at.main.metric if m.label.startswith("Released value")]
+    return value
+
+
 def page_text(at: AppTest) -> str:
-    """Every text of the page's main area."""
+    """Every text of the page's main area, markdown escapes removed."""
     main = at.main
-    parts = [e.value for kind in ("title", "markdown", "caption", "success", "warning", "info") for e in main.get(kind)]
+    parts = [e.value for kind in ("title", "markdown", "caption", "success", "warning", "info", "error")
+             for e in main.get(kind)]
     parts += [f"{m.label} {m.value}" for m in main.metric]
-    return "\n".join(parts)
+    return re.sub(r"\\(.)", r"\1", "\n".join(parts))
 
 
 def keys(value: object) -> set[str]:
@@ -91,9 +110,9 @@ def downloads(monkeypatch):
 
 def test_report_has_every_section(problem):
     rel = release(problem)
-    rep = private_report(rel["run"], "x2", rel["budget"], "synthetic", problem.n, problem.d)
+    rep = private_report(rel.run, "x2", rel.budget, "synthetic", problem.n, problem.d)
     assert set(rep) == {"data", "coefficient", "release", "interval_coverage", "lambda_min", "lambda_max", "test",
-                        "guarantee", "method"}
+                        "guarantee", "privacy_unit", "method"}
     assert {"status", "reason", "value", "interval", "interval_level", "sigma", "calibration"} <= set(rep["release"])
     assert {"lambda_hat", "N_hat", "m"} <= set(rep["lambda_min"])
     assert {"passed", "value", "threshold", "reason"} <= set(rep["test"])
@@ -103,13 +122,13 @@ def test_report_has_every_section(problem):
 def test_report_holds_no_non_private_field(problem):
     for eps in (8.0, 1.0, 0.01):  # released, bottom, and lambda_hat_min = 0
         rel = release(problem, eps)
-        rep = private_report(rel["run"], "x2", rel["budget"], "synthetic", problem.n, problem.d)
+        rep = private_report(rel.run, "x2", rel.budget, "synthetic", problem.n, problem.d)
         assert not keys(rep) & NON_PRIVATE
 
 
 def test_report_values_are_the_runs(problem):
     rel = release(problem)
-    run, budget = rel["run"], rel["budget"]
+    run, budget = rel.run, rel.budget
     assert run.release.status == "released"
     rep = private_report(run, "x2", budget, "synthetic", problem.n, problem.d, feature_names=problem.feature_names,
                          loss="robust", domain="cube", lambda_reg=0.0)
@@ -126,46 +145,136 @@ def test_report_values_are_the_runs(problem):
 
 def test_report_of_a_bottom(problem):
     rel = release(problem, 0.01)
-    rep = private_report(rel["run"], "x2", rel["budget"], "synthetic", problem.n, problem.d)
+    rep = private_report(rel.run, "x2", rel.budget, "synthetic", problem.n, problem.d)
     assert rep["release"]["status"] == "bottom"
     assert rep["release"]["value"] is None and rep["release"]["interval"] is None
     assert rep["lambda_max"] is None
-    assert rep["release"]["reason"] == rel["run"].test.reason
+    assert rep["release"]["reason"] == rel.run.test.reason
 
 
 # ---------------------------------------------------------------- the page
 
 
-def test_without_a_release_the_page_says_where_to_make_one():
-    at = open_report()
-    assert not at.exception
+def assert_nothing_reported(at: AppTest) -> None:
+    """The page says there is no published release and how to make one, and offers no download at all."""
+    assert not at.exception, [e.value for e in at.exception]
     (info,) = at.info
-    assert "Pipeline page" in info.value
+    assert NO_RELEASE in info.value and HOW_TO in info.value
+    assert [link.proto.page for link in at.main.get("page_link")] == ["pipeline"]  # the Pipeline page's URL path
     assert not at.get("download_button")
+    assert not at.main.metric
+    assert "differentially private" not in page_text(at)
+
+
+def test_without_a_release_the_page_says_where_to_make_one():
+    assert_nothing_reported(open_report())
+
+
+@pytest.mark.parametrize("seed", [7, None])
+def test_teaching_alone_reports_nothing(seed):
+    """Default mode: the Pipeline's teaching runs, seeded or not, are never reported."""
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.session_state["n"] = N
+    at.session_state["noise_seed"] = seed
+    at.run()
+    assert at.session_state["mode"] == "teaching"
+    assert at.session_state[TEACHING_RUN].seed == seed
+    at.button(key="fresh_noise").click().run()  # another draw, as a user looking for a pleasing number would
+    assert at.get("download_button")  # the Pipeline's teaching snapshot, which is not a report
+    at.switch_page("pages/report.py").run()
+    assert_nothing_reported(at)
+    assert PUBLISHED not in at.session_state
+
+
+def test_a_legacy_teaching_record_is_not_reported(problem):
+    """A teaching run in st.session_state, under the old key or the new one, is not a published release."""
+    rec = release(problem)
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.session_state["n"] = N
+    at.run()
+    at.session_state["last_release"] = dict(run=rec.run, coordinate=rec.coordinate, data_key=DATA_KEY,
+                                            budget=rec.budget, mode="teaching", calibration="paper", level=0.95,
+                                            model_key=MODEL_KEY, seed=7)
+    at.switch_page("pages/report.py").run()
+    assert_nothing_reported(at)
+
+
+def test_publish_release_reaches_the_report_and_teaching_does_not_replace_it(downloads):
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.session_state["n"] = N
+    at.session_state["epsilon"] = 8.0
+    at.run()
+    # After its first run AppTest runs the page alone, without app.py's sidebar, whose Mode radio then drops its
+    # value: the mode is set in st.session_state before every run instead.
+    at.session_state["mode"] = "publish"
+    at.run()
+    at.session_state["mode"] = "publish"
+    at.button(key="release").click().run()
+    assert not at.exception and not at.error
+    (published,) = at.session_state[PUBLISHED].values()
+    assert isinstance(published, PublishedRelease)
+    assert published.run.release.status == "released"
+    assert at.session_state["ledger"][published.data_key] == [(8.0, 1e-6)]  # charged
+
+    at.session_state["mode"] = "publish"
+    at.switch_page("pages/report.py").run()
+    assert not at.exception and not at.error
+    shown = released_value(at)
+    assert shown == f"{published.run.release.value:.6g}"
+    assert download_labels(at) == DOWNLOADS
+    assert json.loads(downloads["application/json"])["release"]["value"] == published.run.release.value
+    before = page_text(at)
+
+    # Back to teaching: seeded and unseeded runs on the same data leave the published record alone.
+    at.session_state["mode"] = "teaching"
+    at.switch_page("pages/pipeline.py").run()
+    for seed in (7, None):
+        at.session_state["mode"] = "teaching"
+        at.number_input(key="noise_seed").set_value(seed).run()
+        at.session_state["mode"] = "teaching"
+        at.button(key="fresh_noise").click().run()
+        assert not at.exception
+        assert at.session_state[TEACHING_RUN].seed == at.session_state["noise_seed"]
+    teaching = at.session_state[TEACHING_RUN].run.release.value
+    assert teaching != published.run.release.value
+    (kept,) = at.session_state[PUBLISHED].values()
+    assert kept is published
+    assert at.session_state["ledger"][published.data_key] == [(8.0, 1e-6)]  # teaching charged nothing
+
+    at.switch_page("pages/report.py").run()
+    assert not at.exception
+    assert released_value(at) == shown
+    assert page_text(at) == before
+    assert download_labels(at) == DOWNLOADS
+    assert f"{teaching:.6g}" not in page_text(at)
 
 
 def test_a_release_on_other_data_is_not_shown(problem):
-    at = open_report(last_release=release(problem), sample_seed=1)
-    assert not at.exception
-    assert "Pipeline page" in at.info[0].value
-    assert not at.main.metric
+    assert_nothing_reported(open_report(release(problem), sample_seed=1))
+
+
+def test_a_release_under_another_model_is_not_shown(problem):
+    assert_nothing_reported(open_report(release(problem), lam_reg=0.01))
 
 
 def test_release_shows_private_values_only(problem, downloads):
     rel = release(problem)
-    run = rel["run"]
-    at = open_report(last_release=rel)
+    run = rel.run
+    at = open_report(rel)
     assert not at.exception and not at.error
+    assert download_labels(at) == DOWNLOADS
     text = page_text(at)
     assert f"{run.release.value:.6g}" in text
     assert f"{run.lambda_min.lambda_hat:.6g}" in text
     assert "(ε, δ) = (8, 1e-06)-differentially private" in text
+    assert "NOT a private release" not in text
     for secret in secrets(run, problem):
         assert secret not in text
     html, doc = downloads["text/html"].decode(), json.loads(downloads["application/json"])
     assert f"{run.release.value:.6g}" in html
     assert "<script" not in html and "http" not in html  # self-contained
     assert doc["release"]["value"] == run.release.value
+    assert doc["guarantee"]["holds"] is True and doc["guarantee"]["warning"] is None
     for secret in secrets(run, problem):
         assert secret not in html
     assert not keys(doc) & NON_PRIVATE
@@ -173,24 +282,80 @@ def test_release_shows_private_values_only(problem, downloads):
 
 def test_bottom_shows_the_reason(problem):
     rel = release(problem, 1.0)
-    assert rel["run"].release.status == "bottom"
-    at = open_report(last_release=rel)
+    assert rel.run.release.status == "bottom"
+    at = open_report(rel)
     assert not at.exception
-    assert [m.value for m in at.main.metric if m.label.startswith("Released value")] == ["⊥"]
+    assert released_value(at) == "⊥"
     assert "condition (14) fails" in at.warning[0].value
 
 
 def test_report_is_the_same_in_both_modes(problem):
     rel = release(problem)
-    teaching = page_text(open_report(last_release=rel, mode="teaching"))
-    publish = page_text(open_report(last_release={**rel, "mode": "publish"}, mode="publish"))
+    teaching = page_text(open_report(rel, mode="teaching"))
+    publish = page_text(open_report(rel, mode="publish"))
     assert teaching == publish
 
 
-def test_a_seeded_run_is_reported_as_not_private(problem):
-    seeded = {**release(problem), "seed": 7}
-    at = open_report()
-    at.session_state["last_release"] = seeded
+# ---------------------------------------------------------------- the privacy unit
+
+
+def with_unit(monkeypatch, unit: PrivacyUnit) -> None:
+    """The loaded data set with another privacy unit, as the census loaders set it."""
+    real = ui.state.dataset
+    monkeypatch.setattr(ui.state, "dataset", lambda: replace(real(), privacy_unit=unit))
+
+
+def test_synthetic_rows_are_the_unit(problem, downloads):
+    at = open_report(release(problem))
+    assert not at.exception
+    wording = ("Privacy unit: a row. The guarantee is per row of the synthetic data; if one person can fill several "
+               "rows, it holds per person only by group privacy.")
+    assert wording in page_text(at)
+    assert wording in downloads["text/html"].decode()
+    assert json.loads(downloads["application/json"])["privacy_unit"] == dict(
+        unit="row", max_rows_per_person=1, epsilon_per_person=8.0, delta_per_person=1e-6)
+
+
+def test_an_uploaded_census_file_protects_each_person(downloads):
+    """Released in publish mode on an uploaded PUMS file: its rows are census persons, one row each."""
+    pums = Path(__file__).parent / "data" / "SYNTHETIC_psam_p06_CA_2018_1-Year.csv"
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    settings = dict(source="upload", upload=(pums.name, pums.read_bytes()), mode="publish")
+    for key, value in settings.items():
+        at.session_state[key] = value
     at.run()
-    assert any("NOT a private release" in e.value for e in at.error)
-    assert not any("differentially private" in s.value for s in at.success)
+    at.session_state["mode"] = "publish"
+    at.button(key="release").click().run()
+    assert not at.exception and not at.error
+    at.session_state["mode"] = "publish"
+    at.switch_page("pages/report.py").run()
+    assert not at.exception and not at.error
+    wording = "Privacy unit: a person. Each person fills at most one row, so the guarantee above holds per person."
+    assert wording in page_text(at)
+    assert wording in downloads["text/html"].decode()
+    assert json.loads(downloads["application/json"])["privacy_unit"]["unit"] == "person"
+
+
+def test_one_row_per_person(problem, monkeypatch, downloads):
+    with_unit(monkeypatch, PrivacyUnit("person", 1))
+    at = open_report(release(problem))
+    assert not at.exception
+    wording = "Each person fills at most one row, so the guarantee above holds per person."
+    assert wording in page_text(at)
+    assert wording in downloads["text/html"].decode()
+
+
+def test_a_person_in_several_rows_is_covered_by_group_privacy(problem, monkeypatch, downloads):
+    unit = PrivacyUnit("person", 3)
+    with_unit(monkeypatch, unit)
+    at = open_report(release(problem))
+    assert not at.exception
+    eps, delta = unit.per_person(8.0, 1e-6)
+    wording = (f"The sample was drawn with replacement: one person fills up to 3 rows, so per person the guarantee "
+               f"is (kε, δ_k) = ({eps:g}, {delta:.3g}) by group privacy")
+    assert eps == 24.0
+    assert wording in page_text(at)
+    assert wording in downloads["text/html"].decode()
+    doc = json.loads(downloads["application/json"])
+    assert doc["privacy_unit"] == dict(unit="person", max_rows_per_person=3, epsilon_per_person=eps,
+                                       delta_per_person=delta)

@@ -13,7 +13,8 @@ def render() -> None:
     sb.radio(
         "Mode", tuple(state.MODES), key="mode", format_func=state.MODES.get, horizontal=True,
         help="Teaching shows every intermediate, non-private ones badged, and allows a noise seed. "
-        "Publish shows only what the mechanism releases, draws noise from the OS and keeps a budget ledger.",
+        "Publish shows only what the mechanism releases, draws noise from the OS and keeps a budget ledger; "
+        "only its releases, charged to that ledger, reach the Report.",
     )
     sb.markdown(f"**Data** · {state.SOURCES[state.get('source')]}")
     try:

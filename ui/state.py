@@ -5,6 +5,10 @@ st.session_state from the URL's query parameters (or the defaults) and re-assert
 that a page's widgets keep them when another page is shown. Widgets use the same keys. `sync_url()`
 runs last and writes every non-default setting back into the URL, so a link reproduces the view.
 The data set and the fit are cached on the data and model settings only; noise never is.
+
+Two kinds of run are kept apart: a `PublishedRelease`, made only by `publish()` after it charged the
+ledger (the Report shows nothing else), and the Pipeline's last teaching run, a `TeachingRun`, which
+is never charged, may be seeded, and never reaches the Report.
 """
 
 from __future__ import annotations
@@ -18,10 +22,11 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
+from core.accounting import Budget
 from core.data import Dataset, synthetic
 from core.data.csvfile import read_csv_bytes
-from core.errors import DataError
-from core.pipeline import Problem, prepare
+from core.errors import BudgetError, DataError
+from core.pipeline import PrivateRun, Problem, prepare
 
 SOURCES = {
     "synthetic_robust": "Synthetic robust regression",
@@ -65,6 +70,7 @@ PARAMS: dict[str, Param] = {
     "acs_root": Param("", str),
     "acs_n": Param(None, _opt_int),
     "download": Param(False, _bool),
+    "with_replacement": Param(False, _bool),
     "upload_loss": Param("logistic", str, ("robust", "logistic")),
     # model
     "lam_reg": Param(0.0, float),
@@ -161,7 +167,7 @@ def data_key() -> tuple:
         return (source, get("n"), get("d"), get("theta_norm"), get("noise_scale"), get("sample_seed"))
     if source == "acs":
         return (source, get("states"), get("year"), get("horizon"), get("acs_root"), get("acs_n"),
-                get("sample_seed"), get("download"))
+                get("sample_seed"), get("download"), get("with_replacement"))
     upload = st.session_state.get("upload")
     digest = hashlib.sha256(upload[1]).hexdigest()[:16] if upload else None
     return (source, digest, None if upload is None else upload[0])
@@ -198,9 +204,9 @@ def _load(key: tuple, _upload: tuple[str, bytes] | None) -> Dataset:
     from core.data import acs  # folktables loads only for census data
 
     if source == "acs":
-        _, states, year, horizon, root, n, seed, download = key
+        _, states, year, horizon, root, n, seed, download, with_replacement = key
         names = [s.strip().upper() for s in states.split(",") if s.strip()]
-        return acs.load_acs_income(names, year, horizon, root or None, n, seed, download)
+        return acs.load_acs_income(names, year, horizon, root or None, n, seed, download, with_replacement)
     if _upload is None:
         raise DataError("no file uploaded yet: choose a CSV on the Data page")
     name, content = _upload
@@ -251,6 +257,73 @@ def refuse_reason(epsilon: float, delta: float) -> str | None:
 
 def spend(epsilon: float, delta: float) -> None:
     st.session_state["ledger"].setdefault(data_key(), []).append((epsilon, delta))
+
+
+# ------------------------------------------------------------------ published releases and teaching runs
+
+
+@dataclass(frozen=True)
+class PublishedRelease:
+    """A publish-mode release drawn from OS entropy and charged to the ledger: what the Report may show.
+
+    Made by `publish()` only, right after the charge; teaching runs never become one.
+    """
+
+    run: PrivateRun
+    coordinate: str
+    budget: Budget
+    calibration: str
+    level: float
+    data_key: tuple
+    model_key: tuple
+
+
+@dataclass(frozen=True)
+class TeachingRun:
+    """The Pipeline's last teaching run: never charged, possibly seeded, never shown on the Report."""
+
+    run: PrivateRun
+    coordinate: str
+    budget: Budget
+    calibration: str
+    level: float
+    data_key: tuple
+    model_key: tuple
+    seed: int | None
+
+
+PUBLISHED = "published"  # st.session_state key: {(data_key, model_key): PublishedRelease}
+TEACHING_RUN = "teaching_run"  # st.session_state key: TeachingRun
+
+
+def publish(run: PrivateRun, coordinate: str) -> PublishedRelease:
+    """Charge a fresh publish-mode run's (ε, δ) to the ledger of the loaded data, then record it for the Report.
+
+    The caller drew the run from OS entropy after `refuse_reason` let it through; the check is repeated
+    here, so a release past the cap is never recorded.
+    """
+    b = run.budget
+    refused = refuse_reason(b.epsilon_total, b.delta_total)
+    if refused:
+        raise BudgetError(refused)
+    spend(b.epsilon_total, b.delta_total)
+    record = PublishedRelease(run=run, coordinate=coordinate, budget=b, calibration=get("calibration"),
+                              level=get("level"), data_key=data_key(), model_key=model_key())
+    st.session_state.setdefault(PUBLISHED, {})[(record.data_key, record.model_key)] = record
+    return record
+
+
+def published() -> PublishedRelease | None:
+    """The last charged release on the loaded data and model, or None."""
+    return st.session_state.get(PUBLISHED, {}).get((data_key(), model_key()))
+
+
+def keep_teaching_run(run: PrivateRun, coordinate: str, seed: int | None) -> TeachingRun:
+    """Remember the Pipeline's last teaching run (apart from published releases) and return it."""
+    record = TeachingRun(run=run, coordinate=coordinate, budget=run.budget, calibration=get("calibration"),
+                         level=get("level"), data_key=data_key(), model_key=model_key(), seed=seed)
+    st.session_state[TEACHING_RUN] = record
+    return record
 
 
 def target(problem: Problem) -> tuple[int | np.ndarray, str]:
