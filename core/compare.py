@@ -85,10 +85,15 @@ def compare(
     dp_sgd_config: DPSGDConfig | None = None,
     progress: Callable[[float], None] | None = None,
 ) -> Comparison:
-    """Run each requested method `trials` times at the budget's total (eps, delta)."""
+    """Run each requested method `trials` times at the budget's total (eps, delta).
+
+    A comparison measures errors against the fit, a non-private quantity: data without a certified
+    minimiser raise NoMinimizerError with the fit's diagnosis (a private release would be bottom).
+    """
     if trials < 1:
         raise InputError(f"the number of trials must be at least 1, got {trials}")
     names = check_methods(methods)
+    problem.fit.require_minimiser()
     uv = unit_direction(u, problem.d)
     eps, dlt = budget.epsilon_total, budget.delta_total
     runners = _runners(problem, uv, budget, calibration, dp_sgd_config or DPSGDConfig())

@@ -317,8 +317,8 @@ def _stall_message(it: int, grad_norm: float, tau: float, theta: Array) -> str:
 
 def _separable_message(X: Array, y: Array, theta: Array) -> str:
     everyone = bool(np.all(y * (X @ theta) > 0))
-    which = "every training point is classified correctly" if everyone else "the labels are (quasi-)separable"
+    which = "every training point is classified correctly" if everyone else "no point is misclassified"
     return (
-        f"the logistic loss has no minimiser: {which} by a linear rule, so the coefficients grow without "
-        "bound; set a positive lambda_reg or remove the separating feature"
+        f"the logistic loss has no minimiser: the labels are separable ({which} by a linear rule), so the "
+        "coefficients grow without bound; set a positive lambda_reg or remove the separating feature"
     )

@@ -219,3 +219,15 @@ def test_a_seeded_command_line_run_records_its_seed(tmp_path):
             "--delta", "1e-6"]
     fresh = json.loads(subprocess.run(args, capture_output=True, text=True, timeout=120).stdout)
     assert fresh["noise"] == {"seed": None, "source": "os_entropy", "private": True, "warning": None}
+
+
+def test_compare_on_data_without_a_minimiser_says_why(tmp_path):
+    """Comparisons are measured against the (non-private) fit: without one they end in one clear line."""
+    X, y, _ = separable_pair(n=1_000)
+    path = write_csv(tmp_path / "sep.csv", X, y)
+    out = subprocess.run(
+        [sys.executable, "-m", "core", "compare", "--data", str(path), "--loss", "logistic", "--coordinate", "0",
+         "--epsilon", "2", "--delta", "1e-6", "--trials", "2"], capture_output=True, text=True, timeout=120,
+    )
+    assert out.returncode == 2 and out.stderr.count("\n") == 1
+    assert "no minimiser" in out.stderr and "separable" in out.stderr
