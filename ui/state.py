@@ -263,11 +263,8 @@ def spend(epsilon: float, delta: float) -> None:
 
 
 @dataclass(frozen=True)
-class PublishedRelease:
-    """A publish-mode release drawn from OS entropy and charged to the ledger: what the Report may show.
-
-    Made by `publish()` only, right after the charge; teaching runs never become one.
-    """
+class RunRecord:
+    """One run of the private stages on the Pipeline page, with the settings it was made on."""
 
     run: PrivateRun
     coordinate: str
@@ -279,16 +276,17 @@ class PublishedRelease:
 
 
 @dataclass(frozen=True)
-class TeachingRun:
+class PublishedRelease(RunRecord):
+    """A publish-mode release drawn from OS entropy and charged to the ledger: what the Report may show.
+
+    Made by `publish()` only, right after the charge; teaching runs never become one.
+    """
+
+
+@dataclass(frozen=True)
+class TeachingRun(RunRecord):
     """The Pipeline's last teaching run: never charged, possibly seeded, never shown on the Report."""
 
-    run: PrivateRun
-    coordinate: str
-    budget: Budget
-    calibration: str
-    level: float
-    data_key: tuple
-    model_key: tuple
     seed: int | None
 
 
