@@ -30,6 +30,7 @@ from core.gaussian import check_epsilon_delta
 
 DEFAULT_SPLIT = (1.0, 1.0, 1.0)
 ACCOUNTINGS = ("basic", "pld")
+STAGES = ("lambda_min", "lambda_max", "release")  # the budget's stages, in the order they run
 PLD_GRID = 1e-4  # privacy-loss discretisation; pessimistic rounding adds up to ~2 grid steps to eps
 
 
@@ -60,6 +61,10 @@ class Budget:
     epsilon_basic: float
     delta_basic: float
     accounting: str = "basic"
+
+    def stages(self) -> tuple[tuple[str, StageBudget], ...]:
+        """The three stages in order, by name: ("lambda_min", a), ("lambda_max", b), ("release", c)."""
+        return tuple((name, getattr(self, name)) for name in STAGES)
 
     @property
     def epsilon_pld(self) -> float:

@@ -13,14 +13,16 @@ from typing import NoReturn
 
 from core.accounting import ACCOUNTINGS, Budget, make_budget, parse_split
 from core.compare import EXTRA_METHODS, FULL_VECTOR_METHODS, METHODS, check_methods, compare
-from core.data import Dataset, read_csv, synthetic
+from core.data import Dataset
 from core.dp_sgd import DPSGDConfig
 from core.errors import InputError
 from core.gaussian import CALIBRATIONS
 from core.geometry import DOMAINS
 from core.losses import LOSSES
-from core.pipeline import Problem, make_rng, prepare, run_private
+from core.model import ModelSpec
+from core.pipeline import Problem, make_rng, prepare_spec, run_private
 from core.report import compare_document, release_document
+from core.spec import SYNTHETIC_N, AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, model_loss
 
 
 class _Parser(argparse.ArgumentParser):
@@ -53,7 +55,10 @@ def _add_data_options(p: argparse.ArgumentParser) -> None:
 def _add_model_options(p: argparse.ArgumentParser) -> None:
     """The problem, the coordinate and the budget: shared by release and compare."""
     _add_data_options(p)
-    p.add_argument("--loss", choices=sorted(LOSSES), default="robust")
+    p.add_argument(
+        "--loss", choices=sorted(LOSSES), default=None,
+        help="robust or logistic (default robust; census data are logistic)",
+    )
     p.add_argument("--coordinate", required=True, help="column index (0-based, among the features) or name")
     p.add_argument("--epsilon", type=float, required=True, help="TOTAL epsilon")
     p.add_argument("--delta", type=float, required=True, help="TOTAL delta, in (0, 1)")
@@ -103,38 +108,41 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def load_dataset(args: argparse.Namespace) -> Dataset:
+def spec_from_args(args: argparse.Namespace) -> DataSpec:
+    """The data spec the data options name (a file named by --data or --pums is read for its digest)."""
+    sample = dict(n=args.n, sample_seed=args.sample_seed, with_replacement=args.with_replacement)
     if args.data is not None:
-        return read_csv(args.data)
-    if args.acs_root is not None or args.pums is not None:
-        from core.data import acs  # folktables and pandas load only for census data
-
-        if args.pums is not None:
-            return acs.read_pums(
-                args.pums, n=args.n, sample_seed=args.sample_seed, with_replacement=args.with_replacement
-            )
-        return acs.load_acs_income(
-            args.state or [], args.year, args.horizon, args.acs_root, args.n, args.sample_seed, args.download,
-            with_replacement=args.with_replacement,
-        )
-    n = 100_000 if args.n is None else args.n
-    return synthetic(n, args.d, args.loss, args.theta_norm, args.noise_scale, args.sample_seed)
+        return CsvSpec.from_path(args.data)
+    if args.pums is not None:
+        return PumsSpec.from_path(args.pums, **sample)
+    if args.acs_root is not None:
+        return AcsSpec(tuple(args.state or ()), args.year, args.horizon, args.acs_root, download=args.download,
+                       **sample)
+    n = SYNTHETIC_N if args.n is None else args.n
+    return SyntheticSpec(args.loss or "robust", n, args.d, args.theta_norm, args.noise_scale, args.sample_seed)
 
 
-def _prepared(args: argparse.Namespace) -> tuple[Budget, Dataset, Problem, int]:
+def load_dataset(args: argparse.Namespace) -> Dataset:
+    """The data set the data options name."""
+    return spec_from_args(args).load()
+
+
+def _prepared(args: argparse.Namespace) -> tuple[Budget, DataSpec, Dataset, Problem, int]:
     budget = make_budget(args.epsilon, args.delta, parse_split(args.split), args.accounting)
-    data = load_dataset(args)
-    problem = prepare(data.X, data.y, args.loss, args.domain, args.radius, args.lambda_reg, data.feature_names)
-    return budget, data, problem, problem.coordinate(args.coordinate)
+    spec = spec_from_args(args)
+    model = ModelSpec(model_loss(spec, args.loss), args.domain, args.radius, args.lambda_reg)
+    data = spec.load()
+    problem = prepare_spec(data, model, spec)
+    return budget, spec, data, problem, problem.coordinate(args.coordinate)
 
 
 def cmd_release(args: argparse.Namespace) -> dict:
     if args.repeat < 1:
         raise InputError(f"--repeat must be at least 1, got {args.repeat}")
-    budget, data, problem, j = _prepared(args)
+    budget, spec, data, problem, j = _prepared(args)
     rng = make_rng(args.seed)
     runs = [run_private(problem, j, budget, rng, args.calibration, args.level) for _ in range(args.repeat)]
-    doc = release_document(problem, j, runs, data.source, privacy_unit=data.privacy_unit, noise_seed=args.seed)
+    doc = release_document(problem, j, runs, spec.describe(), privacy_unit=data.privacy_unit, noise_seed=args.seed)
     if data.theta_star is not None:
         doc["theta_star"] = data.theta_star.tolist()
     return doc
@@ -145,14 +153,14 @@ def cmd_compare(args: argparse.Namespace) -> dict:
     config = DPSGDConfig(
         clip_norm=args.sgd_clip, batch_size=args.sgd_batch, steps=args.sgd_steps, learning_rate=args.sgd_learning_rate
     )
-    budget, data, problem, j = _prepared(args)
+    budget, spec, data, problem, j = _prepared(args)
     result = compare(problem, j, budget, args.trials, make_rng(args.seed), methods, data.theta_star,
                      args.calibration, config)
-    return compare_document(problem, j, result, data.source)
+    return compare_document(problem, j, result, spec.describe())
 
 
 def cmd_synthetic(args: argparse.Namespace) -> dict:
-    data = synthetic(args.n, args.d, args.loss, args.theta_norm, args.noise_scale, args.sample_seed)
+    data = SyntheticSpec(args.loss, args.n, args.d, args.theta_norm, args.noise_scale, args.sample_seed).load()
     import numpy as np
 
     table = np.column_stack([data.X, data.y])

@@ -5,13 +5,17 @@ Methods for u^T theta (the paper's section 4): "local" (Algorithm 5), "oracle" (
 objective perturbation when lambda_hat_min = 0). For the full vector: Algorithms 3 and 7. The
 non-private fits a method needs (theta_lam of output perturbation) are computed once; the noise is
 drawn afresh in every trial.
+
+Fields computed from the data without privacy are marked with core.marks' NOT_PRIVATE; the
+document's list of such entries (`core.report.compare_not_private`) is derived from these marks,
+and a method whose values are not private says so in its own `private` flag.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -28,6 +32,7 @@ from core.baselines import (
 from core.dp_sgd import DPSGDConfig, dp_sgd
 from core.errors import InputError
 from core.full_vector import algorithm3, algorithm7
+from core.marks import NOT_PRIVATE
 from core.pipeline import Problem, run_private
 from core.release import unit_direction
 
@@ -38,16 +43,21 @@ FULL_VECTOR_METHODS = ("algorithm3", "algorithm7")
 
 @dataclass(frozen=True)
 class MethodTrials:
-    """K draws of one method: released values (None for bottom) and what the method promises."""
+    """K draws of one method: released values (None for bottom) and what the method promises.
+
+    values are private exactly when `private` is (the oracle's are not). noise_scale is marked not
+    private: the local methods' sigma * omega and the oracle's Delta sigma are computed from the fit
+    (the other methods' scales are public). seconds, measured running times, can depend on the data.
+    """
 
     method: str
     values: tuple[float | None, ...]
-    noise_scale: float
+    noise_scale: float = field(metadata=NOT_PRIVATE)
     private: bool
     epsilon: float
     delta: float
     lambda_reg: float | None
-    seconds: tuple[float, ...]
+    seconds: tuple[float, ...] = field(metadata=NOT_PRIVATE)
 
     def errors(self, target: float) -> list[float | None]:
         return [None if v is None else v - target for v in self.values]
@@ -55,14 +65,19 @@ class MethodTrials:
 
 @dataclass(frozen=True)
 class Comparison:
-    """All methods' trials for coordinate u, with the targets u^T theta(P_n) and u^T theta*."""
+    """All methods' trials for coordinate u, with the targets u^T theta(P_n) and u^T theta*.
+
+    u_theta is the fit's, not private (so is every error measured against it); u_theta_star comes
+    from the synthetic generator's theta*, a public setting. full_vector's values are the l2 errors
+    ||theta_hat - theta(P_n)||, measured against the fit, so not private.
+    """
 
     u: NDArray[np.float64]
-    u_theta: float
+    u_theta: float = field(metadata=NOT_PRIVATE)
     u_theta_star: float | None
     budget: Budget
     methods: dict[str, MethodTrials]
-    full_vector: dict[str, MethodTrials]  # values are l2 errors ||theta_hat - theta(P_n)||
+    full_vector: dict[str, MethodTrials] = field(metadata=NOT_PRIVATE)
 
 
 def check_methods(names: Sequence[str]) -> tuple[str, ...]:

@@ -1,6 +1,9 @@
 """The whole single-parameter release, stage by stage (Algorithm 5 with Algorithms 2 and 4).
 
-`prepare` does the non-private work once: validation, projection onto the domain, the fit.
+`prepare_spec` (a loaded data set and a `core.model.ModelSpec`) and `prepare` (arrays and loose
+settings) do the non-private work once: validation, projection onto the domain, the fit. The
+problem carries the resolved model spec, so whatever shows or documents it reads the domain and
+radius the fit used from `problem.model`.
 `run_private` does the private stages on a prepared problem; call it again for fresh noise
 (a new budget, split, coordinate or calibration) without refitting. Noise is never cached.
 """
@@ -14,12 +17,15 @@ from numpy.typing import NDArray
 
 from core.accounting import Budget
 from core.certificates import RecursiveBound, lambda_max_certificate, lambda_min_certificate
+from core.data.dataset import Dataset
 from core.errors import DataError
 from core.fit import FitResult, fit
-from core.geometry import Geometry, make_geometry, project
+from core.geometry import Geometry, project
 from core.losses import get_loss
 from core.marks import NOT_PRIVATE
+from core.model import ModelSpec
 from core.release import Release, release, unit_direction
+from core.spec import DataSpec
 from core.stability import StabilityTest, stability_test
 
 
@@ -27,7 +33,9 @@ from core.stability import StabilityTest, stability_test
 class Problem:
     """Validated data on its declared domain, with the fit (stage 0). Nothing here is private.
 
-    clipped_rows counts the rows that projection onto the domain changed.
+    clipped_rows counts the rows that projection onto the domain changed. model is the resolved
+    model spec the geometry and the fit were built from (its radius is the ball's, None on the
+    cube); data_spec names the data when the problem was prepared from a spec (None otherwise).
     """
 
     X: NDArray[np.float64] = field(metadata=NOT_PRIVATE, repr=False)
@@ -36,6 +44,8 @@ class Problem:
     geometry: Geometry
     fit: FitResult = field(metadata=NOT_PRIVATE)
     clipped_rows: int = field(metadata=NOT_PRIVATE)
+    model: ModelSpec
+    data_spec: DataSpec | None = None
 
     @property
     def n(self) -> int:
@@ -107,14 +117,31 @@ def prepare(
     lam_reg: float = 0.0,
     feature_names: tuple[str, ...] | None = None,
 ) -> Problem:
-    """Stage 0: validate, project onto the domain (counted), fit theta(P_n) and its Hessian."""
-    h = get_loss(loss)
+    """Stage 0 from arrays and loose settings: `prepare_model` with ModelSpec(loss, domain, radius, lam_reg)."""
+    return prepare_model(X, y, ModelSpec(loss, domain, radius, lam_reg), feature_names)
+
+
+def prepare_spec(dataset: Dataset, model: ModelSpec, data_spec: DataSpec | None = None) -> Problem:
+    """Stage 0 for a loaded data set (and the spec it was loaded from, kept on the problem)."""
+    return prepare_model(dataset.X, dataset.y, model, dataset.feature_names, data_spec)
+
+
+def prepare_model(
+    X: NDArray,
+    y: NDArray,
+    model: ModelSpec,
+    feature_names: tuple[str, ...] | None = None,
+    data_spec: DataSpec | None = None,
+) -> Problem:
+    """Stage 0: validate, resolve the model for d, project onto the domain (counted), fit theta(P_n)."""
     X, names = validate_design(X, y, feature_names)
+    resolved = model.resolve(X.shape[1])
+    h = get_loss(resolved.loss)
     yv = h.labels(y)
-    g = make_geometry(h, domain, X.shape[1], radius)
+    g = resolved.geometry(X.shape[1])
     Xp, clipped = project(X, g)
-    return Problem(X=Xp, y=yv, feature_names=names, geometry=g, fit=fit(Xp, yv, h, lam_reg, radius=g.r),
-                   clipped_rows=clipped)
+    return Problem(X=Xp, y=yv, feature_names=names, geometry=g, fit=fit(Xp, yv, h, resolved.lam_reg, radius=g.r),
+                   clipped_rows=clipped, model=resolved, data_spec=data_spec)
 
 
 def run_private(

@@ -11,11 +11,12 @@ from typing import Any
 
 import numpy as np
 
-from core.accounting import Budget
+from core.accounting import Budget, StageBudget
 from core.certificates import RecursiveBound
 from core.compare import Comparison, MethodTrials
 from core.data.dataset import PrivacyUnit
 from core.marks import not_private
+from core.model import ModelSpec
 from core.pipeline import PrivateRun, Problem
 from core.release import Release
 
@@ -27,6 +28,39 @@ NOT_PRIVATE_PATHS = (
     *sorted(f"{stage}.{name}" for stage in ("lambda_min", "lambda_max") for name in not_private(RecursiveBound)),
     *sorted(f"release.{name}" for name in not_private(Release) | {"noise_sd"}),
 )
+
+
+# Where the marked fields of the comparison types appear in the compare document, with every entry
+# computed from them; a marked field missing here is listed under its own name.
+COMPARISON_ENTRIES = {
+    "u_theta": ("targets.u_theta_fit", "methods.*.errors"),  # the errors are measured against it
+    "full_vector": ("full_vector.*.l2_errors_vs_fit",),
+}
+METHOD_KEYS = {"seconds": "median_seconds"}  # MethodTrials field -> its key in a method's entry
+
+
+def compare_not_private(comparison: Comparison) -> list[str]:
+    """Dotted paths of the compare document's entries computed from the data without privacy.
+
+    Derived from the NOT_PRIVATE marks on Comparison and MethodTrials (core.compare), and from each
+    method's own `private` flag: a method whose values are not private (the oracle) is listed whole.
+    """
+    paths = [p for name in sorted(not_private(comparison)) for p in COMPARISON_ENTRIES.get(name, (name,))]
+    trials = [*comparison.methods.values(), *comparison.full_vector.values()]
+    marked = set(not_private(MethodTrials)).union(*(not_private(m) for m in trials))
+    paths += [f"{group}.*.{METHOD_KEYS.get(name, name)}" for name in sorted(marked)
+              for group in ("methods", "full_vector")]
+    paths += [f"methods.{name}" for name, m in comparison.methods.items() if not m.private]
+    return list(dict.fromkeys(paths))
+
+
+def stage_dict(stage: StageBudget) -> dict:
+    return dict(epsilon=stage.epsilon, delta=stage.delta)
+
+
+def stages_dict(budget: Budget) -> dict:
+    """The budget's three stages in order (Budget.stages), each as {epsilon, delta}."""
+    return {name: stage_dict(stage) for name, stage in budget.stages()}
 
 
 SEEDED_WARNING = (
@@ -89,25 +123,33 @@ def run_dict(run: PrivateRun) -> dict:
     )
 
 
+def _source(problem: Problem, source: str | None) -> str:
+    if source is not None:
+        return source
+    return "" if problem.data_spec is None else problem.data_spec.describe()
+
+
 def release_document(
-    problem: Problem, coordinate: int | None, runs: list[PrivateRun], source: str,
+    problem: Problem, coordinate: int | None, runs: list[PrivateRun], source: str | None = None,
     *, privacy_unit: PrivacyUnit | None = None, noise_seed: int | None = None,
 ) -> dict:
     """The document for one prepared problem and K >= 1 private runs (the first one at top level).
 
-    privacy_unit (None: one row) gives the `privacy_unit` entry, the total budget per person.
-    noise_seed is recorded in `noise`: a seeded run replays, and is therefore not private.
+    source (None: the problem's data spec, described) says where the data came from, in public words.
+    The model (loss, domain, radius, lambda_reg) is the problem's resolved spec: the radius the fit
+    used on the ball, None on the cube. privacy_unit (None: one row) gives the `privacy_unit` entry,
+    the total budget per person. noise_seed is recorded in `noise`: a seeded run replays, and is
+    therefore not private.
     """
-    g, f, b = problem.geometry, problem.fit, runs[0].budget
-    stage = lambda s: dict(epsilon=s.epsilon, delta=s.delta)  # noqa: E731
+    g, f, b, m = problem.geometry, problem.fit, runs[0].budget, problem.model
     doc = dict(
-        source=source,
+        source=_source(problem, source),
         n=f.n,
         d=f.d,
-        loss=g.loss.name,
-        domain=g.domain,
-        radius=g.radius,
-        lambda_reg=f.lam_reg,
+        loss=m.loss,
+        domain=m.domain,
+        radius=m.radius,
+        lambda_reg=m.lam_reg,
         feature_names=list(problem.feature_names),
         coordinate=dict(index=coordinate, name=None if coordinate is None else problem.feature_names[coordinate]),
         u=runs[0].u,
@@ -116,7 +158,7 @@ def release_document(
             epsilon_total=b.epsilon_total,
             delta_total=b.delta_total,
             split=dict(lambda_min=b.split[0], lambda_max=b.split[1], release=b.split[2]),
-            stages=dict(lambda_min=stage(b.lambda_min), lambda_max=stage(b.lambda_max), release=stage(b.release)),
+            stages=stages_dict(b),
             composition=b.accounting,
             epsilon_basic=b.epsilon_basic,
             delta_basic=b.delta_basic,
@@ -145,8 +187,12 @@ def _summary(errors: list[float | None]) -> dict:
     return dict(rmse=float(np.sqrt(np.mean(done**2))), median_abs=float(np.median(np.abs(done))), released=done.size)
 
 
-def compare_document(problem: Problem, coordinate: int, comparison: Comparison, source: str) -> dict:
-    """The document of `python -m core compare`: every method's draws, scales and errors."""
+def compare_document(problem: Problem, coordinate: int, comparison: Comparison, source: str | None = None) -> dict:
+    """The document of `python -m core compare`: every method's draws, scales and errors.
+
+    source (None: the problem's data spec, described) says where the data came from; not_private
+    lists the entries computed from the data without privacy (`compare_not_private`).
+    """
     c, b = comparison, comparison.budget
 
     def method(m: MethodTrials) -> dict:
@@ -167,7 +213,8 @@ def compare_document(problem: Problem, coordinate: int, comparison: Comparison, 
                     released=sum(v is not None for v in m.values))
 
     doc = dict(
-        source=source, n=problem.n, d=problem.d, loss=problem.geometry.loss.name, domain=problem.geometry.domain,
+        source=_source(problem, source), n=problem.n, d=problem.d, loss=problem.model.loss,
+        domain=problem.model.domain,
         coordinate=dict(index=coordinate, name=problem.feature_names[coordinate]),
         epsilon=b.epsilon_total, delta=b.delta_total, trials=len(next(iter(c.methods.values())).values)
         if c.methods else None,
@@ -176,12 +223,11 @@ def compare_document(problem: Problem, coordinate: int, comparison: Comparison, 
         full_vector={name: vector(m) for name, m in c.full_vector.items()},
         accounting=dict(
             method=b.accounting, epsilon_basic=b.epsilon_basic, delta_basic=b.delta_basic, epsilon_pld=b.epsilon_pld,
-            stages=dict(lambda_min=vars(b.lambda_min), lambda_max=vars(b.lambda_max), release=vars(b.release)),
+            stages=stages_dict(b),
         ),
-        not_private=["targets.u_theta_fit", "methods.oracle", "methods.*.errors", "methods.local.noise_scale"],
+        not_private=compare_not_private(c),
     )
     return clean(doc)
-
 
 
 
@@ -200,8 +246,12 @@ def private_report(
     lambda_reg: float | None = None,
     noise_seed: int | None = None,
     privacy_unit: PrivacyUnit | None = None,
+    model: ModelSpec | None = None,
 ) -> dict:
     """A stakeholder's report of one release: private values and public settings only.
+
+    model, the resolved spec the release was made with (`problem.model`), gives loss, domain,
+    radius and lambda_reg, and then the loose keywords of the same names must not be given.
 
     privacy_unit (None: one row) gives the `privacy_unit` entry: the total budget per person, by
     group privacy when one census person fills several rows of a sample drawn with replacement.
@@ -218,6 +268,10 @@ def private_report(
         hidden = not_private(result)
         return {f.name: getattr(result, f.name) for f in fields(result) if f.name not in hidden}
 
+    if model is not None:
+        if any(v is not None for v in (loss, domain, radius, lambda_reg)):
+            raise TypeError("give the model either as model= or as loss, domain, radius, lambda_reg, not both")
+        loss, domain, radius, lambda_reg = model.loss, model.domain, model.radius, model.lam_reg
     r, split = run.release, budget.split
     doc = dict(
         data=dict(source=source, n=n, d=d, feature_names=list(feature_names), loss=loss, domain=domain,
@@ -240,7 +294,7 @@ def private_report(
             calibration=r.calibration,
             accounting=budget.accounting,
             split=dict(lambda_min=split[0], lambda_max=split[1], release=split[2]),
-            stages={name: vars(getattr(budget, name)) for name in ("lambda_min", "lambda_max", "release")},
+            stages=stages_dict(budget),
             epsilon_basic=budget.epsilon_basic,
             delta_basic=budget.delta_basic,
         ),

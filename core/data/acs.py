@@ -352,8 +352,9 @@ def load_acs_income(
         raise DataError(f"no person record of {', '.join(states)} passes ACSIncome's filter")
     Xs, ys, k = sample_population(X, y, n, sample_seed, with_replacement)
     drawn = "the whole population" if n is None else _drawn(n, sample_seed, with_replacement, k)
-    source = f"ACS {year} {horizon} income, {'+'.join(states)}: {X.shape[0]} filtered records, {drawn}"
-    return Dataset(X=Xs, y=ys, feature_names=FEATURE_NAMES, source=source, privacy_unit=PrivacyUnit("person", k))
+    source = f"ACS {year} {horizon} income, {'+'.join(states)}: {drawn}"
+    return Dataset(X=Xs, y=ys, feature_names=FEATURE_NAMES, source=source, privacy_unit=PrivacyUnit("person", k),
+                   counts={"filtered_records": int(X.shape[0])})
 
 
 def read_pums(source: str | os.PathLike | bytes, name: str | None = None, n: int | None = None,
@@ -368,7 +369,8 @@ def read_pums(source: str | os.PathLike | bytes, name: str | None = None, n: int
     if X.shape[0] == 0:
         raise DataError(f"no person record of {label} passes ACSIncome's filter")
     Xs, ys, k = sample_population(X, y, n, sample_seed, with_replacement)
-    source = f"PUMS file {label}: {X.shape[0]} filtered records"
+    source = f"PUMS file {label}"
     if n is not None:
-        source += f", {_drawn(n, sample_seed, with_replacement, k)}"
-    return Dataset(X=Xs, y=ys, feature_names=FEATURE_NAMES, source=source, privacy_unit=PrivacyUnit("person", k))
+        source += f": {_drawn(n, sample_seed, with_replacement, k)}"
+    return Dataset(X=Xs, y=ys, feature_names=FEATURE_NAMES, source=source, privacy_unit=PrivacyUnit("person", k),
+                   counts={"filtered_records": int(X.shape[0])})

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
+
+from core.marks import NOT_PRIVATE
 
 # exp(x) overflows a float for x above this.
 _LOG_FLOAT_MAX = math.log(np.finfo(np.float64).max)
@@ -77,18 +80,22 @@ class PrivacyUnit:
 class Dataset:
     """Features X (n x d), responses y, feature names, and a description of where they came from.
 
-    theta_star is the generating parameter for synthetic data (None otherwise). privacy_unit says
-    whom the guarantee protects: one row (the default) or one census person, who fills at most
-    privacy_unit.max_rows_per_person rows. Nothing here is private: it is the sensitive input
-    itself.
+    source describes the data in words from public settings only (the source, the survey, the
+    file's name, how a sample was drawn); counts holds what was counted on the data themselves,
+    such as the census records that pass the filter ("filtered_records"), which is not private and
+    never part of source. theta_star is the generating parameter for synthetic data (None
+    otherwise). privacy_unit says whom the guarantee protects: one row (the default) or one census
+    person, who fills at most privacy_unit.max_rows_per_person rows. X, y and counts are the
+    sensitive input itself.
     """
 
-    X: NDArray[np.float64] = field(repr=False)
-    y: NDArray[np.float64] = field(repr=False)
+    X: NDArray[np.float64] = field(repr=False, metadata=NOT_PRIVATE)
+    y: NDArray[np.float64] = field(repr=False, metadata=NOT_PRIVATE)
     feature_names: tuple[str, ...]
     source: str
     theta_star: NDArray[np.float64] | None = None
     privacy_unit: PrivacyUnit = PrivacyUnit("row", 1)
+    counts: Mapping[str, int] = field(default_factory=dict, metadata=NOT_PRIVATE)
 
     @property
     def n(self) -> int:

@@ -1,0 +1,59 @@
+"""Which model: the loss, the declared covariate domain and the ridge of the estimator (1).
+
+`ModelSpec` is what a user chooses; `resolve(d)` fixes every default once, for data of dimension
+d, and validates the result, so the problem, the documents and the pages all read the same domain
+and radius from the resolved spec (a `core.pipeline.Problem` carries it as `problem.model`).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+from core.errors import DataError
+from core.geometry import Geometry, make_geometry
+from core.losses import get_loss
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A loss ("robust" or "logistic"), a domain ("cube" or "ball"), the ball's radius and lambda_reg.
+
+    radius is None on the cube (whose half-width is 1). On the ball, None means the default, fixed
+    by `resolve`: sqrt(d), the smallest ball around the unit cube, so that data on [-1, 1]^d are
+    never clipped. Hashable: it keys caches and names the model of a published release.
+    """
+
+    loss: str
+    domain: str = "cube"
+    radius: float | None = None
+    lam_reg: float = 0.0
+
+    def resolve(self, d: int) -> ModelSpec:
+        """The spec with its defaults fixed for dimension d, validated (DataError says what is wrong)."""
+        radius = self.radius
+        if self.domain == "ball" and radius is None:
+            radius = math.sqrt(d)
+        geometry = make_geometry(get_loss(self.loss), self.domain, d, radius)
+        lam_reg = self.lam_reg
+        if isinstance(lam_reg, bool) or not isinstance(lam_reg, numbers.Real) or not (
+            math.isfinite(lam_reg) and lam_reg >= 0
+        ):
+            raise DataError(f"lambda_reg must be a finite number >= 0, got {lam_reg}")
+        return ModelSpec(self.loss, self.domain, geometry.radius if self.domain == "ball" else None, float(lam_reg))
+
+    def geometry(self, d: int) -> Geometry:
+        """The constants of SPEC section 2 for this model in dimension d (resolving defaults first)."""
+        spec = self.resolve(d)
+        return make_geometry(get_loss(spec.loss), spec.domain, d, spec.radius)
+
+    def describe(self) -> str:
+        """The model in words, e.g. "logistic loss on the ball ‖x‖₂ ≤ 2.23607, λ_reg = 0"."""
+        if self.domain == "cube":
+            where = "the cube [−1, 1]ᵈ"
+        elif self.radius is None:
+            where = "the ball ‖x‖₂ ≤ √d"
+        else:
+            where = f"the ball ‖x‖₂ ≤ {self.radius:g}"
+        return f"{self.loss} loss on {where}, λ_reg = {self.lam_reg:g}"
