@@ -11,15 +11,17 @@ import math
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
-from core.accounting import Budget, make_budget
+from core.accounting import Budget
 from core.compare import EXTRA_METHODS, FULL_VECTOR_METHODS, METHODS, Comparison, MethodTrials, compare
 from core.errors import InputError
 from core.pipeline import Problem, make_rng
 from ui import state
-from ui.theme import METHOD_COLORS, METHOD_LABELS, NOT_PRIVATE, TRUTH
+from ui.controls import budget as budget_setting
+from ui.figures import strip_figure
+from ui.format import noise_source, tagged
+from ui.theme import METHOD_LABELS, NOT_PRIVATE
 
 RESULT = "compare_result"  # session key of (settings, comparison) from the last run
 MAX_TRIALS = 500
@@ -115,40 +117,13 @@ def vector_table(c: Comparison) -> pd.DataFrame:
     ])
 
 
-def strip_figure(c: Comparison) -> go.Figure:
-    """One box with every draw per method; ⊥ draws have no value and are counted in the method's label."""
-    fig = go.Figure()
-    for name, m in c.methods.items():
-        values = [v for v in m.values if v is not None]
-        bottoms = len(m.values) - len(values)
-        label = METHOD_LABELS[name] + (f" · ⊥ ×{bottoms}" if bottoms else "")
-        if not values:  # keeps the method's row, which an empty box would drop
-            fig.add_trace(go.Scatter(x=[c.u_theta], y=[label], mode="text", text=["⊥ in every draw"],
-                                     textfont=dict(color=METHOD_COLORS[name]), hoverinfo="skip"))
-            continue
-        fig.add_trace(go.Box(
-            x=values, y=[label] * len(values), name=label, orientation="h", boxpoints="all", jitter=0.4,
-            pointpos=0, marker=dict(color=METHOD_COLORS[name], size=6, opacity=0.7),
-            line=dict(color=METHOD_COLORS[name]), fillcolor="rgba(0,0,0,0)", hoverinfo="x+name",
-        ))
-    fig.add_vline(x=c.u_theta, line_dash="dash", line_color="#555555",
-                  annotation_text="u<sup>T</sup>θ(P<sub>n</sub>) · not private", annotation_position="top")
-    if c.u_theta_star is not None:
-        fig.add_vline(x=c.u_theta_star, line_dash="dot", line_color=TRUTH,
-                      annotation_text="u<sup>T</sup>θ*", annotation_position="top", annotation_yshift=16)
-    fig.update_yaxes(autorange="reversed")  # the first method on top
-    fig.update_layout(height=110 + 60 * len(c.methods), margin=dict(l=10, r=10, t=60, b=40), showlegend=False,
-                      xaxis_title="released value")
-    return fig
-
-
 def results(c: Comparison) -> None:
     if c.methods:
-        st.markdown(f"#### Released values {NOT_PRIVATE}")
+        st.markdown(tagged("#### Released values"))
         st.caption("Each point is one draw; the dashed line is the non-private estimate every method aims at.")
         st.plotly_chart(strip_figure(c), key="compare_strip")
         table = error_table(c)
-        st.markdown(f"#### Errors {NOT_PRIVATE}")
+        st.markdown(tagged("#### Errors"))
         st.caption(
             "Teaching material: every error is measured against values computed from the data without privacy. "
             "Noise scale is each method's own: σ·ω for Algorithm 5, σ·Δ for the oracle, the noise multiplier for "
@@ -159,7 +134,7 @@ def results(c: Comparison) -> None:
                            mime="text/csv", on_click="ignore", key="compare_csv")
     if c.full_vector:
         table = vector_table(c)
-        st.markdown(f"#### Whole vector {NOT_PRIVATE}")
+        st.markdown(tagged("#### Whole vector"))
         st.dataframe(table, hide_index=True, key="compare_vector_table", column_config=number_formats(table))
 
 
@@ -185,12 +160,11 @@ def main() -> None:
     try:
         problem = state.problem()
         u, name = direction(problem)
-        budget = make_budget(state.get("epsilon"), state.get("delta"), state.split(), state.get("accounting"))
+        budget = budget_setting()
     except InputError as exc:
         st.error(str(exc))
         return
-    seed = state.get("noise_seed")
-    noise = "fresh noise from OS entropy" if seed is None else f"noise seed {seed} (replayable)"
+    noise = noise_source(state.get("noise_seed"))
     st.caption(
         f"The target is {name}. Every method spends the same total (ε, δ) = ({budget.epsilon_total:g}, "
         f"{budget.delta_total:g}) ({budget.accounting} accounting, {state.get('calibration')} calibration), "

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
@@ -16,11 +15,12 @@ from core.data import Dataset
 from core.errors import InputError
 from core.pipeline import Problem
 from ui import state
-from ui.theme import ACCENT, CHOSEN, NOT_PRIVATE
+from ui.figures import histogram
+from ui.format import metric_row, tagged
+from ui.theme import NOT_PRIVATE
 
 PREVIEW_ROWS = 20
 QUANTILES = {"min": 0.0, "5%": 0.05, "25%": 0.25, "median": 0.5, "75%": 0.75, "95%": 0.95, "max": 1.0}
-MAX_LEVELS = 12  # a column with at most this many distinct values gets one bar per value
 
 
 # ---------------------------------------------------------------- controls
@@ -148,12 +148,6 @@ def load() -> tuple[Dataset | None, Problem | None, str | None]:
 # ---------------------------------------------------------------- summary
 
 
-def metric_row(items: list[tuple[str, str, str]]) -> None:
-    with st.container(horizontal=True, gap="medium"):
-        for label, value, help_text in items:
-            st.metric(label, value, help=help_text, width="content")
-
-
 def projected(problem: Problem | None, n: int) -> tuple[str, str, str]:
     where = "the cube [−1, 1]ᵈ" if state.get("domain") == "cube" else f"the ball ‖x‖₂ ≤ {state.get('radius') or 1:g}"
     value = "—" if problem is None else f"{problem.clipped_rows:,} ({problem.clipped_rows / n:.1%})"
@@ -166,7 +160,7 @@ def response_table(y: np.ndarray) -> pd.DataFrame:
 
 
 def summary(data: Dataset, problem: Problem | None) -> None:
-    st.markdown(f"#### Summary {NOT_PRIVATE}")
+    st.markdown(tagged("#### Summary"))
     items = [("n", f"{data.n:,}", "Rows of the data set"), ("d", str(data.d), "Feature columns")]
     if state.loss_name() == "logistic":
         items.append(("Share of y = +1", f"{np.mean(data.y == 1):.1%}", "Label balance: the share of positive labels"))
@@ -178,31 +172,14 @@ def summary(data: Dataset, problem: Problem | None) -> None:
 
 
 def preview(data: Dataset) -> None:
-    st.markdown(f"#### First {PREVIEW_ROWS} rows {NOT_PRIVATE}")
+    st.markdown(tagged(f"#### First {PREVIEW_ROWS} rows"))
     frame = pd.DataFrame(data.X[:PREVIEW_ROWS], columns=list(data.feature_names))
     frame["y"] = data.y[:PREVIEW_ROWS]
     st.dataframe(frame, hide_index=True, height="content")
 
 
-def histogram(values: np.ndarray, name: str, domain_edges: bool) -> go.Figure:
-    """Counts binned here, not in the browser: a million raw values would make a heavy page."""
-    levels, counts = np.unique(values, return_counts=True)
-    if levels.size <= MAX_LEVELS:
-        x, width = levels, 0.8 * np.diff(levels).min() if levels.size > 1 else 0.2
-    else:
-        counts, edges = np.histogram(values, bins=40)
-        x, width = (edges[:-1] + edges[1:]) / 2, np.diff(edges)
-    fig = go.Figure(go.Bar(x=x, y=counts, width=width, marker_color=CHOSEN, name=name))
-    if domain_edges:
-        for edge in (-1.0, 1.0):
-            fig.add_vline(x=edge, line_dash="dash", line_color=ACCENT)
-    fig.update_layout(height=320, margin=dict(l=10, r=10, t=30, b=10), xaxis_title=name, yaxis_title="rows",
-                      bargap=0.05)
-    return fig
-
-
 def histograms(data: Dataset) -> None:
-    st.markdown(f"#### Distributions {NOT_PRIVATE}")
+    st.markdown(tagged("#### Distributions"))
     columns = (*data.feature_names, "y")
     name = st.selectbox("Column", columns, key="data_histogram",
                         help="The column whose distribution is shown; dashed lines mark the cube's edges")

@@ -13,42 +13,30 @@ from __future__ import annotations
 import html
 import json
 import math
-import re
 
 import streamlit as st
 
 from core.errors import InputError
 from core.report import private_report
 from ui import state
-
-CALIBRATIONS = {
-    "paper": "σ(ε, δ) of (7)",
-    "analytic": "the analytic Gaussian mechanism (Balle & Wang 2018), never larger than (7)",
-}
-ACCOUNTINGS = {
-    "basic": "basic composition (Lemma 2.5): ε = ε_a + ε_b + 2ε_c, δ = e^(ε_a+ε_b)(δ_a + δ_b) + (1 + e^ε_c)δ_c",
-    "pld": "privacy-loss distributions (dp_accounting): δ = δ_a + δ_b + δ_PLD(ε)",
-}
-STAGES = (  # key, label, subscript, note
-    ("lambda_min", "Stage 1 · λ̂min", "_a", ""),
-    ("lambda_max", "Stage 2 · λ̂max", "_b", ""),
-    ("release", "Stage 4 · release", "_c", "; the release costs (2ε_c, (1 + e^ε_c)δ_c)"),
+from ui.format import interval, md, metric_row, num
+from ui.formulas import (
+    ACCOUNTINGS,
+    BUDGET_STAGES,
+    CALIBRATIONS,
+    LAMBDA_MAX,
+    LAMBDA_MIN,
+    RELEASE,
+    RELEASE_COST,
+    TEST,
+    Stage,
 )
+
 # The data a row belongs to, in the privacy unit's sentence.
 DATA_WORDS = {"synthetic_robust": "synthetic", "synthetic_logistic": "synthetic", "acs": "census", "upload": "uploaded"}
 
 
 # ---------------------------------------------------------------- wording
-
-
-def num(x: float | None) -> str:
-    """Six significant digits; a dash for a value that was not formed (null in the report)."""
-    return "—" if x is None else f"{x:.6g}"
-
-
-def md(text: str) -> str:
-    """Text shown literally in Streamlit markdown (θ* must not start italics, $ must not start maths)."""
-    return re.sub(r"([\\*_`$\[\]<>~|#])", r"\\\1", text)
 
 
 def source_description() -> str:
@@ -80,8 +68,7 @@ def headline(rep: dict) -> tuple[str, str]:
     r = rep["release"]
     if r["status"] != "released":
         return "⊥", f"Nothing was released: {r['reason']}."
-    lo, hi = r["interval"]
-    return num(r["value"]), f"{r['interval_level']:.0%} private interval [{num(lo)}, {num(hi)}]"
+    return num(r["value"]), f"{r['interval_level']:.0%} private interval {interval(r['interval'])}"
 
 
 def guarantee(rep: dict) -> str:
@@ -131,12 +118,19 @@ def test_outcome(rep: dict) -> str:
 def certificates(rep: dict) -> list[tuple[str, str]]:
     lmax = rep["lambda_max"]
     return [
-        ("λ̂min", f"{num(rep['lambda_min']['lambda_hat'])}: certified lower bound on the Hessian's smallest "
+        (LAMBDA_MIN.name, f"{num(rep['lambda_min']['lambda_hat'])}: certified lower bound on the Hessian's smallest "
                   "eigenvalue (Algorithm 2)"),
-        ("λ̂max", "not computed, as λ̂min = 0" if lmax is None
+        (LAMBDA_MAX.name, "not computed, as λ̂min = 0" if lmax is None
          else f"{num(lmax['lambda_hat'])}: certified upper bound on its largest eigenvalue (Algorithm 4)"),
-        ("Stability test (14)", test_outcome(rep)),
+        (TEST.name.capitalize(), test_outcome(rep)),
     ]
+
+
+def stage_cost(rep: dict, stage: Stage) -> str:
+    """A budget stage's (ε, δ) as the report states it."""
+    cost = rep["method"]["stages"][stage.key]
+    note = f"; the release costs {RELEASE_COST}" if stage is RELEASE else ""
+    return f"ε{stage.share} = {cost['epsilon']:.4g}, δ{stage.share} = {cost['delta']:.3g}{note}"
 
 
 def method(rep: dict) -> list[tuple[str, str]]:
@@ -145,8 +139,7 @@ def method(rep: dict) -> list[tuple[str, str]]:
         ("Algorithm", m["algorithm"]),
         ("Calibration", CALIBRATIONS[m["calibration"]]),
         ("Accounting", ACCOUNTINGS[m["accounting"]]),
-        *((label, f"ε{sub} = {m['stages'][k]['epsilon']:.4g}, δ{sub} = {m['stages'][k]['delta']:.3g}{note}")
-          for k, label, sub, note in STAGES),
+        *((s.short, stage_cost(rep, s)) for s in BUDGET_STAGES),
     ]
 
 
@@ -226,22 +219,21 @@ def show(rep: dict) -> None:
     value, detail = headline(rep)
     r, lmax = rep["release"], rep["lambda_max"]
     st.markdown(f"**Data** · {md(rep['data']['source'])} · n = {rep['data']['n']:,}, d = {rep['data']['d']}")
-    with st.container(horizontal=True, gap="large"):
-        st.metric(f"Released value · {md(coefficient(rep))}", value, width="content",
-                  help="uᵀθ(Pₙ) plus Gaussian noise, or ⊥ when the stability test fails")
-        if r["interval"] is not None:
-            lo, hi = r["interval"]
-            st.metric(f"{r['interval_level']:.0%} private interval", f"[{num(lo)}, {num(hi)}]", width="content",
-                      help="T ± z σ w̄, built from private values only")
+    shown = [(f"Released value · {md(coefficient(rep))}", value,
+              "uᵀθ(Pₙ) plus Gaussian noise, or ⊥ when the stability test fails")]
+    if r["interval"] is not None:
+        shown.append((f"{r['interval_level']:.0%} private interval", interval(r["interval"]),
+                      "T ± z σ w̄, built from private values only"))
+    metric_row(shown, gap="large")
     if r["interval"] is None:
         st.warning(md(detail), icon=":material/block:")
-    with st.container(horizontal=True, gap="large"):
-        st.metric("λ̂min", num(rep["lambda_min"]["lambda_hat"]), width="content",
-                  help="Certified lower bound on the Hessian's smallest eigenvalue (Algorithm 2)")
-        st.metric("λ̂max", "—" if lmax is None else num(lmax["lambda_hat"]), width="content",
-                  help="Certified upper bound on its largest eigenvalue (Algorithm 4); not run when λ̂min = 0")
-        st.metric("Stability test (14)", "passed" if rep["test"]["passed"] else "failed", width="content",
-                  help=md(test_outcome(rep)))
+    metric_row([
+        (LAMBDA_MIN.name, num(rep["lambda_min"]["lambda_hat"]),
+         "Certified lower bound on the Hessian's smallest eigenvalue (Algorithm 2)"),
+        (LAMBDA_MAX.name, "—" if lmax is None else num(lmax["lambda_hat"]),
+         "Certified upper bound on its largest eigenvalue (Algorithm 4); not run when λ̂min = 0"),
+        (TEST.name.capitalize(), "passed" if rep["test"]["passed"] else "failed", md(test_outcome(rep))),
+    ], gap="large")
     st.success(md(guarantee(rep)), icon=":material/verified_user:")
     st.info(md(privacy_unit(rep)), icon=":material/person:")
     method_col, settings_col = st.columns(2)

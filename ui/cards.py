@@ -1,0 +1,346 @@
+"""The Pipeline's cards: one function per stage, plus the budget and the one-line summary of a run.
+
+A card lays out metrics (ui.format), figures (ui.figures) and formulas (ui.formulas) of core results. The
+stages' cards take the prepared problem in teaching mode and None in publish mode, where they show only
+what Algorithm 5 releases.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from core import whatif
+from core.accounting import Budget
+from core.certificates import RecursiveBound
+from core.data import Dataset
+from core.errors import InputError
+from core.pipeline import PrivateRun, Problem
+from core.teaching import WHATIF_EPS, Steps, falling_path, rising_path
+from ui import cache, state
+from ui.figures import (
+    bound_line,
+    density_figure,
+    eigenvalue_names,
+    region_figure,
+    release_line,
+    staircase,
+    test_figure,
+    theta_figure,
+)
+from ui.format import Metric, interval, label, metric_row, noise_source, num, tagged
+from ui.formulas import (
+    ACCOUNTING_NAMES,
+    BUDGET_STAGES,
+    COMPOSITION_FORMULAS,
+    DELTA_BASIC,
+    EPSILON_BASIC,
+    FIT,
+    LAMBDA_MAX,
+    LAMBDA_MAX_FORMULAS,
+    LAMBDA_MIN,
+    LAMBDA_MIN_FORMULAS,
+    ORACLE_INTERVAL,
+    PRIVATE_INTERVAL,
+    RELEASE,
+    RELEASE_FORMULAS,
+    TEST,
+    THRESHOLD,
+    Formulas,
+    Stage,
+    budget_row,
+    fit_formulas,
+    test_formulas,
+)
+from ui.theme import NOT_PRIVATE
+
+# ---------------------------------------------------------------- the cards' parts
+
+
+def card_title(text: str) -> None:
+    st.markdown(f"#### {text}")
+
+
+def chart(fig: go.Figure, key: str, height: int, top: int = 30) -> None:
+    """A plotly chart in the page's style; its toolbar downloads a PNG named after the key."""
+    # The legend goes below the plot: above it, the toolbar would cover its right end.
+    fig.update_layout(height=height, margin=dict(l=10, r=10, t=top, b=10),
+                      legend=dict(orientation="h", yanchor="top", y=-0.25, xanchor="left", x=0.0))
+    st.plotly_chart(fig, key=key, config={"toImageButtonOptions": {"format": "png", "filename": key, "scale": 2}})
+
+
+def formulas(f: Formulas) -> None:
+    """A card's formulas in a closed expander."""
+    with st.expander(f.title):
+        for line in f.latex:
+            st.latex(line)
+        if f.caption:
+            st.caption(f.caption)
+
+
+# ---------------------------------------------------------------- stage 0
+
+
+def stage0_card(problem: Problem, data: Dataset, j: int | None) -> None:
+    """The fit θ(Pₙ), not private: teaching mode only."""
+    f, g = problem.fit, problem.geometry
+    with st.container(border=True):
+        card_title(FIT.heading(f" {NOT_PRIVATE}", math=True))
+        st.caption(
+            f"{data.source}: n = {f.n:,}, d = {f.d}, loss {g.loss.name}, domain {g.domain}. Computed from the data "
+            "without privacy, for teaching only, and cached until the data or model settings change."
+        )
+        if not f.has_minimiser:
+            st.warning(f"No certified minimiser ({f.status.replace('_', ' ')}), a non-private diagnosis: "
+                       f"{f.diagnosis}. The private stages take λ_min = 0, so the release is ⊥ through the "
+                       "certificates, exactly as for a neighbouring data set.", icon=":material/report:")
+            return
+        chart(theta_figure(problem, data.theta_star, j), "theta", 300)
+        metric_row([
+            (label(f, "grad_norm", "$\\|\\nabla L\\|_2$"), num(f.grad_norm), "Gradient norm of (1) at θ(P_n)"),
+            (label(f, "lambda_min", "$\\lambda_{\\min}(P_n)$"), num(f.lambda_min), "Smallest eigenvalue of H"),
+            (label(f, "lambda_max", "$\\lambda_{\\max}(P_n)$"), num(f.lambda_max), "Largest eigenvalue of H"),
+            (label(f, "kappa", "$\\kappa$"), num(f.kappa), "(λ_max + λ_reg)/(λ_min + λ_reg)"),
+            (label(f, "iterations", "Newton steps"), str(f.iterations), "Iterations of the damped Newton solver"),
+            (label(problem, "clipped_rows", "rows projected"), str(problem.clipped_rows), "Rows moved onto 𝒳"),
+        ])
+        formulas(fit_formulas(g))
+
+
+# ---------------------------------------------------------------- stages 1 and 2
+
+
+def bound_metrics(b: RecursiveBound, which: str) -> list[Metric]:
+    """The intermediates of one certificate; which is 'min' or 'max'."""
+    lam = f"\\lambda_{{\\{which}}}"
+    return [
+        (label(b, "N", "$N$"), str(b.N), "Exact recursion count on the true eigenvalue"),
+        (label(b, "noise", "Laplace draw"), num(b.noise), "The Lap(1/ε) noise added to N"),
+        (label(b, "N_hat", "$\\hat N$"), num(b.N_hat), "N + Laplace noise: the released count"),
+        (label(b, "k", "$k$"), num(b.k), "ln(1/(2δ))/ε: the safety offset"),
+        (label(b, "m", "$m$"), str(b.m), "max(0, ⌊N̂ − k⌋): recursion steps to invert"),
+        (label(b, "lambda_hat", f"$\\hat{lam}$"), num(b.lambda_hat), "The certified bound"),
+        (label(b, "statistic", f"${lam}(P_n)$"), num(b.statistic), "The true eigenvalue it certifies"),
+        # covers compares the bound with the true eigenvalue, so it is not private either.
+        (tagged("bound holds"), "yes" if b.covers else "no", "Whether this draw's certificate is correct"),
+    ]
+
+
+def stage_budget_caption(what: str, stage: Stage, epsilon: float, delta: float) -> None:
+    st.caption(f"{what}: pure ε{stage.share}-DP with ε{stage.share} = {num(epsilon)}; "
+               f"the bound fails with probability ≤ δ{stage.share} = {num(delta)}.")
+
+
+def bound_figures(b: RecursiveBound, true_path: Steps, hat_path: Steps, which: str, key: str) -> None:
+    """The staircase of the recursion and the number line of the eigenvalue beside its bound (teaching)."""
+    names = eigenvalue_names(which)
+    chart(staircase(true_path, hat_path, b, names), f"{key}_staircase", 370, top=60)  # titles below the toolbar
+    chart(bound_line(b, names), f"{key}_line", 130)
+
+
+def lambda_min_card(run: PrivateRun, problem: Problem | None) -> None:
+    """Stage 1; problem is None in publish mode, where only λ̂_min is shown."""
+    b = run.lambda_min
+    with st.container(border=True):
+        card_title(LAMBDA_MIN.heading(math=True))
+        stage_budget_caption("Private lower bound on the Hessian's smallest eigenvalue", LAMBDA_MIN, b.epsilon,
+                             b.delta)
+        if b.lambda_hat <= 0:
+            st.warning("λ̂_min = 0: no positive lower bound could be certified, so nothing will be released.",
+                       icon=":material/block:")
+        if problem is None:
+            metric_row([(LAMBDA_MIN.math, num(b.lambda_hat), "The certified lower bound")])
+        else:
+            metric_row(bound_metrics(b, "min"))
+            true_path = cache.lambda_min_path(state.data_key(), state.model_key(), problem)
+            bound_figures(b, true_path, falling_path(problem, b.lambda_hat), "min", "lmin")
+            formulas(LAMBDA_MIN_FORMULAS)
+
+
+def lambda_max_card(run: PrivateRun, problem: Problem | None) -> None:
+    """Stage 2; problem is None in publish mode, where only λ̂_max is shown."""
+    b = run.lambda_max
+    with st.container(border=True):
+        card_title(LAMBDA_MAX.heading(math=True))
+        if b is None:
+            st.info("Not reached: λ̂_min = 0, so Algorithm 4 does not run. Its budget (ε_b, δ_b) still counts as spent.")
+        else:
+            stage_budget_caption("Private upper bound on the Hessian's largest eigenvalue", LAMBDA_MAX, b.epsilon,
+                                 b.delta)
+            if problem is None:
+                metric_row([(LAMBDA_MAX.math, num(b.lambda_hat), "The certified upper bound")])
+            else:
+                metric_row(bound_metrics(b, "max"))
+                lam_hat_min = run.lambda_min.lambda_hat
+                bound_figures(b, rising_path(problem, lam_hat_min, b.statistic),
+                              rising_path(problem, lam_hat_min, b.lambda_hat), "max", "lmax")
+        if problem is not None:
+            formulas(LAMBDA_MAX_FORMULAS)
+
+
+# ---------------------------------------------------------------- stage 3
+
+
+def test_status(run: PrivateRun) -> None:
+    t = run.test
+    if t.passed:
+        st.success(f"Passed: {t.reason}.", icon=":material/check_circle:")
+    else:
+        st.warning(f"Failed: {t.reason}.", icon=":material/block:")
+
+
+def test_details(run: PrivateRun) -> None:
+    t = run.test
+    metric_row([
+        ("Value $\\max(A, B)^2 - 1$", num(t.value), "Left side of (14)"),
+        ("Threshold of (14)", num(t.threshold), THRESHOLD),
+    ])
+    chart(test_figure(t.value, t.threshold, t.passed), "test", 160)
+    metric_row([
+        ("$t$", num(t.t), "t(λ₀), the parameter change bound (9)"),
+        ("$\\beta$", num(t.beta), "(13)"),
+        ("$\\gamma$", num(t.gamma), "α r t"),
+        ("$\\gamma'$", num(t.gamma_prime), "α r t(R_l)"),
+        ("$s_1$", num(t.s1), "(13)"),
+        ("$s_2$", num(t.s2), "(13)"),
+        ("$\\kappa$", num(t.kappa), "λ₁/λ₀ from the certified bounds"),
+        ("$A$", num(t.A), "Lower side of the ratio bound"),
+        ("$B$", num(t.B), "Upper side of the ratio bound"),
+    ])
+
+
+def what_if(problem: Problem, b: Budget) -> None:
+    """Would (14) pass at another ε or n? Noise-free certificates from the true eigenvalues (teaching)."""
+    st.markdown(tagged("**What-if**"))
+    st.caption(
+        "The certificates replaced by their noise-free values (N̂ = N) from the true λ_min and λ_max, held "
+        "fixed as n changes, under basic composition at this δ and split."
+    )
+    keys = (state.data_key(), state.model_key(), b.delta_total, state.split())
+    try:
+        eps_min = cache.smallest_epsilon(*keys, problem)
+        n_min = cache.smallest_n(*keys, b.epsilon_total, problem)
+        ns, passes = cache.pass_region(*keys, problem)
+    except (InputError, OverflowError) as exc:  # the what-if explores ε up to 1e3, beyond the sliders
+        st.warning(f"The what-if is not available for these settings: {exc}")
+        return
+    metric_row([
+        (tagged("smallest ε that passes"), "not by 1000" if eps_min is None else f"{eps_min:.3g}",
+         "Smallest total ε (to 1%) at which the noise-free test (14) passes on these data"),
+        (tagged("smallest n that passes"), f"beyond {whatif.N_MAX:.0e}" if n_min is None else f"{n_min:,}",
+         "Smallest n (to 2%) at which it passes at this ε, with the eigenvalues held fixed"),
+    ])
+    chart(region_figure(ns, WHATIF_EPS, passes, problem.n, b.epsilon_total), "pass_region", 360)
+    st.caption("Blue: (14) passes with noise-free certificates; grey: it fails. The star is this sample and ε.")
+
+
+def test_card(run: PrivateRun, b: Budget, problem: Problem | None) -> None:
+    """Stage 3; problem is None in publish mode, where only the outcome is shown."""
+    with st.container(border=True):
+        card_title(TEST.heading(math=True))
+        test_status(run)
+        if problem is not None:
+            test_details(run)
+            what_if(problem, b)
+            formulas(test_formulas(problem.geometry.domain))
+
+
+# ---------------------------------------------------------------- stage 4
+
+
+def release_card(run: PrivateRun, name: str, problem: Problem | None) -> None:
+    """Stage 4; problem is None in publish mode, where only the value and its private interval are shown."""
+    r = run.release
+    level = f"{r.interval_level:.0%}"
+    released = r.status == "released"
+    with st.container(border=True):
+        card_title(RELEASE.heading(f" of `{name}`", math=True))
+        if not released:
+            st.warning(f"⊥ (nothing released): {r.reason}.", icon=":material/block:")
+        shown = [
+            (label(r, "status", "Status"), "released" if released else "⊥", "⊥ when (14) fails"),
+            (label(r, "value", "Released value $T$"), num(r.value), "u^T θ(P_n) + σ ω Z"),
+            (label(r, "interval", f"{level} private interval"), interval(r.interval), PRIVATE_INTERVAL),
+        ]
+        if problem is None:
+            metric_row(shown)
+            if released:
+                chart(release_line(r), "release_line", 130)
+        else:
+            metric_row(shown + [(label(r, "oracle_interval", f"{level} oracle interval"), interval(r.oracle_interval),
+                                 ORACLE_INTERVAL)])
+            metric_row([
+                (label(r, "sigma", "$\\sigma(\\varepsilon_c, \\delta_c)$"), num(r.sigma), f"{r.calibration} (7)"),
+                (label(r, "w_bar", "$\\bar w$"), num(r.w_bar), "Private upper bound 2G₀/(n λ₀ (1 − γ)) on ω"),
+                (label(r, "omega", "$\\omega(u \\mid P_n)$"), num(r.omega), "Local modulus (11)"),
+                (label(r, "Delta", "$\\Delta(P_n, u)$"), num(r.Delta), "Directional sensitivity (3b)"),
+                (label(r, "u_theta", "$u^\\top\\theta(P_n)$"), num(r.u_theta), "The non-private estimate"),
+                (label(r, "z", "Gaussian draw $Z$"), num(r.z), "The N(0, 1) noise of the release"),
+            ])
+            if released:
+                chart(density_figure(r), "release_density", 300)
+            formulas(RELEASE_FORMULAS)
+
+
+# ---------------------------------------------------------------- the budget and the summary
+
+
+def guarantee(b: Budget) -> str:
+    """What the page's published values promise together, in words."""
+    how = ACCOUNTING_NAMES["pld" if b.accounting == "pld" else "basic"]
+    factor = math.exp(b.epsilon_total)
+    factor_text = f"{factor:.3g}" if factor < 1e3 else f"{factor:,.0f}"
+    return (
+        f"**Guarantee.** Everything this page publishes — λ̂_min, λ̂_max, the test's outcome and the released value "
+        f"with its interval — is together (ε, δ)-differentially private with ε = {b.epsilon_total:g} and "
+        f"δ = {b.delta_total:g}, by {how}: changing one person's record changes the probability of any outcome "
+        f"by at most a factor e^{b.epsilon_total:g} ≈ {factor_text}, except with probability {b.delta_total:g}."
+    )
+
+
+def budget_card(b: Budget, reached_stage2: bool) -> None:
+    """Each stage's (ε, δ) and the totals they compose to."""
+    stages = [(budget_row(s, reached_stage2), getattr(b, s.key)) for s in BUDGET_STAGES]
+    table = pd.DataFrame({
+        "stage": [s for s, _ in stages],
+        "weight": b.split,
+        "ε": [s.epsilon for _, s in stages],
+        "δ": [s.delta for _, s in stages],
+    })
+    with st.container(border=True):
+        card_title(f"Budget · {b.accounting} accounting")
+        st.markdown(guarantee(b))
+        st.dataframe(table, hide_index=True, column_config={
+            "weight": st.column_config.NumberColumn(format="%.4f"),
+            "ε": st.column_config.NumberColumn(format="%.6g"),
+            "δ": st.column_config.NumberColumn(format="%.4e"),
+        })
+        totals = [
+            ("ε total (basic composition)", num(b.epsilon_basic), EPSILON_BASIC),
+            ("δ total (basic composition)", num(b.delta_basic), DELTA_BASIC),
+        ]
+        # Under PLD accounting the split already computed the PLD total. Under basic accounting it costs 0.05 s to
+        # 1 s per new ε and rarely differs from the basic total, so it waits to be asked for.
+        if b.accounting == "pld" or st.toggle(
+            "Show the PLD total", key="pld_total",
+            help="ε of these stages at the total δ by privacy-loss distributions (dp_accounting, docs/privacy.md). "
+            "A Laplace count's privacy loss sits at ±ε half the time, so it is rarely below the basic total.",
+        ):
+            totals.append((f"ε total (PLD at δ = {b.delta_total:g})", num(b.epsilon_pld),
+                           "Privacy-loss distributions (docs/privacy.md)"))
+        metric_row(totals)
+        formulas(COMPOSITION_FORMULAS)
+
+
+def summary(run: PrivateRun, name: str, seed: int | None) -> None:
+    """One line above the cards: the released value and interval, or ⊥ and why, and where the noise came from."""
+    r = run.release
+    noise = noise_source(seed, "fresh noise from OS entropy on every rerun")
+    if r.status == "released":
+        st.markdown(f"**Released** `{name}`: T = **{num(r.value)}**, {r.interval_level:.0%} private interval "
+                    f"{interval(r.interval)} · {noise}")
+    else:
+        st.markdown(f"**⊥ — nothing released** for `{name}`: {r.reason} · {noise}")

@@ -1,0 +1,132 @@
+"""The Pipeline's settings widgets (coefficient, budget, model, noise), and the budget they set.
+
+Every widget's key is a setting of ui.state's registry, so its value is kept across pages and in the URL.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+import streamlit as st
+
+from core.accounting import ACCOUNTINGS, Budget, make_budget
+from core.gaussian import CALIBRATIONS
+from core.geometry import DOMAINS
+from ui import state
+from ui.formulas import BUDGET_STAGES, DELTA_BASIC, EPSILON_BASIC, ORACLE_INTERVAL, PRIVATE_INTERVAL, split_help
+
+# Log grids of the sliders: the R10 preferred numbers for epsilon, 1-2-5 for delta. Epsilon stops at 20: beyond,
+# the guarantee means little and the PLD total of the Budget card takes seconds (the what-if explores further).
+R10 = (1, 1.25, 1.6, 2, 2.5, 3.15, 4, 5, 6.3, 8)
+EPS_GRID = tuple(float(f"{m}e{e}") for e in range(-2, 1) for m in R10) + (10.0, 12.5, 16.0, 20.0)
+DELTA_GRID = tuple(float(f"{m}e{e}") for e in range(-12, -2) for m in (1, 2, 5)) + (1e-2,)
+
+
+def budget() -> Budget:
+    """The total (ε, δ), split and accounting of the settings, solved into the stages (raises InputError)."""
+    return make_budget(state.get("epsilon"), state.get("delta"), state.split(), state.get("accounting"))
+
+
+def log_options(grid: tuple[float, ...], current: float) -> list[float]:
+    """The grid with the current value added, so a value from a link stays selectable."""
+    return sorted(set(grid) | {current})
+
+
+def fresh_noise() -> None:
+    """With a seed set, a fresh draw gets a new random seed, so it can still be replayed."""
+    if st.session_state.get("noise_seed") is not None:
+        st.session_state["noise_seed"] = secrets.randbelow(1_000_000)
+
+
+def target_controls(names: tuple[str, ...]) -> None:
+    # The registry stores the first feature as "", its default, so a link to it stays short.
+    options = ("", *names[1:])
+    if state.get("coordinate") not in options:
+        st.session_state["coordinate"] = ""  # the first feature, or one of another data set
+    col_j, col_u = st.columns(2)
+    col_j.selectbox(
+        "Coordinate j", options, key="coordinate", format_func=lambda name: name or names[0],
+        disabled=bool(state.get("direction").strip()),
+        help="u = e_j: Algorithm 5 releases the coefficient u^T θ(P_n) of the estimator (1)",
+    )
+    col_u.text_input(
+        "Custom direction u", key="direction", placeholder=f"{len(names)} comma-separated numbers, e.g. 1, -1, 0, …",
+        help="Any u ∈ ℝ^d, normalised to ‖u‖₂ = 1; Algorithm 5 then releases u^T θ(P_n), with Δ(P_n, u) of (3b) "
+        "and ω(u | P_n) of (11) for this u. Overrides the coordinate when not empty.",
+    )
+
+
+def budget_controls() -> None:
+    col_e, col_d = st.columns(2)
+    col_e.select_slider(
+        "Total ε (log scale)", log_options(EPS_GRID, state.get("epsilon")), key="epsilon", format_func="{:g}".format,
+        help=f"Total ε of Algorithm 5. Basic composition (SPEC §6, Lemma 2.5): ε = {EPSILON_BASIC}; "
+        "PLD accounting solves the stages so that the privacy-loss-distribution total is ε",
+    )
+    col_d.select_slider(
+        "Total δ (log scale)", log_options(DELTA_GRID, state.get("delta")), key="delta", format_func="{:g}".format,
+        help=f"Total δ. Basic composition (SPEC §6): δ = {DELTA_BASIC}, with δ_a, δ_b "
+        "the certificates' failure probabilities (Proposition 6.1) and δ_c that of σ(ε_c, δ_c) in (7)",
+    )
+    cols = st.columns(5)
+    for col, stage in zip(cols[:3], BUDGET_STAGES, strict=True):
+        weight = stage.share[-1]
+        col.number_input(f"Split {weight}", min_value=0.0, step=0.5, format="%g", key=f"split{stage.share}",
+                         help=f"Weight {weight} > 0: {split_help(stage)}; δ is split in the same proportions (SPEC §6)")
+    cols[3].radio(
+        "Accounting", ACCOUNTINGS, key="accounting", horizontal=True,
+        help="How the total (ε, δ) is split into the stages: basic composition (SPEC §6, Lemma 2.5) or "
+        "privacy-loss distributions (dp_accounting, docs/privacy.md), which leave each stage a little more",
+    )
+    cols[4].radio(
+        "σ(ε, δ) calibration", CALIBRATIONS, key="calibration", horizontal=True,
+        help="σ(ε_c, δ_c) of the release: the paper's (7) or the analytic Gaussian mechanism "
+        "(Balle & Wang 2018), never larger",
+    )
+
+
+def model_controls() -> None:
+    col_l, col_dom, col_r, col_lev = st.columns(4)
+    col_l.number_input(
+        "λ_reg", min_value=0.0, step=1e-3, format="%g", key="lam_reg",
+        help="λ_reg ≥ 0 of the ridge term (λ_reg/2)‖θ‖² in the estimator (1); changing it refits θ(P_n)",
+    )
+    domain = col_dom.radio(
+        "Covariate domain 𝒳", DOMAINS, key="domain", horizontal=True,
+        help="cube [−1, 1]^d (test (14b), d_p = d) or ball ‖x‖₂ ≤ R (test (14a), d_p = 1); "
+        "rows outside 𝒳 are projected onto it before the fit (SPEC §2)",
+    )
+    col_r.number_input(  # value=None makes the box clearable: empty = the ball around the cube
+        "Ball radius R", value=None, min_value=0.0, step=0.5, format="%g", key="radius", disabled=domain != "ball",
+        placeholder="empty = √d, the ball around the cube",
+        help="R = rad₂(𝒳) = r of the ball domain, so G₀ = r·sup|h′| and G₁ = r²·sup h″ (SPEC §2)",
+    )
+    col_lev.slider(
+        "Interval level 1 − a", min_value=0.50, max_value=0.99, step=0.01, key="level",
+        help=f"Level 1 − a of the intervals {PRIVATE_INTERVAL} (private) and {ORACLE_INTERVAL} (oracle), SPEC §4",
+    )
+
+
+def noise_controls() -> None:
+    col_s, col_b = st.columns(2, vertical_alignment="bottom")
+    # value=None makes the box clearable (empty = OS entropy); the value itself still comes from the session.
+    col_s.number_input(
+        "Noise seed (teaching only)", value=None, min_value=0, step=1, key="noise_seed",
+        placeholder="empty = OS entropy",
+        help="Seed of the privacy noise: the Lap(1/ε) draws of Algorithms 2 and 4 and Z ~ N(0, 1) of Algorithm 5. "
+        "A seeded run replays exactly; empty = fresh noise from the OS on every rerun",
+    )
+    col_b.button(
+        "Draw fresh noise", key="fresh_noise", on_click=fresh_noise, icon=":material/casino:",
+        help="Run stages 1–4 (Algorithms 2, 4 and 5) again with new noise; with a seed set, a new random seed",
+    )
+
+
+def controls(names: tuple[str, ...]) -> None:
+    """The Settings expander: every setting of the Pipeline page; the noise seed in teaching mode only."""
+    with st.expander("Settings", expanded=True, icon=":material/tune:"):
+        target_controls(names)
+        budget_controls()
+        model_controls()
+        if not state.is_publish():
+            noise_controls()

@@ -1,0 +1,59 @@
+"""How every page writes numbers and labels, in one place.
+
+num and interval write values, md escapes text for Streamlit markdown, tagged and label badge what is
+computed from the data without privacy, noise_source names where a run's noise came from, and
+metric_row lays (label, value, help) metrics side by side.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import streamlit as st
+
+from core.marks import not_private
+from ui.theme import NOT_PRIVATE
+
+Metric = tuple[str, str, str]  # (label, value, help)
+
+
+def num(x: float | None) -> str:
+    """Six significant digits; a dash for a value that was not formed (None or NaN, null in a report)."""
+    if x is None or math.isnan(x):
+        return "—"
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    return f"{x:.6g}"
+
+
+def interval(bounds: tuple[float, float] | list[float] | None) -> str:
+    """[lo, hi] with num's digits; a dash for no interval (⊥)."""
+    return "—" if bounds is None else f"[{num(bounds[0])}, {num(bounds[1])}]"
+
+
+def md(text: str) -> str:
+    """Text shown literally in Streamlit markdown (θ* must not start italics, $ must not start maths)."""
+    return re.sub(r"([\\*_`$\[\]<>~|#])", r"\\\1", text)
+
+
+def tagged(text: str) -> str:
+    """text with the "not private" badge."""
+    return f"{text} {NOT_PRIVATE}"
+
+
+def label(result: object, field: str, text: str) -> str:
+    """text, badged when core marks result.field as computed from the data without privacy."""
+    return tagged(text) if field in not_private(result) else text
+
+
+def noise_source(seed: int | None, fresh: str = "fresh noise from OS entropy") -> str:
+    """Where a run's noise came from: a replayable seed, or (in the words `fresh`) the operating system."""
+    return fresh if seed is None else f"noise seed {seed} (replayable)"
+
+
+def metric_row(items: list[Metric], gap: str = "medium") -> None:
+    """(label, value, help) metrics side by side, wrapping on narrow screens."""
+    with st.container(horizontal=True, gap=gap):
+        for text, value, help_text in items:
+            st.metric(text, value, help=help_text, width="content")
