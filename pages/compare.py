@@ -23,7 +23,6 @@ from ui.figures import strip_figure
 from ui.format import noise_source, tagged
 from ui.theme import METHOD_LABELS, NOT_PRIVATE
 
-RESULT = "compare_result"  # session key of (settings, comparison) from the last run
 MAX_TRIALS = 500
 
 
@@ -41,7 +40,7 @@ def direction(problem: Problem) -> tuple[int | np.ndarray, str]:
 def settings(methods: list[str]) -> tuple:
     """Everything a comparison depends on: a stored result is shown only while these are unchanged."""
     keys = ("epsilon", "delta", "accounting", "calibration", "coordinate", "direction", "trials", "noise_seed")
-    return (state.data_key(), state.model_key(), state.split(), tuple(methods), *(state.get(k) for k in keys))
+    return (state.data_spec(), state.model_spec(), state.split(), tuple(methods), *(state.get(k) for k in keys))
 
 
 def controls() -> list[str]:
@@ -173,16 +172,15 @@ def main() -> None:
     key = settings(methods)
     if st.button("Run comparison", type="primary", key="run_comparison", disabled=not methods):
         try:
-            st.session_state[RESULT] = (key, run(problem, u, budget, methods))
+            state.keep_comparison(key, run(problem, u, budget, methods))
         except InputError as exc:
             st.error(str(exc))
             return
-    stored = st.session_state.get(RESULT)
-    if stored is None or stored[0] != key:
-        st.session_state.pop(RESULT, None)
+    stored = state.comparison(key)
+    if stored is None:
         st.caption("Press **Run comparison**: it runs every chosen method K times, which can take a while.")
         return
-    results(stored[1])
+    results(stored)
 
 
 main()

@@ -30,10 +30,10 @@ def store_upload() -> None:
     """Keep the chosen file in the session: the uploader itself forgets it on other pages."""
     file = st.session_state["upload_file"]
     if file is None:
-        st.session_state.pop("upload", None)
+        st.session_state.pop(state.UPLOAD, None)
         return
     content = file.getvalue()
-    st.session_state["upload"] = (file.name, content)
+    st.session_state[state.UPLOAD] = state.Upload.of(file.name, content)
     if state.is_pums(content):
         st.session_state["upload_loss"] = "logistic"  # census labels are the income classes ±1
 
@@ -99,10 +99,10 @@ def upload_controls() -> None:
         help="An ACS PUMS person file (its header names PINCP; encoded as the ACS income problem) or any CSV "
         "with a header, a column y (label or response) and numeric features",
     )
-    upload = st.session_state.get("upload")
+    upload = st.session_state.get(state.UPLOAD)
     if upload is None:
         return
-    name, content = upload
+    name, content = upload.name, upload.content
     if state.is_pums(content):
         st.caption(f"**{name}** · ACS PUMS person file: ACSIncome's filter, 17 features, logistic loss")
         return
@@ -149,8 +149,11 @@ def load() -> tuple[Dataset | None, Problem | None, str | None]:
 
 
 def projected(problem: Problem | None, n: int) -> tuple[str, str, str]:
-    where = "the cube [−1, 1]ᵈ" if state.get("domain") == "cube" else f"the ball ‖x‖₂ ≤ {state.get('radius') or 1:g}"
-    value = "—" if problem is None else f"{problem.clipped_rows:,} ({problem.clipped_rows / n:.1%})"
+    if problem is None:
+        return "Rows projected onto the domain", "—", "Rows outside the domain are projected onto it before the fit"
+    model = problem.model
+    where = "the cube [−1, 1]ᵈ" if model.domain == "cube" else f"the ball ‖x‖₂ ≤ {model.radius:g}"
+    value = f"{problem.clipped_rows:,} ({problem.clipped_rows / n:.1%})"
     return "Rows projected onto the domain", value, f"Rows outside {where} are projected onto it before the fit"
 
 
@@ -198,7 +201,7 @@ def main() -> None:
                "from it without privacy. Nothing here may be published; the Report page holds what can be.")
     with st.container(border=True):
         source_controls()
-    if state.get("source") == "upload" and st.session_state.get("upload") is None:
+    if state.get("source") == "upload" and st.session_state.get(state.UPLOAD) is None:
         st.info("Choose a CSV file to load it.")
         return
     data, problem, message = load()

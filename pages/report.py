@@ -39,21 +39,6 @@ DATA_WORDS = {"synthetic_robust": "synthetic", "synthetic_logistic": "synthetic"
 # ---------------------------------------------------------------- wording
 
 
-def source_description() -> str:
-    """Where the data came from, in words, from the settings: nothing is read off the data."""
-    get = state.get
-    source = get("source")
-    if source.startswith("synthetic"):
-        noise = f", Laplace noise of scale {get('noise_scale'):g}" if source == "synthetic_robust" else ""
-        return (f"{state.SOURCES[source]} (section 4.1 of the paper): x ~ Uni[−1, 1]ᵈ, ‖θ*‖₂ = "
-                f"{get('theta_norm'):g}{noise}, seed {get('sample_seed')}")
-    if source == "acs":
-        drawn = "all filtered records" if get("acs_n") is None else f"a seeded sample of {get('acs_n'):,} records"
-        return (f"ACS {get('year')} {get('horizon')} person files of {get('states')}: ACSIncome's filter, "
-                f"y = +1 when income > $40,000; {drawn}")
-    return f"Uploaded file {st.session_state['upload'][0]}"
-
-
 def coefficient(rep: dict) -> str:
     """The coefficient's name, or the direction u as a combination of the features."""
     c, names = rep["coefficient"], rep["data"]["feature_names"]
@@ -145,7 +130,7 @@ def method(rep: dict) -> list[tuple[str, str]]:
 
 def settings(rep: dict) -> list[tuple[str, str]]:
     d = rep["data"]
-    domain = "cube [−1, 1]ᵈ" if d["domain"] == "cube" else f"ball ‖x‖₂ ≤ {d['radius'] or 1:g}"
+    domain = "cube [−1, 1]ᵈ" if d["domain"] == "cube" else f"ball ‖x‖₂ ≤ {d['radius']:g}"
     return [
         ("Coefficient", coefficient(rep)),
         ("Loss", d["loss"]),
@@ -203,11 +188,9 @@ def report_html(rep: dict) -> str:
 def build(release: state.PublishedRelease) -> dict:
     """The report of a published release; published runs drew OS noise, so no seed is ever passed."""
     data = state.dataset()
-    loss, lam_reg, domain, radius = release.model_key
     return private_report(
-        release.run, release.coordinate, release.budget, source_description(), data.n, data.d,
-        feature_names=data.feature_names, loss=loss, domain=domain, radius=radius, lambda_reg=lam_reg,
-        privacy_unit=data.privacy_unit,
+        release.run, release.coordinate, release.budget, release.data.describe(), data.n, data.d,
+        feature_names=data.feature_names, model=release.model, privacy_unit=data.privacy_unit,
     )
 
 

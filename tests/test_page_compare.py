@@ -64,7 +64,7 @@ def test_custom_direction_is_the_target():
     at = open_compare(trials=2, direction="1, 1, 0, 0, 0", compare_methods=["oracle"])
     at.button(key="run_comparison").click().run()
     assert_clean(at)
-    _, comparison = at.session_state["compare_result"]
+    comparison = at.session_state["comparison"].result
     assert comparison.u == pytest.approx(np.array([1, 1, 0, 0, 0]) / np.sqrt(2))
 
 

@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.data import acs, synthetic
+from ui.state import Upload
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
 CA_FILE = Path(__file__).resolve().parent / "data" / "SYNTHETIC_psam_p06_CA_2018_1-Year.csv"
@@ -144,20 +145,21 @@ def test_upload_widget_loads_a_plain_csv():
     assert [i.value for i in at.info] == ["Choose a CSV file to load it."]
     at.file_uploader(key="upload_file").set_value(("mine.csv", plain_csv(), "text/csv")).run()
     assert_clean(at)
-    assert at.session_state["upload"] == ("mine.csv", plain_csv())
+    upload = at.session_state["upload"]
+    assert (upload.name, upload.content) == ("mine.csv", plain_csv())
     assert metric(at, "n") == "300"
     assert metric(at, "d") == "2"
 
 
 def test_uploaded_plain_csv_in_the_session():
-    at = open_data_page(source="upload", upload=("mine.csv", plain_csv(400)), upload_loss="robust")
+    at = open_data_page(source="upload", upload=Upload.of("mine.csv", plain_csv(400)), upload_loss="robust")
     assert_clean(at)
     assert metric(at, "n") == "400"
     assert "Features: a, b" in [c.value for c in at.caption]
 
 
 def test_uploaded_pums_file():
-    at = open_data_page(source="upload", upload=("psam_p06.csv", CA_FILE.read_bytes()))
+    at = open_data_page(source="upload", upload=Upload.of("psam_p06.csv", CA_FILE.read_bytes()))
     assert_clean(at)
     assert metric(at, "n") == f"{acs.read_pums(CA_FILE.read_bytes()).n:,}"
     assert metric(at, "d") == "17"
@@ -165,7 +167,7 @@ def test_uploaded_pums_file():
 
 
 def test_labels_the_loss_cannot_use_leave_the_data_shown():
-    at = open_data_page(source="upload", upload=("mine.csv", plain_csv()), upload_loss="logistic")
+    at = open_data_page(source="upload", upload=Upload.of("mine.csv", plain_csv()), upload_loss="logistic")
     assert not at.exception
     (error,) = at.error
     assert "logistic regression needs binary labels" in error.value
@@ -182,7 +184,7 @@ def test_labels_the_loss_cannot_use_leave_the_data_shown():
     ],
 )
 def test_malformed_upload_shows_the_message(content, message):
-    at = open_data_page(source="upload", upload=("bad.csv", content))
+    at = open_data_page(source="upload", upload=Upload.of("bad.csv", content))
     assert not at.exception
     (error,) = at.error
     assert message in error.value

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,8 @@ import ui.state
 from core.accounting import split_budget
 from core.data import synthetic
 from core.pipeline import make_rng, prepare, run_private
-from ui.state import PUBLISHED, TEACHING_RUN, PublishedRelease, TeachingRun
+from core.spec import AcsSpec, SyntheticSpec
+from ui.state import LEDGER, PUBLISHED, TEACHING_RUN, PublishedRelease, TeachingRun, Upload
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
 N = 20_000  # small enough to keep every run fast
@@ -52,6 +54,14 @@ def page_text(at: AppTest) -> str:
 
 def assert_clean(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
+
+
+def charges(at: AppTest) -> list[tuple[float, float]]:
+    """(ε, δ) of every charge on the people of the default synthetic data with n = N."""
+    if LEDGER not in at.session_state:
+        return []
+    population = SyntheticSpec("robust", N, 5, 1.0, 1.0, 0).population()
+    return [(e.epsilon, e.delta) for e in at.session_state[LEDGER].entries(population)]
 
 
 def release(at: AppTest) -> AppTest:
@@ -153,14 +163,14 @@ def test_teaching_run_is_kept_apart_and_never_published():
     rec = at.session_state[TEACHING_RUN]
     assert isinstance(rec, TeachingRun) and rec.seed == 1
     assert rec.coordinate == "x1" and rec.level == 0.95 and rec.calibration == "paper"
-    assert rec.data_key[1] == N and rec.budget.epsilon_total == 4.0
+    assert rec.data.n == N and rec.budget.epsilon_total == 4.0
     at.text_input(key="direction").input("1, -1, 0, 0, 0").run()
     assert_clean(at)
     rec = at.session_state[TEACHING_RUN]
     assert rec.coordinate == "custom u"
     assert rec.run.u == pytest.approx([2**-0.5, -(2**-0.5), 0, 0, 0])
     assert PUBLISHED not in at.session_state and "last_release" not in at.session_state
-    assert at.session_state["ledger"] == {}  # teaching charges nothing
+    assert charges(at) == []  # teaching charges nothing
 
 
 def test_teaching_snapshot_is_labelled_on_its_face(downloads):
@@ -201,13 +211,13 @@ def test_snapshot_download_does_not_redraw(downloads):
 
 def test_private_settings_do_not_refit(monkeypatch):
     calls = []
-    real = ui.state.prepare
+    real = ui.state.prepare_spec
 
     def counting(*args, **kwargs):
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(ui.state, "prepare", counting)
+    monkeypatch.setattr(ui.state, "prepare_spec", counting)
     st.cache_resource.clear()
     at = start(noise_seed=1)
     assert calls == [1]
@@ -332,8 +342,7 @@ def test_publish_release_spends_and_refuses_beyond_the_cap():
     assert_clean(at)
     assert not at.error
     shown = metric(at, "Released value")
-    (entries,) = at.session_state["ledger"].values()
-    assert entries == [(8.0, 1e-6)]
+    assert charges(at) == [(8.0, 1e-6)]
     (published,) = at.session_state[PUBLISHED].values()
     assert isinstance(published, PublishedRelease)
     assert f"{published.run.release.value:.6g}" == shown
@@ -341,8 +350,7 @@ def test_publish_release_spends_and_refuses_beyond_the_cap():
     assert_clean(at)
     assert at.error[0].value.startswith(REFUSED)
     assert "already spent" in at.error[0].value
-    (entries,) = at.session_state["ledger"].values()
-    assert entries == [(8.0, 1e-6)]
+    assert charges(at) == [(8.0, 1e-6)]
     (kept,) = at.session_state[PUBLISHED].values()
     assert kept is published  # a refused draw records nothing
     assert metric(at, "Released value") == shown  # the past release stays on screen
@@ -359,8 +367,7 @@ def test_publish_ignores_the_seed():
     assert values[0] != values[1]  # a fresh draw each time: nothing cached
     seeded = core_run(8.0, 3, 0).release.value
     assert seeded not in values
-    (entries,) = at.session_state["ledger"].values()
-    assert entries == [(8.0, 1e-6)] * 2
+    assert charges(at) == [(8.0, 1e-6)] * 2
     assert TEACHING_RUN not in at.session_state
 
 
@@ -370,7 +377,7 @@ def test_publish_refused_at_once_records_nothing():
     assert_clean(at)
     assert at.error[0].value.startswith(REFUSED)
     assert PUBLISHED not in at.session_state
-    assert at.session_state["ledger"] == {}
+    assert charges(at) == []
     assert any("Nothing released yet" in i.value for i in at.info)
 
 
@@ -385,17 +392,18 @@ def test_publish_sidebar_describes_the_data_without_raw_counts():
     at = start(mode="publish")
     assert_clean(at)
     captions = " ".join(c.value for c in at.sidebar.caption)
-    assert f"n = {N:,}" in captions and "seed" not in captions  # the source line stays in teaching mode
+    # the public description of the data (core.spec), never a count read off the data
+    assert f"n = {N:,}, d = 5 · {SyntheticSpec('robust', N, 5, 1.0, 1.0, 0).describe()}" in captions
 
 
-def separable_upload() -> tuple[str, bytes]:
+def separable_upload() -> Upload:
     """A logistic CSV whose labels the line x0 = 0 separates: the fit has no minimiser."""
     rng = np.random.default_rng(3)
     X = rng.uniform(-1, 1, (2_000, 2))
     X[:, 0] = np.where(np.abs(X[:, 0]) < 1e-3, 0.5, X[:, 0])
     y = (X[:, 0] > 0).astype(int)
     rows = "\n".join(f"{a:.6f},{b:.6f},{c}" for (a, b), c in zip(X, y, strict=True))
-    return "separable.csv", f"x0,x1,y\n{rows}\n".encode()
+    return Upload.of("separable.csv", f"x0,x1,y\n{rows}\n".encode())
 
 
 def test_data_without_a_minimiser_is_explained_in_teaching_and_bottom_in_publish():
@@ -411,3 +419,26 @@ def test_data_without_a_minimiser_is_explained_in_teaching_and_bottom_in_publish
     assert not at.error
     text = page_text(at)
     assert metric(at, "Status") == "⊥" and "separable" not in text  # the diagnosis is not private
+
+
+def test_resampling_or_the_download_flag_keeps_the_census_budget(tmp_path):
+    """The ledger is keyed on the people (states, year, horizon), not on n, the sample seed or I/O flags."""
+    folder = tmp_path / "2018" / "1-Year"
+    folder.mkdir(parents=True)
+    shutil.copy(Path(__file__).resolve().parent / "data" / "SYNTHETIC_psam_p06_CA_2018_1-Year.csv",
+                folder / "psam_p06.csv")
+    at = start(source="acs", acs_root=str(tmp_path), acs_n=150, sample_seed=1, mode="publish", epsilon=6.0,
+               cap_epsilon=10.0, coordinate="female")
+    release(at)
+    assert_clean(at)
+    people = AcsSpec(("CA",), 2018, "1-Year").population()
+    spent = lambda: [(e.epsilon, e.delta) for e in at.session_state[LEDGER].entries(people)]  # noqa: E731
+    assert spent() == [(6.0, 1e-6)]
+    for change in (dict(sample_seed=2), dict(download=True), dict(acs_n=120)):
+        for key, value in change.items():
+            at.session_state[key] = value
+        at.session_state["mode"] = "publish"
+        release(at)
+        assert_clean(at)
+        assert at.error[0].value.startswith(REFUSED), change  # 6 + 6 > 10 on the same people
+        assert spent() == [(6.0, 1e-6)]

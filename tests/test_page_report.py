@@ -14,14 +14,16 @@ from streamlit.testing.v1 import AppTest
 import ui.state
 from core.accounting import split_budget
 from core.data import PrivacyUnit, synthetic
+from core.model import ModelSpec
 from core.pipeline import make_rng, prepare, run_private
 from core.report import private_report
-from ui.state import PUBLISHED, TEACHING_RUN, PublishedRelease
+from core.spec import SyntheticSpec
+from ui.state import LEDGER, PUBLISHED, TEACHING_RUN, PublishedRelease, Upload
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
 N = 20_000  # small enough to keep every run fast
-DATA_KEY = ("synthetic_robust", N, 5, 1.0, 1.0, 0)  # the app's defaults with n = N
-MODEL_KEY = ("robust", 0.0, "cube", None)
+DATA = SyntheticSpec("robust", N, 5, 1.0, 1.0, 0)  # the app's defaults with n = N
+MODEL = ModelSpec("robust", "cube", None, 0.0)
 NO_RELEASE = "No published release on the loaded data and model yet"
 HOW_TO = "switch the sidebar's Mode to Publish, then press Release on the Pipeline page"
 DOWNLOADS = ["Download HTML report", "Download JSON"]
@@ -42,7 +44,12 @@ def release(problem, epsilon: float = 8.0, coordinate: int = 2) -> PublishedRele
     budget = split_budget(epsilon, 1e-6)
     run = run_private(problem, coordinate, budget, make_rng(7), "paper", 0.95)
     return PublishedRelease(run=run, coordinate=problem.feature_names[coordinate], budget=budget,
-                            calibration="paper", level=0.95, data_key=DATA_KEY, model_key=MODEL_KEY)
+                            calibration="paper", level=0.95, data=DATA, model=MODEL)
+
+
+def charges(at: AppTest, published: PublishedRelease) -> list[tuple[float, float]]:
+    """(ε, δ) of every charge on the people the release was drawn on."""
+    return [(e.epsilon, e.delta) for e in at.session_state[LEDGER].entries(published.data.population())]
 
 
 def open_report(published: PublishedRelease | None = None, **settings: object) -> AppTest:
@@ -50,7 +57,7 @@ def open_report(published: PublishedRelease | None = None, **settings: object) -
     at.session_state["n"] = N
     at.run()  # the first run registers the pages of st.navigation; switch_page needs them
     if published is not None:
-        at.session_state[PUBLISHED] = {(published.data_key, published.model_key): published}
+        at.session_state[PUBLISHED] = {(published.data, published.model): published}
     for key, value in settings.items():
         at.session_state[key] = value
     return at.switch_page("pages/report.py").run()
@@ -192,17 +199,20 @@ def test_a_legacy_teaching_record_is_not_reported(problem):
     at = AppTest.from_file(str(APP), default_timeout=60)
     at.session_state["n"] = N
     at.run()
-    at.session_state["last_release"] = dict(run=rec.run, coordinate=rec.coordinate, data_key=DATA_KEY,
+    at.session_state["last_release"] = dict(run=rec.run, coordinate=rec.coordinate, data=DATA,
                                             budget=rec.budget, mode="teaching", calibration="paper", level=0.95,
-                                            model_key=MODEL_KEY, seed=7)
+                                            model=MODEL, seed=7)
     at.switch_page("pages/report.py").run()
     assert_nothing_reported(at)
 
 
-def test_publish_release_reaches_the_report_and_teaching_does_not_replace_it(downloads):
+def publish_once(**settings: object) -> tuple[AppTest, PublishedRelease]:
+    """A publish-mode release at ε = 8 on the Pipeline page, with the given settings; the app and its record."""
     at = AppTest.from_file(str(APP), default_timeout=60)
     at.session_state["n"] = N
     at.session_state["epsilon"] = 8.0
+    for key, value in settings.items():
+        at.session_state[key] = value
     at.run()
     # After its first run AppTest runs the page alone, without app.py's sidebar, whose Mode radio then drops its
     # value: the mode is set in st.session_state before every run instead.
@@ -212,9 +222,14 @@ def test_publish_release_reaches_the_report_and_teaching_does_not_replace_it(dow
     at.button(key="release").click().run()
     assert not at.exception and not at.error
     (published,) = at.session_state[PUBLISHED].values()
+    return at, published
+
+
+def test_publish_release_reaches_the_report_and_teaching_does_not_replace_it(downloads):
+    at, published = publish_once()
     assert isinstance(published, PublishedRelease)
     assert published.run.release.status == "released"
-    assert at.session_state["ledger"][published.data_key] == [(8.0, 1e-6)]  # charged
+    assert charges(at, published) == [(8.0, 1e-6)]  # charged
 
     at.session_state["mode"] = "publish"
     at.switch_page("pages/report.py").run()
@@ -239,7 +254,7 @@ def test_publish_release_reaches_the_report_and_teaching_does_not_replace_it(dow
     assert teaching != published.run.release.value
     (kept,) = at.session_state[PUBLISHED].values()
     assert kept is published
-    assert at.session_state["ledger"][published.data_key] == [(8.0, 1e-6)]  # teaching charged nothing
+    assert charges(at, published) == [(8.0, 1e-6)]  # teaching charged nothing
 
     at.switch_page("pages/report.py").run()
     assert not at.exception
@@ -320,7 +335,7 @@ def test_an_uploaded_census_file_protects_each_person(downloads):
     """Released in publish mode on an uploaded PUMS file: its rows are census persons, one row each."""
     pums = Path(__file__).parent / "data" / "SYNTHETIC_psam_p06_CA_2018_1-Year.csv"
     at = AppTest.from_file(str(APP), default_timeout=60)
-    settings = dict(source="upload", upload=(pums.name, pums.read_bytes()), mode="publish")
+    settings = dict(source="upload", upload=Upload.of(pums.name, pums.read_bytes()), mode="publish")
     for key, value in settings.items():
         at.session_state[key] = value
     at.run()
@@ -359,3 +374,13 @@ def test_a_person_in_several_rows_is_covered_by_group_privacy(problem, monkeypat
     doc = json.loads(downloads["application/json"])
     assert doc["privacy_unit"] == dict(unit="person", max_rows_per_person=3, epsilon_per_person=eps,
                                        delta_per_person=delta)
+
+
+def test_the_report_states_the_ball_the_fit_used():
+    """No radius given: the ball is the smallest around the cube, radius sqrt(d), on screen and in the HTML."""
+    at, published = publish_once(domain="ball")
+    assert published.model.radius == pytest.approx(5**0.5)
+    at.session_state["mode"] = "publish"
+    at.switch_page("pages/report.py").run()
+    assert not at.exception
+    assert f"ball ‖x‖₂ ≤ {5**0.5:g}" in page_text(at).replace("\\", "")

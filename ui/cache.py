@@ -1,6 +1,6 @@
 """Streamlit caches of the Pipeline's deterministic teaching computations (NOT private; never noise).
 
-Each is keyed on the data and model settings (ui.state.data_key and model_key) and on the settings it reads;
+Each is keyed on the data and model settings (ui.state.data_spec and model_spec) and on the settings it reads;
 the prepared problem itself is passed unhashed (`_problem`), as those keys identify it.
 """
 
@@ -10,29 +10,31 @@ import streamlit as st
 from numpy.typing import NDArray
 
 from core import teaching, whatif
+from core.model import ModelSpec
 from core.pipeline import Problem
+from core.spec import DataSpec
 from core.teaching import Steps
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def lambda_min_path(data_key: tuple, model_key: tuple, _problem: Problem) -> Steps:
+def lambda_min_path(data: DataSpec, model: ModelSpec, _problem: Problem) -> Steps:
     """The recursion (10) from the true λmin(Pₙ): up to millions of steps, the same for every draw."""
     return teaching.falling_path(_problem, _problem.fit.lambda_min)
 
 
 @st.cache_data(show_spinner="What-if (not private): the smallest ε…", max_entries=64)
-def smallest_epsilon(data_key: tuple, model_key: tuple, delta: float, split: tuple, _problem: Problem) -> float | None:
+def smallest_epsilon(data: DataSpec, model: ModelSpec, delta: float, split: tuple, _problem: Problem) -> float | None:
     return whatif.smallest_epsilon(_problem, delta, split)
 
 
 @st.cache_data(show_spinner="What-if (not private): the smallest n…", max_entries=64)
-def smallest_n(data_key: tuple, model_key: tuple, delta: float, split: tuple, epsilon: float,
+def smallest_n(data: DataSpec, model: ModelSpec, delta: float, split: tuple, epsilon: float,
                _problem: Problem) -> int | None:
     return whatif.smallest_n(_problem, epsilon, delta, split)
 
 
 @st.cache_data(show_spinner="What-if (not private): where (14) passes over (n, ε)…", max_entries=16)
-def pass_region(data_key: tuple, model_key: tuple, delta: float, split: tuple,
+def pass_region(data: DataSpec, model: ModelSpec, delta: float, split: tuple,
                 _problem: Problem) -> tuple[NDArray, NDArray]:
     """(n grid, passes[n, ε]) on core.teaching.WHATIF_EPS; fixed grids, so an ε change reuses it."""
     ns = teaching.whatif_n_grid(_problem)

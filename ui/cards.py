@@ -155,7 +155,7 @@ def lambda_min_card(run: PrivateRun, problem: Problem | None) -> None:
             metric_row([(LAMBDA_MIN.math, num(b.lambda_hat), "The certified lower bound")])
         else:
             metric_row(bound_metrics(b, "min"))
-            true_path = cache.lambda_min_path(state.data_key(), state.model_key(), problem)
+            true_path = cache.lambda_min_path(state.data_spec(), state.model_spec(), problem)
             bound_figures(b, true_path, falling_path(problem, b.lambda_hat), "min", "lmin")
             formulas(LAMBDA_MIN_FORMULAS)
 
@@ -219,7 +219,7 @@ def what_if(problem: Problem, b: Budget) -> None:
         "The certificates replaced by their noise-free values (N̂ = N) from the true λ_min and λ_max, held "
         "fixed as n changes, under basic composition at this δ and split."
     )
-    keys = (state.data_key(), state.model_key(), b.delta_total, state.split())
+    keys = (state.data_spec(), state.model_spec(), b.delta_total, state.split())
     try:
         eps_min = cache.smallest_epsilon(*keys, problem)
         n_min = cache.smallest_n(*keys, b.epsilon_total, problem)

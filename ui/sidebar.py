@@ -19,16 +19,17 @@ def render() -> None:
     sb.markdown(f"**Data** · {state.SOURCES[state.get('source')]}")
     try:
         data = state.dataset()
-        # The source line can hold counts of the raw data (e.g. the filtered census population).
-        detail = "" if state.is_publish() else f" · {data.source}"
-        sb.caption(f"n = {data.n:,}, d = {data.d}{detail}")
+        sb.caption(f"n = {data.n:,}, d = {data.d} · {state.data_spec().describe()}")
     except InputError as exc:
         sb.caption(f"not loaded: {exc}")
     eps, delta = state.get("epsilon"), state.get("delta")
     sb.markdown(f"**Budget** · ε = {eps:g}, δ = {delta:g} ({state.get('accounting')} accounting)")
     if state.is_publish():
-        spent_e, spent_d = state.spent()
-        sb.markdown(f"**Ledger** · spent ε = {spent_e:g}, δ = {spent_d:g} on these data")
+        try:
+            spent_e, spent_d = state.spent()
+            sb.markdown(f"**Ledger** · spent ε = {spent_e:g}, δ = {spent_d:g} on these people")
+        except InputError:
+            sb.markdown("**Ledger** · no data loaded")
         col_e, col_d = sb.columns(2)
         col_e.number_input("Cap ε", min_value=0.0, step=1.0, format="%g", key="cap_epsilon",
                            help="Largest total ε that releases on these data may spend together")

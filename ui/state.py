@@ -6,27 +6,40 @@ that a page's widgets keep them when another page is shown. Widgets use the same
 runs last and writes every non-default setting back into the URL, so a link reproduces the view.
 The data set and the fit are cached on the data and model settings only; noise never is.
 
-Two kinds of run are kept apart: a `PublishedRelease`, made only by `publish()` after it charged the
-ledger (the Report shows nothing else), and the Pipeline's last teaching run, a `TeachingRun`, which
-is never charged, may be seeded, and never reaches the Report.
+Which data and which model are core's identity objects (`core.spec`, `core.model`), built from the
+settings by `data_spec()` and `model_spec()`: they are the only keys of the data and fit caches, of the
+ledger (by `population()`, the people in the data) and of every staleness check.
+
+Session entries outside the settings registry (SESSION lists them; nothing else is stored):
+- UPLOAD: `Upload`, the uploaded file (Data page);
+- LEDGER: `core.ledger.Ledger`, what was spent on each population (publish mode);
+- PUBLISHED: {(DataSpec, ModelSpec): PublishedRelease}, made only by `publish()` after the ledger
+  charged it (the Report shows nothing else);
+- TEACHING_RUN: `TeachingRun`, the Pipeline's last teaching run: never charged, possibly seeded,
+  never on the Report;
+- COMPARISON: `ComparisonRecord`, the Compare page's last comparison with the settings it used;
+- the widgets' own keys "upload_file" and "compare_methods".
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import streamlit as st
 
 from core.accounting import Budget
-from core.data import Dataset, synthetic
-from core.data.csvfile import read_csv_bytes
-from core.errors import BudgetError, DataError
-from core.pipeline import PrivateRun, Problem, prepare
+from core.compare import Comparison
+from core.data import Dataset
+from core.errors import DataError, InputError
+from core.ledger import Ledger
+from core.model import ModelSpec
+from core.pipeline import PrivateRun, Problem, prepare_spec
+from core.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, file_spec
+from core.spec import is_pums as core_is_pums
 
 SOURCES = {
     "synthetic_robust": "Synthetic robust regression",
@@ -35,6 +48,12 @@ SOURCES = {
     "upload": "Upload a CSV",
 }
 MODES = {"teaching": "Teaching", "publish": "Publish"}
+UPLOAD, LEDGER, PUBLISHED, TEACHING_RUN, COMPARISON = "upload", "ledger", "published", "teaching_run", "comparison"
+SESSION = {  # every session entry outside PARAMS, with its type
+    UPLOAD: "Upload", LEDGER: "core.ledger.Ledger", PUBLISHED: "dict[(DataSpec, ModelSpec), PublishedRelease]",
+    TEACHING_RUN: "TeachingRun", COMPARISON: "ComparisonRecord", "upload_file": "widget: UploadedFile",
+    "compare_methods": "widget: list[str]",
+}
 
 
 def _opt_int(text: str) -> int | None:
@@ -125,7 +144,6 @@ def ensure() -> None:
     for key, param in PARAMS.items():
         if key not in st.session_state:
             st.session_state[key] = _from_url(key, param)
-    st.session_state.setdefault("ledger", {})
 
 
 def get(key: str) -> Any:
@@ -157,106 +175,96 @@ def is_publish() -> bool:
     return get("mode") == "publish"
 
 
-# ------------------------------------------------------------------ data and fit
+# ------------------------------------------------------------------ which data, which model (core specs)
 
 
-def data_key() -> tuple:
-    """The identity of the loaded data set: every setting that changes it."""
+@dataclass(frozen=True)
+class Upload:
+    """An uploaded file: its name, its bytes and the spec naming it (the digest is computed once)."""
+
+    name: str = field(compare=False)
+    content: bytes = field(repr=False, compare=False)
+    spec: CsvSpec | PumsSpec
+
+    @classmethod
+    def of(cls, name: str, content: bytes) -> Upload:
+        return cls(name, content, file_spec(name, content))
+
+
+def data_spec() -> DataSpec:
+    """Which data the settings name (core.spec): the only key of the data cache, the ledger and staleness."""
     source = get("source")
     if source.startswith("synthetic"):
-        return (source, get("n"), get("d"), get("theta_norm"), get("noise_scale"), get("sample_seed"))
+        return SyntheticSpec(source.removeprefix("synthetic_"), get("n"), get("d"), get("theta_norm"),
+                             get("noise_scale"), get("sample_seed"))
     if source == "acs":
-        return (source, get("states"), get("year"), get("horizon"), get("acs_root"), get("acs_n"),
-                get("sample_seed"), get("download"), get("with_replacement"))
-    upload = st.session_state.get("upload")
-    digest = hashlib.sha256(upload[1]).hexdigest()[:16] if upload else None
-    return (source, digest, None if upload is None else upload[0])
+        return AcsSpec(get("states"), get("year"), get("horizon"), get("acs_root") or None, get("acs_n"),
+                       get("sample_seed"), get("download"), get("with_replacement"))
+    upload = st.session_state.get(UPLOAD)
+    if upload is None:
+        raise DataError("no file uploaded yet: choose a CSV on the Data page")
+    return upload.spec
 
 
 def is_pums(content: bytes) -> bool:
     """Whether an uploaded CSV is an ACS PUMS person file (its header names PINCP)."""
-    return "PINCP" in content.split(b"\n", 1)[0].decode("utf-8", "replace").strip().split(",")
+    return core_is_pums(content)
 
 
 def loss_name() -> str:
-    """Synthetic sources fix the loss; census data are the logistic income problem."""
-    source = get("source")
-    if source == "synthetic_robust":
-        return "robust"
-    upload = st.session_state.get("upload")
-    if source in ("synthetic_logistic", "acs") or (source == "upload" and upload and is_pums(upload[1])):
-        return "logistic"
-    return get("upload_loss")
+    """The loss the source fixes (synthetic, census), else the one chosen for an uploaded CSV."""
+    try:
+        return data_spec().fixed_loss or get("upload_loss")
+    except InputError:
+        return get("upload_loss")
 
 
-def model_key() -> tuple:
-    """The estimator's settings; the radius matters on the ball only."""
+def model_spec() -> ModelSpec:
+    """Which model the settings name (core.model), resolved on the loaded data (the ball's radius sqrt(d))."""
     domain = get("domain")
-    return (loss_name(), get("lam_reg"), domain, get("radius") if domain == "ball" else None)
+    model = ModelSpec(loss_name(), domain, get("radius") if domain == "ball" else None, get("lam_reg"))
+    return model.resolve(dataset().d)
 
 
 @st.cache_resource(max_entries=3, show_spinner="Loading the data…")
-def _load(key: tuple, _upload: tuple[str, bytes] | None) -> Dataset:
-    source = key[0]
-    if source.startswith("synthetic"):
-        _, n, d, theta_norm, noise, seed = key
-        return synthetic(n, d, "robust" if source == "synthetic_robust" else "logistic", theta_norm, noise, seed)
-    from core.data import acs  # folktables loads only for census data
-
-    if source == "acs":
-        _, states, year, horizon, root, n, seed, download, with_replacement = key
-        names = [s.strip().upper() for s in states.split(",") if s.strip()]
-        return acs.load_acs_income(names, year, horizon, root or None, n, seed, download, with_replacement)
-    if _upload is None:
-        raise DataError("no file uploaded yet: choose a CSV on the Data page")
-    name, content = _upload
-    if is_pums(content):
-        return acs.read_pums(content, name=name)
-    return read_csv_bytes(content, name)
+def _load(spec: DataSpec, _content: bytes | None) -> Dataset:
+    return spec.load(_content) if isinstance(spec, (CsvSpec, PumsSpec)) else spec.load()
 
 
 def dataset() -> Dataset:
-    """The loaded data set (cached on its settings); raises InputError with the library's message."""
-    return _load(data_key(), st.session_state.get("upload"))
+    """The loaded data set (cached on its spec); raises InputError with the library's message."""
+    upload = st.session_state.get(UPLOAD)
+    return _load(data_spec(), None if upload is None else upload.content)
 
 
 @st.cache_resource(max_entries=3, show_spinner="Fitting θ(Pₙ) (stage 0)…")
-def _prepare(key: tuple, model: tuple, _data: Dataset) -> Problem:
-    loss, lam_reg, domain, radius = model
-    if domain == "ball" and radius is None:
-        radius = math.sqrt(_data.d)  # the smallest ball around the cube: cube-shaped data are not clipped
-    return prepare(_data.X, _data.y, loss, domain, radius, lam_reg, _data.feature_names)
+def _prepare(spec: DataSpec, model: ModelSpec, _data: Dataset) -> Problem:
+    return prepare_spec(_data, model, spec)
 
 
 def problem() -> Problem:
-    """The prepared problem (validated, projected, fitted): cached on data and model settings only."""
-    return _prepare(data_key(), model_key(), dataset())
+    """The prepared problem (validated, projected, fitted): cached on the data and model specs only."""
+    return _prepare(data_spec(), model_spec(), dataset())
 
 
 # ------------------------------------------------------------------ the publish-mode ledger
 
 
+def ledger() -> Ledger:
+    """The session's ledger (core.ledger), with the cap of the sidebar."""
+    book = st.session_state.setdefault(LEDGER, Ledger((get("cap_epsilon"), get("cap_delta"))))
+    book.set_default_cap((get("cap_epsilon"), get("cap_delta")))
+    return book
+
+
 def spent() -> tuple[float, float]:
-    """(epsilon, delta) already spent on the loaded data set, by basic sequential composition."""
-    entries = st.session_state["ledger"].get(data_key(), [])
-    return sum(e for e, _ in entries), sum(d for _, d in entries)
+    """(epsilon, delta) already spent on the people of the loaded data, by basic sequential composition."""
+    return ledger().spent(data_spec().population())
 
 
 def refuse_reason(epsilon: float, delta: float) -> str | None:
-    """Why a draw of (epsilon, delta) would pass the user's cap, or None if it fits."""
-    eps_spent, delta_spent = spent()
-    cap_e, cap_d = get("cap_epsilon"), get("cap_delta")
-    if eps_spent + epsilon > cap_e * (1 + 1e-12) or delta_spent + delta > cap_d * (1 + 1e-12):
-        return (
-            f"refused: this draw costs (ε, δ) = ({epsilon:g}, {delta:g}); {eps_spent:g} and {delta_spent:g} are "
-            f"already spent on these data, and the cap is ({cap_e:g}, {cap_d:g}). Raise the cap only if the "
-            "data's owner agrees: every fresh draw on the same data adds to what an observer can learn."
-        )
-    return None
-
-
-def spend(epsilon: float, delta: float) -> None:
-    st.session_state["ledger"].setdefault(data_key(), []).append((epsilon, delta))
+    """Why a draw of (epsilon, delta) would pass the cap on these people, or None if it fits."""
+    return ledger().refusal(data_spec().population(), epsilon, delta)
 
 
 # ------------------------------------------------------------------ published releases and teaching runs
@@ -264,22 +272,22 @@ def spend(epsilon: float, delta: float) -> None:
 
 @dataclass(frozen=True)
 class RunRecord:
-    """One run of the private stages on the Pipeline page, with the settings it was made on."""
+    """One run of the private stages on the Pipeline page, with the data and model it was made on."""
 
     run: PrivateRun
     coordinate: str
     budget: Budget
     calibration: str
     level: float
-    data_key: tuple
-    model_key: tuple
+    data: DataSpec
+    model: ModelSpec
 
 
 @dataclass(frozen=True)
 class PublishedRelease(RunRecord):
     """A publish-mode release drawn from OS entropy and charged to the ledger: what the Report may show.
 
-    Made by `publish()` only, right after the charge; teaching runs never become one.
+    Made by `publish()` only, in the ledger's charge; teaching runs never become one.
     """
 
 
@@ -290,38 +298,56 @@ class TeachingRun(RunRecord):
     seed: int | None
 
 
-PUBLISHED = "published"  # st.session_state key: {(data_key, model_key): PublishedRelease}
-TEACHING_RUN = "teaching_run"  # st.session_state key: TeachingRun
+@dataclass(frozen=True)
+class ComparisonRecord:
+    """The Compare page's last comparison and every setting it depends on (shown only while they hold)."""
+
+    settings: tuple
+    result: Comparison
+
+
+def _record(kind: type[RunRecord], run: PrivateRun, coordinate: str, **extra: Any) -> RunRecord:
+    return kind(run=run, coordinate=coordinate, budget=run.budget, calibration=get("calibration"),
+                level=get("level"), data=data_spec(), model=model_spec(), **extra)
 
 
 def publish(run: PrivateRun, coordinate: str) -> PublishedRelease:
-    """Charge a fresh publish-mode run's (ε, δ) to the ledger of the loaded data, then record it for the Report.
+    """Charge a fresh publish-mode run's (ε, δ) to the people of the loaded data, then keep it for the Report.
 
-    The caller drew the run from OS entropy after `refuse_reason` let it through; the check is repeated
-    here, so a release past the cap is never recorded.
+    The caller drew the run from OS entropy; the ledger checks the cap and records the charge in one
+    step (BudgetError past the cap), so a release past the cap is never recorded.
     """
+    record = _record(PublishedRelease, run, coordinate)
     b = run.budget
-    refused = refuse_reason(b.epsilon_total, b.delta_total)
-    if refused:
-        raise BudgetError(refused)
-    spend(b.epsilon_total, b.delta_total)
-    record = PublishedRelease(run=run, coordinate=coordinate, budget=b, calibration=get("calibration"),
-                              level=get("level"), data_key=data_key(), model_key=model_key())
-    st.session_state.setdefault(PUBLISHED, {})[(record.data_key, record.model_key)] = record
+    ledger().spend(record.data.population(), b.epsilon_total, b.delta_total, record=record)
+    st.session_state.setdefault(PUBLISHED, {})[(record.data, record.model)] = record
     return record
 
 
 def published() -> PublishedRelease | None:
     """The last charged release on the loaded data and model, or None."""
-    return st.session_state.get(PUBLISHED, {}).get((data_key(), model_key()))
+    return st.session_state.get(PUBLISHED, {}).get((data_spec(), model_spec()))
 
 
 def keep_teaching_run(run: PrivateRun, coordinate: str, seed: int | None) -> TeachingRun:
     """Remember the Pipeline's last teaching run (apart from published releases) and return it."""
-    record = TeachingRun(run=run, coordinate=coordinate, budget=run.budget, calibration=get("calibration"),
-                         level=get("level"), data_key=data_key(), model_key=model_key(), seed=seed)
+    record = _record(TeachingRun, run, coordinate, seed=seed)
     st.session_state[TEACHING_RUN] = record
     return record
+
+
+def teaching_run() -> TeachingRun | None:
+    return st.session_state.get(TEACHING_RUN)
+
+
+def keep_comparison(settings: tuple, result: Comparison) -> None:
+    st.session_state[COMPARISON] = ComparisonRecord(settings, result)
+
+
+def comparison(settings: tuple) -> Comparison | None:
+    """The last comparison, if it was made on exactly these settings."""
+    record = st.session_state.get(COMPARISON)
+    return record.result if record is not None and record.settings == settings else None
 
 
 def target(problem: Problem) -> tuple[int | np.ndarray, str]:
