@@ -85,10 +85,10 @@ class Loss:
             return 2.0 * y - 1.0
         if values <= {-1.0, 1.0}:
             return y
-        shown = ", ".join(f"{v:g}" for v in sorted(values)[:6])
+        # The values themselves are never quoted: an error message must not publish the data.
         raise DataError(
-            f"logistic regression needs binary labels y in {{0,1}} or {{-1,+1}}, found values {shown}; "
-            "recode y or use --loss robust"
+            f"logistic regression needs binary labels y in {{0,1}} or {{-1,+1}}, but y takes {len(values)} distinct "
+            "values; recode y or use the robust loss"
         )
 
 

@@ -179,7 +179,7 @@ def test_labels_the_loss_cannot_use_leave_the_data_shown():
     ("content", "message"),
     [
         (b"a,b\n1,2\n3,4\n", "has no column named y"),
-        (b"a,y\n1,2\n3,oops\n", "non-numeric value 'oops'"),
+        (b"a,y\n1,2\n3,oops\n", "non-numeric (text) value at data row 2"),
         (b"PINCP,AGEP\n50000,30\n", "is not an ACS PUMS person file"),
     ],
 )
@@ -188,3 +188,4 @@ def test_malformed_upload_shows_the_message(content, message):
     assert not at.exception
     (error,) = at.error
     assert message in error.value
+    assert "oops" not in error.value  # no cell of the data is quoted

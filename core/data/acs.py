@@ -205,13 +205,17 @@ def _open(source: str | os.PathLike | bytes) -> str | io.BytesIO:
 def _explain(message: str, source: str | os.PathLike | bytes, header: list[str], label: str) -> DataError:
     """Name the column, the row and the value behind pyarrow's terse conversion error."""
     found = re.search(r"column #(\d+): CSV conversion error to double: invalid value '(.*)'", message)
+    # Neither the value nor pyarrow's message (which can quote a whole row) is repeated: an error message
+    # must not publish a cell of the data.
     if not found:
-        return DataError(f"{label} could not be parsed as CSV: {message}")
+        shape = re.search(r"Expected \d+ columns, got \d+", message)
+        detail = f" ({shape.group(0)} in a row)" if shape else " (a malformed row or quote)"
+        return DataError(f"{label} could not be parsed as CSV{detail}; is this an unmodified PUMS person file?")
     name, value = header[int(found.group(1))], found.group(2)
     cells = pd.read_csv(_open(source), usecols=[name], dtype=str, keep_default_na=False)[name]
     row = int(np.argmax(cells.to_numpy() == value)) + 1
     return DataError(
-        f"{label}: column {name} must be numeric but holds {value!r} (data row {row}); "
+        f"{label}: column {name} must be numeric but holds a non-numeric value (data row {row}); "
         "is this an unmodified PUMS person file?"
     )
 

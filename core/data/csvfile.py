@@ -92,7 +92,8 @@ def _number(cell: str, row: int, name: str, label: str, is_label: bool) -> float
     try:
         value = float(text)
     except ValueError:
-        what = "is empty" if not text else f"holds the non-numeric value {text!r}"
+        # The value itself is never quoted: an error message must not publish a cell of the data.
+        what = "is empty" if not text else "holds a non-numeric (text) value"
         raise DataError(
             f"{label}: column {name!r} {what} at data row {row}; every column must be numeric "
             "(encode categories as 0/1 indicator columns)"
