@@ -207,6 +207,10 @@ def main() -> None:
     data, problem, message = load()
     if message is not None:
         st.error(message)
+    if state.locked():  # publish-only deployment: no raw rows and no statistics computed without privacy
+        st.info("This deployment is locked to publish mode: the data's rows and statistics are not shown. "
+                f"Loaded: {state.data_spec().describe()}.", icon=":material/lock:")
+        return
     if data is not None:
         summary(data, problem)
         preview(data)

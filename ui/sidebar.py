@@ -10,12 +10,15 @@ from ui import state
 
 def render() -> None:
     sb = st.sidebar
-    sb.radio(
-        "Mode", tuple(state.MODES), key="mode", format_func=state.MODES.get, horizontal=True,
-        help="Teaching shows every intermediate, non-private ones badged, and allows a noise seed. "
-        "Publish shows only what the mechanism releases, draws noise from the OS and keeps a budget ledger; "
-        "only its releases, charged to that ledger, reach the Report.",
-    )
+    if state.locked():
+        sb.markdown("**Mode** · Publish, locked by this deployment: only what the mechanism releases is shown")
+    else:
+        sb.radio(
+            "Mode", tuple(state.MODES), key="mode", format_func=state.MODES.get, horizontal=True,
+            help="Teaching shows every intermediate, non-private ones badged, and allows a noise seed. "
+            "Publish shows only what the mechanism releases, draws noise from the OS and keeps a budget ledger; "
+            "only its releases, charged to that ledger, reach the Report.",
+        )
     sb.markdown(f"**Data** · {state.SOURCES[state.get('source')]}")
     try:
         data = state.dataset()
@@ -30,6 +33,9 @@ def render() -> None:
             sb.markdown(f"**Ledger** · spent ε = {spent_e:g}, δ = {spent_d:g} on these people")
         except InputError:
             sb.markdown("**Ledger** · no data loaded")
+        if state.locked():  # the caps belong to whoever deployed the app
+            sb.caption(f"Cap · ε = {state.get('cap_epsilon'):g}, δ = {state.get('cap_delta'):g}")
+            return
         col_e, col_d = sb.columns(2)
         col_e.number_input("Cap ε", min_value=0.0, step=1.0, format="%g", key="cap_epsilon",
                            help="Largest total ε that releases on these data may spend together")

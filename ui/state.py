@@ -15,6 +15,7 @@ Session entries outside the settings registry (SESSION lists them; nothing else 
 - LEDGER: `core.ledger.Ledger`, what was spent on each population (publish mode);
 - PUBLISHED: {(DataSpec, ModelSpec): PublishedRelease}, made only by `publish()` after the ledger
   charged it (the Report shows nothing else);
+- UPLOADED: the upload's data set and fits, kept in that session only (never a process-wide cache);
 - TEACHING_RUN: `TeachingRun`, the Pipeline's last teaching run: never charged, possibly seeded,
   never on the Report;
 - COMPARISON: `ComparisonRecord`, the Compare page's last comparison with the settings it used;
@@ -24,12 +25,14 @@ Session entries outside the settings registry (SESSION lists them; nothing else 
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import streamlit as st
+from streamlit.errors import StreamlitSecretNotFoundError
 
 from core.accounting import Budget
 from core.compare import Comparison
@@ -48,9 +51,12 @@ SOURCES = {
     "upload": "Upload a CSV",
 }
 MODES = {"teaching": "Teaching", "publish": "Publish"}
+LOCK_VARIABLE = "PSP_PUBLISH_ONLY"
 UPLOAD, LEDGER, PUBLISHED, TEACHING_RUN, COMPARISON = "upload", "ledger", "published", "teaching_run", "comparison"
+UPLOADED = "uploaded"  # the upload's data set and fits, kept in its own session only
 SESSION = {  # every session entry outside PARAMS, with its type
-    UPLOAD: "Upload", LEDGER: "core.ledger.Ledger", PUBLISHED: "dict[(DataSpec, ModelSpec), PublishedRelease]",
+    UPLOAD: "Upload", UPLOADED: "dict[(DataSpec, ModelSpec | None), Dataset | Problem]",
+    LEDGER: "core.ledger.Ledger", PUBLISHED: "dict[(DataSpec, ModelSpec), PublishedRelease]",
     TEACHING_RUN: "TeachingRun", COMPARISON: "ComparisonRecord", "upload_file": "widget: UploadedFile",
     "compare_methods": "widget: list[str]",
 }
@@ -140,10 +146,47 @@ def init() -> None:
 
 
 def ensure() -> None:
-    """Fill only the missing settings: safe after widgets exist, for a page run without app.py."""
+    """Fill only the missing settings: safe after widgets exist, for a page run without app.py.
+
+    A deployment locked to publish mode forces the mode on every run, whatever the URL or the session say.
+    """
     for key, param in PARAMS.items():
         if key not in st.session_state:
             st.session_state[key] = _from_url(key, param)
+    if locked():  # nothing a user types, in a widget or a link, reaches these
+        st.session_state["mode"] = "publish"
+        st.session_state["noise_seed"] = None
+        st.session_state["cap_epsilon"], st.session_state["cap_delta"] = deployment_caps()
+
+
+def _deployment(name: str, default: Any) -> Any:
+    """A deployment setting: the environment variable PSP_<NAME> or the secret <name> (.streamlit/secrets.toml),
+    both set by whoever deploys the app, never by its users."""
+    raw = os.environ.get(f"PSP_{name.upper()}")
+    if raw is not None:
+        return raw
+    try:
+        return st.secrets.get(name, default)
+    except (FileNotFoundError, StreamlitSecretNotFoundError):
+        return default
+
+
+def locked() -> bool:
+    """Whether the deployment is locked to publish mode (PSP_PUBLISH_ONLY or the secret publish_only)."""
+    return str(_deployment("publish_only", "")).strip().lower() in ("1", "true", "yes")
+
+
+def deployment_caps() -> tuple[float, float]:
+    """The cap on every population of a locked deployment (PSP_CAP_EPSILON, PSP_CAP_DELTA or the secrets of
+    the same names); the registry's defaults when unset. A value that is not a positive number locks at 0."""
+    caps = []
+    for name, param in (("cap_epsilon", PARAMS["cap_epsilon"]), ("cap_delta", PARAMS["cap_delta"])):
+        try:
+            value = float(_deployment(name, param.default))
+        except (TypeError, ValueError):
+            value = 0.0  # a mistyped cap refuses every release rather than allowing any
+        caps.append(value if math.isfinite(value) and value > 0 else 0.0)
+    return caps[0], caps[1]
 
 
 def get(key: str) -> Any:
@@ -227,14 +270,29 @@ def model_spec() -> ModelSpec:
 
 
 @st.cache_resource(max_entries=3, show_spinner="Loading the data…")
-def _load(spec: DataSpec, _content: bytes | None) -> Dataset:
-    return spec.load(_content) if isinstance(spec, (CsvSpec, PumsSpec)) else spec.load()
+def _load(spec: DataSpec) -> Dataset:
+    """Synthetic and census data, shared by every session (public settings name them); never an upload."""
+    return spec.load()
+
+
+def _session_cached(key: tuple, make: Callable[[], Any]) -> Any:
+    """An uploaded file's data and fits live in its own session: never in a process-wide cache that another
+    session could read or evict. One upload at a time is kept."""
+    kept = st.session_state.setdefault(UPLOADED, {})
+    if key not in kept:
+        if key[0] != next(iter(kept), (None,))[0]:
+            kept.clear()  # another file: drop the old one's data
+        kept[key] = make()
+    return kept[key]
 
 
 def dataset() -> Dataset:
     """The loaded data set (cached on its spec); raises InputError with the library's message."""
+    spec = data_spec()
     upload = st.session_state.get(UPLOAD)
-    return _load(data_spec(), None if upload is None else upload.content)
+    if upload is not None and spec == upload.spec:
+        return _session_cached((spec, None), lambda: spec.load(upload.content))
+    return _load(spec)
 
 
 @st.cache_resource(max_entries=3, show_spinner="Fitting θ(Pₙ) (stage 0)…")
@@ -244,7 +302,10 @@ def _prepare(spec: DataSpec, model: ModelSpec, _data: Dataset) -> Problem:
 
 def problem() -> Problem:
     """The prepared problem (validated, projected, fitted): cached on the data and model specs only."""
-    return _prepare(data_spec(), model_spec(), dataset())
+    spec, model, data = data_spec(), model_spec(), dataset()
+    if isinstance(spec, (CsvSpec, PumsSpec)):
+        return _session_cached((spec, model), lambda: prepare_spec(data, model, spec))
+    return _prepare(spec, model, data)
 
 
 # ------------------------------------------------------------------ the publish-mode ledger

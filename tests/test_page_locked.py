@@ -1,0 +1,94 @@
+"""A deployment locked to publish mode: no route shows a non-private value or changes the caps.
+
+The lock and the caps come from the environment of the server (or its secrets), never from a widget,
+the session or a link; every attempt below is something a user of the app can do.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from ui.state import UPLOADED, Upload
+
+APP = Path(__file__).resolve().parents[1] / "app.py"
+N = 20_000
+
+
+@pytest.fixture
+def locked(monkeypatch):
+    monkeypatch.setenv("PSP_PUBLISH_ONLY", "1")
+    monkeypatch.setenv("PSP_CAP_EPSILON", "5")
+    monkeypatch.setenv("PSP_CAP_DELTA", "1e-5")
+
+
+def app(query: dict | None = None, **settings: object) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    at.session_state["n"] = N
+    for key, value in settings.items():
+        at.session_state[key] = value
+    return at.run()
+
+
+def text(at: AppTest) -> str:
+    parts = [e.value for kind in ("title", "markdown", "caption", "info", "success", "warning", "error")
+             for e in getattr(at, kind)]
+    return "\n".join(parts + [f"{m.label} {m.value}" for m in at.metric])
+
+
+def test_links_and_the_session_cannot_unlock_teaching_or_raise_the_cap(locked):
+    at = app({"mode": "teaching", "cap_epsilon": "1000", "noise_seed": "3"}, mode="teaching", cap_epsilon=1e3)
+    assert not at.exception
+    assert at.session_state["mode"] == "publish"
+    assert (at.session_state["cap_epsilon"], at.session_state["cap_delta"]) == (5.0, 1e-5)
+    assert at.session_state["noise_seed"] is None
+    assert not at.sidebar.radio  # no mode switch
+    assert not at.sidebar.number_input  # no cap inputs
+    assert "locked by this deployment" in text(at)
+    assert "not private" not in text(at)  # the teaching badges never appear
+
+
+def test_the_cap_of_the_deployment_is_enforced(locked):
+    at = app(epsilon=4.0)
+    at.button(key="release").click().run()
+    assert not at.exception and not at.error
+    at.session_state["cap_epsilon"] = 100.0  # even a session edit is overwritten on the next run
+    at.button(key="release").click().run()
+    assert at.error and at.error[0].value.startswith("refused:")
+
+
+def test_the_data_page_shows_no_rows_or_statistics(locked):
+    at = app()
+    at.switch_page("pages/data.py").run()
+    assert not at.exception
+    assert not at.dataframe and not at.metric and not at.get("plotly_chart")
+    assert "locked to publish mode" in text(at)
+
+
+def test_the_compare_page_is_unavailable(locked):
+    at = app()
+    at.switch_page("pages/compare.py").run()
+    assert not at.exception
+    assert not at.button and "teaching mode only" in text(at)
+
+
+def test_an_upload_is_kept_in_its_own_session_only():
+    """Two sessions: the second never sees the first one's upload, in the data or in the fit caches."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (500, 2))
+    y = X @ np.array([0.5, -0.5]) + rng.laplace(size=500)
+    rows = "\n".join(f"{a:.6f},{b:.6f},{c:.6f}" for (a, b), c in zip(X, y, strict=True))
+    upload = Upload.of("mine.csv", f"x0,x1,y\n{rows}\n".encode())
+    first = app(source="upload", upload=upload, upload_loss="robust", noise_seed=1)
+    assert not first.exception
+    (spec_and_model,) = [k for k in first.session_state[UPLOADED] if k[1] is not None]
+    assert spec_and_model[0] == upload.spec
+    second = app(source="upload", upload_loss="robust")
+    assert not second.exception
+    assert UPLOADED not in second.session_state
+    assert "no file uploaded yet" in text(second)
