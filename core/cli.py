@@ -1,12 +1,18 @@
 """Command line: `python -m core release ...` prints the release as one JSON document.
 
-Bad input ends with exit status 2 and one line on stderr saying what is wrong and how to fix it.
+`release --ledger [PATH]` charges the durable ledger (`core.ledger_store`) right before the private
+stages run and records the outcome on that entry afterwards; `ledger show`, `ledger set-cap` and
+`ledger export` let the data's curator read it and set its caps. Bad input, and a release the
+ledger refuses, end with exit status 2 and one line on stderr saying what is wrong and how to fix it.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import io
 import json
+import math
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -18,9 +24,12 @@ from core.dp_sgd import DPSGDConfig
 from core.errors import InputError
 from core.gaussian import CALIBRATIONS
 from core.geometry import DOMAINS
+from core.ledger import Ledger, release_details
+from core.ledger_store import default_ledger_path, open_ledger, population_to_json
 from core.losses import LOSSES
 from core.model import ModelSpec
 from core.pipeline import Problem, make_rng, prepare_spec, run_private
+from core.population import Population
 from core.report import compare_document, release_document
 from core.spec import SYNTHETIC_N, AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, model_loss
 
@@ -85,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_options(p)
     p.add_argument("--level", type=float, default=0.95, help="interval level 1 - a (default 0.95)")
     p.add_argument("--repeat", type=int, default=1, help="run the private stages K times on one fit")
+    p.add_argument(
+        "--ledger", nargs="?", const="", default=None, metavar="PATH",
+        help="charge this durable privacy ledger (no PATH: $PSP_LEDGER or the default file); refused past its cap",
+    )
     c = sub.add_parser("compare", help="every method on the same coordinate and total budget")
     _add_model_options(c)
     c.add_argument("--trials", type=int, default=10, help="noise draws per method (default 10)")
@@ -97,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--sgd-batch", type=int, default=defaults.batch_size, help="DP-SGD expected batch (default 1000)")
     c.add_argument("--sgd-steps", type=int, default=defaults.steps, help="DP-SGD steps T (default 1000)")
     c.add_argument("--sgd-learning-rate", type=float, default=None, help="DP-SGD step (default 1/(G1 + lambda_reg))")
+    _add_ledger_commands(sub)
     s = sub.add_parser("synthetic", help="write a synthetic sample as CSV")
     s.add_argument("--out", required=True, help="output CSV path")
     s.add_argument("--loss", choices=sorted(LOSSES), default="robust")
@@ -106,6 +120,26 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--noise-scale", type=float, default=1.0)
     s.add_argument("--sample-seed", type=int, default=None)
     return parser
+
+
+def _add_ledger_commands(sub: argparse._SubParsersAction) -> None:
+    led = sub.add_parser("ledger", help="the durable privacy ledger: show, set-cap, export")
+    lsub = led.add_subparsers(dest="ledger_command", required=True, parser_class=_Parser)
+    where = f"the ledger file (default $PSP_LEDGER or {default_ledger_path()})"
+    show = lsub.add_parser("show", help="caps, spent and remaining per population, as JSON")
+    show.add_argument("--ledger", default=None, metavar="PATH", help=where)
+    cap = lsub.add_parser("set-cap", help="set the cap of census states, or the default cap")
+    cap.add_argument("--epsilon", type=float, required=True, help="cap on the summed epsilon")
+    cap.add_argument("--delta", type=float, required=True, help="cap on the summed delta")
+    which = cap.add_mutually_exclusive_group(required=True)
+    which.add_argument("--state", action="append", help="census state, repeatable (each state is capped)")
+    which.add_argument("--default", action="store_true", help="the cap of every population without its own")
+    cap.add_argument("--year", type=int, default=2018, help="ACS survey year of --state (default 2018)")
+    cap.add_argument("--horizon", choices=("1-Year", "5-Year"), default="1-Year", help="ACS horizon of --state")
+    cap.add_argument("--ledger", default=None, metavar="PATH", help=where)
+    exp = lsub.add_parser("export", help="the whole append-only log")
+    exp.add_argument("--format", choices=("json", "csv"), default="json")
+    exp.add_argument("--ledger", default=None, metavar="PATH", help=where)
 
 
 def spec_from_args(args: argparse.Namespace) -> DataSpec:
@@ -139,9 +173,18 @@ def _prepared(args: argparse.Namespace) -> tuple[Budget, DataSpec, Dataset, Prob
 def cmd_release(args: argparse.Namespace) -> dict:
     if args.repeat < 1:
         raise InputError(f"--repeat must be at least 1, got {args.repeat}")
+    if args.ledger is not None and args.repeat != 1:
+        raise InputError("--ledger charges one release at a time; drop --repeat or run the command again")
+    ledger = None if args.ledger is None else open_ledger(args.ledger or None)  # refuses an unusable file now
     budget, spec, data, problem, j = _prepared(args)
     rng = make_rng(args.seed)
-    runs = [run_private(problem, j, budget, rng, args.calibration, args.level) for _ in range(args.repeat)]
+    if ledger is not None:
+        # the whole budget is spent whether the run releases or gives bottom: charge it before any noise is drawn
+        entry = ledger.spend(spec.population(), budget.epsilon_total, budget.delta_total)
+        runs = [run_private(problem, j, budget, rng, args.calibration, args.level)]
+        ledger.record_outcome(entry, release_details(runs[0], problem.feature_names[j]))
+    else:
+        runs = [run_private(problem, j, budget, rng, args.calibration, args.level) for _ in range(args.repeat)]
     doc = release_document(problem, j, runs, spec.describe(), privacy_unit=data.privacy_unit, noise_seed=args.seed)
     if data.theta_star is not None:
         doc["theta_star"] = data.theta_star.tolist()
@@ -169,10 +212,77 @@ def cmd_synthetic(args: argparse.Namespace) -> dict:
     return dict(out=args.out, n=data.n, d=data.d, loss=args.loss, theta_star=data.theta_star.tolist())
 
 
+def _number(x: float | None) -> float | str | None:
+    """A JSON-safe number (an infinite cap as the string "inf")."""
+    return "inf" if x is not None and math.isinf(x) else x
+
+
+def _pair(pair: tuple[float, float] | None) -> dict | None:
+    return None if pair is None else {"epsilon": _number(pair[0]), "delta": _number(pair[1])}
+
+
+def _population(p: Population) -> dict:
+    return {**json.loads(population_to_json(p)), "description": p.describe()}
+
+
+def cmd_ledger_show(args: argparse.Namespace) -> dict:
+    ledger = open_ledger(args.ledger)
+    store = ledger.store
+    default, caps = store.caps()  # type: ignore[attr-defined]
+    rows = []
+    for part in dict.fromkeys([*store.parts_charged(), *caps]):  # type: ignore[attr-defined]
+        cap = ledger.cap(part) if (default is not None or part in caps) else None
+        rows.append(dict(population=_population(part), cap=_pair(cap), spent=_pair(ledger.spent(part)),
+                         remaining=_pair(None if cap is None else ledger.remaining(part)),
+                         entries=len(ledger.entries(part))))
+    return dict(ledger=str(store), default_cap=_pair(default), populations=rows)
+
+
+def cmd_ledger_set_cap(args: argparse.Namespace) -> dict:
+    ledger = open_ledger(args.ledger)
+    cap = (args.epsilon, args.delta)
+    if args.default:
+        ledger.set_default_cap(cap)
+        return dict(ledger=str(ledger.store), default_cap=_pair(ledger.default_cap))
+    population = Population.census(tuple(s.strip().upper() for s in args.state), args.year, args.horizon)
+    ledger.set_cap(population, cap)
+    return dict(ledger=str(ledger.store), population=_population(population), cap=_pair(ledger.cap(population)))
+
+
+def _log(ledger: Ledger) -> list[dict]:
+    rows = ledger.store.log()  # type: ignore[attr-defined]
+    for row in rows:
+        row.pop("seq", None)
+        row["key"] = json.loads(row["key"])
+        row["stages"] = None if row["stages"] is None else json.loads(row["stages"])
+        row["parts"] = [json.loads(p) for p in row["parts"]]
+    return rows
+
+
+def cmd_ledger_export(args: argparse.Namespace) -> dict | str:
+    ledger = open_ledger(args.ledger)
+    rows = _log(ledger)
+    if args.format == "json":
+        return dict(ledger=str(ledger.store), entries=rows)
+    out = io.StringIO()
+    fields = ["uid", "time", "kind", "key", "label", "parts", "epsilon", "delta", "coefficient", "stages", "outcome",
+              "value", "low", "high"]
+    writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in row.items()})
+    return out.getvalue()
+
+
+def cmd_ledger(args: argparse.Namespace) -> dict | str:
+    commands = {"show": cmd_ledger_show, "set-cap": cmd_ledger_set_cap, "export": cmd_ledger_export}
+    return commands[args.ledger_command](args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        commands = {"release": cmd_release, "compare": cmd_compare, "synthetic": cmd_synthetic}
+        commands = {"release": cmd_release, "compare": cmd_compare, "synthetic": cmd_synthetic, "ledger": cmd_ledger}
         doc = commands[args.command](args)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -180,6 +290,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
         return 2
+    if isinstance(doc, str):  # a CSV export
+        sys.stdout.write(doc)
+        return 0
     json.dump(doc, sys.stdout, indent=2, allow_nan=False)
     sys.stdout.write("\n")
     return 0

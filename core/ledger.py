@@ -17,9 +17,14 @@ draws of 0.1 under a cap of 1) pass; it can never let through more than a 1e-12 
 the cap. A population's cap is the one given for it, or for a population it is part of (the
 smallest when several apply), else the default.
 
-The entries are kept by a `LedgerStore`; `MemoryStore` keeps them for the life of the process.
-The ledger's lock makes `spend` one step (check and record), so two threads can never both pass
-the cap; a store shared between processes must give the same guarantee itself.
+The entries are kept by a `LedgerStore`; `MemoryStore` keeps them for the life of the process,
+`core.ledger_store.SqliteStore` in a file the data's curator keeps (docs/privacy.md, "The durable
+ledger"). A spend is one step, check and record: the ledger hands the store the entry and the rule
+(`spend_atomically`), and the store applies the rule to what it holds and appends the entry without
+letting any other spend come between. The ledger's lock gives that between threads over a
+`MemoryStore`; a durable store gives it between processes with one database transaction. Over a
+durable store the caps are the store's too (read in the same transaction), and `set_cap` and
+`set_default_cap` write them there.
 
 Modelled on the budget accountant of IBM's diffprivlib (`BudgetAccountant`: check, spend,
 remaining, a ceiling and a list of spends), keyed here by population and without its advanced
@@ -32,8 +37,8 @@ import math
 import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from core.errors import BudgetError
@@ -42,14 +47,45 @@ from core.population import Population
 TOLERANCE = 1e-12  # relative slack on the cap, for the rounding of sums (module docstring)
 
 Pair = tuple[float, float]  # (epsilon, delta)
+Caps = tuple[Pair | None, dict[Population, Pair]]  # (the default cap or None, the caps of populations)
+OUTCOMES = ("released", "bottom", "fallback")
+
+
+@dataclass(frozen=True)
+class ReleaseDetails:
+    """What a charged draw released: the coefficient, each stage's (epsilon, delta), the outcome and its values.
+
+    outcome is "released", "bottom" or "fallback"; value and the interval (low, high) are the private
+    outputs (None for bottom). Nothing here is computed on the data except by the mechanism.
+    """
+
+    coefficient: str
+    stages: dict[str, Pair]
+    outcome: str
+    value: float | None = None
+    low: float | None = None
+    high: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.outcome not in OUTCOMES:
+            raise BudgetError(f"a release's outcome is one of {', '.join(OUTCOMES)}, got {self.outcome!r}")
+
+
+def release_details(run: Any, coefficient: str) -> ReleaseDetails:
+    """The details of a `core.pipeline.PrivateRun` (its budget's stages, its release's status, value, interval)."""
+    rel = run.release
+    low, high = rel.interval if rel.interval is not None else (None, None)
+    stages = {name: (float(s.epsilon), float(s.delta)) for name, s in run.budget.stages()}
+    return ReleaseDetails(str(coefficient), stages, rel.status, rel.value, low, high)
 
 
 @dataclass(frozen=True)
 class LedgerEntry:
-    """One charged draw: its population, its (epsilon, delta), an optional record of what was released.
+    """One charged draw: its population, its (epsilon, delta), optional details and record of what was released.
 
     uid tells entries apart (two draws of the same cost on the same people are two entries); time is
-    when it was charged (seconds since the epoch).
+    when it was charged (seconds since the epoch). details (`ReleaseDetails`) are kept by every store;
+    record (any object, e.g. the app's release) only in memory.
     """
 
     population: Population
@@ -58,20 +94,39 @@ class LedgerEntry:
     record: Any = field(default=None, compare=False, repr=False)
     time: float = field(default_factory=time.time, compare=False)
     uid: str = field(default_factory=lambda: uuid.uuid4().hex)
+    details: ReleaseDetails | None = field(default=None, compare=False)
+
+
+SpentOf = Callable[[Population], Pair]  # a part's spent (epsilon, delta), as the store holds it
+Refusal = Callable[[SpentOf, "Caps | None"], "str | None"]  # the rule: why the entry does not fit, or None
 
 
 class LedgerStore(Protocol):
-    """Where a ledger keeps its entries (in memory here; a durable store implements the same two methods)."""
+    """Where a ledger keeps its entries. A durable store (durable = True) also keeps the caps (`caps`, `set_cap`,
+    `set_default_cap`, as in `core.ledger_store.SqliteStore`)."""
 
-    def append(self, entry: LedgerEntry) -> None:
-        """Keep one more entry."""
+    durable: bool
 
     def entries(self, part: Population) -> Sequence[LedgerEntry]:
         """Every entry whose population has `part` among its parts, oldest first."""
 
+    def spend_atomically(self, entry: LedgerEntry, refusal: Refusal) -> None:
+        """Append the entry unless refusal(spent_of, caps) gives a reason (then raise BudgetError with it),
+        with no other spend between the reading and the appending. caps is the store's (None when it keeps
+        none)."""
+
+    def update_details(self, uid: str, details: ReleaseDetails) -> None:
+        """Set the release details of an entry (its charge is never changed)."""
+
+
+def _fsum_spent(entries: Sequence[LedgerEntry]) -> Pair:
+    return math.fsum(e.epsilon for e in entries), math.fsum(e.delta for e in entries)
+
 
 class MemoryStore:
-    """Entries in memory, indexed by every part of their population."""
+    """Entries in memory, indexed by every part of their population; atomic under the ledger's lock."""
+
+    durable = False
 
     def __init__(self) -> None:
         self._by_part: dict[Population, list[LedgerEntry]] = {}
@@ -82,6 +137,22 @@ class MemoryStore:
 
     def entries(self, part: Population) -> Sequence[LedgerEntry]:
         return tuple(self._by_part.get(part, ()))
+
+    def spend_atomically(self, entry: LedgerEntry, refusal: Refusal) -> None:
+        reason = refusal(lambda part: _fsum_spent(self.entries(part)), None)
+        if reason is not None:
+            raise BudgetError(reason)
+        self.append(entry)
+
+    def update_details(self, uid: str, details: ReleaseDetails) -> None:
+        found = False
+        for entries in self._by_part.values():
+            for i, e in enumerate(entries):
+                if e.uid == uid:
+                    entries[i] = replace(e, details=details)
+                    found = True
+        if not found:
+            raise BudgetError(f"no ledger entry {uid}")
 
 
 def _check_pair(pair: Pair, what: str) -> Pair:
@@ -98,55 +169,96 @@ def _check_pair(pair: Pair, what: str) -> Pair:
 class Ledger:
     """Spent (epsilon, delta) per population under caps: `check`, `spend`, `spent`, `remaining`, `cap`, `entries`.
 
-    default_cap applies to every population without a cap of its own in caps (module docstring).
+    In memory (the default store), default_cap applies to every population without a cap of its own in
+    caps (module docstring). Over a durable store the caps are the store's: default_cap and caps must
+    not be given, `set_cap` and `set_default_cap` write to the store, and a population without any cap
+    there is refused until one is set.
     """
 
     def __init__(
         self,
-        default_cap: Pair,
+        default_cap: Pair | None = None,
         caps: Mapping[Population, Pair] | None = None,
         store: LedgerStore | None = None,
     ) -> None:
-        self._default = _check_pair(default_cap, "the default cap")
-        self._caps = {p: _check_pair(c, f"the cap of {p.describe()}") for p, c in (caps or {}).items()}
         self._store: LedgerStore = MemoryStore() if store is None else store
         self._lock = threading.Lock()
+        self._default: Pair | None = None
+        self._caps: dict[Population, Pair] = {}
+        if self.durable:
+            if default_cap is not None or caps:
+                raise BudgetError(
+                    f"the caps of the ledger {self._store} are kept in it by its curator; set them with "
+                    "Ledger.set_cap / set_default_cap or `python -m core ledger set-cap`, not when opening it"
+                )
+            return
+        if default_cap is None:
+            raise BudgetError("a ledger kept in memory needs a default cap (epsilon, delta)")
+        self._default = _check_pair(default_cap, "the default cap")
+        self._caps = {p: _check_pair(c, f"the cap of {p.describe()}") for p, c in (caps or {}).items()}
+
+    @property
+    def store(self) -> LedgerStore:
+        return self._store
+
+    @property
+    def durable(self) -> bool:
+        """Whether entries and caps outlive the process (kept by the store)."""
+        return bool(getattr(self._store, "durable", False))
 
     # ------------------------------------------------------------ caps
 
+    def _all_caps(self) -> Caps:
+        if self.durable:
+            return self._store.caps()  # type: ignore[attr-defined]
+        return self._default, self._caps
+
     @property
-    def default_cap(self) -> Pair:
-        return self._default
+    def default_cap(self) -> Pair | None:
+        """The cap of every population without one of its own (None: a durable store without one)."""
+        with self._lock:
+            return self._all_caps()[0]
 
     def set_default_cap(self, cap: Pair) -> None:
         """Change the cap of every population without one of its own (what was spent stays spent)."""
         checked = _check_pair(cap, "the default cap")
         with self._lock:
-            self._default = checked
+            if self.durable:
+                self._store.set_default_cap(checked)  # type: ignore[attr-defined]
+            else:
+                self._default = checked
 
     def set_cap(self, population: Population, cap: Pair) -> None:
-        """Give a population (and so each of its parts) a cap of its own."""
+        """Give a population (and so each of its parts) a cap of its own.
+
+        In memory the caps given for a part and for unions holding it all bind (the smallest wins); a
+        durable store keeps one cap per part, which this replaces (so a curator can raise it again).
+        """
         checked = _check_pair(cap, f"the cap of {population.describe()}")
         with self._lock:
-            self._caps[population] = checked
+            if self.durable:
+                self._store.set_cap(population, checked)  # type: ignore[attr-defined]
+            else:
+                self._caps[population] = checked
 
     def cap(self, population: Population) -> Pair:
         """The cap that binds the population: the smallest over its parts, in epsilon and in delta."""
         with self._lock:
-            caps = [self._part_cap(p) for p in population.parts()]
-        return min(c[0] for c in caps), min(c[1] for c in caps)
+            table = self._all_caps()
+        caps = [_part_cap(p, table) for p in population.parts()]
+        if any(c is None for c in caps):
+            raise BudgetError(self._no_cap(population))
+        return min(c[0] for c in caps), min(c[1] for c in caps)  # type: ignore[index]
 
-    def _part_cap(self, part: Population) -> Pair:
-        given = [c for p, c in self._caps.items() if part in p.parts()]
-        if not given:
-            return self._default
-        return min(c[0] for c in given), min(c[1] for c in given)
+    def _no_cap(self, part: Population) -> str:
+        return (f"refused: no cap is set for {part.describe()} in the ledger {self._store}, and it has no default "
+                "cap; the data's curator sets one with `python -m core ledger set-cap`")
 
     # ------------------------------------------------------------ what was spent
 
     def _spent_part(self, part: Population) -> Pair:
-        entries = self._store.entries(part)
-        return math.fsum(e.epsilon for e in entries), math.fsum(e.delta for e in entries)
+        spent = getattr(self._store, "spent", None)
+        return spent(part) if spent is not None else _fsum_spent(self._store.entries(part))
 
     def spent(self, population: Population) -> Pair:
         """(epsilon, delta) spent on the population by basic composition: the most any of its parts has spent."""
@@ -156,9 +268,11 @@ class Ledger:
 
     def remaining(self, population: Population) -> Pair:
         """The largest (epsilon, delta) a draw on the population may still cost, each at least 0."""
+        cap = self.cap(population)  # BudgetError when a durable store has no cap for it
         with self._lock:
+            table = self._all_caps()
             left = [(c[0] - s[0], c[1] - s[1]) for p in population.parts()
-                    for c, s in [(self._part_cap(p), self._spent_part(p))]]
+                    for c, s in [(_part_cap(p, table) or cap, self._spent_part(p))]]
         return max(0.0, min(r[0] for r in left)), max(0.0, min(r[1] for r in left))
 
     def entries(self, population: Population) -> tuple[LedgerEntry, ...]:
@@ -173,11 +287,14 @@ class Ledger:
         """Why a draw of (epsilon, delta) on the population would pass a cap, or None when it fits."""
         cost = _check_pair((epsilon, delta), "a draw's cost")
         with self._lock:
-            return self._refusal(population, cost)
+            return self._refusal(population, cost, self._spent_part, self._all_caps())
 
-    def _refusal(self, population: Population, cost: Pair) -> str | None:
+    def _refusal(self, population: Population, cost: Pair, spent_of: SpentOf, table: Caps) -> str | None:
         for part in population.parts():
-            (spent_e, spent_d), (cap_e, cap_d) = self._spent_part(part), self._part_cap(part)
+            cap = _part_cap(part, table)
+            if cap is None:
+                return self._no_cap(part)
+            (spent_e, spent_d), (cap_e, cap_d) = spent_of(part), cap
             if spent_e + cost[0] > cap_e * (1 + TOLERANCE) or spent_d + cost[1] > cap_d * (1 + TOLERANCE):
                 return (
                     f"refused: this draw costs (ε, δ) = ({cost[0]:g}, {cost[1]:g}); ({spent_e:g}, {spent_d:g}) is "
@@ -193,16 +310,28 @@ class Ledger:
         if reason is not None:
             raise BudgetError(reason)
 
-    def spend(self, population: Population, epsilon: float, delta: float, record: Any = None) -> LedgerEntry:
-        """Check and record a draw in one step (no other spend can come between); BudgetError if it does not fit."""
+    def spend(self, population: Population, epsilon: float, delta: float, record: Any = None,
+              details: ReleaseDetails | None = None) -> LedgerEntry:
+        """Check and record a draw in one step (no other spend can come between); BudgetError if it does not fit.
+
+        The store applies the rule and appends the entry atomically (in one transaction for a durable
+        store, so no other process can come between either).
+        """
         cost = _check_pair((epsilon, delta), "a draw's cost")
+        entry = LedgerEntry(population, cost[0], cost[1], record, details=details)
+
+        def rule(spent_of: SpentOf, store_caps: Caps | None) -> str | None:
+            return self._refusal(population, cost, spent_of, self._all_caps() if store_caps is None else store_caps)
+
         with self._lock:
-            reason = self._refusal(population, cost)
-            if reason is not None:
-                raise BudgetError(reason)
-            entry = LedgerEntry(population, cost[0], cost[1], record)
-            self._store.append(entry)
+            self._store.spend_atomically(entry, rule)
         return entry
+
+    def record_outcome(self, entry: LedgerEntry | str, details: ReleaseDetails) -> None:
+        """Record what a charged draw released on its entry; the charge itself stays as it was."""
+        uid = entry if isinstance(entry, str) else entry.uid
+        with self._lock:
+            self._store.update_details(uid, details)
 
     # ------------------------------------------------------------ copies
 
@@ -214,3 +343,12 @@ class Ledger:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._lock = threading.Lock()
+
+
+def _part_cap(part: Population, table: Caps) -> Pair | None:
+    """The cap of one part: the smallest given for a population holding it, else the default (None if neither)."""
+    default, caps = table
+    given = [c for p, c in caps.items() if part in p.parts()]
+    if not given:
+        return default
+    return min(c[0] for c in given), min(c[1] for c in given)
