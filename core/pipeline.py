@@ -151,8 +151,15 @@ def run_private(
     rng: np.random.Generator,
     calibration: str = "paper",
     level: float = 0.95,
+    fallback: bool = False,
 ) -> PrivateRun:
-    """Stages 1-4 on a prepared problem with fresh noise from `rng`."""
+    """Stages 1-4 on a prepared problem with fresh noise from `rng`.
+
+    fallback=True is Algorithm 5 with fallback: when the test (14) fails (lambda_hat_min = 0 included),
+    objective perturbation (15) releases instead of bottom, at the release stage's budget
+    (2 eps_c, (1 + e^eps_c) delta_c), so the total guarantee is the same (core.fallback,
+    docs/privacy.md). The release's status is then "fallback". Off by default: plain Algorithm 5.
+    """
     g, f = problem.geometry, problem.fit
     uv = unit_direction(u, problem.d)
     lmin = lambda_min_certificate(f, g, budget.lambda_min.epsilon, budget.lambda_min.delta, rng)
@@ -169,6 +176,10 @@ def run_private(
         budget.release.delta,
     )
     rel = release(f, g, uv, test, budget.release.epsilon, budget.release.delta, rng, calibration, level)
+    if fallback and not test.passed:  # the branch depends on the private certificates only
+        from core.fallback import fallback_release  # imported here: core.fallback builds on core.baselines
+
+        rel = fallback_release(problem, uv, lmin.lambda_hat, rel, budget, rng)
     return PrivateRun(budget=budget, u=uv, lambda_min=lmin, lambda_max=lmax, test=test, release=rel)
 
 

@@ -2,7 +2,8 @@
 
 - directional_sensitivity: Delta(P_n, u) of (3b) for the cube and the ball gradient sets.
 - omega: the local modulus bound (11).
-- release: T = u^T theta + sigma(eps_c, delta_c) omega Z when the test (14) passed, else bottom.
+- release: T = u^T theta + sigma(eps_c, delta_c) omega Z when the test (14) passed, else bottom
+  (core.fallback replaces that bottom by objective perturbation when asked for).
 The private interval uses only lambda_hat_min (post-processing): Delta <= 2 G0/(n lam0) and
 g <= gamma give omega <= w_bar = 2 G0 / (n lam0 (1 - gamma)) (SPEC section 4).
 The fit is exact to its certified tolerance only, so the noise multiplier is (omega + E)/(1 - eta) with
@@ -25,17 +26,32 @@ from core.marks import NOT_PRIVATE
 from core.recursion import t_bound
 from core.stability import StabilityTest, solver_slack
 
+RELEASED, FALLBACK, BOTTOM = "released", "fallback", "bottom"
+BRANCHES = {RELEASED: "algorithm5", FALLBACK: "objective_perturbation", BOTTOM: None}
+ALGORITHM5_NOTE = (
+    "Algorithm 5: the interval covers u^T theta(P_n), the sample estimate, with probability at least "
+    "(1 - a)(1 - delta_a), 1 - a its stated level."
+)
+BOTTOM_NOTE = "No value was released, so there is no interval."
+
 
 @dataclass(frozen=True)
 class Release:
-    """Algorithm 5's output with its intervals.
+    """Algorithm 5's output with its intervals, or the fallback's (core.fallback) when asked for.
 
     Attributes
     ----------
-    status : "released" or "bottom".
-    reason : why (the failed condition for bottom).
+    status : "released" (Algorithm 5's value), "bottom" (no value), or "fallback": the test (14) failed
+        and objective perturbation (15) released instead, at the release stage's budget
+        (core.pipeline.run_private(fallback=True); never produced otherwise).
+    reason : why (the failed condition for bottom and for fallback).
     value : T, the released value (None for bottom). Private.
-    interval : T +- (z_{1-a/2} sigma w_bar + l(lam0)), covering u^T theta(P_n) w.p. >= (1-a)(1-delta_a). Private.
+    interval : released: T +- (z_{1-a/2} sigma w_bar + l(lam0)), covering u^T theta(P_n) w.p. >=
+        (1-a)(1-delta_a). fallback: T +- (z_{1-a/2} s / (lambda_hat_min + lam) + l(lam)) (s / lam when
+        lambda_hat_min = 0), covering u^T theta_lam(P_n), the coefficient of the fit regularised by the
+        fallback's lam = fallback_lambda_reg (not u^T theta(P_n)), to first order in the noise, with
+        probability 1 - a when lambda_hat_min is a valid bound (w.p. >= 1 - delta_a). Private.
+    interval_note : what the interval covers, in words.
     interval_level : 1 - a.
     w_bar : the private upper bound on the multiplier. Private.
     sigma : sigma(eps_c, delta_c) of the release stage (public: a function of the budget).
@@ -45,7 +61,11 @@ class Release:
     multiplier : (omega + E)/(1 - eta), omega allowing for the fit's tolerance; the noise has standard
         deviation sigma * multiplier. NOT private.
     oracle_interval : T +- z sigma multiplier, for teaching only. NOT private.
-    z : the standard normal draw. NOT private.
+    z : the standard normal draw (None for bottom and fallback). NOT private.
+    fallback_epsilon, fallback_delta : objective perturbation's (eps', delta') = (2 eps_c, (1 + e^eps_c) delta_c),
+        the release event's budget (None unless status is "fallback").
+    fallback_lambda_reg : the fallback's lam = 4 G1/(n eps'); public (None unless fallback).
+    fallback_noise_scale : the fallback's noise scale s (b ~ N(0, s^2 I)); public (None unless fallback).
     """
 
     status: str
@@ -64,6 +84,16 @@ class Release:
     multiplier: float = field(metadata=NOT_PRIVATE)
     oracle_interval: tuple[float, float] | None = field(metadata=NOT_PRIVATE)
     z: float | None = field(metadata=NOT_PRIVATE)
+    interval_note: str = BOTTOM_NOTE
+    fallback_epsilon: float | None = None
+    fallback_delta: float | None = None
+    fallback_lambda_reg: float | None = None
+    fallback_noise_scale: float | None = None
+
+    @property
+    def branch(self) -> str | None:
+        """Which mechanism produced the value: "algorithm5", "objective_perturbation", or None (bottom)."""
+        return BRANCHES[self.status]
 
     @property
     def noise_sd(self) -> float:
@@ -156,7 +186,7 @@ def release(
     w_bar = (2.0 * g.G0 / (fit.n * test.lam0 * (1.0 - test.gamma)) * (1.0 + eta) + E) / (1.0 - eta)
     half = q * s * w_bar + solver_slack(test.lam0, g)  # the interval is for the exact u^T theta(P_n)
     return Release(
-        status="released",
+        status=RELEASED,
         reason=test.reason,
         value=value,
         interval=(value - half, value + half),
@@ -164,10 +194,11 @@ def release(
         multiplier=mult,
         oracle_interval=(value - q * s * mult, value + q * s * mult),
         z=z,
+        interval_note=ALGORITHM5_NOTE,
         **common,
     )
 
 
 def _bottom(reason: str, common: dict) -> Release:
-    return Release(status="bottom", reason=reason, value=None, interval=None, w_bar=None, multiplier=math.nan,
+    return Release(status=BOTTOM, reason=reason, value=None, interval=None, w_bar=None, multiplier=math.nan,
                    oracle_interval=None, z=None, **common)

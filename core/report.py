@@ -119,6 +119,9 @@ def run_dict(run: PrivateRun) -> dict:
             sigma=r.sigma, interval=r.interval, interval_level=r.interval_level, w_bar=r.w_bar,
             calibration=r.calibration, u_theta=r.u_theta, noise_sd=r.noise_sd,
             oracle_interval=r.oracle_interval, z=r.z,
+            branch=r.branch, interval_note=r.interval_note, fallback_epsilon=r.fallback_epsilon,
+            fallback_delta=r.fallback_delta, fallback_lambda_reg=r.fallback_lambda_reg,
+            fallback_noise_scale=r.fallback_noise_scale,
         ),
     )
 
@@ -277,7 +280,7 @@ def private_report(
         data=dict(source=source, n=n, d=d, feature_names=list(feature_names), loss=loss, domain=domain,
                   radius=radius, lambda_reg=lambda_reg),
         coefficient=dict(name=coordinate, u=run.u),
-        release=private_fields(r),
+        release=dict(private_fields(r), branch=r.branch),  # the fields include the fallback's lam, s and note
         # The interval holds when the lower certificate does, so its level is discounted by delta_a.
         interval_coverage=r.interval_level * (1.0 - budget.lambda_min.delta),
         lambda_min=private_fields(run.lambda_min),

@@ -1,0 +1,95 @@
+"""Algorithm 5 with fallback: objective perturbation (15) instead of bottom, at the release stage's budget.
+
+When the test (14) fails (which includes lambda_hat_min = 0), Algorithm 5 releases bottom. The paper's
+experiments fall back to objective perturbation instead; here the fallback spends exactly what the
+release stage is charged in core.accounting, the event (2 eps_c, (1 + e^eps_c) delta_c), so the total
+guarantee is unchanged (docs/privacy.md, "Algorithm 5 with fallback"). The branch is a function of the
+private certificates only (the test's outcome).
+
+Objective perturbation's output theta_hat = argmin L_n + b^T theta + (lam/2)||theta||^2, b ~ N(0, s^2 I),
+estimates u^T theta_lam(P_n), the coefficient of the lam-regularised fit, not u^T theta(P_n). To first
+order u^T (theta_hat - theta_lam) = -u^T H_lam^{-1} b with H_lam = H(theta_lam) + lam I, whose standard
+deviation is s ||H_lam^{-1} u||_2 <= s / lambda_min(H_lam). The private interval replaces
+lambda_min(H_lam) by lambda_hat_min + lam (lambda_hat_min bounds lambda_min(H) at theta(P_n) from below
+w.p. >= 1 - delta_a; the Hessian at theta_lam differs from it by at most r ||lam theta_lam - lam_reg theta||
+in lambda_min, docs/privacy.md), and by lam alone when lambda_hat_min = 0.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from core.accounting import Budget, release_event_delta
+from core.baselines import objective_perturbation
+from core.errors import NoMinimizerError
+from core.gaussian import normal_quantile
+from core.geometry import Geometry
+from core.pipeline import Problem
+from core.release import FALLBACK, Release
+from core.stability import solver_slack
+
+
+def release_event_budget(budget: Budget) -> tuple[float, float]:
+    """(eps', delta') = (2 eps_c, (1 + e^eps_c) delta_c): the release stage as one event of core.accounting."""
+    c = budget.release
+    return 2.0 * c.epsilon, release_event_delta(c)
+
+
+def fallback_half_width(lambda_hat_min: float, lam: float, s: float, level: float, g: Geometry) -> float:
+    """z_{1-a/2} s / (lambda_hat_min + lam), plus the solver's tolerance l(lam) (core.stability).
+
+    A first-order interval for u^T theta_lam(P_n): the sd of u^T H_lam^{-1} b is at most
+    s / lambda_min(H_lam), and lambda_hat_min + lam stands in for lambda_min(H_lam) (lam alone when
+    lambda_hat_min = 0). Private: a function of lambda_hat_min and public constants.
+    """
+    q = normal_quantile(0.5 + level / 2.0)
+    return q * s / (max(lambda_hat_min, 0.0) + lam) + solver_slack(lam, g)
+
+
+def interval_note(level: float, lam: float) -> str:
+    """What the fallback's interval covers, in words."""
+    return (
+        f"Objective perturbation (fallback): the interval covers u^T theta_lam(P_n), the coefficient of the fit "
+        f"regularised by lambda_reg = {lam:.3g} (not the unregularised u^T theta(P_n)), to first order in the "
+        f"noise, with probability {level:g} when the lower certificate holds (probability >= 1 - delta_a); "
+        "the curvature it uses is the certified bound at the unregularised fit."
+    )
+
+
+def fallback_release(
+    problem: Problem,
+    u: np.ndarray,
+    lambda_hat_min: float,
+    declined: Release,
+    budget: Budget,
+    rng: np.random.Generator,
+) -> Release:
+    """Objective perturbation at the release event's (eps', delta') in place of Algorithm 5's bottom `declined`.
+
+    The result keeps `declined`'s reason (why (14) failed) and its non-private fields, with status
+    "fallback", the value u^T theta_hat, the interval of `fallback_half_width` at declined.interval_level,
+    and the fallback's epsilon, delta, lambda_reg and noise scale s.
+    """
+    if declined.status != "bottom":
+        raise ValueError("the fallback replaces only a bottom of Algorithm 5")
+    eps, dlt = release_event_budget(budget)
+    level = declined.interval_level
+    try:
+        op = objective_perturbation(problem, u, eps, dlt, rng)
+    except NoMinimizerError:  # the perturbed fit was not certified: no value (docs/privacy.md, limits)
+        return dataclasses.replace(declined, reason=f"{declined.reason}; the fallback's fit was not certified")
+    lam, s = op.lambda_reg, op.noise_scale
+    half = fallback_half_width(lambda_hat_min, lam, s, level, problem.geometry)
+    return dataclasses.replace(
+        declined,
+        status=FALLBACK,
+        value=op.value,
+        interval=(op.value - half, op.value + half),
+        fallback_epsilon=eps,
+        fallback_delta=dlt,
+        fallback_lambda_reg=lam,
+        fallback_noise_scale=s,
+        interval_note=interval_note(level, lam),
+    )

@@ -1,0 +1,162 @@
+"""Algorithm 5 with fallback: objective perturbation at the release stage's budget when (14) fails."""
+
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from core.accounting import basic_composition, release_event_delta, split_budget
+from core.baselines import objective_perturbation_parameters, regularised_fit_theta
+from core.data import synthetic
+from core.fallback import fallback_half_width, release_event_budget
+from core.gaussian import normal_quantile
+from core.pipeline import make_rng, prepare, run_private
+from core.release import ALGORITHM5_NOTE, BOTTOM_NOTE
+from core.report import private_report, release_document
+
+FALLBACK_KEYS = {"branch", "interval_note", "fallback_epsilon", "fallback_delta", "fallback_lambda_reg",
+                 "fallback_noise_scale"}
+
+
+@pytest.fixture(scope="module")
+def small_problem():
+    """Too small to certify anything: lambda_hat_min = 0 at every budget used here."""
+    data = synthetic(400, 5, "robust", seed=2)
+    return prepare(data.X, data.y)
+
+
+def test_branch_taken_exactly_when_the_test_fails(robust_problem):
+    seen = set()
+    for eps in (2.0, 3.0, 3.5, 4.0, 6.0):
+        b = split_budget(eps, 1e-6)
+        for seed in range(6):
+            run = run_private(robust_problem, 0, b, make_rng(seed), fallback=True)
+            r = run.release
+            seen.add(run.test.passed)
+            if run.test.passed:
+                assert r.status == "released" and r.branch == "algorithm5" and r.fallback_lambda_reg is None
+                assert r.interval_note == ALGORITHM5_NOTE
+            else:
+                assert r.status == "fallback" and r.branch == "objective_perturbation"
+                assert r.reason == run.test.reason and r.value is not None
+                assert r.interval[0] < r.value < r.interval[1]
+                assert "theta_lam" in r.interval_note
+    assert seen == {True, False}  # both branches were exercised
+
+
+def test_fallback_when_lambda_hat_min_is_zero(small_problem):
+    b = split_budget(4.0, 1e-6)
+    run = run_private(small_problem, 0, b, make_rng(3), fallback=True)
+    assert run.lambda_min.lambda_hat == 0 and run.lambda_max is None and not run.test.passed
+    r = run.release
+    assert r.status == "fallback" and r.value is not None
+    # with lambda_hat_min = 0 the half-width is z s / lam (plus the solver's negligible tolerance)
+    half = (r.interval[1] - r.interval[0]) / 2
+    expected = normal_quantile(0.975) * r.fallback_noise_scale / r.fallback_lambda_reg
+    assert half == pytest.approx(expected, rel=1e-9)
+    plain = run_private(small_problem, 0, b, make_rng(3))
+    assert plain.release.status == "bottom" and plain.release.value is None
+
+
+def test_fallback_spends_exactly_the_release_event(robust_problem):
+    for b in (split_budget(2.0, 1e-6), split_budget(1.5, 1e-5, (1, 2, 3))):
+        r = run_private(robust_problem, 1, b, make_rng(0), fallback=True).release
+        assert r.status == "fallback"
+        assert (r.fallback_epsilon, r.fallback_delta) == release_event_budget(b)
+        assert r.fallback_epsilon == 2 * b.release.epsilon
+        assert r.fallback_delta == release_event_delta(b.release) == (1 + math.exp(b.release.epsilon)) * b.release.delta
+        lam, s = objective_perturbation_parameters(robust_problem, r.fallback_epsilon, r.fallback_delta)
+        assert (r.fallback_lambda_reg, r.fallback_noise_scale) == (lam, s)
+        assert lam == pytest.approx(4 * robust_problem.geometry.G1 / (robust_problem.n * r.fallback_epsilon))
+        # stages 1-2 plus the fallback compose to the same total as stages 1-2 plus Algorithm 5's release
+        eps = b.lambda_min.epsilon + b.lambda_max.epsilon + r.fallback_epsilon
+        dlt = math.exp(b.lambda_min.epsilon + b.lambda_max.epsilon) * (b.lambda_min.delta + b.lambda_max.delta)
+        assert (eps, dlt + r.fallback_delta) == basic_composition(b.lambda_min, b.lambda_max, b.release)
+
+
+def test_same_seed_reproduces(logistic_problem):
+    b = split_budget(1.0, 1e-6)
+    one = run_private(logistic_problem, 2, b, make_rng(42), fallback=True)
+    two = run_private(logistic_problem, 2, b, make_rng(42), fallback=True)
+    other = run_private(logistic_problem, 2, b, make_rng(43), fallback=True)
+    assert one.release.status == "fallback"
+    assert one.release == two.release and one.lambda_min == two.lambda_min
+    assert other.release.value != one.release.value
+
+
+def test_passing_test_gives_the_same_release_with_and_without_fallback(robust_problem):
+    b = split_budget(6.0, 1e-6)
+    for seed in range(4):
+        with_fb = run_private(robust_problem, 0, b, make_rng(seed), fallback=True)
+        without = run_private(robust_problem, 0, b, make_rng(seed))
+        assert with_fb.test.passed and without.test.passed
+        assert with_fb.release == without.release and with_fb.release.status == "released"
+
+
+def test_plain_algorithm5_is_unchanged(logistic_problem, small_problem):
+    b = split_budget(1.0, 1e-6)
+    for problem in (logistic_problem, small_problem):
+        run = run_private(problem, 0, b, make_rng(5))
+        r = run.release
+        assert not run.test.passed and r.status == "bottom" and r.branch is None
+        assert r.value is None and r.interval is None and r.interval_note == BOTTOM_NOTE
+        assert r.fallback_epsilon is r.fallback_lambda_reg is r.fallback_noise_scale is None
+        # with fallback, the certificates and the test are drawn identically; only the release differs
+        fb = run_private(problem, 0, b, make_rng(5), fallback=True)
+        assert fb.lambda_min == run.lambda_min and fb.test == run.test
+        assert replace(fb.release, status="bottom", value=None, interval=None, interval_note=BOTTOM_NOTE,
+                       fallback_epsilon=None, fallback_delta=None, fallback_lambda_reg=None,
+                       fallback_noise_scale=None) == r
+
+
+def test_documents_carry_the_branch(logistic_problem, robust_problem):
+    b = split_budget(1.0, 1e-6)
+    run = run_private(logistic_problem, 0, b, make_rng(1), fallback=True)
+    doc = release_document(logistic_problem, 0, [run])
+    rel = doc["release"]
+    assert FALLBACK_KEYS <= set(rel) and rel["status"] == "fallback" and rel["branch"] == "objective_perturbation"
+    assert rel["fallback_lambda_reg"] == run.release.fallback_lambda_reg
+    assert rel["fallback_noise_scale"] == run.release.fallback_noise_scale
+    assert rel["value"] == run.release.value and rel["interval_note"] == run.release.interval_note
+    rep = private_report(run, "x0", b, "synthetic", logistic_problem.n, logistic_problem.d,
+                         model=logistic_problem.model)
+    assert FALLBACK_KEYS <= set(rep["release"]) and rep["release"]["branch"] == "objective_perturbation"
+    assert rep["release"]["fallback_noise_scale"] == run.release.fallback_noise_scale
+    assert {"u_theta", "omega", "z"}.isdisjoint(rep["release"])
+    passed = run_private(robust_problem, 0, split_budget(6.0, 1e-6), make_rng(1), fallback=True)
+    doc = release_document(robust_problem, 0, [passed])
+    assert doc["release"]["branch"] == "algorithm5" and doc["release"]["fallback_lambda_reg"] is None
+    assert doc["release"]["interval_note"] == ALGORITHM5_NOTE
+
+
+def test_half_width_formula(logistic_problem):
+    g = logistic_problem.geometry
+    assert fallback_half_width(0.05, 1e-3, 0.01, 0.95, g) == pytest.approx(normal_quantile(0.975) * 0.01 / 0.051)
+    assert fallback_half_width(0.0, 1e-3, 0.01, 0.9, g) == pytest.approx(normal_quantile(0.95) * 0.01 / 1e-3)
+
+
+@pytest.mark.parametrize("direction", ["coordinate", "lowest_curvature"])
+def test_fallback_interval_coverage(direction):
+    """The interval covers u^T theta_lam(P_n) at (at least) its level; theta(P_n) is reported beside it.
+
+    The lowest-curvature direction (H's bottom eigenvector) is where s / lambda_min(H_lam) is tight.
+    """
+    data = synthetic(n=20_000, d=3, loss="logistic", seed=7)
+    p = prepare(data.X, data.y, "logistic")
+    u = 0 if direction == "coordinate" else np.linalg.eigh(p.fit.hessian)[1][:, 0]
+    b, level, draws = split_budget(1.0, 1e-6), 0.9, 1000
+    rng = make_rng(2024)
+    runs = [run_private(p, u, b, rng, level=level, fallback=True) for _ in range(draws)]
+    assert all(r.release.status == "fallback" for r in runs)
+    uv = runs[0].u
+    lam = runs[0].release.fallback_lambda_reg
+    target = float(uv @ regularised_fit_theta(p, lam))  # u^T theta_lam(P_n), no linear term
+    lo, hi = np.array([r.release.interval for r in runs]).T
+    coverage = float(np.mean((lo <= target) & (target <= hi)))
+    se = math.sqrt(level * (1 - level) / draws)
+    assert coverage >= level - 3 * se, (coverage, level)
+    unreg = float(uv @ p.fit.theta)
+    coverage_theta = float(np.mean((lo <= unreg) & (unreg <= hi)))
+    print(f"{direction}: coverage of u^T theta_lam {coverage:.3f}, of u^T theta(P_n) {coverage_theta:.3f} "
+          f"at level {level} over {draws} draws")
