@@ -6,6 +6,12 @@ from core.data import synthetic
 from core.pipeline import prepare
 
 
+@pytest.fixture(autouse=True)
+def own_ledger(tmp_path, monkeypatch):
+    """Every test charges a privacy ledger file of its own, never the user's default one."""
+    monkeypatch.setenv("PSP_LEDGER", str(tmp_path / "ledger.sqlite3"))
+
+
 @pytest.fixture(scope="session")
 def robust_problem():
     """Synthetic robust regression, n = 20000, d = 3: the test (14) passes at eps = 4."""

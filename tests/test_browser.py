@@ -13,6 +13,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -71,16 +72,21 @@ def wait_until_serving(url: str, proc: subprocess.Popen, log: Path) -> None:
 
 
 @contextmanager
-def serve(log_name: str = "streamlit.log") -> Iterator[str]:
-    """A Streamlit server of the app in a subprocess, its log in test-artifacts/; yields its URL."""
+def serve(log_name: str = "streamlit.log", ledger: Path | None = None) -> Iterator[str]:
+    """A Streamlit server of the app in a subprocess, its log in test-artifacts/; yields its URL.
+
+    Its privacy ledger is a file of its own (PSP_LEDGER), never the user's default one."""
     ARTIFACTS.mkdir(exist_ok=True)
+    if ledger is None:
+        ledger = Path(tempfile.mkdtemp(prefix="psp-ledger-")) / "ledger.sqlite3"
+    env = {**os.environ, "PSP_LEDGER": str(ledger)}
     port = free_port()
     log = ARTIFACTS / log_name
     command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                "--server.address", "127.0.0.1", "--server.port", str(port),
                "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
     with log.open("w") as out:
-        proc = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_until_serving(url, proc, log)

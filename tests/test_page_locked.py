@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from core.ledger_store import open_ledger
 from ui.state import UPLOADED, Upload
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
@@ -45,7 +46,7 @@ def test_links_and_the_session_cannot_unlock_teaching_or_raise_the_cap(locked):
     at = app({"mode": "teaching", "cap_epsilon": "1000", "noise_seed": "3"}, mode="teaching", cap_epsilon=1e3)
     assert not at.exception
     assert at.session_state["mode"] == "publish"
-    assert (at.session_state["cap_epsilon"], at.session_state["cap_delta"]) == (5.0, 1e-5)
+    assert open_ledger().default_cap == (5.0, 1e-5)  # the deployment's, in the curator's file
     assert at.session_state["noise_seed"] is None
     assert not at.sidebar.radio  # no mode switch
     assert not at.sidebar.number_input  # no cap inputs
@@ -57,7 +58,7 @@ def test_the_cap_of_the_deployment_is_enforced(locked):
     at = app(epsilon=4.0)
     at.button(key="release").click().run()
     assert not at.exception and not at.error
-    at.session_state["cap_epsilon"] = 100.0  # even a session edit is overwritten on the next run
+    at.session_state["cap_epsilon"] = 100.0  # a session entry is not a cap
     at.button(key="release").click().run()
     assert at.error and at.error[0].value.startswith("refused:")
 

@@ -14,9 +14,10 @@ from streamlit.testing.v1 import AppTest
 import ui.state
 from core.accounting import split_budget
 from core.data import synthetic
+from core.ledger_store import open_ledger
 from core.pipeline import make_rng, prepare, run_private
 from core.spec import AcsSpec, SyntheticSpec
-from ui.state import LEDGER, PUBLISHED, TEACHING_RUN, PublishedRelease, TeachingRun, Upload
+from ui.state import PUBLISHED, TEACHING_RUN, PublishedRelease, TeachingRun, Upload
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
 N = 20_000  # small enough to keep every run fast
@@ -58,10 +59,8 @@ def assert_clean(at: AppTest) -> None:
 
 def charges(at: AppTest) -> list[tuple[float, float]]:
     """(ε, δ) of every charge on the people of the default synthetic data with n = N."""
-    if LEDGER not in at.session_state:
-        return []
     population = SyntheticSpec("robust", N, 5, 1.0, 1.0, 0).population()
-    return [(e.epsilon, e.delta) for e in at.session_state[LEDGER].entries(population)]
+    return [(e.epsilon, e.delta) for e in open_ledger().entries(population)]
 
 
 def release(at: AppTest) -> AppTest:
@@ -336,8 +335,15 @@ def test_publish_shows_only_what_is_released():
     assert not at.main.get("number_input") or all(w.key != "noise_seed" for w in at.main.number_input)
 
 
-def test_publish_release_spends_and_refuses_beyond_the_cap():
-    at = start(mode="publish", epsilon=8.0, cap_epsilon=10.0)
+def curator_cap(monkeypatch, epsilon: float, delta: float = 1e-5) -> None:
+    """The default cap a new ledger file starts with: the deployment's, never a widget's."""
+    monkeypatch.setenv("PSP_CAP_EPSILON", str(epsilon))
+    monkeypatch.setenv("PSP_CAP_DELTA", str(delta))
+
+
+def test_publish_release_spends_and_refuses_beyond_the_cap(monkeypatch):
+    curator_cap(monkeypatch, 10.0)
+    at = start(mode="publish", epsilon=8.0)
     release(at)
     assert_clean(at)
     assert not at.error
@@ -358,8 +364,9 @@ def test_publish_release_spends_and_refuses_beyond_the_cap():
     assert metric(at, "Released value") == shown and not at.error
 
 
-def test_publish_ignores_the_seed():
-    at = start(mode="publish", epsilon=8.0, noise_seed=3, cap_epsilon=100.0, cap_delta=1e-3)
+def test_publish_ignores_the_seed(monkeypatch):
+    curator_cap(monkeypatch, 100.0, 1e-3)
+    at = start(mode="publish", epsilon=8.0, noise_seed=3)
     values = []
     for _ in range(2):
         (rec,) = release(at).session_state[PUBLISHED].values()
@@ -371,8 +378,9 @@ def test_publish_ignores_the_seed():
     assert TEACHING_RUN not in at.session_state
 
 
-def test_publish_refused_at_once_records_nothing():
-    at = start(mode="publish", epsilon=8.0, cap_epsilon=4.0)
+def test_publish_refused_at_once_records_nothing(monkeypatch):
+    curator_cap(monkeypatch, 4.0)
+    at = start(mode="publish", epsilon=8.0)
     release(at)
     assert_clean(at)
     assert at.error[0].value.startswith(REFUSED)
@@ -421,18 +429,19 @@ def test_data_without_a_minimiser_is_explained_in_teaching_and_bottom_in_publish
     assert metric(at, "Status") == "⊥" and "separable" not in text  # the diagnosis is not private
 
 
-def test_resampling_or_the_download_flag_keeps_the_census_budget(tmp_path):
+def test_resampling_or_the_download_flag_keeps_the_census_budget(tmp_path, monkeypatch):
     """The ledger is keyed on the people (states, year, horizon), not on n, the sample seed or I/O flags."""
     folder = tmp_path / "2018" / "1-Year"
     folder.mkdir(parents=True)
     shutil.copy(Path(__file__).resolve().parent / "data" / "SYNTHETIC_psam_p06_CA_2018_1-Year.csv",
                 folder / "psam_p06.csv")
+    curator_cap(monkeypatch, 10.0)
     at = start(source="acs", acs_root=str(tmp_path), acs_n=150, sample_seed=1, mode="publish", epsilon=6.0,
-               cap_epsilon=10.0, coordinate="female")
+               coordinate="female")
     release(at)
     assert_clean(at)
     people = AcsSpec(("CA",), 2018, "1-Year").population()
-    spent = lambda: [(e.epsilon, e.delta) for e in at.session_state[LEDGER].entries(people)]  # noqa: E731
+    spent = lambda: [(e.epsilon, e.delta) for e in open_ledger().entries(people)]  # noqa: E731
     assert spent() == [(6.0, 1e-6)]
     for change in (dict(sample_seed=2), dict(download=True), dict(acs_n=120)):
         for key, value in change.items():

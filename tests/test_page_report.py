@@ -14,11 +14,12 @@ from streamlit.testing.v1 import AppTest
 import ui.state
 from core.accounting import split_budget
 from core.data import PrivacyUnit, synthetic
+from core.ledger_store import open_ledger
 from core.model import ModelSpec
 from core.pipeline import make_rng, prepare, run_private
 from core.report import private_report
 from core.spec import SyntheticSpec
-from ui.state import LEDGER, PUBLISHED, TEACHING_RUN, PublishedRelease, Upload
+from ui.state import PUBLISHED, TEACHING_RUN, PublishedRelease, Upload
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
 N = 20_000  # small enough to keep every run fast
@@ -49,7 +50,7 @@ def release(problem, epsilon: float = 8.0, coordinate: int = 2) -> PublishedRele
 
 def charges(at: AppTest, published: PublishedRelease) -> list[tuple[float, float]]:
     """(ε, δ) of every charge on the people the release was drawn on."""
-    return [(e.epsilon, e.delta) for e in at.session_state[LEDGER].entries(published.data.population())]
+    return [(e.epsilon, e.delta) for e in open_ledger().entries(published.data.population())]
 
 
 def open_report(published: PublishedRelease | None = None, **settings: object) -> AppTest:

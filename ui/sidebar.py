@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from core.errors import InputError
 from ui import state
@@ -28,16 +29,17 @@ def render() -> None:
     eps, delta = state.get("epsilon"), state.get("delta")
     sb.markdown(f"**Budget** · ε = {eps:g}, δ = {delta:g} ({state.get('accounting')} accounting)")
     if state.is_publish():
-        try:
-            spent_e, spent_d = state.spent()
-            sb.markdown(f"**Ledger** · spent ε = {spent_e:g}, δ = {spent_d:g} on these people")
-        except InputError:
-            sb.markdown("**Ledger** · no data loaded")
-        if state.locked():  # the caps belong to whoever deployed the app
-            sb.caption(f"Cap · ε = {state.get('cap_epsilon'):g}, δ = {state.get('cap_delta'):g}")
-            return
-        col_e, col_d = sb.columns(2)
-        col_e.number_input("Cap ε", min_value=0.0, step=1.0, format="%g", key="cap_epsilon",
-                           help="Largest total ε that releases on these data may spend together")
-        col_d.number_input("Cap δ", min_value=0.0, max_value=1.0, step=1e-6, format="%g", key="cap_delta",
-                           help="Largest total δ that releases on these data may spend together")
+        ledger_summary(sb)
+
+
+def ledger_summary(sb: DeltaGenerator) -> None:
+    """What was spent on the people of the loaded data, their cap and what remains: read only, the caps are the
+    data curator's (python -m core ledger set-cap)."""
+    try:
+        (spent_e, spent_d), (cap_e, cap_d) = state.spent(), state.caps()
+    except InputError as exc:  # no data, or an unusable ledger file: releases are refused
+        sb.markdown(f"**Ledger** · {exc}")
+        return
+    sb.markdown(f"**Ledger** · spent ε = {spent_e:g}, δ = {spent_d:g} on these people")
+    sb.caption(f"Cap ε = {cap_e:g}, δ = {cap_d:g} (set by the data curator) · remaining ε = "
+               f"{max(cap_e - spent_e, 0.0):g}, δ = {max(cap_d - spent_d, 0.0):g}")

@@ -12,7 +12,6 @@ ledger (by `population()`, the people in the data) and of every staleness check.
 
 Session entries outside the settings registry (SESSION lists them; nothing else is stored):
 - UPLOAD: `Upload`, the uploaded file (Data page);
-- LEDGER: `core.ledger.Ledger`, what was spent on each population (publish mode);
 - PUBLISHED: {(DataSpec, ModelSpec): PublishedRelease}, made only by `publish()` after the ledger
   charged it (the Report shows nothing else);
 - UPLOADED: the upload's data set and fits, kept in that session only (never a process-wide cache);
@@ -38,7 +37,8 @@ from core.accounting import Budget
 from core.compare import Comparison
 from core.data import Dataset
 from core.errors import DataError, InputError
-from core.ledger import Ledger
+from core.ledger import Ledger, release_details
+from core.ledger_store import default_ledger_path, open_ledger
 from core.model import ModelSpec
 from core.pipeline import PrivateRun, Problem, prepare_spec
 from core.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, file_spec
@@ -51,12 +51,12 @@ SOURCES = {
     "upload": "Upload a CSV",
 }
 MODES = {"teaching": "Teaching", "publish": "Publish"}
-LOCK_VARIABLE = "PSP_PUBLISH_ONLY"
-UPLOAD, LEDGER, PUBLISHED, TEACHING_RUN, COMPARISON = "upload", "ledger", "published", "teaching_run", "comparison"
+DEFAULT_CAP = (10.0, 1e-5)  # a new ledger file's default cap unless the deployment says otherwise
+UPLOAD, PUBLISHED, TEACHING_RUN, COMPARISON = "upload", "published", "teaching_run", "comparison"
 UPLOADED = "uploaded"  # the upload's data set and fits, kept in its own session only
 SESSION = {  # every session entry outside PARAMS, with its type
     UPLOAD: "Upload", UPLOADED: "dict[(DataSpec, ModelSpec | None), Dataset | Problem]",
-    LEDGER: "core.ledger.Ledger", PUBLISHED: "dict[(DataSpec, ModelSpec), PublishedRelease]",
+    PUBLISHED: "dict[(DataSpec, ModelSpec), PublishedRelease]",
     TEACHING_RUN: "TeachingRun", COMPARISON: "ComparisonRecord", "upload_file": "widget: UploadedFile",
     "compare_methods": "widget: list[str]",
 }
@@ -114,8 +114,6 @@ PARAMS: dict[str, Param] = {
     "level": Param(0.95, float),
     "noise_seed": Param(None, _opt_int),
     "mode": Param("teaching", str, tuple(MODES)),
-    "cap_epsilon": Param(10.0, float),
-    "cap_delta": Param(1e-5, float),
     # compare
     "trials": Param(20, int),
 }
@@ -156,7 +154,6 @@ def ensure() -> None:
     if locked():  # nothing a user types, in a widget or a link, reaches these
         st.session_state["mode"] = "publish"
         st.session_state["noise_seed"] = None
-        st.session_state["cap_epsilon"], st.session_state["cap_delta"] = deployment_caps()
 
 
 def _deployment(name: str, default: Any) -> Any:
@@ -177,12 +174,12 @@ def locked() -> bool:
 
 
 def deployment_caps() -> tuple[float, float]:
-    """The cap on every population of a locked deployment (PSP_CAP_EPSILON, PSP_CAP_DELTA or the secrets of
-    the same names); the registry's defaults when unset. A value that is not a positive number locks at 0."""
+    """The default cap a new ledger file starts with (PSP_CAP_EPSILON, PSP_CAP_DELTA or the secrets of the same
+    names; DEFAULT_CAP when unset). A value that is not a positive number gives 0: every release is refused."""
     caps = []
-    for name, param in (("cap_epsilon", PARAMS["cap_epsilon"]), ("cap_delta", PARAMS["cap_delta"])):
+    for name, default in zip(("cap_epsilon", "cap_delta"), DEFAULT_CAP, strict=True):
         try:
-            value = float(_deployment(name, param.default))
+            value = float(_deployment(name, default))
         except (TypeError, ValueError):
             value = 0.0  # a mistyped cap refuses every release rather than allowing any
         caps.append(value if math.isfinite(value) and value > 0 else 0.0)
@@ -311,11 +308,24 @@ def problem() -> Problem:
 # ------------------------------------------------------------------ the publish-mode ledger
 
 
-def ledger() -> Ledger:
-    """The session's ledger (core.ledger), with the cap of the sidebar."""
-    book = st.session_state.setdefault(LEDGER, Ledger((get("cap_epsilon"), get("cap_delta"))))
-    book.set_default_cap((get("cap_epsilon"), get("cap_delta")))
+@st.cache_resource(show_spinner=False)
+def _ledger(path: str) -> Ledger:
+    """The durable ledger at path, shared by every session and tab of this server (and by the command line)."""
+    book = open_ledger(path)
+    if book.default_cap is None:  # a new file: the deployment's default cap, until the curator sets another
+        book.set_default_cap(deployment_caps())
     return book
+
+
+def ledger() -> Ledger:
+    """The durable ledger (core.ledger_store; PSP_LEDGER or the default path): caps are the curator's, read only
+    here. An unusable file raises LedgerError, which refuses every release."""
+    return _ledger(str(default_ledger_path()))
+
+
+def caps() -> tuple[float, float]:
+    """The cap on the people of the loaded data."""
+    return ledger().cap(data_spec().population())
 
 
 def spent() -> tuple[float, float]:
@@ -379,8 +389,9 @@ def publish(run: PrivateRun, coordinate: str) -> PublishedRelease:
     step (BudgetError past the cap), so a release past the cap is never recorded.
     """
     record = _record(PublishedRelease, run, coordinate)
-    b = run.budget
-    ledger().spend(record.data.population(), b.epsilon_total, b.delta_total, record=record)
+    b, book = run.budget, ledger()
+    entry = book.spend(record.data.population(), b.epsilon_total, b.delta_total, record=record)
+    book.record_outcome(entry, release_details(run, coordinate))
     st.session_state.setdefault(PUBLISHED, {})[(record.data, record.model)] = record
     return record
 
