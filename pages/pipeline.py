@@ -35,7 +35,8 @@ def teaching(problem: Problem, data: Dataset) -> None:
     try:
         u, name = state.target(problem)
         b = controls.budget()
-        run = run_private(problem, u, b, make_rng(seed), state.get("calibration"), state.get("level"))
+        run = run_private(problem, u, b, make_rng(seed), state.get("calibration"), state.get("level"),
+                          fallback=state.fallback())
     except InputError as exc:
         st.error(str(exc))
         return
@@ -61,7 +62,8 @@ def release_once(problem: Problem) -> None:
         if refused:
             st.error(refused)
             return
-        run = run_private(problem, u, b, make_rng(None), state.get("calibration"), state.get("level"))
+        run = run_private(problem, u, b, make_rng(None), state.get("calibration"), state.get("level"),
+                          fallback=state.fallback())
         state.publish(run, name)  # charges the ledger, then records the release for the Report
     except InputError as exc:
         st.error(str(exc))

@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import json
 import math
+from datetime import UTC, datetime
 
 import streamlit as st
 
@@ -51,9 +52,10 @@ def coefficient(rep: dict) -> str:
 def headline(rep: dict) -> tuple[str, str]:
     """The released value and its private interval, or ⊥ and why."""
     r = rep["release"]
-    if r["status"] != "released":
+    if r["status"] not in ("released", "fallback"):
         return "⊥", f"Nothing was released: {r['reason']}."
-    return num(r["value"]), f"{r['interval_level']:.0%} private interval {interval(r['interval'])}"
+    branch = "" if r["status"] == "released" else " · released by objective perturbation (the fallback)"
+    return num(r["value"]), f"{r['interval_level']:.0%} private interval {interval(r['interval'])}{branch}"
 
 
 def guarantee(rep: dict) -> str:
@@ -65,6 +67,9 @@ def guarantee(rep: dict) -> str:
     )
     if r["interval"] is None:
         return text
+    if r["status"] == "fallback":
+        return f"{text} The test (14) failed ({r['reason']}), so the value was released by objective perturbation " \
+            f"(15) at the release stage's own budget; the total guarantee is the same. {r['interval_note']}"
     # Rounded down: the stated coverage must stay a lower bound.
     coverage = math.floor(rep["interval_coverage"] * 1e4) / 1e2
     return text + (
@@ -119,9 +124,13 @@ def stage_cost(rep: dict, stage: Stage) -> str:
 
 
 def method(rep: dict) -> list[tuple[str, str]]:
-    m = rep["method"]
+    m, r = rep["method"], rep["release"]
+    branch = ("Algorithm 5's Gaussian release" if r["status"] == "released" else
+              f"objective perturbation (15), the fallback, with λ = {r['fallback_lambda_reg']:.3g} and noise scale "
+              f"s = {r['fallback_noise_scale']:.3g}" if r["status"] == "fallback" else "none (⊥)")
     return [
         ("Algorithm", m["algorithm"]),
+        ("Branch taken", branch),
         ("Calibration", CALIBRATIONS[m["calibration"]]),
         ("Accounting", ACCOUNTINGS[m["accounting"]]),
         *((s.short, stage_cost(rep, s)) for s in BUDGET_STAGES),
@@ -178,6 +187,7 @@ def report_html(rep: dict) -> str:
 <h2>Certificates and test</h2>{table(certificates(rep))}
 <h2>Method</h2>{table(method(rep))}
 <h2>Settings</h2>{table(settings(rep))}
+<h2>Privacy ledger</h2>{table(ledger_rows(rep))}
 </main></body></html>
 """
 
@@ -188,10 +198,41 @@ def report_html(rep: dict) -> str:
 def build(release: state.PublishedRelease) -> dict:
     """The report of a published release; published runs drew OS noise, so no seed is ever passed."""
     data = state.dataset()
-    return private_report(
+    rep = private_report(
         release.run, release.coordinate, release.budget, release.data.describe(), data.n, data.d,
         feature_names=data.feature_names, model=release.model, privacy_unit=data.privacy_unit,
     )
+    return rep | {"ledger": ledger_account(release)}
+
+
+def ledger_account(release: state.PublishedRelease) -> dict:
+    """What the durable ledger holds on these people: spent, cap, remaining and every charged release (private
+    outputs and public settings only)."""
+    book, people = state.ledger(), release.data.population()
+    (spent_e, spent_d), (cap_e, cap_d) = book.spent(people), book.cap(people)
+    history = [
+        dict(time=datetime.fromtimestamp(e.time, UTC).isoformat(timespec="seconds"), epsilon=e.epsilon,
+             delta=e.delta, **({} if e.details is None else dict(
+                 coefficient=e.details.coefficient, outcome=e.details.outcome, value=e.details.value,
+                 interval=None if e.details.low is None else [e.details.low, e.details.high])))
+        for e in book.entries(people)
+    ]
+    return dict(population=people.describe(), spent_epsilon=spent_e, spent_delta=spent_d, cap_epsilon=cap_e,
+                cap_delta=cap_d, remaining_epsilon=max(cap_e - spent_e, 0.0),
+                remaining_delta=max(cap_d - spent_d, 0.0), history=history)
+
+
+def ledger_rows(rep: dict) -> list[tuple[str, str]]:
+    g = rep["ledger"]
+    rows = [("Spent on these people", f"ε = {g['spent_epsilon']:g}, δ = {g['spent_delta']:g}"),
+            ("Cap (the data curator's)", f"ε = {g['cap_epsilon']:g}, δ = {g['cap_delta']:g}"),
+            ("Remaining", f"ε = {g['remaining_epsilon']:g}, δ = {g['remaining_delta']:g}")]
+    for h in g["history"]:
+        what = h.get("outcome", "charged")
+        value = "" if h.get("value") is None else f": {num(h['value'])} {interval(h['interval'])}"
+        rows.append((h["time"], f"{h.get('coefficient', '')} · ε = {h['epsilon']:g}, δ = {h['delta']:g} · "
+                                f"{what}{value}"))
+    return rows
 
 
 def bullets(rows: list[tuple[str, str]]) -> None:
@@ -256,6 +297,8 @@ def main() -> None:
         st.error(str(exc))
         return
     show(rep)
+    st.markdown("##### Privacy ledger of these people")
+    bullets(ledger_rows(rep))
     downloads(rep)
 
 

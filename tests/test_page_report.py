@@ -385,3 +385,38 @@ def test_the_report_states_the_ball_the_fit_used():
     at.switch_page("pages/report.py").run()
     assert not at.exception
     assert f"ball ‖x‖₂ ≤ {5**0.5:g}" in page_text(at).replace("\\", "")
+
+
+def test_a_failed_test_on_logistic_data_falls_back_and_the_report_says_so(downloads):
+    """Logistic data at a small n: (14) fails, publish mode falls back by default and says which branch."""
+    at, published = publish_once(source="synthetic_logistic", n=5_000, epsilon=2.0)
+    assert published.run.release.status == "fallback" and published.run.release.value is not None
+    at.session_state["mode"] = "publish"
+    at.switch_page("pages/report.py").run()
+    assert not at.exception
+    text = page_text(at)
+    assert "released by objective perturbation (15)" in text
+    assert "regularised" in text  # what the interval covers, in words
+    assert json.loads(downloads["application/json"])["release"]["branch"] == "objective_perturbation"
+    # plain Algorithm 5 stays one click away
+    at2, plain = publish_once(source="synthetic_logistic", n=5_000, epsilon=2.0, fallback="off")
+    assert plain.run.release.status == "bottom"
+
+
+def test_the_report_shows_the_ledger_of_these_people(downloads):
+    """Spent, cap, remaining and the history of charged releases, on screen, in the JSON and the HTML."""
+    at, first = publish_once(epsilon=3.0)
+    at.session_state["mode"] = "publish"
+    at.button(key="release").click().run()
+    at.session_state["mode"] = "publish"
+    at.switch_page("pages/report.py").run()
+    assert not at.exception
+    doc = json.loads(downloads["application/json"])
+    ledger = doc["ledger"]
+    assert (ledger["spent_epsilon"], ledger["cap_epsilon"], ledger["remaining_epsilon"]) == (6.0, 10.0, 4.0)
+    assert [h["epsilon"] for h in ledger["history"]] == [3.0, 3.0]
+    assert ledger["history"][0]["value"] == first.run.release.value
+    assert ledger["history"][0]["outcome"] == first.run.release.status
+    html = downloads["text/html"].decode()
+    assert "Privacy ledger" in html and "Remaining" in html
+    assert "Spent on these people" in page_text(at)

@@ -255,13 +255,17 @@ def release_card(run: PrivateRun, name: str, problem: Problem | None) -> None:
     """Stage 4; problem is None in publish mode, where only the value and its private interval are shown."""
     r = run.release
     level = f"{r.interval_level:.0%}"
-    released = r.status == "released"
+    released, fell_back = r.status == "released", r.status == "fallback"
     with st.container(border=True):
         card_title(RELEASE.heading(f" of `{name}`", math=True))
-        if not released:
+        if fell_back:
+            st.info(f"Released by objective perturbation (15), the fallback, because {r.reason}. {r.interval_note}",
+                    icon=":material/alt_route:")
+        elif not released:
             st.warning(f"⊥ (nothing released): {r.reason}.", icon=":material/block:")
         shown = [
-            (label(r, "status", "Status"), "released" if released else "⊥", "⊥ when (14) fails"),
+            (label(r, "status", "Status"), "released" if released else "fallback" if fell_back else "⊥",
+             "released by Algorithm 5; fallback: by objective perturbation when (14) fails; ⊥ otherwise"),
             (label(r, "value", "Released value $T$"), num(r.value), "u^T θ(P_n) + σ ω Z"),
             (label(r, "interval", f"{level} private interval"), interval(r.interval), PRIVATE_INTERVAL),
         ]
@@ -339,8 +343,9 @@ def summary(run: PrivateRun, name: str, seed: int | None) -> None:
     """One line above the cards: the released value and interval, or ⊥ and why, and where the noise came from."""
     r = run.release
     noise = noise_source(seed, "fresh noise from OS entropy on every rerun")
-    if r.status == "released":
-        st.markdown(f"**Released** `{name}`: T = **{num(r.value)}**, {r.interval_level:.0%} private interval "
+    if r.status in ("released", "fallback"):
+        how = "" if r.status == "released" else " by objective perturbation (the test (14) failed)"
+        st.markdown(f"**Released**{how} `{name}`: T = **{num(r.value)}**, {r.interval_level:.0%} private interval "
                     f"{interval(r.interval)} · {noise}")
     else:
         st.markdown(f"**⊥ — nothing released** for `{name}`: {r.reason} · {noise}")

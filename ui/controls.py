@@ -105,6 +105,14 @@ def model_controls() -> None:
         "Interval level 1 − a", min_value=0.50, max_value=0.99, step=0.01, key="level",
         help=f"Level 1 − a of the intervals {PRIVATE_INTERVAL} (private) and {ORACLE_INTERVAL} (oracle), SPEC §4",
     )
+    st.segmented_control(
+        "When the stability test (14) fails", ("auto", "on", "off"), key="fallback", required=True,
+        format_func={"auto": "fall back for logistic data", "on": "fall back to objective perturbation",
+                     "off": "release ⊥ (plain Algorithm 5)"}.get,
+        help="Fall back: release by objective perturbation (15) at the release stage's own budget, so the total "
+        "guarantee is the same; its interval covers the ridge-regularised coefficient, to first order. "
+        "Off: plain Algorithm 5, which releases nothing (⊥) when the test fails.",
+    )
 
 
 def noise_controls() -> None:

@@ -112,6 +112,7 @@ PARAMS: dict[str, Param] = {
     "coordinate": Param("", str),
     "direction": Param("", str),
     "level": Param(0.95, float),
+    "fallback": Param("auto", str, ("auto", "on", "off")),
     "noise_seed": Param(None, _opt_int),
     "mode": Param("teaching", str, tuple(MODES)),
     # compare
@@ -213,6 +214,13 @@ def split() -> tuple[float, float, float]:
 
 def is_publish() -> bool:
     return get("mode") == "publish"
+
+
+def fallback() -> bool:
+    """Whether a failed test (14) falls back to objective perturbation: "auto" means for logistic data, whose
+    realistic samples fail (14) (the paper falls back there too); "on" and "off" are the user's choice."""
+    choice = get("fallback")
+    return choice == "on" or (choice == "auto" and loss_name() == "logistic")
 
 
 # ------------------------------------------------------------------ which data, which model (core specs)
