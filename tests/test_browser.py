@@ -313,3 +313,39 @@ def test_a_publish_release_reaches_the_report(page, server: str):
     open_page(page, server, "Report", "report")
     page.get_by_role("button", name="Download HTML report").wait_for()
     assert metric_value(page, "Released value") == released
+
+
+def test_the_spent_budget_survives_a_reload_and_a_new_browser(browser, server: str):
+    """Publish, reload, open a fresh browser context: the ledger still holds the spend, and the cap holds."""
+    url = f"{server}/?n=21000&epsilon=6"  # data of their own on this server's ledger (cap ε = 10)
+
+    def publish_tab(context):
+        tab = context.new_page()
+        tab.set_default_timeout(RUN_TIMEOUT_MS)
+        tab.goto(url)
+        settle(tab)
+        text(tab, "Stage 4").wait_for()
+        tab.locator('[data-testid="stSidebar"]').get_by_text("Publish", exact=True).click()
+        settle(tab)
+        return tab
+
+    first = browser.new_context(viewport={"width": 1400, "height": 1000})
+    tab = publish_tab(first)
+    tab.get_by_role("button", name=re.compile(r"Release \(spends")).click()
+    settle(tab)
+    text(tab, r"spent ε = 6\b").wait_for()
+    tab.reload()
+    settle(tab)
+    tab.locator('[data-testid="stSidebar"]').get_by_text("Publish", exact=True).click()
+    settle(tab)
+    text(tab, r"spent ε = 6\b").wait_for()  # a reload resets nothing
+
+    second = browser.new_context(viewport={"width": 1400, "height": 1000})  # no cookie, no session of the first
+    other = publish_tab(second)
+    text(other, r"spent ε = 6\b").wait_for()
+    other.get_by_role("button", name=re.compile(r"Release \(spends")).click()
+    settle(other)
+    text(other, "refused:").wait_for()  # 6 + 6 > 10 on the same people
+    text(other, r"spent ε = 6\b").wait_for()
+    first.close()
+    second.close()
