@@ -94,6 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_options(p)
     p.add_argument("--level", type=float, default=0.95, help="interval level 1 - a (default 0.95)")
     p.add_argument("--repeat", type=int, default=1, help="run the private stages K times on one fit")
+    p.add_argument("--fallback", action="store_true",
+                   help="when the test (14) fails, release by objective perturbation at the release stage's budget")
     p.add_argument(
         "--ledger", nargs="?", const="", default=None, metavar="PATH",
         help="charge this durable privacy ledger (no PATH: $PSP_LEDGER or the default file); refused past its cap",
@@ -181,10 +183,11 @@ def cmd_release(args: argparse.Namespace) -> dict:
     if ledger is not None:
         # the whole budget is spent whether the run releases or gives bottom: charge it before any noise is drawn
         entry = ledger.spend(spec.population(), budget.epsilon_total, budget.delta_total)
-        runs = [run_private(problem, j, budget, rng, args.calibration, args.level)]
+        runs = [run_private(problem, j, budget, rng, args.calibration, args.level, fallback=args.fallback)]
         ledger.record_outcome(entry, release_details(runs[0], problem.feature_names[j]))
     else:
-        runs = [run_private(problem, j, budget, rng, args.calibration, args.level) for _ in range(args.repeat)]
+        runs = [run_private(problem, j, budget, rng, args.calibration, args.level, fallback=args.fallback)
+                for _ in range(args.repeat)]
     doc = release_document(problem, j, runs, spec.describe(), privacy_unit=data.privacy_unit, noise_seed=args.seed)
     if data.theta_star is not None:
         doc["theta_star"] = data.theta_star.tolist()

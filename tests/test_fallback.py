@@ -160,3 +160,22 @@ def test_fallback_interval_coverage(direction):
     coverage_theta = float(np.mean((lo <= unreg) & (unreg <= hi)))
     print(f"{direction}: coverage of u^T theta_lam {coverage:.3f}, of u^T theta(P_n) {coverage_theta:.3f} "
           f"at level {level} over {draws} draws")
+
+
+def test_the_command_line_falls_back_on_request_and_says_which_branch():
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    pums = Path(__file__).resolve().parent / "data" / "SYNTHETIC_psam_p06_CA_2018_1-Year.csv"
+    args = [sys.executable, "-m", "core", "release", "--pums", str(pums), "--n", "150", "--sample-seed", "1",
+            "--coordinate", "female", "--epsilon", "4", "--delta", "1e-6", "--seed", "2"]
+    plain = json.loads(subprocess.run(args, capture_output=True, text=True, timeout=120, check=True).stdout)
+    fell = json.loads(subprocess.run([*args, "--fallback"], capture_output=True, text=True, timeout=120,
+                                     check=True).stdout)
+    assert plain["release"]["status"] == "bottom" and plain["release"]["value"] is None
+    assert fell["release"]["status"] == "fallback" and fell["release"]["branch"] == "objective_perturbation"
+    low, high = fell["release"]["interval"]
+    assert low < fell["release"]["value"] < high
+    assert fell["budget"] == plain["budget"]  # the same total guarantee

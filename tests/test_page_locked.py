@@ -93,3 +93,17 @@ def test_an_upload_is_kept_in_its_own_session_only():
     assert not second.exception
     assert UPLOADED not in second.session_state
     assert "no file uploaded yet" in text(second)
+
+
+def test_an_unusable_ledger_file_refuses_every_release(tmp_path, monkeypatch):
+    """A corrupt ledger never spends nothing silently: the release is refused with the file's path."""
+    bad = tmp_path / "broken.sqlite3"
+    bad.write_bytes(b"this is not a database" * 100)
+    monkeypatch.setenv("PSP_LEDGER", str(bad))
+    at = app(mode="publish", epsilon=4.0)
+    at.session_state["mode"] = "publish"
+    at.button(key="release").click().run()
+    assert not at.exception
+    assert at.error and str(bad) in at.error[0].value
+    assert "published" not in at.session_state
+    assert "Released value" not in text(at)
