@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 import streamlit as st
 
 from core.errors import InputError
+from core.population import Population
 from core.report import private_report
 from ui import state
 from ui.format import interval, md, metric_row, num
@@ -202,13 +203,13 @@ def build(release: state.PublishedRelease) -> dict:
         release.run, release.coordinate, release.budget, release.data.describe(), data.n, data.d,
         feature_names=data.feature_names, model=release.model, privacy_unit=data.privacy_unit,
     )
-    return rep | {"ledger": ledger_account(release)}
+    return rep | {"ledger": ledger_account(release.data.population())}
 
 
-def ledger_account(release: state.PublishedRelease) -> dict:
+def ledger_account(people: Population) -> dict:
     """What the durable ledger holds on these people: spent, cap, remaining and every charged release (private
     outputs and public settings only)."""
-    book, people = state.ledger(), release.data.population()
+    book = state.ledger()
     (spent_e, spent_d), (cap_e, cap_d) = book.spent(people), book.cap(people)
     history = [
         dict(time=datetime.fromtimestamp(e.time, UTC).isoformat(timespec="seconds"), epsilon=e.epsilon,
@@ -220,6 +221,17 @@ def ledger_account(release: state.PublishedRelease) -> dict:
     return dict(population=people.describe(), spent_epsilon=spent_e, spent_delta=spent_d, cap_epsilon=cap_e,
                 cap_delta=cap_d, remaining_epsilon=max(cap_e - spent_e, 0.0),
                 remaining_delta=max(cap_d - spent_d, 0.0), history=history)
+
+
+def ledger_history() -> None:
+    """Without a release of this session: what the durable ledger holds on the people of the loaded data."""
+    try:
+        account = ledger_account(state.data_spec().population())
+    except InputError:  # no data, or an unusable ledger: there is nothing to show
+        return
+    if account["history"]:
+        st.markdown("##### Privacy ledger of these people (releases of every session)")
+        bullets(ledger_rows({"ledger": account}))
 
 
 def ledger_rows(rep: dict) -> list[tuple[str, str]]:
@@ -286,10 +298,11 @@ def main() -> None:
                "public); nothing computed from the data without privacy appears.")
     release = state.published()
     if release is None:
-        st.info("No published release on the loaded data and model yet. Teaching runs are not private and are "
-                "never reported. To make one, switch the sidebar's Mode to Publish, then press Release on the "
-                "Pipeline page.", icon=":material/info:")
+        st.info("No published release on the loaded data and model in this browser session yet. Teaching runs are "
+                "not private and are never reported. To make one, switch the sidebar's Mode to Publish, then press "
+                "Release on the Pipeline page.", icon=":material/info:")
         st.page_link("pages/pipeline.py", label="Open the Pipeline page", icon=":material/account_tree:")
+        ledger_history()
         return
     try:
         rep = build(release)

@@ -421,12 +421,14 @@ def test_data_without_a_minimiser_is_explained_in_teaching_and_bottom_in_publish
     text = page_text(at)
     assert "No certified minimiser" in text and "separable" in text
     assert "⊥" in text
-    at = start(source="upload", upload=separable_upload(), upload_loss="logistic", mode="publish")
-    release(at)
-    assert_clean(at)
-    assert not at.error
-    text = page_text(at)
-    assert metric(at, "Status") == "⊥" and "separable" not in text  # the diagnosis is not private
+    for fallback, status in (("off", "⊥"), ("auto", "fallback")):  # logistic data fall back by default
+        at = start(source="upload", upload=separable_upload(), upload_loss="logistic", mode="publish",
+                   fallback=fallback)
+        release(at)
+        assert_clean(at)
+        assert not at.error
+        text = page_text(at)
+        assert metric(at, "Status") == status and "separable" not in text  # the diagnosis is not private
 
 
 def test_resampling_or_the_download_flag_keeps_the_census_budget(tmp_path, monkeypatch):

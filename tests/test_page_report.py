@@ -25,7 +25,7 @@ APP = Path(__file__).resolve().parents[1] / "app.py"
 N = 20_000  # small enough to keep every run fast
 DATA = SyntheticSpec("robust", N, 5, 1.0, 1.0, 0)  # the app's defaults with n = N
 MODEL = ModelSpec("robust", "cube", None, 0.0)
-NO_RELEASE = "No published release on the loaded data and model yet"
+NO_RELEASE = "No published release on the loaded data and model in this browser session yet"
 HOW_TO = "switch the sidebar's Mode to Publish, then press Release on the Pipeline page"
 DOWNLOADS = ["Download HTML report", "Download JSON"]
 # Names of everything computed from the data without privacy (core.marks and the brief of the report).
@@ -420,3 +420,16 @@ def test_the_report_shows_the_ledger_of_these_people(downloads):
     html = downloads["text/html"].decode()
     assert "Privacy ledger" in html and "Remaining" in html
     assert "Spent on these people" in page_text(at)
+
+
+def test_a_new_session_still_sees_the_ledger_of_these_people():
+    """A reload starts a new session without its release record; the durable ledger's history remains."""
+    _, published = publish_once()
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.session_state["n"] = N
+    at.run()
+    at.switch_page("pages/report.py").run()
+    assert_nothing_reported(at)
+    text = page_text(at)
+    assert "Privacy ledger of these people" in text and "ε = 8" in text
+    assert f"{published.run.release.value:.6g}" in text  # a released (private) value, from the log

@@ -149,7 +149,9 @@ def lambda_min_card(run: PrivateRun, problem: Problem | None) -> None:
         stage_budget_caption("Private lower bound on the Hessian's smallest eigenvalue", LAMBDA_MIN, b.epsilon,
                              b.delta)
         if b.lambda_hat <= 0:
-            st.warning("λ̂_min = 0: no positive lower bound could be certified, so nothing will be released.",
+            then = ("the fallback, objective perturbation, releases instead" if run.release.status == "fallback"
+                    else "nothing will be released")
+            st.warning(f"λ̂_min = 0: no positive lower bound could be certified, so Algorithm 5 cannot release; {then}.",
                        icon=":material/block:")
         if problem is None:
             metric_row([(LAMBDA_MIN.math, num(b.lambda_hat), "The certified lower bound")])
