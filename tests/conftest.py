@@ -1,5 +1,7 @@
 """Shared fixtures: small prepared problems (fits are deterministic, so they are reused)."""
 
+import threading
+
 import pytest
 
 from core.data import synthetic
@@ -10,6 +12,26 @@ from core.pipeline import prepare
 def own_ledger(tmp_path, monkeypatch):
     """Every test charges a privacy ledger file of its own, never the user's default one."""
     monkeypatch.setenv("PSP_LEDGER", str(tmp_path / "ledger.sqlite3"))
+
+
+@pytest.fixture
+def race():
+    """Run `draw` in k threads released together by a barrier, and wait for all of them."""
+
+    def run(draw, k: int = 8) -> None:
+        start = threading.Barrier(k)
+
+        def together() -> None:
+            start.wait()
+            draw()
+
+        threads = [threading.Thread(target=together) for _ in range(k)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+
+    return run
 
 
 @pytest.fixture(scope="session")

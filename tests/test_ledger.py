@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pickle
-import threading
 import time
 
 import pytest
@@ -131,12 +130,10 @@ class SlowStore(MemoryStore):
         return found
 
 
-def test_threads_racing_past_the_cap_spend_exactly_what_fits():
-    start = threading.Barrier(8)
+def test_threads_racing_past_the_cap_spend_exactly_what_fits(race):
     outcomes: list[str] = []
 
     def draw() -> None:
-        start.wait()
         try:
             ledger.spend(CA, 1.0, 1e-6)
             outcomes.append("spent")
@@ -146,11 +143,7 @@ def test_threads_racing_past_the_cap_spend_exactly_what_fits():
     for _round in range(10):
         ledger = Ledger((5.0, 1e-5), store=SlowStore())  # room for exactly five draws of 1.0
         outcomes.clear()
-        threads = [threading.Thread(target=draw) for _ in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        race(draw)
         assert sorted(outcomes) == ["refused"] * 3 + ["spent"] * 5
         assert ledger.spent(CA) == (5.0, pytest.approx(5e-6)) and len(ledger.entries(CA)) == 5
 

@@ -10,7 +10,6 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -128,25 +127,20 @@ def test_two_processes_racing_past_the_cap_spend_exactly_what_fits(tmp_path):
     assert sum(counts) == 7 and open_ledger(path).spent(CA) == (7.0, 0.0) and len(open_ledger(path).entries(CA)) == 7
 
 
-def test_eight_threads_racing_past_the_cap_spend_exactly_what_fits(tmp_path):
+def test_eight_threads_racing_past_the_cap_spend_exactly_what_fits(tmp_path, race):
     path = tmp_path / "l.sqlite3"
     durable(path, (5.0, 1e-5))
-    start, outcomes = threading.Barrier(8), []
+    outcomes = []
 
     def draw() -> None:
         ledger = open_ledger(path)  # each thread its own ledger: only the file's transaction serialises them
-        start.wait()
         try:
             ledger.spend(CA_MI, 1.0, 0.0)
             outcomes.append("spent")
         except BudgetError:
             outcomes.append("refused")
 
-    threads = [threading.Thread(target=draw) for _ in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    race(draw)
     assert sorted(outcomes) == ["refused"] * 3 + ["spent"] * 5
     assert open_ledger(path).spent(MI) == (5.0, 0.0)
 
