@@ -21,8 +21,10 @@ class ModelSpec:
     """A loss ("robust" or "logistic"), a domain ("cube" or "ball"), the ball's radius and lambda_reg.
 
     radius is None on the cube (whose half-width is 1). On the ball, None means the default, fixed
-    by `resolve`: sqrt(d), the smallest ball around the unit cube, so that data on [-1, 1]^d are
-    never clipped. Hashable: it keys caches and names the model of a published release.
+    by `resolve`: the data source's public bound on ||x||_2 when it has one (3 for the census income
+    encoding, `core.spec.ENCODED_RADIUS`), else sqrt(d), the smallest ball around the unit cube,
+    so that data on [-1, 1]^d are never clipped. Hashable: it keys caches and names the model of a
+    published release.
     """
 
     loss: str
@@ -30,11 +32,15 @@ class ModelSpec:
     radius: float | None = None
     lam_reg: float = 0.0
 
-    def resolve(self, d: int) -> ModelSpec:
-        """The spec with its defaults fixed for dimension d, validated (DataError says what is wrong)."""
+    def resolve(self, d: int, public_radius: float | None = None) -> ModelSpec:
+        """The spec with its defaults fixed for dimension d, validated (DataError says what is wrong).
+
+        public_radius is a bound on ||x||_2 that the data source guarantees from public facts (its encoding);
+        it is the ball's default radius when given.
+        """
         radius = self.radius
         if self.domain == "ball" and radius is None:
-            radius = math.sqrt(d)
+            radius = math.sqrt(d) if public_radius is None else public_radius
         geometry = make_geometry(get_loss(self.loss), self.domain, d, radius)
         lam_reg = self.lam_reg
         if isinstance(lam_reg, bool) or not isinstance(lam_reg, numbers.Real) or not (

@@ -135,7 +135,7 @@ def prepare_model(
 ) -> Problem:
     """Stage 0: validate, resolve the model for d, project onto the domain (counted), fit theta(P_n)."""
     X, names = validate_design(X, y, feature_names)
-    resolved = model.resolve(X.shape[1])
+    resolved = model.resolve(X.shape[1], None if data_spec is None else data_spec.public_radius)
     h = get_loss(resolved.loss)
     yv = h.labels(y)
     g = resolved.geometry(X.shape[1])

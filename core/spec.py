@@ -32,6 +32,10 @@ from core.population import Population
 
 SYNTHETIC_N = 100_000  # rows drawn when no n is given
 INCOME_TASK = "ACSIncome's filter, y = +1 when income > $40,000"
+# ||x||_2 of an encoded census row (SPEC section 7): the intercept 1, at most four indicators (working_age, white,
+# married, female), two columns scaled to [-1, 1] (hours, schooling), at most one occupation and one class-of-worker
+# dummy: ||x||_2^2 <= 1 + 4 + 2 + 1 + 1 = 9. Public: it follows from the encoding, not from anyone's record.
+ENCODED_RADIUS = 3.0
 
 
 def _seed(seed: int | None) -> str:
@@ -66,6 +70,11 @@ class SyntheticSpec:
     def fixed_loss(self) -> str:
         """Synthetic data are drawn for one loss and fitted with it."""
         return self.loss
+
+    @property
+    def public_radius(self) -> None:
+        """No bound on ||x||_2 beyond the cube's: the ball's default radius is sqrt(d)."""
+        return None
 
     def load(self) -> Dataset:
         data = synthetic(self.n, self.d, self.loss, self.theta_norm, self.noise_scale, self.sample_seed)
@@ -110,6 +119,11 @@ class AcsSpec:
     def fixed_loss(self) -> str:
         """Census income is the logistic problem of the paper's section 4.2."""
         return "logistic"
+
+    @property
+    def public_radius(self) -> float:
+        """Every row of the income encoding has ||x||_2 <= 3 (ENCODED_RADIUS), a public fact."""
+        return ENCODED_RADIUS
 
     def load(self) -> Dataset:
         from core.data import acs  # folktables and pandas load only for census data
@@ -179,6 +193,11 @@ class CsvSpec(_FileSpec):
     def fixed_loss(self) -> None:
         return None
 
+    @property
+    def public_radius(self) -> None:
+        """A user's CSV declares no bound on ||x||_2: the ball's default radius is sqrt(d)."""
+        return None
+
     def load(self, content: bytes | None = None) -> Dataset:
         data = read_csv_bytes(self._content(content), self.name)
         return replace(data, source=self.describe())
@@ -210,6 +229,11 @@ class PumsSpec(_FileSpec):
     def fixed_loss(self) -> str:
         """Census income is the logistic problem of the paper's section 4.2."""
         return "logistic"
+
+    @property
+    def public_radius(self) -> float:
+        """Every row of the income encoding has ||x||_2 <= 3 (ENCODED_RADIUS), a public fact."""
+        return ENCODED_RADIUS
 
     def load(self, content: bytes | None = None) -> Dataset:
         from core.data import acs  # folktables and pandas load only for census data

@@ -320,3 +320,24 @@ def test_a_new_marked_field_shows_up(comparison):
     wider = Wider(**{f.name: getattr(result, f.name) for f in fields(result)}, residual_sum=1.0)
     assert "residual_sum" in compare_document(problem, 0, wider)["not_private"]
     assert "residual_sum" not in compare_document(problem, 0, result)["not_private"]
+
+
+def test_census_rows_lie_in_the_ball_of_radius_3_which_is_the_default_ball():
+    """||x||_2 <= 3 follows from the encoding (the worst case attains it); the ball defaults to it for census data."""
+    import math
+
+    from core.data.acs import encode_features
+    from core.model import ModelSpec
+    from core.pipeline import prepare_spec
+    from core.spec import ENCODED_RADIUS
+
+    worst = {"AGEP": [30.0], "WKHP": [1.0], "SCHL": [1.0], "RAC1P": [1.0], "OCCP": [10.0], "MAR": [1.0],
+             "SEX": [2.0], "COW": [3.0]}
+    x = encode_features({k: np.array(v) for k, v in worst.items()})
+    assert math.isclose(float(np.linalg.norm(x)), ENCODED_RADIUS)
+    spec = PumsSpec.from_path(CA_FILE)
+    data = spec.load()
+    assert float(np.max(np.linalg.norm(data.X, axis=1))) <= ENCODED_RADIUS
+    problem = prepare_spec(data, ModelSpec("logistic", "ball"), spec)
+    assert problem.model.radius == ENCODED_RADIUS and problem.clipped_rows == 0
+    assert ModelSpec("logistic", "ball").resolve(17).radius == math.sqrt(17)  # without a source's bound

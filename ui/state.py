@@ -271,7 +271,7 @@ def model_spec() -> ModelSpec:
     """Which model the settings name (core.model), resolved on the loaded data (the ball's radius sqrt(d))."""
     domain = get("domain")
     model = ModelSpec(loss_name(), domain, get("radius") if domain == "ball" else None, get("lam_reg"))
-    return model.resolve(dataset().d)
+    return model.resolve(dataset().d, data_spec().public_radius)
 
 
 @st.cache_resource(max_entries=3, show_spinner="Loading the data…")
