@@ -134,7 +134,7 @@ def test_filter_drops_each_failing_condition():
 
 
 def test_planted_coefficients_are_recovered(tmp_path):
-    write_synthetic_pums(tmp_path, ["CA"], rows=150_000, seed=7)
+    write_synthetic_pums(tmp_path, ["CA"], rows=150_000, seed=7, model="common")
     data = acs.load_acs_income(["CA"], root=tmp_path)
     fit = prepare(data.X, data.y, "logistic", "cube", feature_names=data.feature_names).fit
     assert np.max(np.abs(fit.theta - PLANTED_THETA)) < 0.2, np.round(fit.theta - PLANTED_THETA, 3)

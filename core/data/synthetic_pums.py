@@ -9,17 +9,27 @@ ranges, and are written where folktables looks for them: <root>/<year>/<horizon>
 
 The income label is planted: for every record that passes ACSIncome's filter (AGEP > 16, PINCP > 100,
 WKHP > 0, PWGTP >= 1), the 17 features of SPEC section 7 are computed and y = +1 is drawn with
-probability sigmoid(<PLANTED_THETA, x>); PINCP is then set above 40000 exactly when y = +1, so a
-logistic fit on the filtered records recovers PLANTED_THETA. Every file (at least MIN_ROWS rows) holds,
-among records that pass the filter, each edge occupation code of EDGE_OCCP and one missing OCCP, and
+probability sigmoid(<theta, x>); PINCP is then set above 40000 exactly when y = +1, so a logistic fit on
+the filtered records recovers the planted theta (planted_theta(state)). Every file (at least MIN_ROWS rows)
+holds, among records that pass the filter, each edge occupation code of EDGE_OCCP and one missing OCCP, and
 records that fail the filter on each of its four conditions alone.
 
+Each state has its own SYNTHETIC planted design (STATE_DESIGNS: planted theta, shares of sex, race,
+marriage, schooling, hours, occupation groups and classes of worker), tuned so that the logistic fit on a
+file of the state's default size resembles the paper's fits on the real 2018 files in conditioning and in
+one coefficient: California kappa ~ 300 with female ~ -0.27, Michigan kappa ~ 450 with schooling ~ 3.0.
+The numbers are made up to match those two summaries only; nothing else in the files comes from the
+census. States without a design, and every state with model="common", use COMMON_DESIGN (PLANTED_THETA,
+balanced groups), the model the fixture files of tests/data were made with.
+
 Command line: python -m core.data.synthetic_pums --root DIR --state CA [--state MI] [--rows N] [--seed S]
+[--model state|common]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 from pathlib import Path
 
@@ -146,6 +156,80 @@ _ADULT_SCHL = np.array(
 )
 
 
+
+@dataclasses.dataclass(frozen=True)
+class Design:
+    """A state's SYNTHETIC planted model: the coefficients and the shares its records are drawn with.
+
+    theta: the planted coefficients, in the order of core.data.acs.FEATURE_NAMES.
+    female: share of women. race: weights of RAC1P 1..9. married: factor on the age curve of being married.
+    schooling: weights of SCHL 1..24 among adults. hours: mean and spread of WKHP (for those not at exactly 40),
+    full_time: share at exactly 40 hours. occupations: shares of the eight occupation groups of SPEC section 7
+    (the last is the reference group), then of 9920. classes: shares of COW 1..9, then of a missing COW.
+    """
+
+    theta: np.ndarray
+    female: float = 0.5
+    race: tuple[float, ...] = (62, 7, 1, 0.2, 0.1, 14, 0.5, 10, 5)
+    married: float = 1.0
+    schooling: tuple[float, ...] = tuple(_ADULT_SCHL)
+    hours: tuple[float, float] = (36, 17)
+    full_time: float = 0.3
+    occupations: tuple[float, ...] = _OCCP_GROUP_SHARES
+    classes: tuple[float, ...] = _COW_SHARES
+
+
+# One design for every state: balanced groups, a well-conditioned design (kappa about 190 at 150,000 rows).
+# It made the fixture files of tests/data (model="common").
+COMMON_DESIGN = Design(theta=PLANTED_THETA)
+# Per-state designs, tuned so that a logistic fit on a file of the state's default size has about the
+# condition number and the named coefficient the paper reports on the real 2018 files (section 4.2):
+# California kappa ~ 300, female ~ -0.27; Michigan kappa ~ 450, schooling ~ 3.0. The smallest eigenvalues
+# come from the rare unknown class of worker (COW 8, 9 or missing: about 1.2 % of CA's workers, 0.8 % of
+# MI's) and from the near-collinear occupation indicators (a reference group of 10 %); the largest from the
+# intercept and the common indicators. Measured at the default size, seed 0: tests/data/README.md.
+STATE_DESIGNS = {
+    "CA": Design(
+        theta=np.array([-1.9, 0.8, 2.4, 2.3, 0.25, 1.2, 1.5, 0.4, 1.3, -0.9, 0.0, 0.2, 0.5, -0.27, 0.5, -0.2,
+                        -1.0]),
+        female=0.46,
+        race=(58, 6, 1, 0.1, 0.1, 17, 0.4, 13, 4.5),
+        married=0.9,
+        hours=(37, 14),
+        full_time=0.45,
+        occupations=(0.16, 0.07, 0.1, 0.06, 0.17, 0.21, 0.07, 0.1, 0.01),
+        classes=(0.66, 0.07, 0.04, 0.07, 0.03, 0.07, 0.03, 0.0059, 0.00295, 0.00295),
+    ),
+    "MI": Design(
+        theta=np.array([-2.0, 0.9, 2.4, 3.0, 0.3, 1.0, 1.3, 0.2, 1.2, -1.0, -0.1, 0.3, 0.5, -0.5, 0.5, -0.3,
+                        -1.0]),
+        female=0.48,
+        race=(80, 13, 0.5, 0.1, 0.05, 3.5, 0.05, 0.6, 2.8),
+        married=1.0,
+        hours=(37, 14),
+        full_time=0.45,
+        occupations=(0.14, 0.05, 0.09, 0.06, 0.18, 0.21, 0.08, 0.1, 0.01),
+        classes=(0.7, 0.07, 0.04, 0.06, 0.02, 0.06, 0.03, 0.0041, 0.00205, 0.00205),
+    ),
+}
+MODELS = ("state", "common")
+
+
+def planted_design(state: str, model: str = "state") -> Design:
+    """The planted design of a state's SYNTHETIC file.
+
+    model="state": the state's own design (STATE_DESIGNS), or COMMON_DESIGN for a state without one;
+    model="common": COMMON_DESIGN for every state (the model the fixture files of tests/data were made with).
+    """
+    if model not in MODELS:
+        raise ValueError(f"model must be 'state' or 'common', got {model!r}")
+    return STATE_DESIGNS.get(state, COMMON_DESIGN) if model == "state" else COMMON_DESIGN
+
+
+def planted_theta(state: str, model: str = "state") -> np.ndarray:
+    """The planted coefficients of a state's SYNTHETIC file (a copy), in the order of FEATURE_NAMES."""
+    return planted_design(state, model).theta.copy()
+
 def _pick(rng: np.random.Generator, n: int, codes, weights=None) -> np.ndarray:
     """n codes drawn with the given (unnormalised) weights, as floats."""
     p = None if weights is None else np.asarray(weights, dtype=float) / np.sum(weights)
@@ -186,37 +270,40 @@ def _roles(rng: np.random.Generator, n: int) -> dict[str, np.ndarray]:
     return {"AGEP": age, "worker": worker, "edge": edge, "zero_weight": zero_weight, "low_income": low_income}
 
 
-def _demographics(rng: np.random.Generator, p: dict[str, np.ndarray]) -> None:
+def _demographics(rng: np.random.Generator, p: dict[str, np.ndarray], design: Design) -> None:
     """Sex, race, marital status and schooling."""
     age = p["AGEP"]
     n = age.size
-    p["SEX"] = np.where(rng.random(n) < 0.5, 2.0, 1.0)
-    p["RAC1P"] = _pick(rng, n, range(1, 10), [62, 7, 1, 0.2, 0.1, 14, 0.5, 10, 5])
-    married = np.interp(age, [15, 20, 25, 30, 40, 65, 80, 94], [0, 0.05, 0.25, 0.45, 0.6, 0.6, 0.45, 0.2])
+    p["SEX"] = np.where(rng.random(n) < design.female, 2.0, 1.0)
+    p["RAC1P"] = _pick(rng, n, range(1, 10), design.race)
+    married = design.married * np.interp(age, [15, 20, 25, 30, 40, 65, 80, 94],
+                                         [0, 0.05, 0.25, 0.45, 0.6, 0.6, 0.45, 0.2])
     widowed = np.interp(age, [15, 50, 65, 80, 94], [0, 0.02, 0.08, 0.3, 0.6])
     divorced = np.where(age >= 25, 0.1, 0.01)
     cut = np.cumsum([married, widowed, divorced, np.full(n, 0.02)], axis=0)
     mar = 1.0 + (rng.random(n)[None, :] >= cut).sum(axis=0)
     p["MAR"] = np.where(age < 15, 5.0, mar)
-    adult = _pick(rng, n, range(1, 25), _ADULT_SCHL)
+    adult = _pick(rng, n, range(1, 25), design.schooling)
     adult = np.where(age < 26, np.minimum(adult, age - 2), adult)  # the young cannot have finished a degree
     child = np.clip(age - 2 - rng.integers(0, 2, size=n), 1, 15)
     p["SCHL"] = np.where(age < 3, np.nan, np.where(age < 18, child, adult))
 
 
-def _work(rng: np.random.Generator, p: dict[str, np.ndarray]) -> None:
+def _work(rng: np.random.Generator, p: dict[str, np.ndarray], design: Design) -> None:
     """Hours, class of worker and occupation: for workers, and for others who worked in the past 5 years."""
     age, worker = p["AGEP"], p["worker"]
     n = age.size
-    hours = np.where(rng.random(n) < 0.3, 40.0, np.clip(np.round(rng.normal(36, 17, size=n)), 1, 99))
+    mean, sd = design.hours
+    hours = np.where(rng.random(n) < design.full_time, 40.0, np.clip(np.round(rng.normal(mean, sd, size=n)), 1, 99))
     hours = np.where(age < 17, np.clip(np.round(rng.normal(15, 8, size=n)), 1, 40), hours)
     p["WKHP"] = _within(hours, worker)
     recent = ~worker & (age >= 16) & (rng.random(n) < np.where(age < 65, 0.35, 0.1))
     never = ~worker & ~recent & (age >= 16) & (rng.random(n) < 0.03)  # unemployed, no work in 5 years
-    cow = _pick(rng, n, [*range(1, 10), np.nan], _COW_SHARES)
-    cow = np.where(recent, _pick(rng, n, range(1, 8), _COW_SHARES[:7]), cow)
+    cow = _pick(rng, n, [*range(1, 10), np.nan], design.classes)
+    cow = np.where(recent, _pick(rng, n, range(1, 8), design.classes[:7]), cow)
     p["COW"] = np.where(worker | recent, cow, np.where(never, 9.0, np.nan))
-    group = rng.choice(len(_OCCP_GROUP_SHARES), size=n, p=_OCCP_GROUP_SHARES)
+    shares = np.asarray(design.occupations, dtype=float)
+    group = rng.choice(shares.size, size=n, p=shares / shares.sum())
     occp = np.full(n, 9920.0)
     for g, codes in enumerate(_OCCP_GROUPS):
         occp[group == g] = _pick(rng, int(np.sum(group == g)), codes)
@@ -235,17 +322,17 @@ def _weights(rng: np.random.Generator, p: dict[str, np.ndarray]) -> None:
     p["replicates"] = np.round(p["PWGTP"] * factors * rng.uniform(0.9, 1.1, size=factors.shape))
 
 
-def _income(rng: np.random.Generator, p: dict[str, np.ndarray]) -> None:
+def _income(rng: np.random.Generator, p: dict[str, np.ndarray], theta: np.ndarray) -> None:
     """PINCP and its parts; above 40000 exactly when the planted model says y = +1.
 
-    For the adult workers not forced to a low income, y = +1 has probability sigmoid(<PLANTED_THETA, x>).
+    For the adult workers not forced to a low income, y = +1 has probability sigmoid(<theta, x>).
     """
     age, worker = p["AGEP"], p["worker"]
     n = age.size
     labelled = (age > 16) & worker & ~p["low_income"]
     x = encode_features({k: p[k][labelled] for k in ("AGEP", "WKHP", "SCHL", "RAC1P", "OCCP", "MAR", "SEX", "COW")})
     positive = np.zeros(n, dtype=bool)
-    positive[labelled] = rng.random(x.shape[0]) < 1.0 / (1.0 + np.exp(-x @ PLANTED_THETA))
+    positive[labelled] = rng.random(x.shape[0]) < 1.0 / (1.0 + np.exp(-x @ theta))
     high = np.minimum(40001 + np.floor(rng.exponential(35000, size=n)), 250000)
     low = np.floor(101 + 39900 * rng.beta(1.6, 1.2, size=n))
     # Low incomes cycle through a loss, zero and 1..100, so each appears in every file.
@@ -540,15 +627,16 @@ def _check(rows: int, state: str, year: int) -> None:
         raise ValueError(f"the psam_pXX.csv layout starts with survey year 2017, got {year}")
 
 
-def _pums_table(rows: int, state: str, seed: int, year: int) -> pa.Table:
+def _pums_table(rows: int, state: str, seed: int, year: int, model: str = "state") -> pa.Table:
     """One state's SYNTHETIC person records as an Arrow table in the census column order."""
     _check(rows, state, year)
     rng = np.random.default_rng([seed, int(_STATE_CODES[state])])  # each state its own stream
+    design = planted_design(state, model)
     p = _roles(rng, rows)
-    _demographics(rng, p)
-    _work(rng, p)
+    _demographics(rng, p, design)
+    _work(rng, p, design)
     _weights(rng, p)
-    _income(rng, p)
+    _income(rng, p, design.theta)
     columns = _identity(rng, p, state, year)
     columns.update(_origin(rng, p, state, year))
     columns.update(_health(rng, p))
@@ -563,12 +651,12 @@ def _pums_table(rows: int, state: str, seed: int, year: int) -> pa.Table:
     return pa.table({name: _arrow(name, columns[name]) for name in _COLUMNS})
 
 
-def synthetic_pums_frame(rows: int, state: str, seed: int, year: int = 2018) -> pd.DataFrame:
+def synthetic_pums_frame(rows: int, state: str, seed: int, year: int = 2018, model: str = "state") -> pd.DataFrame:
     """One state's SYNTHETIC person records, as the file holds them: nullable integers, text codes.
 
     Zero-padded codes (OCCP "0010", PUMA, ST, SPORDER, INDP, MIGPUMA, POWPUMA) stay text, as in the file.
     """
-    table = _pums_table(rows, state, seed, int(year))
+    table = _pums_table(rows, state, seed, int(year), model)
     types = {pa.int64(): pd.Int64Dtype(), pa.string(): pd.StringDtype()}
     return table.to_pandas(types_mapper=types.get)
 
@@ -587,20 +675,23 @@ def write_synthetic_pums(
     horizon: str = "1-Year",
     rows: int | None = None,
     seed: int = 0,
+    model: str = "state",
 ) -> list[Path]:
     """Write each state's SYNTHETIC file where folktables looks: <root>/<year>/<horizon>/psam_p<FIPS>.csv.
 
     rows applies to every state (default: the size of the state's census file); each state draws from its
-    own stream of `seed`, so a state's file does not depend on which other states are written.
+    own stream of `seed`, so a state's file does not depend on which other states are written. model:
+    "state" (each state's planted design) or "common" (one design for all; see planted_design).
     """
     if horizon not in HORIZONS:
         raise ValueError(f"horizon must be '1-Year' or '5-Year', got {horizon!r}")
     sizes = {state: default_rows(state) if rows is None else rows for state in states}
     for state, n in sizes.items():  # every argument is checked before any file is written
         _check(n, state, int(year))
+        planted_design(state, model)
     paths = []
     for state, n in sizes.items():
-        table = _pums_table(n, state, seed, int(year))
+        table = _pums_table(n, state, seed, int(year), model)
         path = Path(root) / str(year) / horizon / f"psam_p{_STATE_CODES[state]}.csv"
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(path.name + ".partial")  # folktables takes any existing file as complete
@@ -623,9 +714,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--horizon", default="1-Year", choices=HORIZONS)
     parser.add_argument("--rows", type=int, default=None, help="rows per state (default: the census file's size)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--model", default="state", choices=MODELS,
+                        help="state: each state's planted design (default); common: one design for every state")
     args = parser.parse_args(argv)
     try:
-        paths = write_synthetic_pums(args.root, args.state, args.year, args.horizon, args.rows, args.seed)
+        paths = write_synthetic_pums(args.root, args.state, args.year, args.horizon, args.rows, args.seed,
+                                     args.model)
     except ValueError as exc:
         parser.error(str(exc))
     for path in paths:
