@@ -113,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--sgd-steps", type=int, default=defaults.steps, help="DP-SGD steps T (default 1000)")
     c.add_argument("--sgd-learning-rate", type=float, default=None, help="DP-SGD step (default 1/(G1 + lambda_reg))")
     _add_ledger_commands(sub)
+    _add_experiment_command(sub)
     s = sub.add_parser("synthetic", help="write a synthetic sample as CSV")
     s.add_argument("--out", required=True, help="output CSV path")
     s.add_argument("--loss", choices=sorted(LOSSES), default="robust")
@@ -122,6 +123,38 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--noise-scale", type=float, default=1.0)
     s.add_argument("--sample-seed", type=int, default=None)
     return parser
+
+
+def _add_experiment_command(sub: argparse._SubParsersAction) -> None:
+    from core.experiments import FIGURES
+
+    e = sub.add_parser("experiment", help="reproduce a simulation figure of the paper (docs/experiments.md)")
+    e.add_argument("figure", choices=FIGURES)
+    e.add_argument("--out", required=True, metavar="DIR", help="writes DIR/<figure>.csv and DIR/<figure>.html")
+    e.add_argument("--quick", action="store_true", help="few repetitions and a coarse grid (under a minute)")
+    e.add_argument("--reps", type=int, default=None, help="repetitions, each on a fresh data set (default 25)")
+    e.add_argument("--seed", type=int, default=0, help="root seed of every data set and every noise draw (default 0)")
+    e.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    e.add_argument("--dims", default=None, help="comma-separated dimensions d, overriding the figure's")
+    e.add_argument("--grid", default=None, help="comma-separated x values (n/d, n or eps), overriding the figure's")
+
+
+def _numbers(text: str | None, kind: type, what: str) -> list | None:
+    if text is None:
+        return None
+    try:
+        return [kind(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise InputError(f"{what} takes comma-separated numbers, got {text!r}") from None
+
+
+def cmd_experiment(args: argparse.Namespace) -> dict:
+    from core.experiments import run_figure
+
+    if args.jobs < 1:
+        raise InputError(f"--jobs must be at least 1, got {args.jobs}")
+    return run_figure(args.figure, args.out, args.quick, args.reps, args.seed, args.jobs,
+                      _numbers(args.dims, int, "--dims"), _numbers(args.grid, float, "--grid"))
 
 
 def _add_ledger_commands(sub: argparse._SubParsersAction) -> None:
@@ -285,7 +318,8 @@ def cmd_ledger(args: argparse.Namespace) -> dict | str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        commands = {"release": cmd_release, "compare": cmd_compare, "synthetic": cmd_synthetic, "ledger": cmd_ledger}
+        commands = {"release": cmd_release, "compare": cmd_compare, "synthetic": cmd_synthetic, "ledger": cmd_ledger,
+                    "experiment": cmd_experiment}
         doc = commands[args.command](args)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -1,0 +1,306 @@
+"""The paper's simulation figures (section 4.1; SPEC section 8), reproduced from fresh data sets.
+
+`python -m core experiment {fig1,...,fig5} --out DIR` draws, for every repetition, a fresh synthetic
+data set (core.data.synthetic, seeded from --seed), runs every method of the figure at the same total
+(eps, delta) through core's own mechanisms, and writes DIR/<fig>.csv (tidy: one row per panel, x,
+method and metric) and DIR/<fig>.html (a self-contained plotly page).
+
+- fig1: Algorithm 2's certificate lambda_hat_min at (eps, delta) = (1, 1e-6), the whole budget given
+  to the certificate; relative error |lambda_hat - lambda_min| / lambda_min and p_zero, versus n/d.
+- fig2 / fig3: u = e_1 at eps = 4, delta = 1e-6, ||theta*|| = 1 / 5, versus n: Algorithm 5 (local), the
+  non-private oracle, objective and output perturbation, DP-SGD (not in --quick).
+- fig4: u = e_1, d = 10, n = 1e5, versus eps; panels ||theta*|| = 1 and 6.
+- fig5: the full vector, same settings, l2 error; Algorithms 3 and 7 (the only full-vector releases
+  core offers).
+
+Errors are measured against theta* (as the paper plots) and against the fit theta(P_n) (the error the
+privacy adds). A method that refuses (bottom) counts in release_rate and is left out of the error
+means. Every (figure, panel, x, repetition) is cached as DIR/.cache/<hash>.json, keyed by its whole
+configuration, so an interrupted or repeated run resumes where it stopped.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from core.accounting import make_budget
+from core.certificates import lambda_min_certificate
+from core.compare import compare
+from core.data import synthetic
+from core.errors import InputError
+from core.full_vector import algorithm3, algorithm7
+from core.pipeline import prepare
+
+CACHE_VERSION = 1
+FIGURES = ("fig1", "fig2", "fig3", "fig4", "fig5")
+COLUMNS = ("figure", "panel", "x_name", "x", "method", "metric", "mean", "se", "reps", "released", "release_rate",
+           "d", "n", "epsilon", "delta", "theta_norm")
+SINGLE_METHODS = ("local", "oracle", "objective_perturbation", "output_perturbation", "dp_sgd")
+DELTA = 1e-6
+
+
+@dataclass(frozen=True)
+class Task:
+    """One repetition of one point of one panel: everything that determines its numbers."""
+
+    figure: str
+    panel: str
+    x_name: str
+    x: float
+    rep: int
+    seed: int
+    d: int
+    n: int
+    epsilon: float
+    delta: float
+    theta_norm: float
+    methods: tuple[str, ...]
+
+    def key(self) -> str:
+        text = json.dumps({"version": CACHE_VERSION, **asdict(self)}, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The grid of a figure: its tasks, and what --quick chose."""
+
+    figure: str
+    tasks: tuple[Task, ...]
+    metrics: tuple[str, ...]
+    log_x: bool = True
+
+
+def derived_seed(*parts: object) -> int:
+    """A 63-bit seed from the root seed and a configuration, stable across runs and platforms."""
+    digest = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def _ints(values: Sequence[float]) -> list[int]:
+    return [int(round(v)) for v in values]
+
+
+def plan(figure: str, quick: bool = False, reps: int | None = None, seed: int = 0,
+         dims: Sequence[int] | None = None, grid: Sequence[float] | None = None) -> Plan:
+    """The tasks of a figure; dims and grid override the dimensions and the x values."""
+    if figure not in FIGURES:
+        raise InputError(f"unknown figure {figure!r}; choose from {', '.join(FIGURES)}")
+    if reps is not None and reps < 1:
+        raise InputError(f"--reps must be at least 1, got {reps}")
+    sgd = () if quick else ("dp_sgd",)
+    tasks: list[Task] = []
+
+    def add(panel: str, x_name: str, xs, d: int, n_of, eps_of, norm: float, methods: tuple[str, ...], r: int):
+        for x in xs:
+            for rep in range(r):
+                tasks.append(Task(figure, panel, x_name, float(x), rep, seed, d, int(n_of(x)), float(eps_of(x)),
+                                  DELTA, norm, methods))
+
+    if figure == "fig1":
+        r = reps or (5 if quick else 25)
+        ratios = grid or ((100, 200, 400, 800, 1600, 3200, 6400) if quick
+                          else (25, 50, 100, 200, 400, 800, 1600, 3200, 6400, 12800))
+        for d in dims or (5, 10, 20):
+            add(f"d={d}", "n/d", _ints(ratios), d, lambda x, d=d: x * d, lambda x: 1.0, 1.0, ("algorithm2",), r)
+        return Plan(figure, tuple(tasks), ("relative_error", "p_zero"))
+    if figure in ("fig2", "fig3"):
+        r = reps or (2 if quick else 25)
+        ns = grid or ((1_000, 10_000, 30_000, 100_000, 300_000) if quick
+                      else (1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000))
+        norm = 1.0 if figure == "fig2" else 5.0
+        methods = ("local", "oracle", "objective_perturbation", "output_perturbation", *sgd)
+        for d in dims or (5, 10, 20):
+            add(f"d={d}", "n", _ints(ns), d, lambda x: x, lambda x: 4.0, norm, methods, r)
+        return Plan(figure, tuple(tasks), ("abs_error_theta_star", "abs_error_fit", "release_rate"))
+    r = reps or (3 if quick else 25)
+    eps_grid = grid or ((1.0, 2.0, 4.0, 8.0) if quick else (0.5, 1.0, 2.0, 4.0, 8.0, 16.0))
+    d = (dims or (10,))[0]
+    if figure == "fig4":
+        methods = ("local", "oracle", "objective_perturbation", "output_perturbation", *sgd)
+        metrics = ("abs_error_theta_star", "abs_error_fit", "release_rate")
+    else:
+        methods = ("algorithm3", "algorithm7")
+        metrics = ("l2_error_theta_star", "l2_error_fit", "release_rate")
+    for norm in (1.0, 6.0):
+        add(f"norm={norm:g}", "epsilon", eps_grid, d, lambda x: 100_000, lambda x: x, norm, methods, r)
+    return Plan(figure, tuple(tasks), metrics)
+
+
+def run_task(task: Task) -> dict:
+    """The numbers of one task: {method: {"released": bool, metric: value}}; nothing read from the cache."""
+    data = synthetic(task.n, task.d, "robust", task.theta_norm, 1.0,
+                     seed=derived_seed(task.seed, "data", task.d, task.n, task.theta_norm, task.rep))
+    rng = np.random.default_rng(derived_seed(task.seed, "noise", task.key()))
+    problem = prepare(data.X, data.y, "robust")
+    theta_star = np.asarray(data.theta_star)
+    out: dict[str, dict] = {}
+    if task.methods == ("algorithm2",):
+        cert = lambda_min_certificate(problem.fit, problem.geometry, task.epsilon, task.delta, rng)
+        lam = problem.fit.lambda_min
+        out["algorithm2"] = dict(released=True, relative_error=abs(cert.lambda_hat - lam) / lam,
+                                 p_zero=float(cert.lambda_hat == 0.0), lambda_hat=cert.lambda_hat, lambda_min=lam)
+        return out
+    if set(task.methods) <= {"algorithm3", "algorithm7"}:
+        algorithms = {"algorithm3": algorithm3, "algorithm7": algorithm7}
+        for name in task.methods:
+            rel = algorithms[name](problem.fit, problem.geometry, task.epsilon, task.delta, rng)
+            if rel.value is None:
+                out[name] = dict(released=False)
+            else:
+                out[name] = dict(released=True, l2_error_theta_star=float(np.linalg.norm(rel.value - theta_star)),
+                                 l2_error_fit=float(np.linalg.norm(rel.value - problem.fit.theta)))
+        return out
+    budget = make_budget(task.epsilon, task.delta)
+    result = compare(problem, 0, budget, 1, rng, task.methods, theta_star)
+    for name in task.methods:
+        v = result.methods[name].values[0]
+        if v is None:
+            out[name] = dict(released=False)
+        else:
+            out[name] = dict(released=True, abs_error_theta_star=abs(v - result.u_theta_star),
+                             abs_error_fit=abs(v - result.u_theta))
+    return out
+
+
+def _cached_run(task: Task, cache: str) -> tuple[Task, dict, float]:
+    path = Path(cache) / f"{task.key()}.json"
+    start = time.perf_counter()
+    result = run_task(task)
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps({"task": asdict(task), "result": result}))
+    os.replace(tmp, path)  # atomic: an interrupted run never leaves half a file
+    return task, result, time.perf_counter() - start
+
+
+def _load(task: Task, cache: Path) -> dict | None:
+    path = cache / f"{task.key()}.json"
+    try:
+        return json.loads(path.read_text())["result"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def run_plan(p: Plan, out: Path, jobs: int = 1, log: Callable[[str], None] | None = None) -> dict[Task, dict]:
+    """Every task of the plan, from the cache where it has them, the rest in `jobs` processes."""
+    log = log or (lambda s: print(s, file=sys.stderr, flush=True))
+    cache = out / ".cache"
+    cache.mkdir(parents=True, exist_ok=True)
+    results: dict[Task, dict] = {}
+    todo = []
+    for t in p.tasks:
+        hit = _load(t, cache)
+        if hit is None:
+            todo.append(t)
+        else:
+            results[t] = hit
+    total = len(p.tasks)
+    log(f"[{p.figure}] {total} tasks, {total - len(todo)} cached, {len(todo)} to run on {jobs} process(es)")
+    start = time.perf_counter()
+
+    def done(t: Task, r: dict, secs: float) -> None:
+        results[t] = r
+        log(f"[{p.figure}] {len(results)}/{total} {t.panel} {t.x_name}={t.x:g} rep {t.rep}: {secs:.2f}s "
+            f"(elapsed {time.perf_counter() - start:.1f}s)")
+
+    if jobs <= 1:
+        for t in todo:
+            done(*_cached_run(t, str(cache)))
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            futures = [pool.submit(_cached_run, t, str(cache)) for t in todo]
+            for f in as_completed(futures):
+                done(*f.result())
+    return results
+
+
+def summarise(p: Plan, results: dict[Task, dict]) -> list[dict]:
+    """The tidy rows: mean and standard error over the repetitions where the method released."""
+    groups: dict[tuple, list[Task]] = {}
+    for t in p.tasks:
+        groups.setdefault((t.panel, t.x), []).append(t)
+    rows = []
+    for (panel, x), ts in groups.items():
+        t0 = ts[0]
+        for method in t0.methods:
+            rs = [results[t][method] for t in ts]
+            released = [r for r in rs if r.get("released")]
+            rate = len(released) / len(rs)
+            for metric in p.metrics:
+                if metric == "release_rate":
+                    mean, se = rate, math.sqrt(rate * (1 - rate) / len(rs))
+                else:
+                    vals = np.array([r[metric] for r in released], dtype=float)
+                    mean = float(vals.mean()) if len(vals) else math.nan
+                    se = float(vals.std(ddof=1) / math.sqrt(len(vals))) if len(vals) > 1 else math.nan
+                rows.append(dict(figure=p.figure, panel=panel, x_name=t0.x_name, x=x, method=method, metric=metric,
+                                 mean=mean, se=se, reps=len(rs), released=len(released), release_rate=rate,
+                                 d=t0.d, n=t0.n, epsilon=t0.epsilon, delta=t0.delta, theta_norm=t0.theta_norm))
+    return rows
+
+
+def write_csv(rows: list[dict], path: Path) -> None:
+    with path.open("w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=COLUMNS, lineterminator="\n")
+        w.writeheader()
+        for row in rows:
+            w.writerow({k: (f"{v:.10g}" if isinstance(v, float) else v) for k, v in row.items()})
+
+
+def write_html(p: Plan, rows: list[dict], path: Path) -> None:
+    """One subplot per metric (row) and panel (column), one line per method, error bars of 2 se."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    panels = list(dict.fromkeys(r["panel"] for r in rows))
+    metrics = list(p.metrics)
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    fig = make_subplots(rows=len(metrics), cols=len(panels), column_titles=panels, row_titles=metrics,
+                        horizontal_spacing=0.06, vertical_spacing=0.08)
+    palette = ("#d62728", "#ff7f0e", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b")
+    for i, metric in enumerate(metrics, 1):
+        for j, panel in enumerate(panels, 1):
+            for k, method in enumerate(methods):
+                sel = [r for r in rows if r["panel"] == panel and r["metric"] == metric and r["method"] == method]
+                if not sel:
+                    continue
+                se = [0.0 if math.isnan(r["se"]) else 2 * r["se"] for r in sel]
+                fig.add_trace(go.Scatter(x=[r["x"] for r in sel], y=[r["mean"] for r in sel], name=method,
+                                         legendgroup=method, showlegend=(i == 1 and j == 1), mode="lines+markers",
+                                         line=dict(color=palette[k % len(palette)]),
+                                         error_y=dict(type="data", array=se, visible=True)), row=i, col=j)
+            fig.update_xaxes(type="log" if p.log_x else "linear", title_text=rows[0]["x_name"], row=i, col=j)
+            log_y = metric not in ("p_zero", "release_rate")
+            fig.update_yaxes(type="log" if log_y else "linear", row=i, col=j)
+    fig.update_layout(title=f"{p.figure}: mean over repetitions, bars = 2 standard errors (bottom excluded)",
+                      height=320 * len(metrics), width=380 * len(panels) + 200)
+    path.write_text(fig.to_html(include_plotlyjs=True, full_html=True))
+
+
+def run_figure(figure: str, out: str | Path, quick: bool = False, reps: int | None = None, seed: int = 0,
+               jobs: int = 1, dims: Sequence[int] | None = None, grid: Sequence[float] | None = None,
+               log: Callable[[str], None] | None = None) -> dict:
+    """Plan, run (or resume), summarise and write a figure; returns where it wrote and how long it took."""
+    start = time.perf_counter()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    p = plan(figure, quick, reps, seed, dims, grid)
+    results = run_plan(p, out, jobs, log)
+    rows = summarise(p, results)
+    csv_path, html_path = out / f"{figure}.csv", out / f"{figure}.html"
+    write_csv(rows, csv_path)
+    write_html(p, rows, html_path)
+    return dict(figure=figure, csv=str(csv_path), html=str(html_path), tasks=len(p.tasks),
+                seconds=round(time.perf_counter() - start, 3))
