@@ -21,12 +21,13 @@ from ui.snapshot import snapshot_name, teaching_snapshot
 from ui.theme import NOT_PRIVATE
 
 
-def private_cards(run: PrivateRun, b: Budget, name: str, problem: Problem | None) -> None:
-    """Stages 1-4 and the budget; problem is None in publish mode, which shows only released values."""
-    cards.lambda_min_card(run, problem)
-    cards.lambda_max_card(run, problem)
-    cards.test_card(run, b, problem)
-    cards.release_card(run, name, problem)
+def private_cards(run: PrivateRun, b: Budget, name: str, problem: Problem, publish: bool) -> None:
+    """Stages 1-4 and the budget; publish mode shows only released values (and public constants)."""
+    shown = None if publish else problem
+    cards.lambda_min_card(run, shown)
+    cards.lambda_max_card(run, shown)
+    cards.test_card(run, b, shown, problem.geometry, problem.n)
+    cards.release_card(run, name, shown)
     cards.budget_card(b, run.lambda_max is not None)
 
 
@@ -50,7 +51,7 @@ def teaching(problem: Problem, data: Dataset) -> None:
         "TEACHING — NOT PRIVATE, NOT CHARGED. It is not a report: only a Publish-mode release reaches the Report.",
     )
     cards.stage0_card(problem, data, u if isinstance(u, int) else None)
-    private_cards(run, b, name, problem)
+    private_cards(run, b, name, problem, publish=False)
 
 
 def release_once(problem: Problem) -> None:
@@ -83,7 +84,7 @@ def publish(problem: Problem) -> None:
     b = rec.budget
     st.caption(f"The last release on these data: `{rec.coordinate}` at ε = {b.epsilon_total:g}, "
                f"δ = {b.delta_total:g}, {rec.calibration} calibration, level {rec.level:.0%}.")
-    private_cards(rec.run, b, rec.coordinate, None)
+    private_cards(rec.run, b, rec.coordinate, problem, publish=True)
 
 
 def data_error(exc: InputError) -> None:

@@ -453,3 +453,17 @@ def test_resampling_or_the_download_flag_keeps_the_census_budget(tmp_path, monke
         assert_clean(at)
         assert at.error[0].value.startswith(REFUSED), change  # 6 + 6 > 10 on the same people
         assert spent() == [(6.0, 1e-6)]
+
+
+def test_a_failed_test_says_why_in_numbers_in_both_modes():
+    """The binding term of (14) against the threshold (private: from the certified bounds only)."""
+    at = start(noise_seed=1)
+    assert_clean(at)
+    assert metric(at, "Status") == "⊥"
+    why = [c.value for c in at.caption if c.value.startswith("Why, in numbers:")]
+    assert len(why) == 1
+    assert why[0].startswith(f"Why, in numbers: n = {N:,} is too small for κ̂ =") and "> the threshold" in why[0]
+    at = start(mode="publish")
+    release(at)
+    assert_clean(at)
+    assert any(c.value.startswith("Why, in numbers:") for c in at.caption)

@@ -17,7 +17,9 @@ from core import whatif
 from core.accounting import Budget
 from core.certificates import RecursiveBound
 from core.data import Dataset
+from core.diagnosis import diagnose
 from core.errors import InputError
+from core.geometry import Geometry
 from core.pipeline import PrivateRun, Problem
 from core.teaching import WHATIF_EPS, Steps, falling_path, rising_path
 from ui import cache, state
@@ -186,12 +188,14 @@ def lambda_max_card(run: PrivateRun, problem: Problem | None) -> None:
 # ---------------------------------------------------------------- stage 3
 
 
-def test_status(run: PrivateRun) -> None:
+def test_status(run: PrivateRun, g: Geometry, n: int) -> None:
     t = run.test
     if t.passed:
         st.success(f"Passed: {t.reason}.", icon=":material/check_circle:")
-    else:
-        st.warning(f"Failed: {t.reason}.", icon=":material/block:")
+        return
+    st.warning(f"Failed: {t.reason}.", icon=":material/block:")
+    if not math.isnan(t.lam1):  # the terms of (14) exist: say which one binds (private: certified bounds only)
+        st.caption(f"Why, in numbers: {diagnose(t, g, n).summary}")
 
 
 def test_details(run: PrivateRun) -> None:
@@ -239,11 +243,11 @@ def what_if(problem: Problem, b: Budget) -> None:
     st.caption("Blue: (14) passes with noise-free certificates; grey: it fails. The star is this sample and ε.")
 
 
-def test_card(run: PrivateRun, b: Budget, problem: Problem | None) -> None:
-    """Stage 3; problem is None in publish mode, where only the outcome is shown."""
+def test_card(run: PrivateRun, b: Budget, problem: Problem | None, g: Geometry, n: int) -> None:
+    """Stage 3; problem is None in publish mode, where only the outcome and why (private) are shown."""
     with st.container(border=True):
         card_title(TEST.heading(math=True))
-        test_status(run)
+        test_status(run, g, n)
         if problem is not None:
             test_details(run)
             what_if(problem, b)
