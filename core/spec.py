@@ -89,8 +89,22 @@ class SyntheticSpec:
         return Population.synthetic(self.loss, self.n, self.d, self.theta_norm, self.noise_scale, self.sample_seed)
 
 
+class _CensusIncome:
+    """What every census source shares: the logistic income problem and the encoding's bound on ||x||_2."""
+
+    @property
+    def fixed_loss(self) -> str:
+        """Census income is the logistic problem of the paper's section 4.2."""
+        return "logistic"
+
+    @property
+    def public_radius(self) -> float:
+        """Every row of the income encoding has ||x||_2 <= 3 (ENCODED_RADIUS), a public fact."""
+        return ENCODED_RADIUS
+
+
 @dataclass(frozen=True)
-class AcsSpec:
+class AcsSpec(_CensusIncome):
     """ACS income for some states and one survey (year, horizon): the population, or a seeded sample of n.
 
     states are upper-cased, stripped and taken once each, in the order given (the order of the rows,
@@ -114,16 +128,6 @@ class AcsSpec:
         object.__setattr__(self, "states", cleaned)
         object.__setattr__(self, "year", int(self.year))
         object.__setattr__(self, "root", None if self.root in (None, "") else os.fspath(self.root))
-
-    @property
-    def fixed_loss(self) -> str:
-        """Census income is the logistic problem of the paper's section 4.2."""
-        return "logistic"
-
-    @property
-    def public_radius(self) -> float:
-        """Every row of the income encoding has ||x||_2 <= 3 (ENCODED_RADIUS), a public fact."""
-        return ENCODED_RADIUS
 
     def load(self) -> Dataset:
         from core.data import acs  # folktables and pandas load only for census data
@@ -207,7 +211,7 @@ class CsvSpec(_FileSpec):
 
 
 @dataclass(frozen=True)
-class PumsSpec(_FileSpec):
+class PumsSpec(_CensusIncome, _FileSpec):
     """An ACS PUMS person file of one's own, encoded as the census data; a seeded sample of n if given."""
 
     n: int | None = None
@@ -224,16 +228,6 @@ class PumsSpec(_FileSpec):
         """The spec of a file on disk (read once for its digest, again by load())."""
         content = _read(path, f"file not found: {path}")
         return cls(digest(content), str(path), os.fspath(path), **sample)
-
-    @property
-    def fixed_loss(self) -> str:
-        """Census income is the logistic problem of the paper's section 4.2."""
-        return "logistic"
-
-    @property
-    def public_radius(self) -> float:
-        """Every row of the income encoding has ||x||_2 <= 3 (ENCODED_RADIUS), a public fact."""
-        return ENCODED_RADIUS
 
     def load(self, content: bytes | None = None) -> Dataset:
         from core.data import acs  # folktables and pandas load only for census data
