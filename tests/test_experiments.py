@@ -113,3 +113,18 @@ def test_bad_arguments(tmp_path, capsys):
     assert main(["experiment", "fig1", "--grid", "a,b", "--out", str(tmp_path)]) == 2
     with pytest.raises(SystemExit):
         main(["experiment", "fig9", "--out", str(tmp_path)])
+
+
+def test_fig4_errors_fall_as_epsilon_grows(tmp_path):
+    """Fig. 4 at a reduced size: the noise-driven errors against the fit shrink from eps = 1 to 8 (output
+    perturbation's is its ridge's bias, which does not depend on eps)."""
+    argv = ["experiment", "fig4", "--quick", "--reps", "2", "--grid", "1,8", "--jobs", "2", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    rows = read(tmp_path / "fig4.csv")
+    assert {r["x_name"] for r in rows} == {"epsilon"}
+    for panel in {r["panel"] for r in rows}:
+        for method in ("objective_perturbation", "oracle"):
+            (e1, err1), (e8, err8) = series(rows, panel, method, "abs_error_fit")
+            assert (e1, e8) == (1.0, 8.0) and err8 < err1, (panel, method)
+        rate = series(rows, panel, "local", "release_rate")
+        assert rate[-1][1] >= rate[0][1]
