@@ -32,9 +32,9 @@ def store_upload() -> None:
     if file is None:
         st.session_state.pop(state.UPLOAD, None)
         return
-    content = file.getvalue()
-    st.session_state[state.UPLOAD] = state.Upload.of(file.name, content)
-    if state.is_pums(content):
+    upload = state.Upload.of(file.name, file.getvalue())
+    st.session_state[state.UPLOAD] = upload
+    if upload.is_pums:
         st.session_state["upload_loss"] = "logistic"  # census labels are the income classes ±1
 
 
@@ -102,8 +102,8 @@ def upload_controls() -> None:
     upload = st.session_state.get(state.UPLOAD)
     if upload is None:
         return
-    name, content = upload.name, upload.content
-    if state.is_pums(content):
+    name = upload.name
+    if upload.is_pums:
         st.caption(f"**{name}** · ACS PUMS person file: ACSIncome's filter, 17 features, logistic loss")
         return
     st.caption(f"**{name}** · CSV with a column y")

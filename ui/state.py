@@ -42,7 +42,6 @@ from core.ledger_store import default_ledger_path, open_ledger
 from core.model import ModelSpec
 from core.pipeline import PrivateRun, Problem, prepare_spec
 from core.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, file_spec
-from core.spec import is_pums as core_is_pums
 
 SOURCES = {
     "synthetic_robust": "Synthetic robust regression",
@@ -238,6 +237,11 @@ class Upload:
     def of(cls, name: str, content: bytes) -> Upload:
         return cls(name, content, file_spec(name, content))
 
+    @property
+    def is_pums(self) -> bool:
+        """Whether the file is an ACS PUMS person file (core.spec decided it from the header)."""
+        return isinstance(self.spec, PumsSpec)
+
 
 def data_spec() -> DataSpec:
     """Which data the settings name (core.spec): the only key of the data cache, the ledger and staleness."""
@@ -252,11 +256,6 @@ def data_spec() -> DataSpec:
     if upload is None:
         raise DataError("no file uploaded yet: choose a CSV on the Data page")
     return upload.spec
-
-
-def is_pums(content: bytes) -> bool:
-    """Whether an uploaded CSV is an ACS PUMS person file (its header names PINCP)."""
-    return core_is_pums(content)
 
 
 def loss_name() -> str:
