@@ -415,10 +415,6 @@ def keep_teaching_run(run: PrivateRun, coordinate: str, seed: int | None) -> Tea
     return record
 
 
-def teaching_run() -> TeachingRun | None:
-    return st.session_state.get(TEACHING_RUN)
-
-
 def keep_comparison(settings: tuple, result: Comparison) -> None:
     st.session_state[COMPARISON] = ComparisonRecord(settings, result)
 
