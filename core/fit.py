@@ -268,14 +268,23 @@ def _line_search(X: Array, y: Array, loss: Loss, lam_reg: float, b: Array, theta
     return lo
 
 
+def certified_distance(tau: float, r: float, mu: float) -> float:
+    """-ln(1 - q)/r with q = r tau/mu: the farthest a point with ||grad F|| <= tau lies from the minimiser of F
+    when the curvature is at least mu (module docstring); inf when q >= 1, tau/mu in the limit r -> 0."""
+    q = r * tau / mu if mu > 0 else math.inf
+    if not q < 1:
+        return math.inf
+    return -math.log1p(-q) / r if r > 0 else tau / mu
+
+
 def _certify(theta: Array, H: Array, grad_norm: float, tau: float, r: float, lam_reg: float, it: int, n: int,
              d: int) -> FitResult | None:
     """The result when the existence certificate q = r tau / mu < 1 holds (module docstring), else None."""
     vals = eigh(H, eigvals_only=True)
     lmin, lmax = float(max(vals[0], 0.0)), float(vals[-1])
     mu = lmin + lam_reg
-    q = r * tau / mu if mu > 0 else math.inf
-    if not q < 1:
+    distance = certified_distance(tau, r, mu)
+    if not math.isfinite(distance):
         return None
     return FitResult(
         status=MINIMISER,
@@ -287,7 +296,7 @@ def _certify(theta: Array, H: Array, grad_norm: float, tau: float, r: float, lam
         lambda_max=lmax,
         kappa=(lmax + lam_reg) / mu,
         grad_norm=grad_norm,
-        distance=-math.log1p(-q) / r if r > 0 else tau / mu,
+        distance=distance,
         iterations=it,
         grad_tol=tau,
         lam_reg=float(lam_reg),

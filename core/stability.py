@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from core.fit import TAU_FACTOR
+from core.fit import TAU_FACTOR, certified_distance
 from core.gaussian import check_epsilon_delta, normal_quantile
 from core.geometry import Geometry, phi_qsc
 from core.recursion import c1_holds, recursion_down, t_bound
@@ -73,8 +73,7 @@ def threshold(epsilon: float, delta: float) -> float:
 def solver_slack(lam: float, g: Geometry) -> float:
     """l(lam) = -ln(1 - r tau/lam)/r, tau = TAU_FACTOR G0: how far a certified fit can lie from the exact
     minimiser of data whose lambda_min + lam_reg >= lam (core.fit's certificate); inf when r tau >= lam."""
-    q = g.r * TAU_FACTOR * g.G0 / lam if lam > 0 else math.inf
-    return -math.log1p(-q) / g.r if q < 1 else math.inf
+    return certified_distance(TAU_FACTOR * g.G0, g.r, lam)
 
 
 def fit_tolerance(lam0: float, lam1: float, Rl: float, t: float, gamma: float, g: Geometry,
