@@ -11,6 +11,10 @@ from ui import state
 
 def render() -> None:
     sb = st.sidebar
+    ignored = st.session_state.pop(state.IGNORED, None)
+    if ignored:
+        sb.warning("The link's " + ", ".join(ignored) + " could not be used; the default is shown instead.",
+                   icon=":material/link_off:")
     if state.locked():
         sb.markdown("**Mode** · Publish, locked by this deployment: only what the mechanism releases is shown")
     else:

@@ -14,6 +14,7 @@ Session entries outside the settings registry (SESSION lists them; nothing else 
 - UPLOAD: `Upload`, the uploaded file (Data page);
 - PUBLISHED: {(DataSpec, ModelSpec): PublishedRelease}, made only by `publish()` after the ledger
   charged it (the Report shows nothing else);
+- IGNORED: link values outside their control's range, replaced by the default and named in a notice;
 - UPLOADED: the upload's data set and fits, kept in that session only (never a process-wide cache);
 - TEACHING_RUN: `TeachingRun`, the Pipeline's last teaching run: never charged, possibly seeded,
   never on the Report;
@@ -53,8 +54,9 @@ MODES = {"teaching": "Teaching", "publish": "Publish"}
 DEFAULT_CAP = (10.0, 1e-5)  # a new ledger file's default cap unless the deployment says otherwise
 UPLOAD, PUBLISHED, TEACHING_RUN, COMPARISON = "upload", "published", "teaching_run", "comparison"
 UPLOADED = "uploaded"  # the upload's data set and fits, kept in its own session only
+IGNORED = "ignored_link_values"  # link values out of range, each replaced by its default (shown once)
 SESSION = {  # every session entry outside PARAMS, with its type
-    UPLOAD: "Upload", UPLOADED: "dict[(DataSpec, ModelSpec | None), Dataset | Problem]",
+    IGNORED: "list[str]", UPLOAD: "Upload", UPLOADED: "dict[(DataSpec, ModelSpec | None), Dataset | Problem]",
     PUBLISHED: "dict[(DataSpec, ModelSpec), PublishedRelease]",
     TEACHING_RUN: "TeachingRun", COMPARISON: "ComparisonRecord", "upload_file": "widget: UploadedFile",
     "compare_methods": "widget: list[str]",
@@ -78,6 +80,7 @@ class Param:
     default: Any
     parse: Callable[[str], Any]
     choices: tuple | None = None
+    bounds: tuple[float, float] | None = None  # the closed range a link's value must lie in (the widget's range)
 
 
 PARAMS: dict[str, Param] = {
@@ -101,8 +104,8 @@ PARAMS: dict[str, Param] = {
     "domain": Param("cube", str, ("cube", "ball")),
     "radius": Param(None, _opt_float),
     # privacy
-    "epsilon": Param(4.0, float),
-    "delta": Param(1e-6, float),
+    "epsilon": Param(4.0, float, bounds=(1e-3, 100.0)),
+    "delta": Param(1e-6, float, bounds=(1e-15, 0.1)),
     "split_a": Param(1.0, float),
     "split_b": Param(1.0, float),
     "split_c": Param(1.0, float),
@@ -110,7 +113,7 @@ PARAMS: dict[str, Param] = {
     "accounting": Param("basic", str, ("basic", "pld")),
     "coordinate": Param("", str),
     "direction": Param("", str),
-    "level": Param(0.95, float),
+    "level": Param(0.95, float, bounds=(0.5, 0.99)),
     "fallback": Param("auto", str, ("auto", "on", "off")),
     "noise_seed": Param(None, _opt_int),
     "mode": Param("teaching", str, tuple(MODES)),
@@ -130,6 +133,10 @@ def _from_url(key: str, param: Param) -> Any:
     if param.choices is not None and value not in param.choices:
         return param.default
     if isinstance(value, float) and not math.isfinite(value):
+        return param.default
+    if param.bounds is not None and not param.bounds[0] <= value <= param.bounds[1]:
+        lo, hi = param.bounds
+        st.session_state.setdefault(IGNORED, []).append(f"{key}={raw} (outside {lo:g} to {hi:g})")
         return param.default
     return value
 

@@ -1,0 +1,37 @@
+"""Hand-edited links: a value outside its control's range is replaced by the default, with a notice."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+APP = Path(__file__).resolve().parents[1] / "app.py"
+
+
+def open_link(**query: str) -> AppTest:
+    at = AppTest.from_file(str(APP), default_timeout=90)
+    at.session_state["n"] = 20_000
+    for key, value in query.items():
+        at.query_params[key] = value
+    return at.run()
+
+
+@pytest.mark.parametrize("key,value,default", [("epsilon", "1000", 4.0), ("delta", "1e-300", 1e-6),
+                                               ("delta", "0.9", 1e-6), ("level", "2", 0.95),
+                                               ("level", "0.2", 0.95), ("epsilon", "-1", 4.0)])
+def test_out_of_range_values_fall_back_with_a_notice(key, value, default):
+    at = open_link(**{key: value})
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state[key] == default
+    notice = " ".join(w.value for w in at.sidebar.warning)
+    assert f"{key}={value}" in notice and "default" in notice
+
+
+@pytest.mark.parametrize("key,value", [("epsilon", "100"), ("delta", "1e-15"), ("level", "0.99")])
+def test_values_at_the_edges_of_the_range_are_kept(key, value):
+    at = open_link(**{key: value})
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state[key] == float(value)
+    assert not at.sidebar.warning
