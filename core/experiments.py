@@ -25,6 +25,7 @@ import csv
 import hashlib
 import json
 import math
+import multiprocessing
 import os
 import sys
 import time
@@ -48,6 +49,8 @@ FIGURES = ("fig1", "fig2", "fig3", "fig4", "fig5")
 COLUMNS = ("figure", "panel", "x_name", "x", "method", "metric", "mean", "se", "reps", "released", "release_rate",
            "d", "n", "epsilon", "delta", "theta_norm")
 SINGLE_METHODS = ("local", "oracle", "objective_perturbation", "output_perturbation", "dp_sgd")
+NOT_PRIVATE_METHODS = ("oracle",)
+_NUMBERS = ("x", "mean", "se", "release_rate", "epsilon", "delta", "theta_norm")
 DELTA = 1e-6
 
 
@@ -80,7 +83,6 @@ class Plan:
     figure: str
     tasks: tuple[Task, ...]
     metrics: tuple[str, ...]
-    log_x: bool = True
 
 
 def derived_seed(*parts: object) -> int:
@@ -219,7 +221,8 @@ def run_plan(p: Plan, out: Path, jobs: int = 1, log: Callable[[str], None] | Non
         for t in todo:
             done(*_cached_run(t, str(cache)))
     else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
+        # spawn, not fork: the caller may be a threaded server (the app), which fork would copy mid-lock
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
             futures = [pool.submit(_cached_run, t, str(cache)) for t in todo]
             for f in as_completed(futures):
                 done(*f.result())
@@ -259,34 +262,79 @@ def write_csv(rows: list[dict], path: Path) -> None:
             w.writerow({k: (f"{v:.10g}" if isinstance(v, float) else v) for k, v in row.items()})
 
 
-def write_html(p: Plan, rows: list[dict], path: Path) -> None:
-    """One subplot per metric (row) and panel (column), one line per method, error bars of 2 se."""
+def results_figure(rows: list[dict], title: str = ""):
+    """The plot of a figure's tidy rows: one subplot per metric (row) and panel (column), one line per method,
+    error bars of 2 standard errors. Pure: the same rows give the same figure (the command's HTML and the
+    Experiments page both draw with it)."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
     panels = list(dict.fromkeys(r["panel"] for r in rows))
-    metrics = list(p.metrics)
+    metrics = list(dict.fromkeys(r["metric"] for r in rows))
     methods = list(dict.fromkeys(r["method"] for r in rows))
     fig = make_subplots(rows=len(metrics), cols=len(panels), column_titles=panels, row_titles=metrics,
                         horizontal_spacing=0.06, vertical_spacing=0.08)
-    palette = ("#d62728", "#ff7f0e", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b")
+    palette = ("#d62728", "#ff7f0e", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
     for i, metric in enumerate(metrics, 1):
         for j, panel in enumerate(panels, 1):
             for k, method in enumerate(methods):
-                sel = [r for r in rows if r["panel"] == panel and r["metric"] == metric and r["method"] == method]
+                sel = sorted((r for r in rows if r["panel"] == panel and r["metric"] == metric
+                              and r["method"] == method), key=lambda r: r["x"])
                 if not sel:
                     continue
                 se = [0.0 if math.isnan(r["se"]) else 2 * r["se"] for r in sel]
                 fig.add_trace(go.Scatter(x=[r["x"] for r in sel], y=[r["mean"] for r in sel], name=method,
                                          legendgroup=method, showlegend=(i == 1 and j == 1), mode="lines+markers",
-                                         line=dict(color=palette[k % len(palette)]),
+                                         line=dict(color=palette[k % len(palette)], dash=_dash(method)),
                                          error_y=dict(type="data", array=se, visible=True)), row=i, col=j)
-            fig.update_xaxes(type="log" if p.log_x else "linear", title_text=rows[0]["x_name"], row=i, col=j)
+            x_name = rows[0]["x_name"]
+            fig.update_xaxes(type="linear" if x_name == "epsilon" else "log", title_text=x_name, row=i, col=j)
             log_y = metric not in ("p_zero", "release_rate")
             fig.update_yaxes(type="log" if log_y else "linear", row=i, col=j)
-    fig.update_layout(title=f"{p.figure}: mean over repetitions, bars = 2 standard errors (bottom excluded)",
+    fig.update_layout(title=title or "mean over repetitions, bars = 2 standard errors (bottom excluded)",
                       height=320 * len(metrics), width=380 * len(panels) + 200)
-    path.write_text(fig.to_html(include_plotlyjs=True, full_html=True))
+    return fig
+
+
+def _dash(method: str) -> str:
+    """Reference curves (a rate, a non-private method) are dotted: they are not private releases."""
+    return "dot" if method in NOT_PRIVATE_METHODS else "solid"
+
+
+def write_html(p: Plan, rows: list[dict], path: Path) -> None:
+    title = f"{p.figure}: mean over repetitions, bars = 2 standard errors (bottom excluded)"
+    path.write_text(results_figure(rows, title).to_html(include_plotlyjs=True, full_html=True))
+
+
+def read_rows(source: str | Path | bytes, name: str = "the CSV") -> list[dict]:
+    """The rows of a CSV written by write_csv, checked: every required column, numbers where numbers belong,
+    a known figure. Anything else raises InputError naming the file and the row, never quoting a value."""
+    try:
+        text = source.decode("utf-8") if isinstance(source, bytes) else Path(source).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{name} is not UTF-8 text; give the CSV that `python -m core experiment` wrote") from None
+    reader = csv.DictReader(text.splitlines())
+    missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+    if missing:
+        raise InputError(f"{name} is not an experiment CSV: it lacks the column(s) {', '.join(missing)}")
+    rows = []
+    for i, raw in enumerate(reader, 2):
+        row = dict(raw)
+        try:
+            for c in _NUMBERS:
+                row[c] = float(raw[c])
+            for c in ("reps", "released", "d", "n"):
+                row[c] = int(raw[c])
+        except (TypeError, ValueError):
+            raise InputError(f"{name}, line {i}: a numeric column holds something that is not a number") from None
+        if row["figure"] not in FIGURES or not (row["x"] == row["x"] and math.isfinite(row["x"])):
+            raise InputError(f"{name}, line {i}: unknown figure or a non-finite x")
+        rows.append(row)
+    if not rows:
+        raise InputError(f"{name} has a header but no rows")
+    if len({r["figure"] for r in rows}) > 1:
+        raise InputError(f"{name} mixes several figures; give one figure's CSV")
+    return rows
 
 
 def run_figure(figure: str, out: str | Path, quick: bool = False, reps: int | None = None, seed: int = 0,
