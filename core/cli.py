@@ -128,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _add_experiment_command(sub: argparse._SubParsersAction) -> None:
     from core.experiments import FIGURES
 
-    e = sub.add_parser("experiment", help="reproduce a simulation figure of the paper (docs/experiments.md)")
+    e = sub.add_parser("experiment", help="reproduce a figure of the paper (docs/experiments.md)")
     e.add_argument("figure", choices=FIGURES)
     e.add_argument("--out", required=True, metavar="DIR", help="writes DIR/<figure>.csv and DIR/<figure>.html")
     e.add_argument("--quick", action="store_true", help="few repetitions and a coarse grid (under a minute)")
@@ -137,6 +137,9 @@ def _add_experiment_command(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     e.add_argument("--dims", default=None, help="comma-separated dimensions d, overriding the figure's")
     e.add_argument("--grid", default=None, help="comma-separated x values (n/d, n or eps), overriding the figure's")
+    e.add_argument("--acs-root", default=None, metavar="DIR",
+                   help="fig6/fig7: folktables' root folder with the state's census file (default: a SYNTHETIC "
+                        "file written under --out)")
 
 
 def _numbers(text: str | None, kind: type, what: str) -> list | None:
@@ -154,7 +157,8 @@ def cmd_experiment(args: argparse.Namespace) -> dict:
     if args.jobs < 1:
         raise InputError(f"--jobs must be at least 1, got {args.jobs}")
     return run_figure(args.figure, args.out, args.quick, args.reps, args.seed, args.jobs,
-                      _numbers(args.dims, int, "--dims"), _numbers(args.grid, float, "--grid"))
+                      _numbers(args.dims, int, "--dims"), _numbers(args.grid, float, "--grid"),
+                      acs_root=args.acs_root)
 
 
 def _add_ledger_commands(sub: argparse._SubParsersAction) -> None:

@@ -28,30 +28,44 @@ import math
 import multiprocessing
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 
 from core.accounting import make_budget
 from core.certificates import lambda_min_certificate
 from core.compare import compare
 from core.data import synthetic
+from core.data.acs import FEATURE_NAMES, census_path, load_state, sample_population
+from core.data.synthetic_pums import write_synthetic_pums
 from core.errors import InputError
 from core.full_vector import algorithm3, algorithm7
-from core.pipeline import prepare
+from core.pipeline import prepare, run_private
 
 CACHE_VERSION = 1
-FIGURES = ("fig1", "fig2", "fig3", "fig4", "fig5")
+FIGURES = ("fig1", "fig2", "fig3", "fig4", "fig5", "fig6", "fig7")
 COLUMNS = ("figure", "panel", "x_name", "x", "method", "metric", "mean", "se", "reps", "released", "release_rate",
-           "d", "n", "epsilon", "delta", "theta_norm")
+           "d", "n", "epsilon", "delta", "theta_norm", "data")
+# Figs. 6-7 (section 4.2): a state's filtered records are the population, the coefficient the paper reports.
+CENSUS = {"fig6": ("CA", "female"), "fig7": ("MI", "schooling")}
+# Algorithm 5 as such; with the paper's fallback rule (objective perturbation when lambda_hat_min = 0) at our safe
+# budget and at the paper's split (half of eps to lambda_hat_min); and the app's fallback (whenever (14) fails).
+CENSUS_METHODS = ("local", "local_fallback", "local_fallback_paper", "local_fallback_app", "objective_perturbation",
+                  "oracle")
+PAPER_SPLIT = (2.0, 1.0, 1.0)  # eps_a : eps_b : 2 eps_c, so that lambda_hat_min gets eps/2 as in section 4.2
+RATE = "score_attack_rate"
 SINGLE_METHODS = ("local", "oracle", "objective_perturbation", "output_perturbation", "dp_sgd")
-NOT_PRIVATE_METHODS = ("oracle",)
+NOT_PRIVATE_METHODS = ("oracle", RATE)
 _NUMBERS = ("x", "mean", "se", "release_rate", "epsilon", "delta", "theta_norm")
 DELTA = 1e-6
+MAX_ROWS = 10_000_000  # rows of one data set: about 1.6 GB at d = 20, what a 2-core, 8 GB machine can hold
 
 
 @dataclass(frozen=True)
@@ -70,9 +84,14 @@ class Task:
     delta: float
     theta_norm: float
     methods: tuple[str, ...]
+    state: str = ""  # census figures: the state whose filtered records are the population
+    coordinate: int = 0
+    data: str = "synthetic"  # "synthetic", "SYNTHETIC census" (core.data.synthetic_pums) or "census files"
+    root: str = field(default="", compare=False)  # where the census files are: not part of what the task is
 
     def key(self) -> str:
-        text = json.dumps({"version": CACHE_VERSION, **asdict(self)}, sort_keys=True)
+        fields = {k: v for k, v in asdict(self).items() if k != "root"}
+        text = json.dumps({"version": CACHE_VERSION, **fields}, sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
@@ -96,20 +115,43 @@ def _ints(values: Sequence[float]) -> list[int]:
 
 
 def plan(figure: str, quick: bool = False, reps: int | None = None, seed: int = 0,
-         dims: Sequence[int] | None = None, grid: Sequence[float] | None = None) -> Plan:
-    """The tasks of a figure; dims and grid override the dimensions and the x values."""
+         dims: Sequence[int] | None = None, grid: Sequence[float] | None = None,
+         acs_root: str | Path | None = None) -> Plan:
+    """The tasks of a figure; dims and grid override the dimensions and the x values; acs_root is where the
+    census figures read the state files (None: SYNTHETIC files that run_figure writes)."""
     if figure not in FIGURES:
         raise InputError(f"unknown figure {figure!r}; choose from {', '.join(FIGURES)}")
     if reps is not None and reps < 1:
         raise InputError(f"--reps must be at least 1, got {reps}")
+    if grid is not None and not (grid and all(math.isfinite(x) and x > 0 for x in grid)):
+        raise InputError("--grid takes positive finite numbers (n/d, n or eps, as the figure's x)")
+    if dims is not None and not (dims and all(1 <= d <= 200 for d in dims)):
+        raise InputError("--dims takes dimensions from 1 to 200")
     sgd = () if quick else ("dp_sgd",)
     tasks: list[Task] = []
 
-    def add(panel: str, x_name: str, xs, d: int, n_of, eps_of, norm: float, methods: tuple[str, ...], r: int):
+    def add(panel: str, x_name: str, xs, d: int, n_of, eps_of, norm: float, methods: tuple[str, ...], r: int,
+            **census):
+        if max(n_of(x) for x in xs) > MAX_ROWS:
+            raise InputError(f"--grid asks for data sets of more than {MAX_ROWS:,} rows; choose smaller x values")
         for x in xs:
             for rep in range(r):
                 tasks.append(Task(figure, panel, x_name, float(x), rep, seed, d, int(n_of(x)), float(eps_of(x)),
-                                  DELTA, norm, methods))
+                                  DELTA, norm, methods, **census))
+
+    if figure in CENSUS:
+        if dims:
+            raise InputError("--dims does not apply to the census figures: their d is the encoding's 17")
+        r = reps or (2 if quick else 25)
+        ns = grid or ((10_000, 100_000, 400_000) if quick
+                      else (10_000, 30_000, 100_000, 200_000, 400_000, 1_000_000, 2_000_000))
+        state, name = CENSUS[figure]
+        where = dict(state=state, coordinate=FEATURE_NAMES.index(name), data="census files" if acs_root
+                     else "SYNTHETIC census", root=str(acs_root or ""))
+        for eps in (2.0, 4.0, 8.0):
+            add(f"eps={eps:g}", "n", _ints(ns), len(FEATURE_NAMES), lambda x: x, lambda x, e=eps: e, 0.0,
+                CENSUS_METHODS, r, **where)
+        return Plan(figure, tuple(tasks), ("abs_error_population", "abs_error_fit", "release_rate"))
 
     if figure == "fig1":
         r = reps or (5 if quick else 25)
@@ -143,6 +185,8 @@ def plan(figure: str, quick: bool = False, reps: int | None = None, seed: int = 
 
 def run_task(task: Task) -> dict:
     """The numbers of one task: {method: {"released": bool, metric: value}}; nothing read from the cache."""
+    if task.state:
+        return _census_task(task)
     data = synthetic(task.n, task.d, "robust", task.theta_norm, 1.0,
                      seed=derived_seed(task.seed, "data", task.d, task.n, task.theta_norm, task.rep))
     rng = np.random.default_rng(derived_seed(task.seed, "noise", task.key()))
@@ -174,6 +218,38 @@ def run_task(task: Task) -> dict:
         else:
             out[name] = dict(released=True, abs_error_theta_star=abs(v - result.u_theta_star),
                              abs_error_fit=abs(v - result.u_theta))
+    return out
+
+
+@lru_cache(maxsize=4)
+def _population(root: str, state: str) -> tuple[NDArray, NDArray, NDArray]:
+    """A state's encoded population and the coefficients of its logistic fit (the census figures' target)."""
+    X, y = load_state(root, state)
+    return X, y, prepare(X, y, "logistic").fit.theta
+
+
+def _census_task(task: Task) -> dict:
+    """Figs. 6-7: a sample of n drawn with replacement from the state's population (as section 4.2 does), the
+    logistic fit on the cube, every method at the same total (eps, delta) on coordinate j."""
+    X, y, theta_pop = _population(task.root, task.state)
+    Xs, ys, _ = sample_population(X, y, task.n, derived_seed(task.seed, "sample", task.state, task.n, task.rep),
+                                  with_replacement=True)
+    problem = prepare(Xs, ys, "logistic")
+    rng = np.random.default_rng(derived_seed(task.seed, "noise", task.key()))
+    j = task.coordinate
+    if not problem.fit.has_minimiser:  # every method needs the fit; a private run would end in bottom
+        return {m: dict(released=False) for m in task.methods}
+    budget = make_budget(task.epsilon, task.delta)
+    safe = compare(problem, j, budget, 1, rng, ("local", "local_fallback", "objective_perturbation", "oracle"))
+    paper = compare(problem, j, make_budget(task.epsilon, task.delta, PAPER_SPLIT), 1, rng, ("local_fallback",))
+    values = {name: trials.values[0] for name, trials in safe.methods.items()}
+    values["local_fallback_paper"] = paper.methods["local_fallback"].values[0]
+    values["local_fallback_app"] = run_private(problem, j, budget, rng, fallback=True).release.value
+    out = {}
+    for name in task.methods:
+        v = values[name]
+        out[name] = dict(released=False) if v is None else dict(
+            released=True, abs_error_population=abs(v - theta_pop[j]), abs_error_fit=abs(v - problem.fit.theta[j]))
     return out
 
 
@@ -221,12 +297,17 @@ def run_plan(p: Plan, out: Path, jobs: int = 1, log: Callable[[str], None] | Non
         for t in todo:
             done(*_cached_run(t, str(cache)))
     else:
-        # spawn, not fork: the caller may be a threaded server (the app), which fork would copy mid-lock
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=_context()) as pool:
             futures = [pool.submit(_cached_run, t, str(cache)) for t in todo]
             for f in as_completed(futures):
                 done(*f.result())
     return results
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    """fork from a single-threaded caller (the command line, a script); spawn from a threaded one (the app's
+    server), whose locks fork would copy mid-use. spawn re-imports the caller's main module, so it needs one."""
+    return multiprocessing.get_context("fork" if threading.active_count() == 1 else "spawn")
 
 
 def summarise(p: Plan, results: dict[Task, dict]) -> list[dict]:
@@ -235,7 +316,7 @@ def summarise(p: Plan, results: dict[Task, dict]) -> list[dict]:
     for t in p.tasks:
         groups.setdefault((t.panel, t.x), []).append(t)
     rows = []
-    for (panel, x), ts in groups.items():
+    for ts in groups.values():
         t0 = ts[0]
         for method in t0.methods:
             rs = [results[t][method] for t in ts]
@@ -248,10 +329,34 @@ def summarise(p: Plan, results: dict[Task, dict]) -> list[dict]:
                     vals = np.array([r[metric] for r in released], dtype=float)
                     mean = float(vals.mean()) if len(vals) else math.nan
                     se = float(vals.std(ddof=1) / math.sqrt(len(vals))) if len(vals) > 1 else math.nan
-                rows.append(dict(figure=p.figure, panel=panel, x_name=t0.x_name, x=x, method=method, metric=metric,
-                                 mean=mean, se=se, reps=len(rs), released=len(released), release_rate=rate,
-                                 d=t0.d, n=t0.n, epsilon=t0.epsilon, delta=t0.delta, theta_norm=t0.theta_norm))
+                rows.append(_row(p, t0, method, metric, mean, se, len(rs), len(released), rate))
+        rows.extend(_rate_rows(p, t0))
     return rows
+
+
+def _row(p: Plan, t: Task, method: str, metric: str, mean: float, se: float, reps: int, released: int,
+         rate: float) -> dict:
+    return dict(figure=p.figure, panel=t.panel, x_name=t.x_name, x=t.x, method=method, metric=metric, mean=mean,
+                se=se, reps=reps, released=released, release_rate=rate, d=t.d, n=t.n, epsilon=t.epsilon,
+                delta=t.delta, theta_norm=t.theta_norm, data=t.data)
+
+
+def score_attack_rate(d: int, n: int, epsilon: float, full_vector: bool) -> float:
+    """The reference rate of Cai, Wang & Zhang (Thm 3.1): E||theta_hat - theta*||^2 >~ d/n + d^2/(n^2 eps^2),
+    with constant 1; its square root for the l2 error, or for one coordinate the root of a d-th of it. A rate,
+    not a method: it is drawn dotted and says nothing about constants."""
+    square = d / n + d * d / (n * n * epsilon * epsilon)
+    return math.sqrt(square if full_vector else square / d)
+
+
+def _rate_rows(p: Plan, t: Task) -> list[dict]:
+    """The score-attack rate beside the errors against the estimand (theta* or the population's fit)."""
+    metric = next((m for m in p.metrics if m in ("abs_error_theta_star", "l2_error_theta_star",
+                                                   "abs_error_population")), None)
+    if metric is None:
+        return []
+    rate = score_attack_rate(t.d, t.n, t.epsilon, metric.startswith("l2"))
+    return [_row(p, t, RATE, metric, rate, math.nan, 0, 0, math.nan)]
 
 
 def write_csv(rows: list[dict], path: Path) -> None:
@@ -337,14 +442,30 @@ def read_rows(source: str | Path | bytes, name: str = "the CSV") -> list[dict]:
     return rows
 
 
+def _census_root(state: str, out: Path, acs_root: str | Path | None) -> str:
+    """Where the state's file is, checked before any worker starts (a missing file names the path expected)."""
+    root = Path(acs_root) if acs_root is not None else out / ".census"
+    if acs_root is None and not census_path(root, state).is_file():
+        write_synthetic_pums(root, [state])
+    load_state(root, state)  # encoded once here (a missing file names its path), so workers read the cache
+    return str(root)
+
+
 def run_figure(figure: str, out: str | Path, quick: bool = False, reps: int | None = None, seed: int = 0,
                jobs: int = 1, dims: Sequence[int] | None = None, grid: Sequence[float] | None = None,
-               log: Callable[[str], None] | None = None) -> dict:
-    """Plan, run (or resume), summarise and write a figure; returns where it wrote and how long it took."""
+               log: Callable[[str], None] | None = None, acs_root: str | Path | None = None) -> dict:
+    """Plan, run (or resume), summarise and write a figure; returns where it wrote and how long it took.
+
+    The census figures read the state's file under acs_root; without one they write a SYNTHETIC file
+    (core.data.synthetic_pums, the state's planted design, seed 0) under DIR/.census once and use that.
+    """
     start = time.perf_counter()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    p = plan(figure, quick, reps, seed, dims, grid)
+    p = plan(figure, quick, reps, seed, dims, grid, acs_root)
+    if figure in CENSUS:
+        p = Plan(p.figure, tuple(replace(t, root=_census_root(CENSUS[figure][0], out, acs_root)) for t in p.tasks),
+                 p.metrics)
     results = run_plan(p, out, jobs, log)
     rows = summarise(p, results)
     csv_path, html_path = out / f"{figure}.csv", out / f"{figure}.html"

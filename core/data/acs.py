@@ -285,7 +285,7 @@ def load_state(root: str | os.PathLike, state: str, year: int = 2018, horizon: s
                 return saved["X"], saved["y"]
     X, y = encode_acs_income(read_person_columns(path, str(path)))
     cache.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cache.with_suffix(".tmp.npz")
+    tmp = cache.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp.npz")  # concurrent loaders never share it
     np.savez(tmp, X=X, y=y, stamp=stamp)
     tmp.replace(cache)  # atomic: a reader never sees half a cache
     return X, y
