@@ -9,7 +9,8 @@
   regulariser's Jacobian, eps/2 for Gaussian noise on a gradient of sensitivity 2 G0/n).
 - local_with_fallback: Algorithm 5, but objective perturbation with the budget the later stages would
   have used when lambda_hat_min = 0 (the paper's section 4.2 variant; off unless asked for).
-DP-SGD lives in core.dp_sgd.
+DP-SGD lives in core.dp_sgd. Output and objective perturbation are u^T times the full-vector
+releases of core.full_vector (post-processing), where their formulas live.
 """
 
 from __future__ import annotations
@@ -22,14 +23,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from core.accounting import Budget
-from core.fit import fit
+from core.full_vector import OUTPUT_PERTURBATION_LAMBDA, objective_perturbation_vector, output_perturbation_vector
 from core.gaussian import check_epsilon_delta, sigma
 from core.marks import NOT_PRIVATE
 from core.pipeline import PrivateRun, Problem, run_private
 from core.release import directional_sensitivity, unit_direction
-from core.stability import solver_slack
-
-OUTPUT_PERTURBATION_LAMBDA = 1e-2
 
 
 @dataclass(frozen=True)
@@ -66,49 +64,27 @@ def oracle(problem: Problem, u: NDArray | int, epsilon: float, delta: float, rng
                            time.perf_counter() - start, u_theta)
 
 
-def regularised_fit_theta(problem: Problem, lam_reg: float, linear: NDArray | None = None) -> NDArray:
-    """theta of (1) with another lambda_reg (and an optional linear term) on the problem's data."""
-    g = problem.geometry
-    return fit(problem.X, problem.y, g.loss, lam_reg, linear=linear, radius=g.r).require_minimiser().theta
-
-
 def output_perturbation(problem: Problem, u: NDArray | int, epsilon: float, delta: float,
                         rng: np.random.Generator, lam_reg: float = OUTPUT_PERTURBATION_LAMBDA,
                         calibration: str = "paper", theta_lam: NDArray | None = None) -> BaselineRelease:
-    """Naive output perturbation of theta_lam; pass theta_lam to reuse a fit across draws."""
+    """u^T of core.full_vector.output_perturbation_vector; pass theta_lam to reuse a fit across draws."""
     start = time.perf_counter()
     check_epsilon_delta(epsilon, delta)
-    if not lam_reg > 0:
-        raise ValueError("output perturbation needs lambda_reg > 0")
     uv = unit_direction(u, problem.d)
-    theta = regularised_fit_theta(problem, lam_reg) if theta_lam is None else theta_lam
-    # Sensitivity 2 G0/(n lam), plus the tolerance of the two fits (each within solver_slack(lam)).
-    g = problem.geometry
-    scale = (2.0 * g.G0 / (problem.n * lam_reg) + 2.0 * solver_slack(lam_reg, g)) * sigma(epsilon, delta, calibration)
-    value = float(uv @ theta) + scale * float(rng.standard_normal())
-    return BaselineRelease("output_perturbation", value, scale, True, epsilon, delta, lam_reg,
-                           time.perf_counter() - start, float(uv @ problem.fit.theta))
-
-
-def objective_perturbation_parameters(problem: Problem, epsilon: float, delta: float) -> tuple[float, float]:
-    """(lambda_reg, s) of (15): 4 G1/(n eps) and the conservative noise scale of SPEC section 5."""
-    g, n = problem.geometry, problem.n
-    a = 2.0 * math.log(4.0 / delta)
-    s = 2.0 * g.r / (n * epsilon) * (math.sqrt(a) + math.sqrt(a + 2.0 * epsilon))
-    return 4.0 * g.G1 / (n * epsilon), s
+    vec = output_perturbation_vector(problem, epsilon, delta, rng, lam_reg, calibration, theta_lam)
+    return BaselineRelease("output_perturbation", float(uv @ vec.value), vec.noise_scale, True, epsilon, delta,
+                           lam_reg, time.perf_counter() - start, float(uv @ problem.fit.theta))
 
 
 def objective_perturbation(problem: Problem, u: NDArray | int, epsilon: float, delta: float,
                            rng: np.random.Generator) -> BaselineRelease:
-    """(15): minimise L_n(theta) + b^T theta + (lam/2)||theta||^2 with b ~ N(0, s^2 I)."""
+    """u^T of the minimiser of (15) (core.full_vector.objective_perturbation_vector)."""
     start = time.perf_counter()
     check_epsilon_delta(epsilon, delta)
     uv = unit_direction(u, problem.d)
-    lam, s = objective_perturbation_parameters(problem, epsilon, delta)
-    b = s * rng.standard_normal(problem.d)
-    theta = regularised_fit_theta(problem, lam, linear=b)
-    return BaselineRelease("objective_perturbation", float(uv @ theta), s, True, epsilon, delta, lam,
-                           time.perf_counter() - start, float(uv @ problem.fit.theta))
+    vec = objective_perturbation_vector(problem, epsilon, delta, rng)
+    return BaselineRelease("objective_perturbation", float(uv @ vec.value), vec.noise_scale, True, epsilon, delta,
+                           vec.lambda_reg, time.perf_counter() - start, float(uv @ problem.fit.theta))
 
 
 def fallback_budget(budget: Budget) -> tuple[float, float]:

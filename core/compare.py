@@ -21,17 +21,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from core.accounting import Budget
-from core.baselines import (
-    OUTPUT_PERTURBATION_LAMBDA,
-    local_with_fallback,
-    objective_perturbation,
-    oracle,
-    output_perturbation,
-    regularised_fit_theta,
-)
+from core.baselines import local_with_fallback, objective_perturbation, oracle, output_perturbation
 from core.dp_sgd import DPSGDConfig, dp_sgd
 from core.errors import InputError
-from core.full_vector import algorithm3, algorithm7
+from core.full_vector import OUTPUT_PERTURBATION_LAMBDA, algorithm3, algorithm7, regularised_fit_theta
 from core.marks import NOT_PRIVATE
 from core.pipeline import Problem, run_private
 from core.release import unit_direction

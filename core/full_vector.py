@@ -1,26 +1,53 @@
-"""Releasing the whole vector theta(P_n): Algorithm 3 (q.s.c. GLMs) and Algorithm 7 (smooth losses).
+"""Releasing the whole vector theta(P_n): Algorithm 3, Algorithm 7 and the paper's comparison methods.
 
-Both take a TOTAL (eps, delta):
+Both certified algorithms take a TOTAL (eps, delta):
 - Algorithm 3 runs Algorithm 2 and the Gaussian step each at (eps/2, delta/2); Theorem 1 makes
   the pair (eps, delta)-DP. Noise N(0, sigma^2 t(lambda_hat + lam_reg)^2 I) (Corollary 3.1).
 - Algorithm 7 runs Algorithm 6 with the recursion of Corollary 6.2 at (eps/2, delta/2) on the
   statistic lambda_min + lam_reg, then noise W sigma(eps/2, delta/2) (Proposition 7.1).
+
+The methods of the paper's Figure 5 (section 4, SPEC section 5), each returning a VectorRelease:
+- oracle_vector: theta(P_n) + N(0, Delta(P_n)^2 sigma(eps, delta)^2 I), Delta(P_n) the local
+  parameter sensitivity (3a) (parameter_sensitivity). NOT private: Delta(P_n) is local.
+- output_perturbation_vector: theta_lam + N(0, (2 G0/(n lam))^2 sigma(eps, delta)^2 I), lam = 1e-2.
+- objective_perturbation_vector: the minimiser of (15) with SPEC's conservative noise scale.
+- dp_sgd_vector: the DP-SGD iterate of core.dp_sgd.
+release_vector dispatches on a name in VECTOR_METHODS. The u^T releases of core.baselines are
+projections of output_perturbation_vector and objective_perturbation_vector, so each formula
+lives here only.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.linalg import cho_factor, cho_solve
 
 from core.certificates import RecursiveBound, lambda_min_certificate, recursive_bound
+from core.errors import InputError
 from core.fit import FitResult
+from core.fit import fit as fit_objective
 from core.gaussian import check_epsilon_delta, sigma
 from core.geometry import Geometry
+from core.marks import NOT_PRIVATE
+from core.pipeline import Problem
 from core.recursion import c1_holds, recursion_down, smooth_recursion, t_bound
 from core.stability import solver_slack
+
+if TYPE_CHECKING:  # core.dp_sgd imports core.baselines, which imports this module
+    from core.dp_sgd import DPSGDConfig
+
+VECTOR_METHODS = ("algorithm3", "algorithm7", "oracle", "objective_perturbation", "output_perturbation", "dp_sgd")
+OUTPUT_PERTURBATION_LAMBDA = 1e-2
+# Above this dimension the sup of ||M x|| over the cube's 2^(d-1) sign pairs is bounded, not enumerated.
+EXACT_CUBE_MAX_D = 20
+_SIGN_CHUNK = 1 << 15  # sign vectors per block: 2^15 x 20 doubles = 5 MB
 
 
 @dataclass(frozen=True)
@@ -91,3 +118,174 @@ def _finish(name, fit, cert, s, scale, why_bottom, epsilon, delta, rng) -> FullV
     noise_scale = s * scale
     value = fit.theta + noise_scale * rng.standard_normal(fit.d)
     return FullVectorRelease(status="released", reason="certified", value=value, noise_scale=noise_scale, **common)
+
+
+@dataclass(frozen=True)
+class VectorRelease:
+    """One release of the whole vector theta by any method of VECTOR_METHODS.
+
+    value is None when the method declines to release (bottom; Algorithms 3 and 7 only). noise_scale
+    is the method's own noise parameter: the per-coordinate standard deviation of the added Gaussian
+    for Algorithms 3 and 7, the oracle and output perturbation (None for bottom), the standard
+    deviation s of b for objective perturbation (15), the noise multiplier z for DP-SGD. It is marked
+    not private: the oracle's is computed from the fit, Algorithms 3 and 7's from lambda_hat.
+    private tells whether value is (epsilon, delta)-DP (the oracle's is not). certified is the
+    FullVectorRelease of Algorithms 3 and 7 (None for the other methods).
+    """
+
+    method: str
+    value: NDArray[np.float64] | None
+    noise_scale: float | None = field(metadata=NOT_PRIVATE)
+    private: bool
+    epsilon: float
+    delta: float
+    lambda_reg: float | None
+    seconds: float = field(metadata=NOT_PRIVATE)
+    reason: str = "released"
+    certified: FullVectorRelease | None = None
+
+
+def cube_norm_sup(M: NDArray, exact_max_d: int = EXACT_CUBE_MAX_D) -> float:
+    """sup_{x in [-1,1]^d} ||M x||_2: exact for d <= exact_max_d, an upper bound above.
+
+    ||M x|| is convex, so the sup sits at a vertex; s and -s give the same norm, so the 2^(d-1) sign
+    vectors with s_1 = +1 suffice, enumerated in blocks. For larger d the enumeration is too long and
+    min(sqrt(d) ||M||_2, sum_j ||M e_j||_2) (||x||_2 <= sqrt(d); the triangle inequality) bounds it from
+    above: a sensitivity computed from it can only overstate the true one.
+    """
+    M = np.asarray(M, dtype=np.float64)
+    d = M.shape[1]
+    if d > exact_max_d:
+        return min(math.sqrt(d) * float(np.linalg.norm(M, 2)), float(np.linalg.norm(M, axis=0).sum()))
+    count, shifts, best = 1 << (d - 1), np.arange(d - 1), 0.0
+    for start in range(0, count, _SIGN_CHUNK):
+        k = np.arange(start, min(start + _SIGN_CHUNK, count))
+        signs = np.ones((k.size, d))
+        signs[:, 1:] -= 2.0 * ((k[:, None] >> shifts) & 1)  # bit j of k flips coordinate j + 1
+        v = signs @ M.T
+        best = max(best, float(np.einsum("ij,ij->i", v, v).max()))
+    return math.sqrt(best)
+
+
+def parameter_sensitivity(fit: FitResult, geometry: Geometry) -> float:
+    """Delta(P_n) of (3a) = (1/n) sup_{g0, g1 in G} ||(H + lam_reg I)^{-1} (g0 - g1)||_2.
+
+    G as core.release.directional_sensitivity takes it for (3b): G is symmetric, so the sup is
+    (2/n) sup_{g in G} ||M g||_2 with M = (H + lam_reg I)^{-1}.
+    Ball (G the l_2 ball of radius G0): (2 G0/n) ||M||_2 = 2 G0 / (n (lambda_min + lam_reg)), exact.
+    Cube (G the l_inf ball of radius G0/sqrt(d) = sup|h'|, i.e. {a x : |a| <= sup|h'|, x in [-1,1]^d}):
+    (2/n)(G0/sqrt(d)) sup_{x in [-1,1]^d} ||M x||_2, exact
+    for d <= 20 and an upper bound above (cube_norm_sup): the oracle then adds at least the noise it
+    should, the conservative side. Not private; data without a certified minimiser raise NoMinimizerError.
+    """
+    f = fit.require_minimiser()
+    if geometry.domain == "ball":
+        return 2.0 * geometry.G0 / (f.n * (f.lambda_min + f.lam_reg))
+    M = cho_solve(cho_factor(f.hessian + f.lam_reg * np.eye(f.d)), np.eye(f.d))
+    return 2.0 / f.n * geometry.G0 / math.sqrt(geometry.d) * cube_norm_sup(M)
+
+
+def oracle_vector(problem: Problem, epsilon: float, delta: float, rng: np.random.Generator,
+                  calibration: str = "paper") -> VectorRelease:
+    """The paper's item 2 for the whole vector: theta(P_n) + N(0, Delta(P_n)^2 sigma(eps, delta)^2 I).
+
+    NOT private: Delta(P_n) of (3a) is the local sensitivity, computed from the data.
+    """
+    start = time.perf_counter()
+    check_epsilon_delta(epsilon, delta)
+    f = problem.fit
+    scale = parameter_sensitivity(f, problem.geometry) * sigma(epsilon, delta, calibration)
+    value = f.theta + scale * rng.standard_normal(f.d)
+    return VectorRelease("oracle", value, scale, False, epsilon, delta, f.lam_reg, time.perf_counter() - start)
+
+
+def regularised_fit_theta(problem: Problem, lam_reg: float, linear: NDArray | None = None) -> NDArray:
+    """theta of (1) with another lambda_reg (and an optional linear term) on the problem's data."""
+    g = problem.geometry
+    return fit_objective(problem.X, problem.y, g.loss, lam_reg, linear=linear, radius=g.r).require_minimiser().theta
+
+
+def output_perturbation_vector(problem: Problem, epsilon: float, delta: float, rng: np.random.Generator,
+                               lam_reg: float = OUTPUT_PERTURBATION_LAMBDA, calibration: str = "paper",
+                               theta_lam: NDArray | None = None) -> VectorRelease:
+    """Naive output perturbation (section 4, item 4): theta_lam + N(0, (2 G0/(n lam))^2 sigma(eps, delta)^2 I).
+
+    ||theta_lam(P_n) - theta_lam(P'_n)||_2 <= 2 G0/(n lam) (lam-strong convexity, ||g||_2 <= G0), so the
+    release is (eps, delta)-DP. Pass theta_lam to reuse the non-private fit across draws.
+    """
+    start = time.perf_counter()
+    check_epsilon_delta(epsilon, delta)
+    if not lam_reg > 0:
+        raise InputError("output perturbation needs lambda_reg > 0")
+    theta = regularised_fit_theta(problem, lam_reg) if theta_lam is None else theta_lam
+    # Sensitivity 2 G0/(n lam), plus the tolerance of the two fits (each within solver_slack(lam)).
+    g = problem.geometry
+    scale = (2.0 * g.G0 / (problem.n * lam_reg) + 2.0 * solver_slack(lam_reg, g)) * sigma(epsilon, delta, calibration)
+    value = theta + scale * rng.standard_normal(problem.d)
+    return VectorRelease("output_perturbation", value, scale, True, epsilon, delta, lam_reg,
+                         time.perf_counter() - start)
+
+
+def objective_perturbation_parameters(problem: Problem, epsilon: float, delta: float) -> tuple[float, float]:
+    """(lambda_reg, s) of (15): 4 G1/(n eps) and the conservative noise scale of SPEC section 5.
+
+    s = (2 r/(n eps)) [sqrt(2 ln(4/delta)) + sqrt(2 ln(4/delta) + 2 eps)]: the printed variance lost its
+    brackets; eps/2 pays for the regulariser's Jacobian, eps/2 for Gaussian noise on a gradient of
+    sensitivity 2 G0/n.
+    """
+    g, n = problem.geometry, problem.n
+    a = 2.0 * math.log(4.0 / delta)
+    s = 2.0 * g.r / (n * epsilon) * (math.sqrt(a) + math.sqrt(a + 2.0 * epsilon))
+    return 4.0 * g.G1 / (n * epsilon), s
+
+
+def objective_perturbation_vector(problem: Problem, epsilon: float, delta: float,
+                                  rng: np.random.Generator) -> VectorRelease:
+    """(15): argmin L_n(theta) + b^T theta + (lam/2)||theta||^2, b ~ N(0, s^2 I), lam = 4 G1/(n eps)."""
+    start = time.perf_counter()
+    check_epsilon_delta(epsilon, delta)
+    lam, s = objective_perturbation_parameters(problem, epsilon, delta)
+    b = s * rng.standard_normal(problem.d)
+    theta = regularised_fit_theta(problem, lam, linear=b)
+    return VectorRelease("objective_perturbation", theta, s, True, epsilon, delta, lam, time.perf_counter() - start)
+
+
+def dp_sgd_vector(problem: Problem, epsilon: float, delta: float, rng: np.random.Generator,
+                  config: DPSGDConfig | None = None) -> VectorRelease:
+    """DP-SGD's theta_hat (core.dp_sgd.dp_sgd_theta, defaults DPSGDConfig()); noise_scale is z."""
+    from core.dp_sgd import DPSGDConfig, dp_sgd_theta  # here: core.dp_sgd imports core.baselines
+
+    start = time.perf_counter()
+    theta, z = dp_sgd_theta(problem, epsilon, delta, rng, config or DPSGDConfig())
+    return VectorRelease("dp_sgd", theta, z, True, epsilon, delta, problem.fit.lam_reg, time.perf_counter() - start)
+
+
+def _certified(algorithm: Callable[..., FullVectorRelease], problem: Problem, epsilon: float, delta: float,
+               rng: np.random.Generator, calibration: str) -> VectorRelease:
+    """Algorithm 3 or 7 as a VectorRelease (value None for bottom), keeping the certificate."""
+    start = time.perf_counter()
+    out = algorithm(problem.fit, problem.geometry, epsilon, delta, rng, calibration)
+    return VectorRelease(out.algorithm, out.value, out.noise_scale, True, epsilon, delta, problem.fit.lam_reg,
+                         time.perf_counter() - start, out.reason, out)
+
+
+def release_vector(method: str, problem: Problem, epsilon: float, delta: float, rng: np.random.Generator, *,
+                   calibration: str = "paper", dp_sgd_config: DPSGDConfig | None = None,
+                   theta_lam: NDArray | None = None) -> VectorRelease:
+    """One release of theta by `method` (a name in VECTOR_METHODS) at the total (eps, delta).
+
+    theta_lam (output perturbation only) reuses the non-private fit at OUTPUT_PERTURBATION_LAMBDA.
+    """
+    if method == "algorithm3":
+        return _certified(algorithm3, problem, epsilon, delta, rng, calibration)
+    if method == "algorithm7":
+        return _certified(algorithm7, problem, epsilon, delta, rng, calibration)
+    if method == "oracle":
+        return oracle_vector(problem, epsilon, delta, rng, calibration)
+    if method == "objective_perturbation":
+        return objective_perturbation_vector(problem, epsilon, delta, rng)
+    if method == "output_perturbation":
+        return output_perturbation_vector(problem, epsilon, delta, rng, calibration=calibration, theta_lam=theta_lam)
+    if method == "dp_sgd":
+        return dp_sgd_vector(problem, epsilon, delta, rng, dp_sgd_config)
+    raise InputError(f"unknown method {method!r}; choose from {', '.join(VECTOR_METHODS)}")

@@ -17,12 +17,11 @@ from core.baselines import (
     fallback_budget,
     local_with_fallback,
     objective_perturbation,
-    objective_perturbation_parameters,
     oracle,
     output_perturbation,
-    regularised_fit_theta,
 )
 from core.data import synthetic
+from core.full_vector import objective_perturbation_parameters, regularised_fit_theta
 from core.gaussian import sigma
 from core.pipeline import make_rng, prepare, run_private
 from core.release import directional_sensitivity, unit_direction

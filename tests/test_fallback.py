@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from core.accounting import basic_composition, release_event_delta, split_budget
-from core.baselines import objective_perturbation_parameters, regularised_fit_theta
 from core.data import synthetic
 from core.fallback import fallback_half_width, release_event_budget
+from core.full_vector import objective_perturbation_parameters, regularised_fit_theta
 from core.gaussian import normal_quantile
 from core.pipeline import make_rng, prepare, run_private
 from core.release import ALGORITHM5_NOTE, BOTTOM_NOTE

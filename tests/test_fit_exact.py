@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.accounting import split_budget
-from core.baselines import objective_perturbation_parameters, regularised_fit_theta
 from core.data import synthetic
 from core.fit import MINIMISER, NO_MINIMISER, RANK_DEFICIENT, TAU_FACTOR, fit, mean_rows
+from core.full_vector import objective_perturbation_parameters, regularised_fit_theta
 from core.losses import LOGISTIC, ROBUST
 from core.pipeline import make_rng, prepare, run_private
 
