@@ -7,6 +7,7 @@ import math
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from core import experiments
@@ -198,3 +199,37 @@ def test_read_rows_refuses_what_the_command_did_not_write(tmp_path, fig6):
             experiments.read_rows(bad, "upload.csv")
         assert "upload.csv" in str(info.value)
         assert "ten" not in str(info.value) and "junk" not in str(info.value)
+
+
+def test_fig5_compares_every_full_vector_method(tmp_path):
+    """Fig. 5 at a reduced size: the errors against the fit fall with eps (output perturbation's is mostly its
+    ridge's bias), and the oracle, which spends the whole eps on one Gaussian step, beats Algorithm 3."""
+    argv = ["experiment", "fig5", "--quick", "--reps", "2", "--grid", "1,8", "--jobs", "2", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    rows = read(tmp_path / "fig5.csv")
+    assert {r["method"] for r in rows} == {"algorithm3", "algorithm7", "oracle", "objective_perturbation",
+                                           "output_perturbation", experiments.RATE}
+    for panel in ("norm=1", "norm=6"):
+        for method in ("algorithm3", "oracle", "objective_perturbation"):
+            (_, low), (_, high) = series(rows, panel, method, "l2_error_fit")
+            assert high < low / 2, (panel, method)
+        for eps in (1.0, 8.0):
+            error = {m: dict(series(rows, panel, m, "l2_error_fit"))[eps] for m in ("oracle", "algorithm3")}
+            assert error["oracle"] < error["algorithm3"]
+        worst = max(("algorithm3", "oracle", "objective_perturbation", "output_perturbation"),
+                    key=lambda m: series(rows, panel, m, "l2_error_fit")[-1][1])
+        assert worst == "output_perturbation"
+
+
+def test_tuned_dp_sgd_keeps_the_run_closest_to_the_fit():
+    """The paper's tuning, reproduced: every configuration of the grid runs, the closest to the fit is kept."""
+    seen = []
+
+    def run(config, rng):
+        seen.append(config)
+        return np.full(3, config.batch_size / 1000 + config.steps / 1000)
+
+    best = experiments._tuned(run, np.full(3, 2.0), np.random.default_rng(0))
+    assert seen == list(experiments.DP_SGD_GRID)
+    assert np.array_equal(best, np.full(3, 2.0))  # batch 1000, 1000 steps
+    assert experiments.TUNED in experiments.NOT_PRIVATE_METHODS
