@@ -11,6 +11,7 @@ pages = [
     st.Page("pages/pipeline.py", title="Pipeline", icon=":material/account_tree:", default=True),
     st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
     st.Page("pages/report.py", title="Report", icon=":material/description:"),
+    st.Page("pages/experiments.py", title="Experiments", icon=":material/science:"),
 ]
 page = st.navigation(pages)
 sidebar.render()

@@ -387,11 +387,14 @@ def _rate_rows(p: Plan, t: Task) -> list[dict]:
 
 
 def write_csv(rows: list[dict], path: Path) -> None:
-    with path.open("w", newline="") as fh:
+    """The tidy rows, written atomically: a reader (another session of the app) never sees half a file."""
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    with tmp.open("w", newline="") as fh:
         w = csv.DictWriter(fh, fieldnames=COLUMNS, lineterminator="\n")
         w.writeheader()
         for row in rows:
             w.writerow({k: (f"{v:.10g}" if isinstance(v, float) else v) for k, v in row.items()})
+    os.replace(tmp, path)
 
 
 def results_figure(rows: list[dict], title: str = ""):
@@ -435,16 +438,25 @@ def _dash(method: str) -> str:
 
 def write_html(p: Plan, rows: list[dict], path: Path) -> None:
     title = f"{p.figure}: mean over repetitions, bars = 2 standard errors (bottom excluded)"
-    path.write_text(results_figure(rows, title).to_html(include_plotlyjs=True, full_html=True))
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(results_figure(rows, title).to_html(include_plotlyjs=True, full_html=True))
+    os.replace(tmp, path)
 
 
 def read_rows(source: str | Path | bytes, name: str = "the CSV") -> list[dict]:
     """The rows of a CSV written by write_csv, checked: every required column, numbers where numbers belong,
     a known figure. Anything else raises InputError naming the file and the row, never quoting a value."""
     try:
-        text = source.decode("utf-8") if isinstance(source, bytes) else Path(source).read_text(encoding="utf-8")
+        text = source.decode("utf-8-sig") if isinstance(source, bytes) else Path(source).read_text("utf-8-sig")
+        return _parse_rows(text, name)  # utf-8-sig: a spreadsheet may have added a byte-order mark
     except UnicodeDecodeError:
         raise InputError(f"{name} is not UTF-8 text; give the CSV that `python -m core experiment` wrote") from None
+    except csv.Error:  # such as a field past the csv module's size limit
+        raise InputError(f"{name} cannot be read as a CSV; give the CSV that `python -m core experiment` wrote") \
+            from None
+
+
+def _parse_rows(text: str, name: str) -> list[dict]:
     reader = csv.DictReader(text.splitlines())
     missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
     if missing:
@@ -459,8 +471,10 @@ def read_rows(source: str | Path | bytes, name: str = "the CSV") -> list[dict]:
                 row[c] = int(raw[c])
         except (TypeError, ValueError):
             raise InputError(f"{name}, line {i}: a numeric column holds something that is not a number") from None
-        if row["figure"] not in FIGURES or not (row["x"] == row["x"] and math.isfinite(row["x"])):
+        if row["figure"] not in FIGURES or not math.isfinite(row["x"]):
             raise InputError(f"{name}, line {i}: unknown figure or a non-finite x")
+        if any(math.isinf(row[c]) for c in _NUMBERS):  # nan is "never released"; infinity is never written
+            raise InputError(f"{name}, line {i}: an infinite number, which the command never writes")
         rows.append(row)
     if not rows:
         raise InputError(f"{name} has a header but no rows")

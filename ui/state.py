@@ -19,7 +19,8 @@ Session entries outside the settings registry (SESSION lists them; nothing else 
 - TEACHING_RUN: `TeachingRun`, the Pipeline's last teaching run: never charged, possibly seeded,
   never on the Report;
 - COMPARISON: `ComparisonRecord`, the Compare page's last comparison with the settings it used;
-- the widgets' own keys "upload_file" and "compare_methods".
+- the widgets' own keys "upload_file", "compare_methods" and "experiments_upload_<figure>" (the Experiments
+  page's uploader, one per figure; the page keeps nothing else in the session).
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ SESSION = {  # every session entry outside PARAMS, with its type
     IGNORED: "list[str]", UPLOAD: "Upload", UPLOADED: "dict[(DataSpec, ModelSpec | None), Dataset | Problem]",
     PUBLISHED: "dict[(DataSpec, ModelSpec), PublishedRelease]",
     TEACHING_RUN: "TeachingRun", COMPARISON: "ComparisonRecord", "upload_file": "widget: UploadedFile",
-    "compare_methods": "widget: list[str]",
+    "compare_methods": "widget: list[str]", "experiments_upload_<figure>": "widget: UploadedFile",
 }
 
 
