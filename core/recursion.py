@@ -14,20 +14,47 @@ vice versa: N has sensitivity 1. The acceleration condition (22) of Lemma 6.1 ho
 lam_reg = 0 and for the smooth recursion (Lemma 6.2), but fails slightly for (10) with lam_reg > 0
 (the step lam (e^(r t(lam + lam_reg)) - 1) then grows with lam). Nothing private rests on (22);
 the inverse uses it only to save evaluations, and only where it holds.
+
+The loops over steps (counts, powers, trajectories, the boundary chain) run compiled by core.kernels
+when numba is importable and PSP_NO_JIT=1 is not set, to bit-identical results; the Python loops
+below are the reference and the fallback.
 """
 
 from __future__ import annotations
 
 import math
+import os
 import threading
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from types import ModuleType
+
+import numpy as np
 
 from core.geometry import Geometry, phi_qsc
 
 MAX_STEPS = 50_000_000  # a recursion needing more steps than this means n is beyond reach here
 _TOL_ULPS = 8.0  # bracket width at which an inverse step stops: R is evaluated to a few ulp
+_TOO_MANY = "the recursion needs more than 5e7 steps; the sample is too large"
+_NO_CONVERGENCE = "inverting the recursion did not converge"
+Kernel = tuple[int, tuple[float, float, float, float, float, float]]  # (kind, params) of core.kernels
+_DOWN, _SMOOTH = 0, 1  # core.kernels.DOWN and SMOOTH
+
+
+def _load_kernels() -> ModuleType | None:
+    """core.kernels, or None without numba or with PSP_NO_JIT=1: the pure-Python loops then run."""
+    if os.environ.get("PSP_NO_JIT", "0") != "0":
+        return None
+    try:
+        from core import kernels
+    except ImportError:
+        return None
+    return kernels
+
+
+KERNELS = _load_kernels()
 
 
 def t_bound(lam: float, g: Geometry, n: int) -> float:
@@ -88,6 +115,7 @@ class DecreasingRecursion:
     """A nondecreasing recursion R <= identity on C = [floor, inf) (section 6.1).
 
     `accelerating` declares condition (22), which lets the inverse bound the sup from one side.
+    `kernel` names the same step in core.kernels; with it the loops run compiled, to identical results.
 
     `count` and `inverse` are the two computations of Algorithm 6. The boundary points
     mu_j = sup{lam : R^(j+1)(lam) <= floor} depend only on public constants (n, d, domain,
@@ -100,12 +128,20 @@ class DecreasingRecursion:
     floor: float
     scale: float  # a positive length of the order of one step, to start bracketing
     accelerating: bool
-    _chain: list[float] = field(default_factory=list, compare=False, repr=False)
+    kernel: Kernel | None = field(default=None, compare=False, repr=False)
+    _chain: array = field(default_factory=lambda: array("d"), compare=False, repr=False)  # doubles, unboxed
     _verified: dict[int, float] = field(default_factory=dict, compare=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
+    @property
+    def _jit(self) -> Kernel | None:
+        """The compiled step, when there is one and numba is in use."""
+        return self.kernel if KERNELS is not None else None
+
     def power(self, lam: float, k: int) -> float:
         """R^k(lam), stopping early once the floor is reached (R(floor) = floor)."""
+        if self._jit:
+            return KERNELS.power(*self._jit, float(self.floor), float(lam), k)
         for _ in range(k):
             if lam <= self.floor:
                 return lam
@@ -114,6 +150,8 @@ class DecreasingRecursion:
 
     def trajectory(self, lam: float) -> list[float]:
         """lam, R(lam), ..., down to the first iterate at or below the floor (N + 1 values)."""
+        if self._jit:
+            return KERNELS.trajectory(*self._jit, float(self.floor), float(lam)).tolist()
         out = [lam]
         while len(out) == 1 or out[-1] > self.floor:
             out.append(self.step(out[-1]))
@@ -121,12 +159,17 @@ class DecreasingRecursion:
 
     def count(self, lam: float) -> int:
         """N = min{N >= 1 : R^N(lam) <= floor} (Algorithm 6 step i; Algorithm 2 step ii)."""
+        if self._jit:
+            k = KERNELS.count(*self._jit, float(self.floor), float(lam), MAX_STEPS)
+            if k < 0:
+                raise OverflowError(_TOO_MANY)
+            return k
         step, floor = self.step, self.floor
         x, k = step(lam), 1
         while x > floor:
             x, k = step(x), k + 1
             if k > MAX_STEPS:
-                raise OverflowError("the recursion needs more than 5e7 steps; the sample is too large")
+                raise OverflowError(_TOO_MANY)
         return k
 
     def inverse(self, m: int) -> float:
@@ -144,9 +187,11 @@ class DecreasingRecursion:
             self._verified[m] = lam
             return lam
 
-    def _extend_chain(self, m: int) -> list[float]:
+    def _extend_chain(self, m: int) -> array:
         """Boundary points mu_0 < mu_1 < ... with R(mu_j) <= mu_(j-1), up to index m - 1 (hold _lock)."""
         chain = self._chain
+        if self._jit and len(chain) < m:
+            return self._extend_chain_compiled(m)
         if not chain:
             chain.append(self._preimage(self.floor, self.floor + self.scale))
         while len(chain) < m:
@@ -159,7 +204,20 @@ class DecreasingRecursion:
                 guess = y - (chain[-2] if len(chain) == 2 else self.floor)
             chain.append(self._preimage(y, y + max(guess, self.scale * 1e-9)))
             if len(chain) > MAX_STEPS:
-                raise OverflowError("the recursion needs more than 5e7 steps; the sample is too large")
+                raise OverflowError(_TOO_MANY)
+        return chain
+
+    def _extend_chain_compiled(self, m: int) -> array:
+        """_extend_chain by core.kernels.extend_chain, the same points (hold _lock)."""
+        if m > MAX_STEPS:
+            raise OverflowError(_TOO_MANY)
+        chain = self._chain
+        tail = np.array(chain[-3:], dtype=np.float64)
+        floor, scale, accelerating = float(self.floor), float(self.scale), self.accelerating
+        new, converged = KERNELS.extend_chain(*self._jit, floor, scale, accelerating, tail, len(chain), m, _TOL_ULPS)
+        chain.frombytes(new.tobytes())  # the doubles as computed, without boxing them
+        if not converged:
+            raise ArithmeticError(_NO_CONVERGENCE)
         return chain
 
     def _preimage(self, y: float, x: float) -> float:
@@ -190,7 +248,7 @@ class DecreasingRecursion:
             if i >= 8 or not lo < x_next <= hi or x_next == x:
                 x_next = lo + 0.5 * (hi - lo) if hi < math.inf else y + 2.0 * (x - y)
             x = x_next
-        raise ArithmeticError("inverting the recursion did not converge")
+        raise ArithmeticError(_NO_CONVERGENCE)
 
 
 @dataclass(frozen=True)
@@ -224,6 +282,9 @@ class AffineIncreasingRecursion:
 
     def trajectory(self, lam: float) -> list[float]:
         """lam, R(lam), ..., up to the first iterate at the cap (N + 1 values)."""
+        if KERNELS is not None:
+            consts = float(self.growth), float(self.b), float(self.cap)
+            return KERNELS.affine_trajectory(*consts, float(lam), self.count(lam)).tolist()
         return [self.power(lam, k) for k in range(self.count(lam) + 1)]
 
     def count(self, lam: float) -> int:
@@ -261,6 +322,7 @@ def down_recursion(g: Geometry, n: int, lam_reg: float) -> DecreasingRecursion:
     r_over_2ar = g.r / (2.0 * ar)
     reg_over_rho = lam_reg / g.rho
     expm1, sqrt = math.expm1, math.sqrt
+    params = (float(c1), float(reg_over_rho), float(lam_reg), float(k8), float(r_over_2ar), float(G1_n))
 
     def step(lam: float) -> float:
         # (C1), then t (9) and (10) with constants hoisted: this runs up to N times per certificate.
@@ -273,13 +335,25 @@ def down_recursion(g: Geometry, n: int, lam_reg: float) -> DecreasingRecursion:
         out = lam * factor - G1_n
         return out if out > 0 else 0.0
 
-    return DecreasingRecursion(step=step, floor=0.0, scale=max(G1_n, c1 * 1e-6), accelerating=lam_reg == 0)
+    return DecreasingRecursion(
+        step=step,
+        floor=0.0,
+        scale=max(G1_n, c1 * 1e-6),
+        accelerating=lam_reg == 0,
+        kernel=(_DOWN, params),
+    )
 
 
 def smooth_recursion(g: Geometry, n: int, lam_reg: float) -> DecreasingRecursion:
     """The recursion of Algorithm 7 packaged for Algorithm 6 (floor lam_reg)."""
+    # The constants as recursion_smooth computes them: 8 G0 G2, then n lam^2 and G1/n.
+    params = (float(8.0 * g.G0 * g.G2), float(n), float(g.G1 / n), float(lam_reg), 0.0, 0.0)
     return DecreasingRecursion(
-        step=lambda lam: recursion_smooth(lam, g, n, lam_reg), floor=lam_reg, scale=g.G1 / n, accelerating=True
+        step=lambda lam: recursion_smooth(lam, g, n, lam_reg),
+        floor=lam_reg,
+        scale=g.G1 / n,
+        accelerating=True,
+        kernel=(_SMOOTH, params),
     )
 
 

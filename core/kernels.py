@@ -1,0 +1,184 @@
+"""Compiled loops of the recursions (numba): bit for bit those of core.recursion.
+
+The count N, the powers R^k, the trajectory and the boundary chain of Algorithms 2 and 6 iterate a
+scalar recursion up to N ~ n times, which costs about 2 us a step as Python calls; the trajectory of
+(12) evaluates its closed form N times. These are the same loops compiled, with the same operations
+in the same order: no fastmath (so no reassociation and no fused multiply-add), IEEE division, sqrt
+by the correctly rounded machine instruction, and expm1, exp and log1p by the same libm functions
+CPython's math module calls. The results are therefore identical to the pure-Python loops of
+core.recursion, which remain the reference (and the fallback without numba, or with PSP_NO_JIT=1).
+
+A decreasing recursion is passed as (kind, params): DOWN is (10) with params (c1, lam_reg/rho, lam_reg,
+8 alpha r G0/n, r/(2 alpha r), G1/n), as hoisted in core.recursion.down_recursion; SMOOTH is the
+recursion of Corollary 6.2 with params (8 G0 G2, n, G1/n, lam_reg, 0, 0). Every constant is a public
+float, so one compiled function serves every geometry; cache=True keeps the machine code in
+__pycache__ between processes.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+DOWN = 0
+SMOOTH = 1
+
+jit = numba.njit(cache=True, nogil=True)
+
+
+@jit
+def step(kind: int, p: tuple[float, ...], lam: float) -> float:
+    """One step R(lam) of (10) (kind DOWN) or of Corollary 6.2 (kind SMOOTH)."""
+    if kind == DOWN:
+        c1, reg_over_rho, lam_reg, k8, r_over_2ar, G1_n = p
+        if lam <= 0 or lam + reg_over_rho < c1:
+            return 0.0
+        arg = 1.0 - k8 / (lam + lam_reg)
+        if arg < 0:
+            return 0.0
+        out = lam * (1.0 - math.expm1((1.0 - arg) / (1.0 + math.sqrt(arg)) * r_over_2ar)) - G1_n
+        return out if out > 0 else 0.0
+    k, n, G1_n, lam_reg = p[0], p[1], p[2], p[3]
+    nll = n * lam * lam
+    if nll <= 0:
+        return lam_reg
+    arg = 1.0 - k / nll
+    if arg < 0:
+        return lam_reg
+    out = 0.5 * lam * (1.0 + math.sqrt(arg)) - G1_n
+    return lam_reg if lam_reg > out else out  # Python's max(out, lam_reg)
+
+
+@jit
+def count(kind: int, p: tuple[float, ...], floor: float, lam: float, max_steps: int) -> int:
+    """N = min{N >= 1 : R^N(lam) <= floor}, or -1 beyond max_steps."""
+    x, k = step(kind, p, lam), 1
+    while x > floor:
+        x, k = step(kind, p, x), k + 1
+        if k > max_steps:
+            return -1
+    return k
+
+
+@jit
+def power(kind: int, p: tuple[float, ...], floor: float, lam: float, k: int) -> float:
+    """R^k(lam), stopping early once the floor is reached."""
+    for _ in range(k):
+        if lam <= floor:
+            return lam
+        lam = step(kind, p, lam)
+    return lam
+
+
+@jit
+def trajectory(kind: int, p: tuple[float, ...], floor: float, lam: float) -> np.ndarray:
+    """lam, R(lam), ..., down to the first iterate at or below the floor."""
+    out = np.empty(64)
+    out[0] = lam
+    size = 1
+    while size == 1 or out[size - 1] > floor:
+        if size == out.size:
+            out = np.concatenate((out, np.empty(out.size)))
+        out[size] = step(kind, p, out[size - 1])
+        size += 1
+    return out[:size]
+
+
+@jit
+def _ulp(x: float) -> float:
+    """math.ulp for finite x."""
+    x = abs(x)
+    up = math.nextafter(x, math.inf)
+    return x - math.nextafter(x, -math.inf) if math.isinf(up) else up - x
+
+
+@jit
+def preimage(
+    kind: int, p: tuple[float, ...], floor: float, accelerating: bool, y: float, x: float, tol_ulps: float
+) -> float:
+    """sup{lam : R(lam) <= y} from below, as DecreasingRecursion._preimage; nan if not converged."""
+    lo, hi = y, math.inf
+    xp = fp = math.nan
+    for i in range(300):
+        fx = step(kind, p, x) - y
+        if fx <= 0:
+            lo = x if x > lo else lo
+            if accelerating and fx + y > floor:
+                hi = x - fx if x - fx < hi else hi
+        else:
+            hi = x if x < hi else hi
+        if hi < math.inf and hi - lo <= tol_ulps * _ulp(hi):
+            return lo
+        slope = (fx - fp) / (x - xp) if i > 0 and x != xp else 1.0
+        x_next = x - fx / slope if slope > 0 else math.nan
+        xp, fp = x, fx
+        if i >= 8 or not lo < x_next <= hi or x_next == x:
+            x_next = lo + 0.5 * (hi - lo) if hi < math.inf else y + 2.0 * (x - y)
+        x = x_next
+    return math.nan
+
+
+@jit
+def extend_chain(
+    kind: int,
+    p: tuple[float, ...],
+    floor: float,
+    scale: float,
+    accelerating: bool,
+    tail: np.ndarray,
+    have: int,
+    m: int,
+    tol_ulps: float,
+) -> tuple[np.ndarray, bool]:
+    """The boundary points mu_have, ..., mu_(m-1) after a chain of `have` ending in `tail` (its last <= 3).
+
+    As DecreasingRecursion._extend_chain; (points computed, False) if a preimage did not converge.
+    """
+    out = np.empty(m - have)
+    c3 = tail[-3] if tail.size >= 3 else math.nan  # chain[-3], chain[-2], chain[-1]
+    c2 = tail[-2] if tail.size >= 2 else math.nan
+    c1 = tail[-1] if tail.size >= 1 else math.nan
+    size, j = have, 0
+    lower = scale * 1e-9
+    while size < m:
+        if size == 0:
+            x = preimage(kind, p, floor, accelerating, floor, floor + scale, tol_ulps)
+        else:
+            y = c1
+            if size >= 3:
+                guess = 2.0 * (y - c2) - (c2 - c3)
+            else:
+                guess = y - (c2 if size == 2 else floor)
+            x = preimage(kind, p, floor, accelerating, y, y + (lower if lower > guess else guess), tol_ulps)
+        if math.isnan(x):
+            return out[:j], False
+        out[j] = x
+        j, size = j + 1, size + 1
+        c3, c2, c1 = c2, c1, x
+    return out, True
+
+
+@jit
+def affine_power(growth: float, b: float, cap: float, lam: float, k: int) -> float:
+    """R^k(lam) of (12) in closed form, as AffineIncreasingRecursion.power."""
+    if k <= 0 or lam >= cap:
+        if k <= 0:
+            return lam
+        return cap if cap < lam else lam
+    c = b / growth
+    log_gain = k * math.log1p(growth)
+    if log_gain > 700.0:
+        return cap
+    out = math.exp(log_gain) * (lam + c) - c
+    return cap if cap < out else out  # Python's min(out, cap)
+
+
+@jit
+def affine_trajectory(growth: float, b: float, cap: float, lam: float, N: int) -> np.ndarray:
+    """R^0(lam), ..., R^N(lam) of (12), as AffineIncreasingRecursion.trajectory."""
+    out = np.empty(N + 1)
+    for k in range(N + 1):
+        out[k] = affine_power(growth, b, cap, lam, k)
+    return out
