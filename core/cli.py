@@ -21,8 +21,8 @@ from core.accounting import ACCOUNTINGS, Budget, make_budget, parse_split
 from core.compare import EXTRA_METHODS, FULL_VECTOR_METHODS, METHODS, check_methods, compare
 from core.data import Dataset
 from core.dp_sgd import DPSGDConfig
-from core.errors import InputError
-from core.gaussian import CALIBRATIONS
+from core.errors import InputError, check_seed
+from core.gaussian import CALIBRATIONS, check_total_budget, delta_warning
 from core.geometry import DOMAINS
 from core.ledger import Ledger, release_details
 from core.ledger_store import default_ledger_path, open_ledger, population_to_json
@@ -54,8 +54,10 @@ def _add_data_options(p: argparse.ArgumentParser) -> None:
         help="draw the census sample with replacement (n may exceed the population; a person may fill k rows "
         "and is protected by group privacy only: k eps)",
     )
-    p.add_argument("--n", type=int, default=None, help="sample size: synthetic default 100000; ACS default all")
-    p.add_argument("--d", type=int, default=5, help="synthetic dimension (default 5)")
+    p.add_argument("--n", type=int, default=None,
+                   help="sample size, at most 10^7 (and n d <= 2e8 for synthetic data): synthetic default 100000; "
+                   "ACS default all")
+    p.add_argument("--d", type=int, default=5, help="synthetic dimension, 1 to 200 (default 5)")
     p.add_argument("--theta-norm", type=float, default=1.0, help="synthetic ||theta*||_2 (default 1)")
     p.add_argument("--noise-scale", type=float, default=1.0, help="synthetic Laplace noise scale (default 1)")
     p.add_argument("--sample-seed", type=int, default=None, help="seed of the sample (synthetic or ACS)")
@@ -70,7 +72,7 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--coordinate", required=True, help="column index (0-based, among the features) or name")
     p.add_argument("--epsilon", type=float, required=True, help="TOTAL epsilon")
-    p.add_argument("--delta", type=float, required=True, help="TOTAL delta, in (0, 1)")
+    p.add_argument("--delta", type=float, required=True, help="TOTAL delta, in (0, 0.1], well below 1/n")
     p.add_argument(
         "--split", default=None, help="weights a,b,c of eps for lambda_min, lambda_max, release (default 1,1,1)"
     )
@@ -78,9 +80,9 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
         "--accounting", choices=ACCOUNTINGS, default="basic",
         help="how the stages meet the total: basic composition (default) or privacy-loss distributions",
     )
-    p.add_argument("--lambda-reg", type=float, default=0.0, help="ridge lambda_reg >= 0 in (1)")
+    p.add_argument("--lambda-reg", type=float, default=0.0, help="ridge lambda_reg in (1), from 0 to 100")
     p.add_argument("--domain", choices=DOMAINS, default="cube")
-    p.add_argument("--radius", type=float, default=None, help="radius R of the ball domain")
+    p.add_argument("--radius", type=float, default=None, help="radius R of the ball domain, from 0.01 to 1000")
     p.add_argument(
         "--calibration", choices=CALIBRATIONS, default="paper", help="sigma(eps, delta): eq. (7) or analytic"
     )
@@ -201,12 +203,18 @@ def load_dataset(args: argparse.Namespace) -> Dataset:
 
 
 def _prepared(args: argparse.Namespace) -> tuple[Budget, DataSpec, Dataset, Problem, int]:
+    check_total_budget(args.epsilon, args.delta)
+    check_seed(args.seed, "--seed")
     budget = make_budget(args.epsilon, args.delta, parse_split(args.split), args.accounting)
     spec = spec_from_args(args)
     model = ModelSpec(model_loss(spec, args.loss), args.domain, args.radius, args.lambda_reg)
     data = spec.load()
     problem = prepare_spec(data, model, spec)
-    return budget, spec, data, problem, problem.coordinate(args.coordinate)
+    j = problem.coordinate(args.coordinate)
+    warning = delta_warning(args.delta, problem.n)
+    if warning is not None:  # a warning, not a refusal: the app's default delta 1e-6 is above 1/n past a million rows
+        print(f"warning: {warning}", file=sys.stderr)
+    return budget, spec, data, problem, j
 
 
 def cmd_release(args: argparse.Namespace) -> dict:

@@ -47,6 +47,7 @@ from core.certificates import lambda_min_certificate
 from core.compare import compare
 from core.data import synthetic
 from core.data.acs import FEATURE_NAMES, census_path, load_state, sample_population
+from core.data.synthetic import MAX_ROWS  # also the census samples' cap: one data set in memory
 from core.data.synthetic_pums import write_synthetic_pums
 from core.dp_sgd import DPSGDConfig, dp_sgd_theta
 from core.errors import InputError
@@ -70,7 +71,6 @@ DP_SGD_GRID = tuple(DPSGDConfig(batch_size=b, steps=t) for b in (1000, 4000) for
 NOT_PRIVATE_METHODS = ("oracle", RATE, TUNED)
 _NUMBERS = ("x", "mean", "se", "release_rate", "epsilon", "delta", "theta_norm")
 DELTA = 1e-6
-MAX_ROWS = 10_000_000  # rows of one data set: about 1.6 GB at d = 20, what a 2-core, 8 GB machine can hold
 
 
 @dataclass(frozen=True)

@@ -25,15 +25,42 @@ _SQRT_HALF_PI = math.sqrt(0.5 * math.pi)
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 _ROUNDING = 32.0 * _ULP  # per-operation relative error allowed; erfcx measures within 5 ulp of exact
 _TAYLOR_REMAINDER = 2e-10  # largest relative Taylor remainder for which the midpoint rule is used
+# The total budget every surface accepts (command line, library, app links). A delta above 0.1 guarantees
+# little (delta is the chance the guarantee fails outright); an epsilon below 1e-6 drowns any coefficient in
+# noise and pushes the recursions' counts past what floats represent.
+MAX_DELTA = 0.1
+MIN_EPSILON = 1e-6
 
 
 def check_epsilon_delta(epsilon: float, delta: float, what: str = "") -> None:
     """Raise BudgetError unless eps > 0 and 0 < delta < 1 (both finite)."""
     label = f" for {what}" if what else ""
-    if not (isinstance(epsilon, (int, float)) and math.isfinite(epsilon) and epsilon > 0):
+    if not (_real(epsilon) and math.isfinite(epsilon) and epsilon > 0):
         raise BudgetError(f"epsilon{label} must be a positive finite number, got {epsilon}")
-    if not (isinstance(delta, (int, float)) and 0 < delta < 1):
+    if not (_real(delta) and 0 < delta < 1):
         raise BudgetError(f"delta{label} must lie strictly between 0 and 1, got {delta}")
+
+
+def _real(x: object) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def check_total_budget(epsilon: float, delta: float, max_delta: float = MAX_DELTA) -> None:
+    """Raise BudgetError unless MIN_EPSILON <= eps (finite) and 0 < delta <= max_delta: the total budget."""
+    check_epsilon_delta(epsilon, delta, "the total budget")
+    if epsilon < MIN_EPSILON:
+        raise BudgetError(f"the total epsilon must be at least {MIN_EPSILON:g}, got {epsilon:g}")
+    if delta > max_delta:
+        raise BudgetError(f"the total delta must be at most {max_delta:g} (it is the chance the guarantee fails), "
+                          f"got {delta:g}")
+
+
+def delta_warning(delta: float, n: int) -> str | None:
+    """A sentence when delta >= 1/n: a mechanism may then reveal a whole row with probability delta."""
+    if delta * n < 1:
+        return None
+    return (f"delta = {delta:g} is not below 1/n = {1 / n:g}: a mechanism this loose may reveal a whole row; "
+            "choose a delta well below 1/n")
 
 
 def sigma_naive(epsilon: float, delta: float) -> float:

@@ -10,6 +10,7 @@ bound (8), phi(s) <= alpha s for s <= (1-rho)/alpha, alpha = 1.2332 and rho = 1/
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,6 +22,9 @@ from core.losses import Loss
 ALPHA = 1.2332
 RHO = 0.5
 DOMAINS = ("cube", "ball")
+# The ball radii the recursions are known to handle: past them (with lambda_reg up to core.model.MAX_LAM_REG)
+# the constants G0 r, G1 r^2, G2 r^3 leave the range where Algorithm 4's count ends in seconds or at all.
+MIN_RADIUS, MAX_RADIUS = 1e-2, 1e3
 
 
 def phi_qsc(s: float) -> float:
@@ -69,9 +73,13 @@ def make_geometry(loss: Loss, domain: str, d: int, radius: float | None = None) 
             raise DataError("--radius applies to --domain ball only; the cube is [-1,1]^d")
         radius, r, d_p = 1.0, math.sqrt(d), float(d)
     else:
-        radius = 1.0 if radius is None else float(radius)
-        if not (math.isfinite(radius) and radius > 0):
-            raise DataError(f"the ball radius must be a positive number, got {radius}")
+        radius = 1.0 if radius is None else radius
+        if isinstance(radius, bool) or not isinstance(radius, numbers.Real) or not (
+            MIN_RADIUS <= radius <= MAX_RADIUS
+        ):
+            raise DataError(f"the ball radius must be a positive number from {MIN_RADIUS:g} to {MAX_RADIUS:g}, "
+                            f"got {radius!r}")
+        radius = float(radius)
         r, d_p = radius, 1.0
     return Geometry(
         loss=loss,

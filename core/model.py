@@ -15,6 +15,10 @@ from core.errors import DataError
 from core.geometry import Geometry, make_geometry
 from core.losses import get_loss
 
+# The largest ridge the recursions handle on every domain: above about 1e3 Algorithm 4's count on a small ball runs
+# for minutes, and past 1e14 its growth rounds to zero; a ridge above G1 (at most a few hundred here) already
+# swamps the data.
+MAX_LAM_REG = 100.0
 
 @dataclass(frozen=True)
 class ModelSpec:
@@ -44,9 +48,10 @@ class ModelSpec:
         geometry = make_geometry(get_loss(self.loss), self.domain, d, radius)
         lam_reg = self.lam_reg
         if isinstance(lam_reg, bool) or not isinstance(lam_reg, numbers.Real) or not (
-            math.isfinite(lam_reg) and lam_reg >= 0
+            0 <= lam_reg <= MAX_LAM_REG
         ):
-            raise DataError(f"lambda_reg must be a finite number >= 0, got {lam_reg}")
+            raise DataError(f"lambda_reg must be a finite number >= 0 and at most {MAX_LAM_REG:g}, "
+                            f"got {lam_reg!r}")
         return ModelSpec(self.loss, self.domain, geometry.radius if self.domain == "ball" else None, float(lam_reg))
 
     def geometry(self, d: int) -> Geometry:

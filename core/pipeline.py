@@ -18,8 +18,9 @@ from numpy.typing import NDArray
 from core.accounting import Budget
 from core.certificates import RecursiveBound, lambda_max_certificate, lambda_min_certificate
 from core.data.dataset import Dataset
-from core.errors import DataError
+from core.errors import DataError, check_seed
 from core.fit import FitResult, fit
+from core.gaussian import check_total_budget
 from core.geometry import Geometry, project
 from core.losses import get_loss
 from core.marks import NOT_PRIVATE
@@ -57,6 +58,8 @@ class Problem:
 
     def coordinate(self, key: int | str) -> int:
         """A coordinate by 0-based index or feature name."""
+        if isinstance(key, bool) or not isinstance(key, (int, np.integer, str)):
+            raise DataError(f"a coordinate is a 0-based feature index or a feature name, got {type(key).__name__}")
         if isinstance(key, str):
             if key in self.feature_names:
                 return self.feature_names.index(key)
@@ -87,8 +90,9 @@ class PrivateRun:
 
 
 def validate_design(X: NDArray, y: NDArray, feature_names: tuple[str, ...] | None) -> tuple[NDArray, tuple[str, ...]]:
-    """Shapes, finiteness and n > d; default names x0, x1, ..."""
-    X = np.ascontiguousarray(X, dtype=np.float64)
+    """Real numbers, shapes, finiteness and n > d; default names x0, x1, ..."""
+    X = np.ascontiguousarray(_real_array(X, "the features X"), dtype=np.float64)
+    y = _real_array(y, "the labels or responses y")
     if X.ndim != 2:
         raise DataError("the features must form a 2-D array (n rows, d columns)")
     n, d = X.shape
@@ -100,12 +104,27 @@ def validate_design(X: NDArray, y: NDArray, feature_names: tuple[str, ...] | Non
             f"the features contain NaN or infinite values (first at row {rows[0]}, column {cols[0]}); "
             "remove or impute those rows"
         )
+    if not np.all(np.isfinite(y)):
+        row = int(np.flatnonzero(~np.isfinite(y))[0])
+        raise DataError(f"y contains NaN or infinite values (first at row {row}); remove or impute those rows")
     if n <= d:
         raise DataError(f"need more rows than features (n > d), got n = {n} and d = {d}")
     names = tuple(feature_names) if feature_names is not None else tuple(f"x{j}" for j in range(d))
     if len(names) != d:
         raise DataError(f"{len(names)} feature names for {d} columns")
     return X, names
+
+
+def _real_array(a: NDArray, what: str) -> NDArray:
+    """a as an array of real numbers (integer or float dtype); booleans, complex, text and objects are refused."""
+    try:
+        arr = np.asarray(a)
+    except ValueError:  # ragged nested lists
+        raise DataError(f"{what} must be a rectangular array of real numbers") from None
+    if arr.dtype.kind not in "iuf":
+        raise DataError(f"{what} must be an array of real numbers, got dtype {arr.dtype.name}; "
+                        "convert the columns to numbers first")
+    return arr
 
 
 def prepare(
@@ -146,7 +165,7 @@ def prepare_model(
 
 def run_private(
     problem: Problem,
-    u: NDArray | int,
+    u: NDArray | int | str,
     budget: Budget,
     rng: np.random.Generator,
     calibration: str = "paper",
@@ -160,8 +179,11 @@ def run_private(
     (2 eps_c, (1 + e^eps_c) delta_c), so the total guarantee is the same (core.fallback,
     docs/privacy.md). The release's status is then "fallback". Off by default: plain Algorithm 5.
     """
+    # Any delta < 1 is a valid, if weak, guarantee, and the certificates' failure events are studied at large delta;
+    # the command line and the app, where a user sets the budget, refuse a total delta above MAX_DELTA.
+    check_total_budget(budget.epsilon_total, budget.delta_total, max_delta=1.0)
     g, f = problem.geometry, problem.fit
-    uv = unit_direction(u, problem.d)
+    uv = unit_direction(_direction(problem, u), problem.d)
     lmin = lambda_min_certificate(f, g, budget.lambda_min.epsilon, budget.lambda_min.delta, rng)
     lmax = None
     if lmin.lambda_hat > 0:  # Algorithm 4 needs lambda_hat_min > 0
@@ -183,6 +205,14 @@ def run_private(
     return PrivateRun(budget=budget, u=uv, lambda_min=lmin, lambda_max=lmax, test=test, release=rel)
 
 
+def _direction(problem: Problem, u: NDArray | int | str) -> NDArray | int:
+    """u as a coordinate index (an integer or a feature name) or a real vector; anything else is refused."""
+    if isinstance(u, (str, bool, int, np.integer)):
+        return problem.coordinate(u)
+    return _real_array(u, "the direction u")
+
+
 def make_rng(seed: int | None) -> np.random.Generator:
     """A seeded generator for reproducible teaching runs; OS entropy when seed is None."""
+    check_seed(seed, "the noise seed")
     return np.random.default_rng(seed)

@@ -26,8 +26,8 @@ from typing import TypeAlias
 
 from core.data.csvfile import read_csv_bytes
 from core.data.dataset import Dataset
-from core.data.synthetic import synthetic
-from core.errors import DataError, InputError
+from core.data.synthetic import MAX_ROWS, synthetic
+from core.errors import DataError, InputError, check_seed
 from core.population import Population
 
 SYNTHETIC_N = 100_000  # rows drawn when no n is given
@@ -40,6 +40,13 @@ ENCODED_RADIUS = 3.0
 
 def _seed(seed: int | None) -> str:
     return "unseeded" if seed is None else f"seed {seed}"
+
+
+def _check_sample(n: object, seed: object) -> None:
+    """A census sample: n None (everyone) or an integer from 1 to MAX_ROWS (checked before any row is drawn)."""
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_ROWS):
+        raise DataError(f"the sample size n must be an integer from 1 to {MAX_ROWS:,}, got {n!r}")
+    check_seed(seed, "the sample seed")
 
 
 def _drawn(n: int | None, seed: int | None, with_replacement: bool) -> str:
@@ -126,8 +133,10 @@ class AcsSpec(_CensusIncome):
         names = self.states.split(",") if isinstance(self.states, str) else self.states
         cleaned = tuple(dict.fromkeys(s.strip().upper() for s in names if s.strip()))
         object.__setattr__(self, "states", cleaned)
-        object.__setattr__(self, "year", int(self.year))
+        if isinstance(self.year, bool) or not isinstance(self.year, int):
+            raise DataError(f"the survey year must be an integer such as 2018, got {self.year!r}")
         object.__setattr__(self, "root", None if self.root in (None, "") else os.fspath(self.root))
+        _check_sample(self.n, self.sample_seed)
 
     def load(self) -> Dataset:
         from core.data import acs  # folktables and pandas load only for census data
@@ -147,6 +156,8 @@ class AcsSpec(_CensusIncome):
 
 def digest(content: bytes) -> str:
     """The SHA-256 hex digest of a file's bytes: the identity of the rows in it."""
+    if not isinstance(content, (bytes, bytearray, memoryview)):
+        raise DataError(f"a file's content must be bytes, got {type(content).__name__}; read the file in binary mode")
     return hashlib.sha256(content).hexdigest()
 
 
@@ -217,6 +228,9 @@ class PumsSpec(_CensusIncome, _FileSpec):
     n: int | None = None
     sample_seed: int | None = None
     with_replacement: bool = False
+
+    def __post_init__(self) -> None:
+        _check_sample(self.n, self.sample_seed)
 
     @classmethod
     def from_bytes(cls, name: str, content: bytes, **sample: int | bool | None) -> PumsSpec:

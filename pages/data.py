@@ -26,6 +26,12 @@ QUANTILES = {"min": 0.0, "5%": 0.05, "25%": 0.25, "median": 0.5, "75%": 0.75, "9
 # ---------------------------------------------------------------- controls
 
 
+def limits(key: str) -> dict:
+    """A number widget's range: the range its link accepts (ui.state.PARAMS), so a valid link is never rewritten."""
+    low, high = state.PARAMS[key].bounds
+    return dict(min_value=low, max_value=high)
+
+
 def store_upload() -> None:
     """Keep the chosen file in the session: the uploader itself forgets it on other pages."""
     file = st.session_state["upload_file"]
@@ -43,20 +49,20 @@ def resample() -> None:
 
 
 def seed_controls(seed_col: DeltaGenerator, button_col: DeltaGenerator, help_text: str) -> None:
-    seed_col.number_input("Sample seed", min_value=0, step=1, key="sample_seed", help=help_text)
+    seed_col.number_input("Sample seed", step=1, key="sample_seed", help=help_text, **limits("sample_seed"))
     button_col.button("Resample", on_click=resample, key="resample", help="Draw a new sample: the next sample seed")
 
 
 def synthetic_controls(robust: bool) -> None:
     cols = st.columns(4)
-    cols[0].number_input("n", min_value=2, max_value=1_000_000, step=10_000, key="n",
-                         help="Sample size n: the rows of the empirical distribution Pₙ")
-    cols[1].number_input("d", min_value=1, max_value=50, step=1, key="d",
+    cols[0].number_input("n", step=10_000, key="n", **limits("n"),
+                         help="Sample size n: the rows of the empirical distribution Pₙ (n·d at most 2·10⁸)")
+    cols[1].number_input("d", step=1, key="d", **limits("d"),
                          help="Dimension d of θ; covariates x ~ Uni[−1, 1]ᵈ (section 4.1)")
-    cols[2].number_input("‖θ*‖₂", min_value=0.0, step=0.5, format="%g", key="theta_norm",
+    cols[2].number_input("‖θ*‖₂", step=0.5, format="%g", key="theta_norm", **limits("theta_norm"),
                          help="Norm of the generating parameter θ*; its direction is drawn from the sample seed")
     if robust:
-        cols[3].number_input("Noise scale", min_value=0.0, step=0.5, format="%g", key="noise_scale",
+        cols[3].number_input("Noise scale", step=0.5, format="%g", key="noise_scale", **limits("noise_scale"),
                              help="Scale b of the Laplace noise in y = ⟨x, θ*⟩ + Lap(b)")
     seed_col, button_col, _ = st.columns([1, 1, 2], vertical_alignment="bottom")
     seed_controls(seed_col, button_col, "Seed of the generator: θ*'s direction, the covariates and the responses")
@@ -69,7 +75,7 @@ def acs_controls() -> None:
     cols[0].text_input("States", key="states",
                        help="Two-letter state codes separated by commas, e.g. CA, MI; their filtered records "
                        "are the population")
-    cols[1].number_input("Survey year", min_value=2014, step=1, key="year",
+    cols[1].number_input("Survey year", step=1, key="year", **limits("year"),
                          help="ACS survey year of the person files (2014 or later)")
     cols[2].radio("Horizon", ("1-Year", "5-Year"), key="horizon", horizontal=True,
                   help="1-Year or 5-Year person files")
@@ -78,7 +84,7 @@ def acs_controls() -> None:
                   "empty means the default shown")
     n_col, seed_col, button_col, _ = st.columns(4, vertical_alignment="bottom")
     # value=None lets the field be emptied: empty means the whole population.
-    n_col.number_input("Sample size n", min_value=1, step=10_000, key="acs_n", value=None,
+    n_col.number_input("Sample size n", step=10_000, key="acs_n", value=None, **limits("acs_n"),
                        placeholder="whole population",
                        help="Draw n people without replacement from the filtered population (each person fills at "
                        "most one row); empty uses every record")

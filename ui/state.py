@@ -14,13 +14,16 @@ Session entries outside the settings registry (SESSION lists them; nothing else 
 - UPLOAD: `Upload`, the uploaded file (Data page);
 - PUBLISHED: {(DataSpec, ModelSpec): PublishedRelease}, made only by `publish()` after the ledger
   charged it (the Report shows nothing else);
-- IGNORED: link values outside their control's range, replaced by the default and named in a notice;
+- IGNORED: link values that cannot be used (unparsable, not finite, outside their control's range), each replaced
+  by the default and named in a notice;
 - UPLOADED: the upload's data set and fits, kept in that session only (never a process-wide cache);
 - TEACHING_RUN: `TeachingRun`, the Pipeline's last teaching run: never charged, possibly seeded,
   never on the Report;
 - COMPARISON: `ComparisonRecord`, the Compare page's last comparison with the settings it used;
-- the widgets' own keys "upload_file", "compare_methods" and "experiments_upload_<figure>" (the Experiments
-  page's uploader, one per figure; the page keeps nothing else in the session).
+- the widgets' own keys "upload_file", "compare_methods", "experiments_upload_<figure>" (the Experiments
+  page's uploader, one per figure; the page keeps nothing else in the session), "lmin_steps", "lmax_steps"
+  and "formulas: <title>" (whether the Pipeline's recursion and formula expanders are open: their charts and
+  formulas are drawn only then).
 """
 
 from __future__ import annotations
@@ -38,10 +41,13 @@ from streamlit.errors import StreamlitSecretNotFoundError
 from core.accounting import Budget
 from core.compare import Comparison
 from core.data import Dataset
+from core.data.synthetic import MAX_D, MAX_ROWS, MAX_SCALE
 from core.errors import DataError, InputError
+from core.gaussian import MAX_DELTA
+from core.geometry import MAX_RADIUS, MIN_RADIUS
 from core.ledger import Ledger, release_details
 from core.ledger_store import default_ledger_path, open_ledger
-from core.model import ModelSpec
+from core.model import MAX_LAM_REG, ModelSpec
 from core.pipeline import PrivateRun, Problem, prepare_spec
 from core.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, file_spec
 
@@ -55,12 +61,13 @@ MODES = {"teaching": "Teaching", "publish": "Publish"}
 DEFAULT_CAP = (10.0, 1e-5)  # a new ledger file's default cap unless the deployment says otherwise
 UPLOAD, PUBLISHED, TEACHING_RUN, COMPARISON = "upload", "published", "teaching_run", "comparison"
 UPLOADED = "uploaded"  # the upload's data set and fits, kept in its own session only
-IGNORED = "ignored_link_values"  # link values out of range, each replaced by its default (shown once)
+IGNORED = "ignored_link_values"  # unusable link values, each replaced by its default (shown once)
 SESSION = {  # every session entry outside PARAMS, with its type
     IGNORED: "list[str]", UPLOAD: "Upload", UPLOADED: "dict[(DataSpec, ModelSpec | None), Dataset | Problem]",
     PUBLISHED: "dict[(DataSpec, ModelSpec), PublishedRelease]",
     TEACHING_RUN: "TeachingRun", COMPARISON: "ComparisonRecord", "upload_file": "widget: UploadedFile",
     "compare_methods": "widget: list[str]", "experiments_upload_<figure>": "widget: UploadedFile",
+    "lmin_steps": "widget: bool", "lmax_steps": "widget: bool", "formulas: <title>": "widget: bool",
 }
 
 
@@ -73,6 +80,8 @@ def _opt_float(text: str) -> float | None:
 
 
 def _bool(text: str) -> bool:
+    if text.lower() not in ("1", "true", "yes", "0", "false", "no"):
+        raise ValueError(text)
     return text.lower() in ("1", "true", "yes")
 
 
@@ -84,42 +93,46 @@ class Param:
     bounds: tuple[float, float] | None = None  # the closed range a link's value must lie in (the widget's range)
 
 
+SEED_MAX = 2**53 - 1  # the largest integer a number widget (a JavaScript number) holds exactly
+SPLIT = (1e-3, 1e3)  # relative weights: a ratio of a million between stages is already extreme
+MAX_TRIALS = 500  # the Compare page's limit on K
+
 PARAMS: dict[str, Param] = {
     # data
     "source": Param("synthetic_robust", str, tuple(SOURCES)),
-    "n": Param(100_000, int),
-    "d": Param(5, int),
-    "theta_norm": Param(1.0, float),
-    "noise_scale": Param(1.0, float),
-    "sample_seed": Param(0, int),
+    "n": Param(100_000, int, bounds=(2, MAX_ROWS)),
+    "d": Param(5, int, bounds=(1, MAX_D)),
+    "theta_norm": Param(1.0, float, bounds=(0.0, MAX_SCALE)),
+    "noise_scale": Param(1.0, float, bounds=(0.0, MAX_SCALE)),
+    "sample_seed": Param(0, int, bounds=(0, SEED_MAX)),
     "states": Param("CA", str),
-    "year": Param(2018, int),
+    "year": Param(2018, int, bounds=(2014, 2100)),
     "horizon": Param("1-Year", str, ("1-Year", "5-Year")),
     "acs_root": Param("", str),
-    "acs_n": Param(None, _opt_int),
+    "acs_n": Param(None, _opt_int, bounds=(1, MAX_ROWS)),
     "download": Param(False, _bool),
     "with_replacement": Param(False, _bool),
     "upload_loss": Param("logistic", str, ("robust", "logistic")),
     # model
-    "lam_reg": Param(0.0, float),
+    "lam_reg": Param(0.0, float, bounds=(0.0, MAX_LAM_REG)),
     "domain": Param("cube", str, ("cube", "ball")),
-    "radius": Param(None, _opt_float),
+    "radius": Param(None, _opt_float, bounds=(MIN_RADIUS, MAX_RADIUS)),
     # privacy
     "epsilon": Param(4.0, float, bounds=(1e-3, 100.0)),
-    "delta": Param(1e-6, float, bounds=(1e-15, 0.1)),
-    "split_a": Param(1.0, float),
-    "split_b": Param(1.0, float),
-    "split_c": Param(1.0, float),
+    "delta": Param(1e-6, float, bounds=(1e-15, MAX_DELTA)),
+    "split_a": Param(1.0, float, bounds=SPLIT),
+    "split_b": Param(1.0, float, bounds=SPLIT),
+    "split_c": Param(1.0, float, bounds=SPLIT),
     "calibration": Param("paper", str, ("paper", "analytic")),
     "accounting": Param("basic", str, ("basic", "pld")),
     "coordinate": Param("", str),
     "direction": Param("", str),
     "level": Param(0.95, float, bounds=(0.5, 0.99)),
     "fallback": Param("auto", str, ("auto", "on", "off")),
-    "noise_seed": Param(None, _opt_int),
+    "noise_seed": Param(None, _opt_int, bounds=(0, SEED_MAX)),
     "mode": Param("teaching", str, tuple(MODES)),
     # compare
-    "trials": Param(20, int),
+    "trials": Param(20, int, bounds=(1, MAX_TRIALS)),
 }
 
 
@@ -130,16 +143,22 @@ def _from_url(key: str, param: Param) -> Any:
     try:
         value = param.parse(raw)
     except (TypeError, ValueError):
-        return param.default  # a mangled link falls back to the default, never to an error page
+        return _ignored(key, raw, "not a value of this setting")  # a mangled link never leads to an error page
     if param.choices is not None and value not in param.choices:
-        return param.default
+        return _ignored(key, raw, "not one of " + ", ".join(map(str, param.choices)))
     if isinstance(value, float) and not math.isfinite(value):
-        return param.default
-    if param.bounds is not None and not param.bounds[0] <= value <= param.bounds[1]:
+        return _ignored(key, raw, "not a finite number")
+    if param.bounds is not None and value is not None and not param.bounds[0] <= value <= param.bounds[1]:
         lo, hi = param.bounds
-        st.session_state.setdefault(IGNORED, []).append(f"{key}={raw} (outside {lo:g} to {hi:g})")
-        return param.default
+        return _ignored(key, raw, f"outside {lo:g} to {hi:g}")
     return value
+
+
+def _ignored(key: str, raw: str, why: str) -> Any:
+    """The default of key, with a notice naming the link's value and why it could not be used."""
+    shown = raw if len(raw) <= 40 else raw[:40] + "…"  # a hand-made link may carry anything
+    st.session_state.setdefault(IGNORED, []).append(f"{key}={shown} ({why})")
+    return PARAMS[key].default
 
 
 def init() -> None:

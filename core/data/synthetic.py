@@ -10,7 +10,31 @@ from __future__ import annotations
 import numpy as np
 
 from core.data.dataset import Dataset
-from core.errors import DataError
+from core.errors import DataError, check_seed
+
+# Public limits of the generator, checked before anything is allocated: X holds n*d floats and the fit a few
+# copies of it, so 2e8 cells (1.6 GB) is what a workstation holds; d past 200 leaves the settings the recursions
+# and the exact fit were checked on; a norm or noise scale past 1e3 only pushes y to where the fit needs rescaling.
+MAX_ROWS = 10_000_000
+MAX_CELLS = 200_000_000
+MAX_D = 200
+MAX_SCALE = 1e3
+
+
+def check_size(n: object, d: object) -> None:
+    """Raise DataError unless n and d are integers with d from 1 to MAX_D, d < n <= MAX_ROWS and n d <= MAX_CELLS."""
+    ints = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in (n, d))
+    if not (ints and 1 <= d <= MAX_D and d < n <= MAX_ROWS):
+        raise DataError(f"synthetic data needs integers n > d >= 1 with d <= {MAX_D} and n <= {MAX_ROWS:,}, "
+                        f"got n = {n}, d = {d}")
+    if n * d > MAX_CELLS:
+        raise DataError(f"n * d = {n * d:,} cells is more than the {MAX_CELLS:,} that fit in memory; lower n or d")
+
+
+def _check_scale(value: object, what: str) -> None:
+    real = isinstance(value, (int, float, np.floating, np.integer)) and not isinstance(value, bool)
+    if not (real and 0 <= value <= MAX_SCALE):
+        raise DataError(f"{what} must be a number from 0 to {MAX_SCALE:g}, got {value!r}")
 
 
 def synthetic(
@@ -22,10 +46,10 @@ def synthetic(
     seed: int | None = None,
 ) -> Dataset:
     """Draw a synthetic sample; `noise` is the Laplace scale (robust only). Seeded for replay."""
-    if not (isinstance(n, (int, np.integer)) and isinstance(d, (int, np.integer)) and d >= 1 and n > d):
-        raise DataError(f"synthetic data needs integers n > d >= 1, got n = {n}, d = {d}")
-    if not (np.isfinite(theta_norm) and theta_norm >= 0 and np.isfinite(noise) and noise >= 0):
-        raise DataError("the norm of theta* and the noise scale must be finite and >= 0")
+    check_size(n, d)
+    _check_scale(theta_norm, "the norm of theta*")
+    _check_scale(noise, "the noise scale")
+    check_seed(seed, "the sample seed")
     rng = np.random.default_rng(seed)
     v = rng.standard_normal(d)
     theta_star = theta_norm * v / np.linalg.norm(v)
