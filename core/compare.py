@@ -2,9 +2,15 @@
 
 Methods for u^T theta (the paper's section 4): "local" (Algorithm 5), "oracle" (NOT private),
 "output_perturbation", "objective_perturbation", "dp_sgd", and "local_fallback" (Algorithm 5 with
-objective perturbation when lambda_hat_min = 0). For the full vector: Algorithms 3 and 7. The
-non-private fits a method needs (theta_lam of output perturbation) are computed once; the noise is
-drawn afresh in every trial.
+objective perturbation when lambda_hat_min = 0). For the full vector: Algorithms 3 and 7.
+
+What a method needs that does not depend on the noise is computed once per call, on first use, and
+shared by its draws: theta_lam of output perturbation; objective perturbation's b = 0 fit, from
+which each draw's fit of (15) starts (core.full_vector.ObjectiveWarmStart); DP-SGD's packed rows and
+their norms (core.dp_sgd.sgd_rows). Both regularised fits start one Newton step from theta(P_n)
+(core.full_vector.ridge_start), and every fit is certified as a cold one is. The noise-multiplier
+calibration is cached by core.dp_sgd. The noise is drawn afresh in every trial, and a draw's
+`seconds` leave the shared work out.
 
 Fields computed from the data without privacy are marked with core.marks' NOT_PRIVATE; the
 document's list of such entries (`core.report.compare_not_private`) is derived from these marks,
@@ -16,15 +22,24 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
 from core.accounting import Budget
-from core.baselines import local_with_fallback, objective_perturbation, oracle, output_perturbation
-from core.dp_sgd import DPSGDConfig, dp_sgd
+from core.baselines import local_with_fallback, oracle, output_perturbation
+from core.dp_sgd import DPSGDConfig, dp_sgd, sgd_rows
 from core.errors import InputError
-from core.full_vector import OUTPUT_PERTURBATION_LAMBDA, algorithm3, algorithm7, regularised_fit_theta
+from core.full_vector import (
+    OUTPUT_PERTURBATION_LAMBDA,
+    algorithm3,
+    algorithm7,
+    objective_perturbation_vector,
+    objective_warm_start,
+    regularised_fit_theta,
+    ridge_start,
+)
 from core.marks import NOT_PRIVATE
 from core.pipeline import Problem, run_private
 from core.release import unit_direction
@@ -75,6 +90,8 @@ class Comparison:
 
 def check_methods(names: Sequence[str]) -> tuple[str, ...]:
     known = METHODS + EXTRA_METHODS + FULL_VECTOR_METHODS
+    if not names:
+        raise InputError(f"name at least one method, from {', '.join(known)}")
     unknown = [m for m in names if m not in known]
     if unknown:
         raise InputError(f"unknown method(s) {', '.join(unknown)}; choose from {', '.join(known)}")
@@ -98,8 +115,8 @@ def compare(
     A comparison measures errors against the fit, a non-private quantity: data without a certified
     minimiser raise NoMinimizerError with the fit's diagnosis (a private release would be bottom).
     """
-    if trials < 1:
-        raise InputError(f"the number of trials must be at least 1, got {trials}")
+    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
+        raise InputError(f"the number of trials must be an integer of at least 1, got {trials!r}")
     names = check_methods(methods)
     problem.fit.require_minimiser()
     uv = unit_direction(u, problem.d)
@@ -129,12 +146,12 @@ Draw = tuple[float | None, float, bool, float | None, float]  # value, noise sca
 def _runners(problem: Problem, u: NDArray, budget: Budget, calibration: str,
              config: DPSGDConfig) -> dict[str, Callable[[np.random.Generator], Draw]]:
     eps, dlt = budget.epsilon_total, budget.delta_total
-    lazy: dict[str, NDArray] = {}
+    lazy: dict[str, object] = {}
 
-    def theta_lam() -> NDArray:  # the non-private regularised fit, once
-        if "op" not in lazy:
-            lazy["op"] = regularised_fit_theta(problem, OUTPUT_PERTURBATION_LAMBDA)
-        return lazy["op"]
+    def shared(key: str, make: Callable[[], object]) -> Any:  # data only: computed once, on first use
+        if key not in lazy:
+            lazy[key] = make()
+        return lazy[key]
 
     def baseline(release) -> Draw:
         return release.value, release.noise_scale, release.private, release.lambda_reg, release.seconds
@@ -152,6 +169,20 @@ def _runners(problem: Problem, u: NDArray, budget: Budget, calibration: str,
         scale = run.release.noise_sd if op is None else op.noise_scale
         return value, scale, True, problem.fit.lam_reg, time.perf_counter() - start
 
+    def output(rng: np.random.Generator) -> Draw:
+        theta_lam = shared("output", lambda: regularised_fit_theta(
+            problem, OUTPUT_PERTURBATION_LAMBDA, start=ridge_start(problem.fit, OUTPUT_PERTURBATION_LAMBDA)))
+        return baseline(output_perturbation(problem, u, eps, dlt, rng, calibration=calibration, theta_lam=theta_lam))
+
+    def sgd(rng: np.random.Generator) -> Draw:
+        return baseline(dp_sgd(problem, u, eps, dlt, rng, config, shared("rows", lambda: sgd_rows(problem))))
+
+    def objective(rng: np.random.Generator) -> Draw:  # u^T (15), as core.baselines.objective_perturbation
+        start = time.perf_counter()
+        warm = shared("objective", lambda: objective_warm_start(problem, eps, dlt))
+        vec = objective_perturbation_vector(problem, eps, dlt, rng, warm)
+        return float(u @ vec.value), vec.noise_scale, True, vec.lambda_reg, time.perf_counter() - start
+
     def full(algorithm) -> Callable[[np.random.Generator], Draw]:
         def draw(rng: np.random.Generator) -> Draw:
             start = time.perf_counter()
@@ -165,11 +196,9 @@ def _runners(problem: Problem, u: NDArray, budget: Budget, calibration: str,
         "local": local,
         "local_fallback": fallback,
         "oracle": lambda rng: baseline(oracle(problem, u, eps, dlt, rng, calibration)),
-        "output_perturbation": lambda rng: baseline(
-            output_perturbation(problem, u, eps, dlt, rng, calibration=calibration, theta_lam=theta_lam())
-        ),
-        "objective_perturbation": lambda rng: baseline(objective_perturbation(problem, u, eps, dlt, rng)),
-        "dp_sgd": lambda rng: baseline(dp_sgd(problem, u, eps, dlt, rng, config)),
+        "output_perturbation": output,
+        "objective_perturbation": objective,
+        "dp_sgd": sgd,
         "algorithm3": full(algorithm3),
         "algorithm7": full(algorithm7),
     }

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -53,6 +54,7 @@ NEIGHBOURS = {"add_remove": NeighboringRelation.ADD_OR_REMOVE_ONE, "replace_one"
 PLD_DISCRETIZATION = 1e-3
 CALIBRATION_RTOL = 1e-6  # relative precision of the calibrated noise multiplier
 _BRACKET_STEPS = 60  # halvings/doublings of z allowed while bracketing the target epsilon
+SAMPLE_BLOCK = 1 << 20  # batch indices drawn at once (8 MB of int64 keys): the whole default run at n = 10^6
 
 
 @dataclass(frozen=True)
@@ -224,6 +226,32 @@ def poisson_batch(rng: np.random.Generator, n: int, q: float) -> NDArray[np.intp
     return rng.choice(n, size=size, replace=False)
 
 
+def poisson_batches(rng: np.random.Generator, n: int, q: float, steps: int) -> tuple[NDArray[np.intp], list[int]]:
+    """`steps` independent Poisson samples at rate q, as poisson_batch draws them, all at once.
+
+    Returns the batches' indices end to end and the offsets where each starts (steps + 1 of them).
+    Each size k is Binomial(n, q); given k, the batch is the set of the first k distinct values of an
+    i.i.d. uniform stream on range(n), a uniform k-subset (each new value is uniform over those not yet
+    taken). The stream is consumed in rounds: one draw per missing slot, duplicates dropped. Above
+    q = 1/2 the rounds would be long, so the batches are drawn one by one by poisson_batch.
+    """
+    if q > 0.5:
+        batches = [poisson_batch(rng, n, q) for _ in range(steps)]
+        return np.concatenate(batches), [0, *np.cumsum([b.size for b in batches]).tolist()]
+    sizes = rng.binomial(n, q, size=steps)
+    offsets = [0, *np.cumsum(sizes).tolist()]
+    owner = np.arange(steps, dtype=np.int64) * n  # batch t's keys are t n + index: sorted by batch
+    keys = np.sort(np.repeat(owner, sizes) + rng.integers(0, n, size=offsets[-1]))
+    while True:
+        keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])]  # each batch's distinct indices
+        need = sizes - np.bincount(keys // n, minlength=steps)
+        if not need.any():
+            break
+        fresh = np.repeat(owner, need) + rng.integers(0, n, size=int(need.sum()))
+        keys = np.sort(np.concatenate([keys, fresh]), kind="stable")  # timsort: one long run, merged in O(size)
+    return keys % n, offsets
+
+
 def clipped_weights(t: NDArray, y: NDArray, row_norms: NDArray, loss: Loss, clip_norm: float) -> NDArray:
     """w with w_i x_i = g_i min(1, C/||g_i||) for g_i = h'(t_i, y_i) x_i, so ||w_i x_i|| <= C."""
     s = loss.d1(t, y)
@@ -231,35 +259,65 @@ def clipped_weights(t: NDArray, y: NDArray, row_norms: NDArray, loss: Loss, clip
     return s * (clip_norm / np.maximum(np.abs(s) * row_norms, clip_norm))
 
 
+def sgd_rows(problem: Problem) -> NDArray[np.float64]:
+    """The rows (x_i, y_i, ||x_i||_2) in one array: a batch is one gather. Data only, NOT private.
+
+    Nothing in it depends on the noise, so a comparison builds it once for all its draws.
+    """
+    X = problem.X
+    return np.column_stack([X, problem.y, np.sqrt(np.einsum("ij,ij->i", X, X))])
+
+
 def dp_sgd_theta(problem: Problem, epsilon: float, delta: float, rng: np.random.Generator,
-                 config: DPSGDConfig = DPSGDConfig()) -> tuple[NDArray[np.float64], float]:
-    """DP-SGD on the problem's loss; returns (theta_hat, z). The trajectory is (eps, delta)-DP."""
-    X, y, loss = problem.X, problem.y, problem.geometry.loss
-    n, d = X.shape
+                 config: DPSGDConfig = DPSGDConfig(), rows: NDArray | None = None) -> tuple[NDArray[np.float64], float]:
+    """DP-SGD on the problem's loss; returns (theta_hat, z). The trajectory is (eps, delta)-DP.
+
+    The batches (poisson_batches) and the Gaussian noise are drawn ahead, in blocks of steps
+    (_step_draws). `rows` is sgd_rows(problem), passed to reuse it across draws.
+    """
+    loss, (n, d) = problem.geometry.loss, problem.X.shape
     lam = problem.fit.lam_reg
     q = config.sampling_rate(n)
     z = calibrate_noise_multiplier(epsilon, delta, q, config.steps, config.accountant, config.neighbours)
     lr = config.learning_rate if config.learning_rate is not None else 1.0 / (problem.geometry.G1 + lam)
     C, denom = config.clip_norm, q * n  # fixed denominator: the Poisson analysis needs it data-free
-    row_norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    rows = sgd_rows(problem) if rows is None else rows
     keep_from = config.steps - config.averaged_steps()
     theta, total = np.zeros(d), np.zeros(d)
-    for step in range(config.steps):
-        idx = poisson_batch(rng, n, q)
-        Xb = X[idx]
-        w = clipped_weights(Xb @ theta, y[idx], row_norms[idx], loss, C)
-        noisy_sum = Xb.T @ w + z * C * rng.standard_normal(d)
-        theta = theta - lr * (noisy_sum / denom + lam * theta)  # lam * theta is data-independent
+    for step, (idx, noise) in enumerate(_step_draws(rng, n, q, config.steps, z * C, d)):
+        batch = rows.take(idx, axis=0)  # take: a faster gather than fancy indexing
+        Xb = batch[:, :d]
+        w = clipped_weights(Xb @ theta, batch[:, d], batch[:, d + 1], loss, C)
+        theta = theta - lr * ((Xb.T @ w + noise) / denom + lam * theta)  # lam * theta is data-independent
         if step >= keep_from:
             total += theta
     return total / config.averaged_steps(), z
 
 
+def _step_draws(rng: np.random.Generator, n: int, q: float, steps: int, noise_sd: float,
+                d: int) -> Iterator[tuple[NDArray[np.intp], NDArray[np.float64]]]:
+    """Each step's batch and N(0, noise_sd^2 I) noise, drawn a block of steps at a time.
+
+    Neither depends on the iterates, so drawing them ahead leaves their joint law unchanged; a block
+    holds about SAMPLE_BLOCK indices, which bounds the memory of poisson_batches.
+    """
+    block = max(1, SAMPLE_BLOCK // max(1, math.ceil(q * n)))
+    for first in range(0, steps, block):
+        count = min(block, steps - first)
+        idx, offsets = poisson_batches(rng, n, q, count)
+        noise = noise_sd * rng.standard_normal((count, d))
+        for j in range(count):
+            yield idx[offsets[j] : offsets[j + 1]], noise[j]
+
+
 def dp_sgd(problem: Problem, u: NDArray | int, epsilon: float, delta: float, rng: np.random.Generator,
-           config: DPSGDConfig = DPSGDConfig()) -> BaselineRelease:
-    """u^T theta_hat from DP-SGD; noise_scale is the noise multiplier z, as `compare` reports it."""
+           config: DPSGDConfig = DPSGDConfig(), rows: NDArray | None = None) -> BaselineRelease:
+    """u^T theta_hat from DP-SGD; noise_scale is the noise multiplier z, as `compare` reports it.
+
+    `rows` is sgd_rows(problem), passed to reuse it across draws.
+    """
     start = time.perf_counter()
     uv = unit_direction(u, problem.d)
-    theta, z = dp_sgd_theta(problem, epsilon, delta, rng, config)
+    theta, z = dp_sgd_theta(problem, epsilon, delta, rng, config, rows)
     return BaselineRelease("dp_sgd", float(uv @ theta), z, True, epsilon, delta, problem.fit.lam_reg,
                            time.perf_counter() - start, float(uv @ problem.fit.theta))

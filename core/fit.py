@@ -158,11 +158,13 @@ def fit(
     linear: Array | None = None,
     max_iter: int = MAX_ITER,
     radius: float | None = None,
+    start: Array | None = None,
 ) -> FitResult:
     """Solve (1), plus linear^T theta when given, exactly by damped Newton (module docstring).
 
     `X` must already lie in the declared domain, whose l2 radius `radius` (r, public) sets G0 = sup|h'| r
     and the tolerance; None takes the largest row norm. `y` must be validated by `loss.labels`.
+    Newton starts at `start` (default 0); the stopping rule and the certificate do not depend on it.
     Data-dependent failures are returned as a status, never raised.
     """
     n, d = X.shape
@@ -178,7 +180,7 @@ def fit(
     b = np.zeros(d) if linear is None else np.asarray(linear, dtype=np.float64)
     may_separate = loss.name == "logistic" and lam_reg == 0 and linear is None
     checked_separation = False
-    theta = np.zeros(d)
+    theta = np.zeros(d) if start is None else np.array(start, dtype=np.float64)
     grad_norm = best = math.inf
     since_best = 0
     for it in range(max_iter + 1):
