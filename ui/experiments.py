@@ -79,6 +79,15 @@ _HYPOTHESIS = Finding(
     "Algorithm 5 otherwise) changes branch there, which fits the printed figures if its test used less conservative "
     "constants than SPEC's. The safe test needs about 5,000 times more data.",
 )
+_FULL_RUN = Finding(
+    "Measured in the full run",
+    "On the SYNTHETIC California file (25 repetitions, ε = 2, 4, 8, n from 10⁴ to 2·10⁶), Algorithm 5 alone is ⊥ "
+    "in all 525 runs. The paper's rule (objective perturbation while λ̂min = 0), at our budget or at its split, "
+    "releases until λ̂min turns positive — at n = 4·10⁵ for ε = 4 and 8, 10⁶ for ε = 2 — and is ⊥ from there, "
+    "because (14) still fails: the paper's curves change at that very n. Objective perturbation at the full ε is "
+    "the most accurate private method on these data; the app's fallback is 2–4× less accurate (it spends a third "
+    "of ε).",
+)
 _FALLBACK = Finding(
     "In the app",
     "Publish mode on census data therefore falls back to objective perturbation by default and says so "
@@ -102,12 +111,12 @@ CLAIMS: dict[str, Claim] = {
         (
             Finding("Reproduced", "The shape: Algorithm 2 certifies nothing (λ̂min = 0) below a threshold in n/d, "
                     "the same for every d, and above it the relative error falls like 1/n, halving each time n "
-                    "doubles. The full run (25 repetitions, d = 5, 10, 20) gives about 0.36 at n/d = 800, 0.17 at "
-                    "1600, 0.083 at 3200, 0.040 at 6400 and 0.020 at 12800, for every d."),
-            Finding("Different in detail", "The threshold is higher here: λ̂min = 0 up to n/d = 400 and positive "
-                    "from 800, where SPEC §8 reads the paper as n/d ≤ 160. With k = ln(1/(2δ))/ε ≈ 13 the count "
-                    "needs about 13 recursion steps below λmin before anything is certified; the paper's exact "
-                    "recursion constants or split may differ."),
+                    "doubles. The full run (25 repetitions, d = 5, 10, 20) gives 0.35–0.36 at n/d = 800, 0.17 at "
+                    "1600, 0.08 at 3200, 0.040 at 6400 and 0.020 at 12800, for every d."),
+            Finding("Different in detail", "The threshold is higher here: λ̂min = 0 in 92–100 % of runs at n/d = 400 "
+                    "and never from 800 (about n/d ≈ 450), where SPEC §8 reads the paper as n/d ≤ 160. With "
+                    "k = ln(1/(2δ))/ε ≈ 13 the count needs about 13 recursion steps below λmin before anything is "
+                    "certified; the paper's exact recursion constants or split may differ."),
         ),
     ),
     "fig2": Claim(
@@ -128,18 +137,18 @@ CLAIMS: dict[str, Claim] = {
             r'Algorithm 5 eventually achieves errors near the "best possible" non-private release.',
         ),
         (
-            Finding("Reproduced", "The threshold: Algorithm 5 returns ⊥ for small n and releases once n is large, "
-                    "later for larger d (in the quick run from n = 3·10⁴ at d = 5, 10⁵ at d = 10, 3·10⁵ at d = 20). "
-                    "The non-private oracle is the most accurate method everywhere and naive output perturbation "
-                    "by far the worst; once it releases, Algorithm 5's privacy error is within 2–7× of the "
-                    "oracle's."),
-            Finding("Not settled at quick size", "Whether Algorithm 5 beats objective perturbation: with 10 "
-                    "repetitions it does at n = 3·10⁵ for every d, by 1.2–2.4×, but at n = 10⁵ objective "
-                    "perturbation is still ahead. Against θ* (the error the paper plots) every method but output "
-                    "perturbation sits at the sampling error of θ(Pₙ), about 0.01, so that error cannot tell them "
-                    "apart at these n."),
-            Finding("Not run", "The full run (25 repetitions, n up to 10⁶, DP-SGD) is not recorded; DP-SGD is not in "
-                    "the quick preset."),
+            Finding("Reproduced", "The threshold: in the full run (25 repetitions, every method) Algorithm 5 is ⊥ "
+                    "up to n = 10⁴, 3·10⁴ and 10⁵ for d = 5, 10 and 20, and releases in every repetition from "
+                    "3·10⁴, 10⁵ and 3·10⁵. The non-private oracle is the most accurate everywhere and naive output "
+                    "perturbation by far the worst."),
+            Finding("Not reproduced with safe constants", "The improvement over objective perturbation: at "
+                    "n = 10⁶ Algorithm 5's privacy error is 1.4× larger than objective perturbation's at d = 5 "
+                    "(1.2e-4 against 8.6e-5), equal at d = 10, and 1.9× smaller only at d = 20 (8.2e-5 against "
+                    "1.5e-4). It stays 5–9× above the oracle: SPEC's conservative constants and a third of ε for "
+                    "the release. Against θ* (the error the paper plots) every method but output perturbation and "
+                    "default DP-SGD sits at the sampling error of θ(Pₙ), about twice the score-attack rate."),
+            Finding("DP-SGD", "With default hyper-parameters it levels off near 2·10⁻³; tuned on the fit over a "
+                    "small grid, as the paper did (not private), it reaches 3·10⁻⁴ at n = 10⁶."),
         ),
     ),
     "fig3": Claim(
@@ -212,7 +221,7 @@ CLAIMS: dict[str, Claim] = {
         r'"Non-private" estimator is the non-private idealized version (item 2), objective perturbation '
         r"corresponds to (15), and Local is Algorithm 5.",
         (_VARIANT, _TRANSITION),
-        (_SAFE_TEST, _HYPOTHESIS, _FALLBACK),
+        (_SAFE_TEST, _FULL_RUN, _HYPOTHESIS, _FALLBACK),
     ),
     "fig7": Claim(
         7,
