@@ -10,6 +10,7 @@ last, plus every one of the last ZOOM, where the counts N, N̂ and m fall) and R
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -18,12 +19,13 @@ from numpy.typing import NDArray
 from core.pipeline import Problem
 from core.recursion import down_recursion, up_recursion
 
-MAX_POINTS = 2000  # plotted points per recursion path: enough for the eye, light for the browser
+MAX_POINTS = 1000  # plotted points per recursion path: enough for the eye, light for the browser
 ZOOM = 300  # steps kept at full resolution at the end of a recursion path, where N, N̂ and m fall
-# The what-if's ε grid (total ε), and its n grid's top: the what-if's cost grows with n, and a row at 10^8
-# alone takes ~7 s (core.whatif.smallest_n goes on beyond).
+# The what-if's grids: total ε, and n up to core.whatif.N_MAX, where census-like data first pass (about 10^9).
+# Above core.whatif.EXACT_STEPS recursion steps a cell uses the continuous count, so a row costs the same at any n.
 WHATIF_EPS: NDArray[np.float64] = np.geomspace(0.1, 100.0, 10)
-WHATIF_N_MAX = 10**7
+WHATIF_N_MAX = 10**12
+WHATIF_N_PER_DECADE = 2
 
 Steps = tuple[NDArray[np.int64], NDArray[np.float64]]  # (k, R^k) of a recursion at the steps kept for plotting
 
@@ -62,6 +64,7 @@ def rising_path(problem: Problem, lambda_hat_min: float, start: float) -> Steps:
 
 
 def whatif_n_grid(problem: Problem) -> NDArray[np.int64]:
-    """The what-if's sample sizes: ten on a log scale from 50 d to 100 n (at most WHATIF_N_MAX)."""
-    top = min(100 * problem.n, WHATIF_N_MAX)
-    return np.unique(np.geomspace(50 * problem.d, top, 10).round().astype(np.int64))
+    """The what-if's sample sizes: WHATIF_N_PER_DECADE a decade on a log scale from 50 d to WHATIF_N_MAX."""
+    low = 50 * problem.d
+    count = 1 + math.ceil(WHATIF_N_PER_DECADE * math.log10(WHATIF_N_MAX / low))
+    return np.unique(np.geomspace(low, WHATIF_N_MAX, count).round().astype(np.int64))

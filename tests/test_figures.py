@@ -95,10 +95,11 @@ def test_thinning_keeps_the_first_and_last_steps_and_the_end_in_full(length):
         np.testing.assert_array_equal(k, np.arange(length))
 
 
-def test_whatif_grid_spans_50d_to_100n(problem):
+def test_whatif_grid_spans_50d_to_the_largest_n(problem):
     ns = teaching.whatif_n_grid(problem)
-    assert ns[0] == 50 * problem.d and ns[-1] == min(100 * problem.n, teaching.WHATIF_N_MAX)
+    assert ns[0] == 50 * problem.d and ns[-1] == teaching.WHATIF_N_MAX == whatif.N_MAX
     assert np.all(np.diff(ns) > 0)
+    assert np.diff(np.log10(ns)).max() <= 1 / teaching.WHATIF_N_PER_DECADE  # a log grid, as fine as stated
 
 
 def test_pages_and_ui_leave_the_recursions_to_core_teaching():
@@ -133,14 +134,18 @@ def staircase_checks(fig, true_path, hat_path, b, which: str) -> None:
     assert [t.name for t in fig.data] == expected * 2  # every step, then the close-up
     assert [t.showlegend for t in fig.data] == [True] * 5 + [False] * 5
     assert [t.xaxis for t in fig.data] == ["x"] * 5 + ["x2"] * 5
+    lo, hi = fig.layout.xaxis2.range
+    for trace, (k, v) in zip(fig.data[:2], (true_path, hat_path), strict=True):
+        np.testing.assert_array_equal(values(trace.x), k)
+        np.testing.assert_array_equal(values(trace.y), v)
+    for trace, (k, v) in zip(fig.data[5:7], (true_path, hat_path), strict=True):  # the close-up: its window only
+        first = int(np.flatnonzero(k >= lo)[0])
+        np.testing.assert_array_equal(values(trace.x), k[max(first - 1, 0):])
+        np.testing.assert_array_equal(values(trace.y), v[max(first - 1, 0):])
     for offset in (0, 5):
-        for trace, (k, v) in zip(fig.data[offset:offset + 2], (true_path, hat_path), strict=True):
-            np.testing.assert_array_equal(values(trace.x), k)
-            np.testing.assert_array_equal(values(trace.y), v)
         for trace, x in zip(fig.data[offset + 2:offset + 5], (b.N, b.N_hat, b.m), strict=True):
             assert list(trace.x) == [x, x]
     assert fig.data[0].x[-1] == b.N and fig.data[1].x[-1] == b.m  # the staircases end where the counts say
-    lo, hi = fig.layout.xaxis2.range
     assert lo < min(b.N, b.N_hat, b.m) and max(b.N, b.N_hat, b.m) < hi
     assert fig.layout.xaxis.title.text == fig.layout.xaxis2.title.text == "k (recursion steps)"
     assert fig.layout.yaxis.title.text == "R<sup>k</sup>(λ)"

@@ -8,6 +8,7 @@ what Algorithm 5 releases.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -74,13 +75,17 @@ def chart(fig: go.Figure, key: str, height: int, top: int = 30) -> None:
     st.plotly_chart(fig, key=key, config={"toImageButtonOptions": {"format": "png", "filename": key, "scale": 2}})
 
 
+@st.fragment
 def formulas(f: Formulas) -> None:
-    """A card's formulas in a closed expander."""
-    with st.expander(f.title):
-        for line in f.latex:
-            st.latex(line)
-        if f.caption:
-            st.caption(f.caption)
+    """A card's formulas in a closed expander, typeset only once it is opened: typesetting every card's formulas
+    is a large part of drawing the page. A fragment, so opening it reruns only the expander, not the noise."""
+    box = st.expander(f.title, key=f"formulas: {f.title}", on_change="rerun")
+    if box.open:
+        with box:
+            for line in f.latex:
+                st.latex(line)
+            if f.caption:
+                st.caption(f.caption)
 
 
 # ---------------------------------------------------------------- stage 0
@@ -136,11 +141,19 @@ def stage_budget_caption(what: str, stage: Stage, epsilon: float, delta: float) 
                f"the bound fails with probability ≤ δ{stage.share} = {num(delta)}.")
 
 
-def bound_figures(b: RecursiveBound, true_path: Steps, hat_path: Steps, which: str, key: str) -> None:
-    """The staircase of the recursion and the number line of the eigenvalue beside its bound (teaching)."""
-    names = eigenvalue_names(which)
-    chart(staircase(true_path, hat_path, b, names), f"{key}_staircase", 370, top=60)  # titles below the toolbar
-    chart(bound_line(b, names), f"{key}_line", 130)
+@st.fragment
+def bound_figures(b: RecursiveBound, paths: Callable[[], tuple[Steps, Steps]], which: str, key: str) -> None:
+    """The staircase of the recursion and the number line of the eigenvalue beside its bound (teaching), drawn
+    only once their expander is opened: the paths cost up to millions of steps, and two charts slow the page.
+    A fragment, so opening it reruns only this expander, on the same draw: a page rerun would draw fresh noise."""
+    box = st.expander(tagged("The recursion step by step"), key=f"{key}_steps", on_change="rerun",
+                      icon=":material/stairs:")
+    if not box.open:
+        return
+    with box:
+        names = eigenvalue_names(which)
+        chart(staircase(*paths(), b, names), f"{key}_staircase", 370, top=60)  # titles below the toolbar
+        chart(bound_line(b, names), f"{key}_line", 130)
 
 
 def lambda_min_card(run: PrivateRun, problem: Problem | None) -> None:
@@ -159,8 +172,8 @@ def lambda_min_card(run: PrivateRun, problem: Problem | None) -> None:
             metric_row([(LAMBDA_MIN.math, num(b.lambda_hat), "The certified lower bound")])
         else:
             metric_row(bound_metrics(b, "min"))
-            true_path = cache.lambda_min_path(state.data_spec(), state.model_spec(), problem)
-            bound_figures(b, true_path, falling_path(problem, b.lambda_hat), "min", "lmin")
+            bound_figures(b, lambda: (cache.lambda_min_path(state.data_spec(), state.model_spec(), problem),
+                                      falling_path(problem, b.lambda_hat)), "min", "lmin")
             formulas(LAMBDA_MIN_FORMULAS)
 
 
@@ -179,8 +192,8 @@ def lambda_max_card(run: PrivateRun, problem: Problem | None) -> None:
             else:
                 metric_row(bound_metrics(b, "max"))
                 lam_hat_min = run.lambda_min.lambda_hat
-                bound_figures(b, rising_path(problem, lam_hat_min, b.statistic),
-                              rising_path(problem, lam_hat_min, b.lambda_hat), "max", "lmax")
+                bound_figures(b, lambda: (rising_path(problem, lam_hat_min, b.statistic),
+                                          rising_path(problem, lam_hat_min, b.lambda_hat)), "max", "lmax")
         if problem is not None:
             formulas(LAMBDA_MAX_FORMULAS)
 

@@ -58,15 +58,16 @@ def staircase(true_path: Steps, hat_path: Steps, b: RecursiveBound, names: tuple
     window = [min(ends) - pad, max(ends) + pad]
     ys = np.concatenate([true_path[1], hat_path[1]])
     near = np.concatenate([v[(k >= window[0]) & (k <= window[1])] for k, v in (true_path, hat_path)])
-    lines = [(*true_path, f"from {names[0]} · not private", GREY, "solid"),
+    paths = [(*true_path, f"from {names[0]} · not private", GREY, "solid"),
              (*hat_path, f"from {names[1]}", CHOSEN, "solid")]
     # The markers are traces, not shapes: they join the legend, as N and N̂ are often too close to label.
-    marks = ((b.N, "N · not private", GREY, "dash"), (b.N_hat, "N̂", CHOSEN, "dot"),
-             (b.m, "m = ⌊N̂ − k⌋", ACCENT, "solid"))
-    lines += [([x, x], [ys.min(), ys.max()], text, color, dash) for x, text, color, dash in marks]
+    marks = [([x, x], [ys.min(), ys.max()], text, color, dash) for x, text, color, dash in (
+        (b.N, "N · not private", GREY, "dash"), (b.N_hat, "N̂", CHOSEN, "dot"), (b.m, "m = ⌊N̂ − k⌋", ACCENT, "solid"))]
+    # The close-up gets only the steps it shows, not a second copy of every path.
+    close = [(*in_window(k, v, window), *rest) for k, v, *rest in paths]
     data = [dict(type="scatter", x=x, y=y, mode="lines", line_shape="hv", name=text, legendgroup=text,
                  showlegend=not axis, line=dict(color=color, dash=dash), xaxis=f"x{axis}", yaxis=f"y{axis}")
-            for axis in ("", "2") for x, y, text, color, dash in lines]
+            for axis, lines in (("", paths + marks), ("2", close + marks)) for x, y, text, color, dash in lines]
     margin = 0.05 * (np.ptp(near) or abs(near.max()) or 1.0) if near.size else 0.0
     titles = [dict(text=text, x=x, xref="paper", y=1.0, yref="paper", yanchor="bottom", showarrow=False)
               for text, x in (("every step", 0.28), ("close-up of the end", 0.82))]
@@ -77,6 +78,15 @@ def staircase(true_path: Steps, hat_path: Steps, b: RecursiveBound, names: tuple
         yaxis2=dict(anchor="x2", range=[near.min() - margin, near.max() + margin] if near.size else None),
         annotations=titles,
     ))
+
+
+def in_window(k: NDArray, v: NDArray, window: list[float]) -> tuple[NDArray, NDArray]:
+    """The steps of a path inside window, and the one before, from which the first step inside is drawn."""
+    inside = np.flatnonzero((k >= window[0]) & (k <= window[1]))
+    if not inside.size:
+        return k[:0], v[:0]
+    start = max(int(inside[0]) - 1, 0)
+    return k[start:inside[-1] + 1], v[start:inside[-1] + 1]
 
 
 def number_line(points: list[tuple[str, float, str]]) -> go.Figure:
