@@ -6,12 +6,14 @@ from ui import sidebar, state
 
 st.set_page_config(page_title="Private single parameter", layout="wide")
 state.init()
+# Every page has its own path, so a link to any of them (with its settings) can be shared.
 pages = [
-    st.Page("pages/data.py", title="Data", icon=":material/table:"),
-    st.Page("pages/pipeline.py", title="Pipeline", icon=":material/account_tree:", default=True),
-    st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:"),
-    st.Page("pages/report.py", title="Report", icon=":material/description:"),
-    st.Page("pages/experiments.py", title="Experiments", icon=":material/science:"),
+    st.Page("pages/home.py", title="Start", icon=":material/home:", url_path="", default=True),
+    st.Page("pages/data.py", title="Data", icon=":material/table:", url_path="data"),
+    st.Page("pages/pipeline.py", title="Pipeline", icon=":material/account_tree:", url_path="pipeline"),
+    st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
+    st.Page("pages/report.py", title="Report", icon=":material/description:", url_path="report"),
+    st.Page("pages/experiments.py", title="Experiments", icon=":material/science:", url_path="experiments"),
 ]
 page = st.navigation(pages)
 sidebar.render()

@@ -18,10 +18,13 @@ from core.compare import EXTRA_METHODS, FULL_VECTOR_METHODS, METHODS, Comparison
 from core.errors import InputError
 from core.pipeline import Problem, make_rng
 from ui import state
+from ui.boot import through_navigation
 from ui.controls import budget as budget_setting
 from ui.figures import strip_figure
 from ui.format import noise_source, tagged
 from ui.theme import METHOD_LABELS, NOT_PRIVATE
+
+through_navigation()  # a deep link's first run on a fresh server goes through app.py
 
 MAX_TRIALS = 500
 

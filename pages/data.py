@@ -15,9 +15,12 @@ from core.data import Dataset
 from core.errors import InputError
 from core.pipeline import Problem
 from ui import state
+from ui.boot import through_navigation
 from ui.figures import histogram
 from ui.format import metric_row, tagged
 from ui.theme import NOT_PRIVATE
+
+through_navigation()  # a deep link's first run on a fresh server goes through app.py
 
 PREVIEW_ROWS = 20
 QUANTILES = {"min": 0.0, "5%": 0.05, "25%": 0.25, "median": 0.5, "75%": 0.75, "95%": 0.95, "max": 1.0}

@@ -18,7 +18,10 @@ import streamlit as st
 from core.errors import InputError
 from core.experiments import FIGURES
 from ui import experiments as ex
+from ui.boot import through_navigation
 from ui.format import md
+
+through_navigation()  # a deep link's first run on a fresh server goes through app.py
 
 UPLOAD_LABEL = "Load a CSV made by the command line"
 QUICK_LABEL = "Run the quick preset"

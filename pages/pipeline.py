@@ -17,8 +17,11 @@ from core.data import Dataset
 from core.errors import InputError
 from core.pipeline import PrivateRun, Problem, make_rng, run_private
 from ui import cards, controls, state
+from ui.boot import through_navigation
 from ui.snapshot import snapshot_name, teaching_snapshot
 from ui.theme import NOT_PRIVATE
+
+through_navigation()  # a deep link's first run on a fresh server goes through app.py
 
 
 def private_cards(run: PrivateRun, b: Budget, name: str, problem: Problem, publish: bool) -> None:

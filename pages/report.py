@@ -21,6 +21,7 @@ from core.errors import InputError
 from core.population import Population
 from core.report import private_report
 from ui import state
+from ui.boot import through_navigation
 from ui.format import interval, md, metric_row, num
 from ui.formulas import (
     ACCOUNTINGS,
@@ -33,6 +34,8 @@ from ui.formulas import (
     TEST,
     Stage,
 )
+
+through_navigation()  # a deep link's first run on a fresh server goes through app.py
 
 # The data a row belongs to, in the privacy unit's sentence.
 DATA_WORDS = {"synthetic_robust": "synthetic", "synthetic_logistic": "synthetic", "acs": "census", "upload": "uploaded"}

@@ -218,8 +218,7 @@ def assert_no_report(tab) -> None:
 
 
 def test_walk_through_every_page(page, server: str):
-    # The root first. A fresh server runs a deep link such as /data as that page alone, without app.py
-    # (Streamlit's pages/ directory mode, until st.navigation has run once); the root always runs app.py.
+    # The Start page at the root; deep links on a fresh server are tested in test_browser_links.
     page.goto(f"{server}/?n={N}")
     settle(page)
     text(page, f"n = {N:,}").wait_for()
@@ -229,7 +228,7 @@ def test_walk_through_every_page(page, server: str):
     text(page, f"{N:,} rows").wait_for()
     check_clean(page, "01-data")
 
-    open_page(page, server, "Pipeline", "")
+    open_page(page, server, "Pipeline", "pipeline")
     text(page, "Stage 1").wait_for()
     text(page, "Stage 4").wait_for()
     check_clean(page, "02-pipeline")
@@ -268,7 +267,7 @@ def test_walk_through_every_page(page, server: str):
 def test_teaching_alone_on_a_fresh_server_reports_nothing(browser, fresh_server: str):
     tab = new_tab(browser)
     try:
-        tab.goto(f"{fresh_server}/?n={N}&noise_seed=7")
+        tab.goto(f"{fresh_server}/pipeline?n={N}&noise_seed=7")
         settle(tab)
         text(tab, "Stage 4").wait_for()  # a teaching draw, seeded
         tab.get_by_role("button", name="Save teaching snapshot").wait_for()
@@ -281,7 +280,7 @@ def test_teaching_alone_on_a_fresh_server_reports_nothing(browser, fresh_server:
 
 
 def test_a_publish_release_reaches_the_report(page, server: str):
-    page.goto(f"{server}/?n={N}&epsilon=8")  # a reload starts afresh
+    page.goto(f"{server}/pipeline?n={N}&epsilon=8")  # a reload starts afresh
     settle(page)
     text(page, "Stage 4").wait_for()
     page.locator('[data-testid="stSidebar"]').get_by_text("Publish", exact=True).click()
@@ -306,7 +305,7 @@ def test_a_publish_release_reaches_the_report(page, server: str):
     # Back to teaching: a new draw does not change the Report.
     page.locator('[data-testid="stSidebar"]').get_by_text("Teaching", exact=True).click()
     settle(page)
-    open_page(page, server, "Pipeline", "")
+    open_page(page, server, "Pipeline", "pipeline")
     text(page, "Stage 4").wait_for()
     page.get_by_role("button", name=re.compile("fresh noise", re.I)).click()
     settle(page)
@@ -317,7 +316,7 @@ def test_a_publish_release_reaches_the_report(page, server: str):
 
 def test_the_spent_budget_survives_a_reload_and_a_new_browser(browser, server: str):
     """Publish, reload, open a fresh browser context: the ledger still holds the spend, and the cap holds."""
-    url = f"{server}/?n=21000&epsilon=6"  # data of their own on this server's ledger (cap ε = 10)
+    url = f"{server}/pipeline?n=21000&epsilon=6"  # data of their own on this server's ledger (cap ε = 10)
 
     def publish_tab(context):
         tab = context.new_page()

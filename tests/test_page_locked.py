@@ -26,14 +26,15 @@ def locked(monkeypatch):
     monkeypatch.setenv("PSP_CAP_DELTA", "1e-5")
 
 
-def app(query: dict | None = None, **settings: object) -> AppTest:
+def app(query: dict | None = None, page: str | None = "pages/pipeline.py", **settings: object) -> AppTest:
     at = AppTest.from_file(str(APP), default_timeout=60)
     for key, value in (query or {}).items():
         at.query_params[key] = value
     at.session_state["n"] = N
     for key, value in settings.items():
         at.session_state[key] = value
-    return at.run()
+    at.run()  # the Start page through app.py (its sidebar included), which registers the pages
+    return at if page is None else at.switch_page(page).run()
 
 
 def text(at: AppTest) -> str:
@@ -43,7 +44,8 @@ def text(at: AppTest) -> str:
 
 
 def test_links_and_the_session_cannot_unlock_teaching_or_raise_the_cap(locked):
-    at = app({"mode": "teaching", "cap_epsilon": "1000", "noise_seed": "3"}, mode="teaching", cap_epsilon=1e3)
+    at = app({"mode": "teaching", "cap_epsilon": "1000", "noise_seed": "3"}, page=None, mode="teaching",
+             cap_epsilon=1e3)
     assert not at.exception
     assert at.session_state["mode"] == "publish"
     assert open_ledger().default_cap == (5.0, 1e-5)  # the deployment's, in the curator's file
@@ -51,6 +53,8 @@ def test_links_and_the_session_cannot_unlock_teaching_or_raise_the_cap(locked):
     assert not at.sidebar.radio  # no mode switch
     assert not at.sidebar.number_input  # no cap inputs
     assert "locked by this deployment" in text(at)
+    at.switch_page("pages/pipeline.py").run()
+    assert not at.exception
     assert "not private" not in text(at)  # the teaching badges never appear
 
 

@@ -25,12 +25,13 @@ REFUSED = "refused:"
 
 
 def start(**settings: object) -> AppTest:
-    """Run the app once with n = N and the given registry settings in the session (the Pipeline page is the default)."""
+    """The Pipeline page with n = N and the given registry settings in the session (after the Start page's run)."""
     at = AppTest.from_file(str(APP), default_timeout=60)
     at.session_state["n"] = N
     for key, value in settings.items():
         at.session_state[key] = value
-    return at.run()
+    at.run()
+    return at.switch_page("pages/pipeline.py").run()
 
 
 def metrics(at: AppTest, label_start: str) -> list[str]:
@@ -98,7 +99,18 @@ def test_teaching_page_renders_every_stage():
     assert [t.split(" · ")[0] for t in titles] == ["#### Stage 0", "#### Stage 1", "#### Stage 2", "#### Stage 3",
                                                    "#### Stage 4", "#### Budget"]
     charts = {c.proto.id for c in at.main.get("plotly_chart")}
-    assert len(charts) == 8  # θ, two staircases, two number lines, the test, the what-if, the density
+    assert len(charts) == 4  # θ, the test, the what-if, the density; the recursions wait in closed expanders
+
+
+def test_the_recursions_are_drawn_when_their_expanders_open():
+    """The two staircases and number lines appear once their expanders are open."""
+    at = start(epsilon=8.0, noise_seed=1)
+    assert_clean(at)
+    at.session_state["lmin_steps"] = True
+    at.session_state["lmax_steps"] = True
+    at.run()
+    assert_clean(at)
+    assert len({c.proto.id for c in at.main.get("plotly_chart")}) == 8
 
 
 def test_released_value_matches_core():
@@ -397,7 +409,10 @@ def test_publish_offers_no_teaching_snapshot():
 
 
 def test_publish_sidebar_describes_the_data_without_raw_counts():
-    at = start(mode="publish")
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.session_state["n"] = N
+    at.session_state["mode"] = "publish"
+    at.run()  # app.py draws the sidebar on every page
     assert_clean(at)
     captions = " ".join(c.value for c in at.sidebar.caption)
     # the public description of the data (core.spec), never a count read off the data

@@ -186,6 +186,7 @@ def test_teaching_alone_reports_nothing(seed):
     at.session_state["noise_seed"] = seed
     at.run()
     assert at.session_state["mode"] == "teaching"
+    at.switch_page("pages/pipeline.py").run()
     assert at.session_state[TEACHING_RUN].seed == seed
     at.button(key="fresh_noise").click().run()  # another draw, as a user looking for a pleasing number would
     assert at.get("download_button")  # the Pipeline's teaching snapshot, which is not a report
@@ -215,6 +216,7 @@ def publish_once(**settings: object) -> tuple[AppTest, PublishedRelease]:
     for key, value in settings.items():
         at.session_state[key] = value
     at.run()
+    at.switch_page("pages/pipeline.py")
     # After its first run AppTest runs the page alone, without app.py's sidebar, whose Mode radio then drops its
     # value: the mode is set in st.session_state before every run instead.
     at.session_state["mode"] = "publish"
@@ -340,6 +342,8 @@ def test_an_uploaded_census_file_protects_each_person(downloads):
     for key, value in settings.items():
         at.session_state[key] = value
     at.run()
+    at.session_state["mode"] = "publish"
+    at.switch_page("pages/pipeline.py").run()
     at.session_state["mode"] = "publish"
     at.button(key="release").click().run()
     assert not at.exception and not at.error

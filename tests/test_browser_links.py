@@ -1,0 +1,85 @@
+"""Links in a real browser: the Start page at the root, and a deep link to every page on a freshly started server.
+
+Each test gets a server of its own (test_browser's fresh_server), so no earlier page or tab has run on it:
+that first run is where a link can go wrong. Screenshots go to test-artifacts/ as in test_browser.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from test_browser import browser, check_clean, executable, fresh_server, new_tab, settle, text  # noqa: F401
+
+TITLES = ("Start", "Data", "Pipeline", "Compare", "Report", "Experiments")
+
+
+def assert_own_navigation(tab) -> None:
+    """The sidebar lists the app's pages by their titles, never the file names of the pages/ folder."""
+    links = tab.locator('[data-testid="stSidebarNav"] a')
+    links.first.wait_for()
+    shown = links.all_inner_texts()
+    assert len(shown) == len(TITLES), shown
+    for title, link in zip(TITLES, shown, strict=True):
+        assert re.search(rf"{title}\s*$", link), shown
+
+
+def opened(tab, url: str, heading: str, name: str) -> None:
+    tab.goto(url)
+    settle(tab)
+    tab.get_by_role("heading", name=heading, level=1).wait_for()
+    assert not tab.get_by_text("Page not found").count()
+    assert_own_navigation(tab)
+    check_clean(tab, name)
+
+
+def test_the_start_page_is_drawn_at_the_root(browser, fresh_server: str):  # noqa: F811
+    tab = new_tab(browser)
+    try:
+        opened(tab, f"{fresh_server}/", "Start", "10-start")
+        for label in ("Teaching demo on synthetic data", "What if n or ε were larger?", "Publish on your data"):
+            tab.get_by_role("button", name=label).wait_for()
+        tab.locator('[data-testid="stGraphVizChart"]').wait_for()
+    finally:
+        tab.close()
+
+
+@pytest.mark.parametrize("path,heading", [
+    ("data", "Data"),
+    ("compare", "Compare methods"),
+    ("report", "Report"),
+    ("experiments", "Experiments"),
+])
+def test_a_deep_link_opens_its_page_on_a_fresh_server(browser, fresh_server: str, path: str, heading: str):  # noqa: F811
+    tab = new_tab(browser)
+    try:
+        opened(tab, f"{fresh_server}/{path}?n=20000", heading, f"11-link-{path}")
+        text(tab, "n = 20,000").wait_for()  # the link's setting, in the sidebar app.py draws
+    finally:
+        tab.close()
+
+
+def test_a_pipeline_link_applies_its_settings_on_a_fresh_server(browser, fresh_server: str):  # noqa: F811
+    tab = new_tab(browser)
+    try:
+        opened(tab, f"{fresh_server}/pipeline?epsilon=2&n=20000", "Privately releasing one coefficient",
+               "12-link-pipeline")
+        sidebar = tab.locator('[data-testid="stSidebar"]')
+        sidebar.get_by_text(re.compile(r"Budget · ε = 2, δ = 1e-06")).wait_for()
+        sidebar.get_by_text("n = 20,000").first.wait_for()
+        assert re.search(r"[?&]epsilon=2(&|$)", tab.url), tab.url  # sync_url keeps the link's settings
+    finally:
+        tab.close()
+
+
+def test_every_deep_link_works_once_the_root_has_run(browser, fresh_server: str):  # noqa: F811
+    """After one visit to the root, every page answers at its own URL path with the link's settings."""
+    tab = new_tab(browser)
+    try:
+        opened(tab, f"{fresh_server}/", "Start", "13-root-first")
+        for path, heading in (("data", "Data"), ("compare", "Compare methods"), ("report", "Report"),
+                              ("experiments", "Experiments"), ("pipeline", "Privately releasing one coefficient")):
+            opened(tab, f"{fresh_server}/{path}?epsilon=2&n=20000", heading, f"14-after-root-{path}")
+            tab.locator('[data-testid="stSidebar"]').get_by_text(re.compile(r"Budget · ε = 2, ")).wait_for()
+    finally:
+        tab.close()
