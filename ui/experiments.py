@@ -161,12 +161,12 @@ CLAIMS: dict[str, Claim] = {
             r"be a gap between its performance and the methods here as  $\|\theta^{\star}\|_2$  grows.",
         ),
         (
-            Finding("Reproduced", "The same threshold and ordering as Fig. 2: Algorithm 5 is ⊥ until n = 3·10⁴, "
-                    "10⁵ and 3·10⁵ for d = 5, 10 and 20; the oracle is best and output perturbation worst."),
-            Finding("Not settled at quick size", "That the gap over objective perturbation grows with ‖θ*‖: with 2 "
-                    "repetitions the comparison goes either way. With 10 repetitions Algorithm 5's privacy error is "
-                    "below objective perturbation's at n = 3·10⁵ for both norms, and the gap is larger for ‖θ*‖ = 5 "
-                    "than for 1 at d = 5 and 10 but not at d = 20."),
+            Finding("Reproduced", "The same pass points as Fig. 2 (the full run, 10 repetitions): Algorithm 5 "
+                    "releases in every repetition from n = 3·10⁴, 10⁵ and 3·10⁵ for d = 5, 10 and 20. Naive output "
+                    "perturbation suffers most from the larger norm (0.07–0.15 against 0.013–0.036 at ‖θ*‖ = 1)."),
+            Finding("Not reproduced with safe constants", "A larger gap over objective perturbation than at "
+                    "‖θ*‖ = 1: at n = 10⁶ the two are within 5 % at d = 5 and 10, and Algorithm 5 is 1.3× better "
+                    "at d = 20 (1.9× at ‖θ*‖ = 1); at n = 3·10⁵, d = 5, objective perturbation is 1.8× better."),
         ),
     ),
     "fig4": Claim(
@@ -183,13 +183,14 @@ CLAIMS: dict[str, Claim] = {
             r"degradation as the norm of  $\theta^*$  increases (plots (b) in each figure).",
         ),
         (
-            Finding("Reproduced where Algorithm 5 releases", "At ε ≥ 4 its privacy error is below objective "
-                    "perturbation's for both norms (8.8e-4 against 1.7e-3 at ‖θ*‖ = 1, ε = 4; 3.0e-4 against "
-                    "1.2e-3 at ‖θ*‖ = 6)."),
-            Finding("Different", "With n = 10⁵ and d = 10 Algorithm 5 returns ⊥ at ε = 1 and 2, so it has no point "
-                    "there. Against θ*, Algorithm 5, the oracle and objective perturbation all sit at the sampling "
-                    "error (0.008–0.012) at every ε. DP-SGD is not in the quick preset and runs with core's default "
-                    "hyper-parameters, not the paper's tuned ones."),
+            Finding("Pass point", "In the full run (25 repetitions) Algorithm 5 is ⊥ in every repetition at "
+                    "ε ≤ 2 and releases in every one from ε = 4 (n = 10⁵, d = 10), so it has no point below ε = 4; "
+                    "the paper shows it ahead of the other methods at every ε."),
+            Finding("Partly reproduced", "Where it releases, Algorithm 5 beats objective perturbation at ‖θ*‖ = 6 "
+                    "(1.6× at ε = 4, 1.3× at ε = 8) and ties it at ‖θ*‖ = 1 — objective perturbation degrades as "
+                    "the norm grows — but at ε = 16 they tie (‖θ*‖ = 6) or objective perturbation wins "
+                    "(‖θ*‖ = 1). DP-SGD with defaults stays near 0.0025 at every ε; tuned on the fit (not "
+                    "private) it reaches 0.0005–0.001."),
         ),
     ),
     "fig5": Claim(
