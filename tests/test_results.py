@@ -75,3 +75,12 @@ def test_fig4_algorithm5_releases_from_eps_4():
     for eps in (4.0, 8.0):
         local = value(rows, "norm=6", eps, "local", "abs_error_fit")
         assert local < value(rows, "norm=6", eps, "objective_perturbation", "abs_error_fit")
+
+
+def test_fig7_algorithm5_alone_never_passes_on_michigan():
+    rows = rows_of("fig7")
+    assert {r["data"] for r in rows} == {"SYNTHETIC census"}
+    assert all(r["mean"] == 0.0 for r in rows if r["method"] == "local" and r["metric"] == "release_rate")
+    for eps in ("2", "4", "8"):
+        assert value(rows, f"eps={eps}", 2_000_000.0, "local_fallback_paper", "release_rate") == 0.0
+        assert value(rows, f"eps={eps}", 10_000.0, "local_fallback_paper", "release_rate") == 1.0

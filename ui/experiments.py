@@ -238,10 +238,12 @@ CLAIMS: dict[str, Claim] = {
             _TRANSITION,
         ),
         (
-            Finding("Measured on California only", "docs/experiments.md records the safe test on the SYNTHETIC "
-                    "California file, not on Michigan; the paper gives Michigan a larger condition number "
-                    "(450 ± 6 against 300 ± 4), so there is no reason to expect (14) to pass sooner there "
-                    "(not measured)."),
+            Finding("Measured in the full run", "On the SYNTHETIC Michigan file (46,108 made-up records; the "
+                    "population's schooling coefficient near 3.0, κ ≈ 450), 25 repetitions at ε = 2, 4, 8 and n "
+                    "from 10⁴ to 2·10⁶: Algorithm 5 alone is ⊥ in all 525 runs. The paper's rule releases by "
+                    "objective perturbation while λ̂min = 0 and is ⊥ once λ̂min > 0 (from n = 10⁶ at every ε), "
+                    "since (14) still fails. Objective perturbation at the full ε is the most accurate private "
+                    "method; its errors are about five times Fig. 6's, the coefficient being ten times larger."),
             _SAFE_TEST, _HYPOTHESIS, _FALLBACK,
         ),
     ),
