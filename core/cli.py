@@ -36,7 +36,7 @@ from core.spec import SYNTHETIC_N, AcsSpec, CsvSpec, DataSpec, PumsSpec, Synthet
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, no usage block
-        self.exit(2, f"error: {message} (see python -m core {self.prog.split()[-1]} --help)\n")
+        self.exit(2, f"error: {message} (see {self.prog} --help)\n")
 
 
 def _add_data_options(p: argparse.ArgumentParser) -> None:

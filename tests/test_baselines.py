@@ -132,6 +132,16 @@ def run_compare(*args):
     return proc, (json.loads(proc.stdout) if proc.returncode == 0 else None)
 
 
+def test_the_reported_newton_stall_no_longer_aborts_a_comparison():
+    """The reproducer of the stall (Armijo accepting rounding-noise steps just above the tolerance) exits 0 and
+    names every method it was asked for."""
+    proc, doc = run_compare("--synthetic", "--n", "200000", "--d", "5", "--theta-norm", "5", "--sample-seed", "0",
+                            "--coordinate", "0", "--epsilon", "4", "--delta", "1e-6", "--trials", "2", "--seed", "1",
+                            "--methods", "local,oracle,output_perturbation")
+    assert proc.returncode == 0, proc.stderr
+    assert set(doc["methods"]) == {"local", "oracle", "output_perturbation"}
+
+
 def test_compare_command_runs_every_method_at_one_budget():
     proc, doc = run_compare("--synthetic", "--n", "50000", "--d", "4", "--sample-seed", "2", "--coordinate", "x1",
                             "--epsilon", "4", "--delta", "1e-6", "--trials", "3", "--seed", "5")
