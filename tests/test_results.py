@@ -78,3 +78,14 @@ def test_fig7_algorithm5_alone_never_passes_on_michigan():
     for eps in ("2", "4", "8"):
         assert value(rows, f"eps={eps}", 2_000_000.0, "local_fallback_paper", "release_rate") == 0.0
         assert value(rows, f"eps={eps}", 10_000.0, "local_fallback_paper", "release_rate") == 1.0
+
+
+def test_fig5_algorithm3_releases_at_every_eps_and_leads_objective_perturbation():
+    rows = rows_of("fig5")
+    for panel in ("norm=1", "norm=6"):
+        for eps in (0.5, 1.0, 2.0, 4.0, 8.0, 16.0):
+            assert value(rows, panel, eps, "algorithm3", "release_rate") == 1.0
+            alg3 = value(rows, panel, eps, "algorithm3", "l2_error_fit")
+            ahead = 1.0 if eps > 0.5 else 1.1  # at eps = 0.5, norm 1, objective perturbation is 7 % better
+            assert alg3 <= ahead * value(rows, panel, eps, "objective_perturbation", "l2_error_fit")
+            assert value(rows, panel, eps, "oracle", "l2_error_fit") < alg3

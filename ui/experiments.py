@@ -205,12 +205,14 @@ CLAIMS: dict[str, Claim] = {
             r"fixed sample size  $n = 10^5$  and dimension d = 10.",
         ),
         (
-            Finding("Not comparable", "core offers full-vector releases only for the paper's Algorithms 3 and 7 (no "
-                    "full-vector objective perturbation, DP-SGD or oracle), so the paper's comparison cannot be "
-                    "made."),
-            Finding("What runs", "Algorithms 3 and 7 agree with each other for ε ≥ 4 (ℓ2 privacy error about 0.004 "
-                    "at ε = 4 and 0.002 at ε = 8), and Algorithm 7 returns ⊥ at ε = 1. Against θ* both sit at "
-                    "0.02–0.03, the sampling error of θ(Pₙ) in ℓ2."),
+            Finding("Reproduced", "In the full run (25 repetitions, every method of the figure in its full-vector "
+                    "form) Algorithm 3 releases at every ε and is ahead of objective perturbation at every ε but "
+                    "the smallest (ε = 0.5, ‖θ*‖ = 1), by 1.05–1.18× at ‖θ*‖ = 1 and 1.14–1.31× at ‖θ*‖ = 6; "
+                    "naive output perturbation is far behind (its ridge's bias)."),
+            Finding("Different", "DP-SGD is ahead of every private method at ε ≤ 1 (ℓ2 privacy error 0.011 "
+                    "against 0.016–0.035) and levels off near 0.01 from ε = 2, tuned or not; the paper shows it "
+                    "behind. The non-private oracle is twice as accurate as Algorithm 3. Against θ* every method "
+                    "but output perturbation sits at 0.020–0.021 from ε = 2, the sampling error of θ(Pₙ)."),
         ),
     ),
     "fig6": Claim(
