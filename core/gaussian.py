@@ -63,6 +63,25 @@ def delta_warning(delta: float, n: int) -> str | None:
             "choose a delta well below 1/n")
 
 
+EPSILON_WARNING = 5.0  # above it, the guarantee says little: an attacker's odds may grow e^5 ~ 148-fold
+
+
+def posterior_bound(epsilon: float) -> float:
+    """The most certain an attacker who starts at 50 % can become that a given person is in the data (pure part of
+    the guarantee): e^eps / (1 + e^eps), since (eps, delta)-DP bounds the odds ratio by e^eps (and any test's
+    true-positive rate by e^eps times its false-positive rate, plus delta)."""
+    return 1.0 / (1.0 + math.exp(-epsilon))
+
+
+def epsilon_warning(epsilon: float) -> str | None:
+    """A sentence when epsilon is above EPSILON_WARNING, saying what it allows in words."""
+    if epsilon <= EPSILON_WARNING:
+        return None
+    return (f"ε = {epsilon:g} is a weak guarantee: an attacker who starts 50 % sure may end "
+            f"{100 * posterior_bound(epsilon):.2f} % sure (any test's true-positive rate may be e^ε ≈ "
+            f"{math.exp(epsilon):,.0f} times its false-positive rate, plus δ); values of 1 or less are strong")
+
+
 def sigma_naive(epsilon: float, delta: float) -> float:
     """The closed-form upper bound on (7) stated after it: sigma(eps, delta) <= sigma_naive."""
     a = 2.0 * math.log(2.0 / delta)

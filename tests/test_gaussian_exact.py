@@ -117,3 +117,14 @@ def test_sigma_analytic_is_fast():
         sigma_analytic(eps, delta)
     per_call = (time.perf_counter() - start) / len(GRID)
     assert per_call < 0.05  # generous for slow machines; typical is a few milliseconds
+
+
+def test_the_posterior_an_attacker_can_reach():
+    """From a 50 % prior the odds can grow by e^eps at most: 1/2 at eps = 0, 3/4 at eps = ln 3."""
+    import math
+
+    from core.gaussian import epsilon_warning, posterior_bound
+
+    assert posterior_bound(0.0) == 0.5
+    assert posterior_bound(math.log(3.0)) == pytest.approx(0.75, rel=1e-15)
+    assert epsilon_warning(5.0) is None and "99.34 %" in epsilon_warning(5.01)

@@ -34,4 +34,12 @@ def test_values_at_the_edges_of_the_range_are_kept(key, value):
     at = open_link(**{key: value})
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state[key] == float(value)
-    assert not at.sidebar.warning
+    assert not [w for w in at.sidebar.warning if "could not be used" in w.value]
+
+
+def test_a_large_epsilon_is_explained_and_a_delta_above_one_over_n_is_flagged():
+    """ε = 8: an attacker starting at 50 % may end e^8 / (1 + e^8) = 99.97 % sure; δ = 0.01 >= 1/n at n = 20,000."""
+    warnings = " ".join(w.value for w in open_link(epsilon="8", delta="0.01").sidebar.warning)
+    assert "99.97 %" in warnings and "2,981" in warnings
+    assert "1/n = 5e-05" in warnings
+    assert not open_link(epsilon="4").sidebar.warning  # the default budget: nothing to flag

@@ -6,6 +6,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from core.errors import InputError
+from core.gaussian import delta_warning, epsilon_warning
 from ui import state
 
 
@@ -25,13 +26,18 @@ def render() -> None:
             "only its releases, charged to that ledger, reach the Report.",
         )
     sb.markdown(f"**Data** · {state.SOURCES[state.get('source')]}")
+    n = None
     try:
         data = state.dataset()
+        n = data.n  # public, as everywhere here
         sb.caption(f"n = {data.n:,}, d = {data.d} · {state.data_spec().describe()}")
     except InputError as exc:
         sb.caption(f"not loaded: {exc}")
     eps, delta = state.get("epsilon"), state.get("delta")
     sb.markdown(f"**Budget** · ε = {eps:g}, δ = {delta:g} ({state.get('accounting')} accounting)")
+    for warning in (epsilon_warning(eps), None if n is None else delta_warning(delta, n)):
+        if warning is not None:
+            sb.warning(warning[0].upper() + warning[1:] + ".", icon=":material/warning:")
     if state.is_publish():
         ledger_summary(sb)
 
