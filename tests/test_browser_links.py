@@ -7,9 +7,10 @@ that first run is where a link can go wrong. Screenshots go to test-artifacts/ a
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 import pytest
-from test_browser import browser, check_clean, executable, fresh_server, new_tab, settle, text  # noqa: F401
+from test_browser import browser, check_clean, executable, fresh_server, new_tab, serve, settle, text  # noqa: F401
 
 TITLES = ("Start", "Data", "Pipeline", "Compare", "Report", "Experiments")
 
@@ -81,5 +82,30 @@ def test_every_deep_link_works_once_the_root_has_run(browser, fresh_server: str)
                               ("experiments", "Experiments"), ("pipeline", "Privately releasing one coefficient")):
             opened(tab, f"{fresh_server}/{path}?epsilon=2&n=20000", heading, f"14-after-root-{path}")
             tab.locator('[data-testid="stSidebar"]').get_by_text(re.compile(r"Budget · ε = 2, ")).wait_for()
+    finally:
+        tab.close()
+
+
+@pytest.fixture
+def locked_fresh_server(executable: str, tmp_path) -> Iterator[str]:  # noqa: F811
+    """A fresh server of a publish-only deployment (serve() passes its environment on to the server)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PSP_PUBLISH_ONLY", "1")
+        with serve("streamlit-locked-fresh.log", ledger=tmp_path / "ledger.sqlite3") as url:
+            mp.delenv("PSP_PUBLISH_ONLY")
+            yield url
+
+
+def test_a_deep_link_cannot_reach_teaching_on_a_fresh_publish_only_server(browser, locked_fresh_server: str):  # noqa: F811
+    """The first request of a fresh publish-only server, a link asking for teaching mode and a seed: the page still
+    runs through app.py, so it is locked to publish mode and shows nothing non-private."""
+    tab = new_tab(browser)
+    try:
+        opened(tab, f"{locked_fresh_server}/pipeline?mode=teaching&noise_seed=3&n=20000",
+               "Privately releasing one coefficient", "15-link-locked-pipeline")
+        tab.locator('[data-testid="stSidebar"]').get_by_text(re.compile("locked by this deployment")).wait_for()
+        text(tab, "Nothing released yet").wait_for()
+        assert not tab.get_by_text(re.compile("not private", re.I)).count()
+        assert "mode=teaching" not in tab.url and "noise_seed" not in tab.url
     finally:
         tab.close()
