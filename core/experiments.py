@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import math
 import multiprocessing
@@ -66,6 +67,7 @@ CENSUS_METHODS = ("local", "local_fallback", "local_fallback_paper", "local_fall
                   "oracle")
 PAPER_SPLIT = (2.0, 1.0, 1.0)  # eps_a : eps_b : 2 eps_c, so that lambda_hat_min gets eps/2 as in section 4.2
 RATE = "score_attack_rate"
+CAPTION = "mean over repetitions, bars = 2 standard errors (bottom excluded)"
 TUNED = "dp_sgd_tuned"  # DP-SGD with batch size and steps picked on the fit, as the paper did: not private
 DP_SGD_GRID = tuple(DPSGDConfig(batch_size=b, steps=t) for b in (1000, 4000) for t in (1000, 4000))
 NOT_PRIVATE_METHODS = ("oracle", RATE, TUNED)
@@ -122,8 +124,8 @@ def _ints(values: Sequence[float]) -> list[int]:
 def plan(figure: str, quick: bool = False, reps: int | None = None, seed: int = 0,
          dims: Sequence[int] | None = None, grid: Sequence[float] | None = None,
          acs_root: str | Path | None = None) -> Plan:
-    """The tasks of a figure; dims and grid override the dimensions and the x values; acs_root is where the
-    census figures read the state files (None: SYNTHETIC files that run_figure writes)."""
+    """The tasks of a figure; dims and grid override the dimensions and the x values. For the census figures
+    acs_root says whose files they read (None: SYNTHETIC files); run_figure sets the tasks' root."""
     if figure not in FIGURES:
         raise InputError(f"unknown figure {figure!r}; choose from {', '.join(FIGURES)}")
     if reps is not None and reps < 1:
@@ -151,8 +153,8 @@ def plan(figure: str, quick: bool = False, reps: int | None = None, seed: int = 
         ns = grid or ((10_000, 100_000, 400_000) if quick
                       else (10_000, 30_000, 100_000, 200_000, 400_000, 1_000_000, 2_000_000))
         state, name = CENSUS[figure]
-        where = dict(state=state, coordinate=FEATURE_NAMES.index(name), data="census files" if acs_root
-                     else "SYNTHETIC census", root=str(acs_root or ""))
+        where = dict(state=state, coordinate=FEATURE_NAMES.index(name),
+                     data="census files" if acs_root else "SYNTHETIC census")
         for eps in (2.0, 4.0, 8.0):
             add(f"eps={eps:g}", "n", _ints(ns), len(FEATURE_NAMES), lambda x: x, lambda x, e=eps: e, 0.0,
                 CENSUS_METHODS, r, **where)
@@ -284,10 +286,16 @@ def _cached_run(task: Task, cache: str) -> tuple[Task, dict, float]:
     path = Path(cache) / f"{task.key()}.json"
     start = time.perf_counter()
     result = run_task(task)
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_text(json.dumps({"task": asdict(task), "result": result}))
-    os.replace(tmp, path)  # atomic: an interrupted run never leaves half a file
+    _write_atomic(path, json.dumps({"task": asdict(task), "result": result}))
     return task, result, time.perf_counter() - start
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """Write through a temporary file and a rename: an interrupted run, or a reader in another session of the
+    app, never sees half a file."""
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
 
 
 def _load(task: Task, cache: Path) -> dict | None:
@@ -387,14 +395,13 @@ def _rate_rows(p: Plan, t: Task) -> list[dict]:
 
 
 def write_csv(rows: list[dict], path: Path) -> None:
-    """The tidy rows, written atomically: a reader (another session of the app) never sees half a file."""
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
-    with tmp.open("w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=COLUMNS, lineterminator="\n")
-        w.writeheader()
-        for row in rows:
-            w.writerow({k: (f"{v:.10g}" if isinstance(v, float) else v) for k, v in row.items()})
-    os.replace(tmp, path)
+    """The tidy rows, written atomically."""
+    text = io.StringIO()
+    w = csv.DictWriter(text, fieldnames=COLUMNS, lineterminator="\n")
+    w.writeheader()
+    for row in rows:
+        w.writerow({k: (f"{v:.10g}" if isinstance(v, float) else v) for k, v in row.items()})
+    _write_atomic(path, text.getvalue())
 
 
 def results_figure(rows: list[dict], title: str = ""):
@@ -426,7 +433,7 @@ def results_figure(rows: list[dict], title: str = ""):
             fig.update_xaxes(type="linear" if x_name == "epsilon" else "log", title_text=x_name, row=i, col=j)
             log_y = metric not in ("p_zero", "release_rate")
             fig.update_yaxes(type="log" if log_y else "linear", row=i, col=j)
-    fig.update_layout(title=title or "mean over repetitions, bars = 2 standard errors (bottom excluded)",
+    fig.update_layout(title=title or CAPTION,
                       height=320 * len(metrics), width=380 * len(panels) + 200)
     return fig
 
@@ -437,10 +444,7 @@ def _dash(method: str) -> str:
 
 
 def write_html(p: Plan, rows: list[dict], path: Path) -> None:
-    title = f"{p.figure}: mean over repetitions, bars = 2 standard errors (bottom excluded)"
-    tmp = path.with_suffix(f".tmp{os.getpid()}")
-    tmp.write_text(results_figure(rows, title).to_html(include_plotlyjs=True, full_html=True))
-    os.replace(tmp, path)
+    _write_atomic(path, results_figure(rows, f"{p.figure}: {CAPTION}").to_html(include_plotlyjs=True, full_html=True))
 
 
 def read_rows(source: str | Path | bytes, name: str = "the CSV") -> list[dict]:
