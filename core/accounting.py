@@ -23,7 +23,9 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
+import numpy as np
 from dp_accounting.pld import common, privacy_loss_distribution
+from numpy.typing import NDArray
 
 from core.errors import BudgetError
 from core.gaussian import check_epsilon_delta
@@ -79,6 +81,14 @@ def basic_composition(a: StageBudget, b: StageBudget, c: StageBudget) -> tuple[f
     return eps, delta
 
 
+def basic_shares(a: StageBudget, b: StageBudget, c: StageBudget) -> tuple[tuple[float, float], ...]:
+    """What each stage adds to basic_composition's totals, so that the three rows add up to them exactly:
+    (eps_a, e^(eps_a+eps_b) delta_a), (eps_b, e^(eps_a+eps_b) delta_b), (2 eps_c, (1 + e^eps_c) delta_c)."""
+    grow = math.exp(a.epsilon + b.epsilon)
+    return ((a.epsilon, grow * a.delta), (b.epsilon, grow * b.delta),
+            (2.0 * c.epsilon, (1.0 + math.exp(c.epsilon)) * c.delta))
+
+
 def parse_split(text: str | None) -> tuple[float, float, float]:
     """'a,b,c' as three positive weights (normalised later); None gives equal thirds."""
     if text is None:
@@ -87,9 +97,9 @@ def parse_split(text: str | None) -> tuple[float, float, float]:
     try:
         values = tuple(float(p) for p in parts)
     except ValueError:
-        raise BudgetError(f"--split takes three numbers a,b,c such as 1,1,1; got {text!r}") from None
+        raise BudgetError(f"{{split}} takes three numbers a,b,c such as 1,1,1; got {text!r}", "split") from None
     if len(values) != 3:
-        raise BudgetError(f"--split takes exactly three weights a,b,c; got {len(values)}")
+        raise BudgetError(f"{{split}} takes exactly three weights a,b,c; got {len(values)}", "split")
     return values  # type: ignore[return-value]
 
 
@@ -201,3 +211,117 @@ def make_budget(epsilon: float, delta: float, split: tuple[float, float, float] 
     if accounting == "pld":
         return split_budget_pld(epsilon, delta, split)
     raise BudgetError(f"unknown accounting {accounting!r}; choose 'basic' or 'pld'")
+
+
+# ---------------------------------------------------------------- the privacy profile delta(eps)
+
+PROFILE_POINTS = 241  # default number of eps values in a profile's grid
+PROFILE_PESSIMISM = 3 * PLD_GRID  # the accountant's delta at eps is a true bound at eps - this, at most
+
+
+@dataclass(frozen=True)
+class PrivacyProfile:
+    """delta as a function of eps for one budget's three stages, on a grid of eps (docs/privacy.md).
+
+    delta_basic: Lemma 2.5 with the Laplace stages as pure eps (`basic_profile`). delta_accountant:
+    the PLD route, delta_a + delta_b + dp_accounting's pessimistic delta of the composed PLD
+    (`pld_profile`, made non-increasing by a running minimum over the grid). delta_pld: the smaller of
+    the two at each eps, what the PLD route guarantees (both bounds hold, as for Budget.epsilon_pld).
+    The chosen (epsilon, delta) is the budget's total.
+    """
+
+    epsilon: tuple[float, ...]
+    delta_basic: tuple[float, ...]
+    delta_accountant: tuple[float, ...]
+    delta_pld: tuple[float, ...]
+    epsilon_chosen: float
+    delta_chosen: float
+
+
+def generic_profile(epsilon: NDArray[np.float64], eps0: float, delta0: float) -> NDArray[np.float64]:
+    """delta(eps) >= 0 of the dominating pair of every (eps0, delta0)-DP mechanism (Kairouz, Oh & Viswanath 2015):
+
+        delta(eps) = delta0 + (1 - delta0) (e^eps0 - e^eps) / (1 + e^eps0)   for 0 <= eps < eps0,
+        delta(eps) = delta0                                               for eps >= eps0,
+
+    written with expm1 so that it neither overflows nor cancels. It is the pair from_privacy_parameters
+    builds, so basic composition and the PLD route price the release alike.
+    """
+    gap = np.minimum(np.asarray(epsilon, dtype=float) - eps0, 0.0)
+    return delta0 + (1.0 - delta0) * -np.expm1(gap) / (1.0 + math.exp(-eps0))
+
+
+def basic_profile(b: Budget, epsilon: NDArray[np.float64]) -> NDArray[np.float64]:
+    """delta(eps) of the three stages by basic composition (Lemma 2.5, as in SPEC section 6):
+
+        delta(eps) = min(1, e^(eps_a + eps_b) (delta_a + delta_b) + delta_r(eps - eps_a - eps_b))
+                     for eps >= eps_a + eps_b, and delta(eps) = 1 below,
+
+    with the certificates pure (eps_a + eps_b)-DP off their failure event (the Laplace counts are not
+    credited with their own, smaller, profile), and delta_r the release's profile: the generic pair of
+    its (2 eps_c, (1 + e^eps_c) delta_c) guarantee (Proposition 8.1). The release's mean-shift step alone
+    has an exact Gaussian profile under the analytic calibration, but its change-of-variance step does
+    not, and the generic pair dominates every mechanism with that guarantee, so it is the larger profile
+    and the one used. At eps = eps_basic it gives delta_basic exactly.
+    """
+    eps = np.asarray(epsilon, dtype=float)
+    laplace = b.lambda_min.epsilon + b.lambda_max.epsilon
+    certificates = math.exp(laplace) * (b.lambda_min.delta + b.lambda_max.delta)
+    # From eps_basic on (summed as basic_composition sums it) the release's share is delta_r exactly: the
+    # difference eps - laplace may round a hair below 2 eps_c.
+    beyond = eps >= laplace + 2.0 * b.release.epsilon
+    shifted = np.where(beyond, np.inf, np.maximum(eps - laplace, 0.0))
+    release = generic_profile(shifted, 2.0 * b.release.epsilon, release_event_delta(b.release))
+    return np.where(eps >= laplace, np.minimum(certificates + release, 1.0), 1.0)
+
+
+@lru_cache(maxsize=64)  # public parameters only; a profile redraws on every rerun of its card
+def _composed_pld(eps_a: float, eps_b: float, eps_c: float,
+                  delta_release: float) -> privacy_loss_distribution.PrivacyLossDistribution:
+    """The PLD of the two Laplace counts and the release event, as the PLD total composes them."""
+    pld = privacy_loss_distribution
+    composed = pld.from_laplace_mechanism(1.0 / eps_a, value_discretization_interval=PLD_GRID)
+    composed = composed.compose(pld.from_laplace_mechanism(1.0 / eps_b, value_discretization_interval=PLD_GRID))
+    release = pld.from_privacy_parameters(
+        common.DifferentialPrivacyParameters(2.0 * eps_c, delta_release), value_discretization_interval=PLD_GRID
+    )
+    return composed.compose(release)
+
+
+def pld_profile(b: Budget, epsilon: NDArray[np.float64]) -> NDArray[np.float64]:
+    """delta(eps) = delta_a + delta_b + delta_PLD(eps) of the coupling argument (docs/privacy.md), capped at 1.
+
+    delta_PLD is dp_accounting's pessimistic estimate for the same events as `pld_epsilon`: it bounds the
+    exact delta of the composed PLD at eps - PROFILE_PESSIMISM from above (each of the three
+    discretisations rounds the privacy loss up by less than one PLD_GRID step).
+    """
+    a, c = b.lambda_min, b.release
+    composed = _composed_pld(a.epsilon, b.lambda_max.epsilon, c.epsilon, release_event_delta(c))
+    deltas = np.asarray(composed.get_delta_for_epsilon(np.asarray(epsilon, dtype=float)), dtype=float)
+    return np.minimum(a.delta + b.lambda_max.delta + deltas, 1.0)
+
+
+def profile_grid(b: Budget, points: int = PROFILE_POINTS) -> NDArray[np.float64]:
+    """points evenly spaced eps from 0 to 1.5 times the larger total, with the profile's corners added:
+    eps_a + eps_b (where basic composition starts), the chosen eps and eps_basic."""
+    top = 1.5 * max(b.epsilon_total, b.epsilon_basic)
+    corners = [b.lambda_min.epsilon + b.lambda_max.epsilon, b.epsilon_total, b.epsilon_basic]
+    return np.unique(np.concatenate([np.linspace(0.0, top, points), corners]))
+
+
+def privacy_profile(b: Budget, epsilon: NDArray[np.float64] | None = None) -> PrivacyProfile:
+    """The budget's delta(eps) under basic composition and by PLD, on epsilon (default `profile_grid`)."""
+    eps = profile_grid(b) if epsilon is None else np.asarray(epsilon, dtype=float)
+    if eps.ndim != 1 or not eps.size or not np.all(np.isfinite(eps)) or eps[0] < 0 or np.any(np.diff(eps) < 0):
+        raise BudgetError("the privacy profile's eps grid must be non-negative finite numbers in increasing order")
+    # The exact delta is non-increasing in eps, so a bound at a smaller eps bounds it here as well: the running
+    # minimum removes the accountant's rounding wiggles (about 1e-10 of delta) and is still an upper bound.
+    basic, accountant = basic_profile(b, eps), np.minimum.accumulate(pld_profile(b, eps))
+    return PrivacyProfile(
+        epsilon=tuple(eps.tolist()),
+        delta_basic=tuple(basic.tolist()),
+        delta_accountant=tuple(accountant.tolist()),
+        delta_pld=tuple(np.minimum(basic, accountant).tolist()),
+        epsilon_chosen=b.epsilon_total,
+        delta_chosen=b.delta_total,
+    )

@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import math
 import re
+import tomllib
 from pathlib import Path
 
 import numpy as np
+import plotly.graph_objects as go
 import pytest
+from test_browser import browser, executable  # noqa: F401  (fixtures: the system Chromium, for the layout tests)
 
 from core import teaching, whatif
-from core.accounting import split_budget
+from core.accounting import make_budget, privacy_profile, split_budget
 from core.compare import compare
 from core.data import synthetic
+from core.data.acs import FEATURE_NAMES
 from core.pipeline import make_rng, prepare, run_private
 from core.recursion import down_recursion, up_recursion
 from ui import figures
 from ui.format import num
-from ui.theme import ACCENT, CHOSEN, METHOD_LABELS, OTHER
+from ui.theme import ACCENT, BACKGROUNDS, CHOSEN, DARK_COLORS, METHOD_LABELS, OTHER
 
 ROOT = Path(__file__).resolve().parents[1]
 J = 1  # the coordinate released
@@ -31,6 +35,13 @@ def data():
 @pytest.fixture(scope="module")
 def problem(data):
     return prepare(data.X, data.y, "robust", "cube", feature_names=data.feature_names)
+
+
+@pytest.fixture(scope="module")
+def acs_problem():
+    """A problem with the census data's 17 feature names (the values are synthetic: only the labels matter)."""
+    d = synthetic(5_000, len(FEATURE_NAMES), "robust", seed=3)
+    return prepare(d.X, d.y, "robust", "cube", feature_names=FEATURE_NAMES)
 
 
 @pytest.fixture(scope="module")
@@ -117,12 +128,23 @@ def test_theta_figure(problem, data):
     bar, star = fig.data
     assert (bar.type, star.type) == ("bar", "scatter")
     assert bar.name == "θ(P<sub>n</sub>) · not private" and star.name == "θ* (generating parameter)"
-    assert list(bar.x) == list(problem.feature_names) == list(star.x)
-    np.testing.assert_array_equal(values(bar.y), problem.fit.theta)
-    np.testing.assert_array_equal(values(star.y), data.theta_star)
+    # One row per feature: long census names read horizontally, and nothing but the axis sits above the legend.
+    assert bar.orientation == "h"
+    assert list(bar.y) == list(problem.feature_names) == list(star.y)
+    np.testing.assert_array_equal(values(bar.x), problem.fit.theta)
+    np.testing.assert_array_equal(values(star.x), data.theta_star)
     assert list(bar.marker.color) == [CHOSEN if i == J else OTHER for i in range(problem.d)]
-    assert fig.layout.yaxis.title.text == "coefficient"
+    assert fig.layout.xaxis.title.text == "coefficient"
+    assert fig.layout.yaxis.autorange == "reversed" and fig.layout.height == 360
     assert len(figures.theta_figure(problem, None, None).data) == 1  # no θ* for data that have none
+
+
+def test_theta_figure_gives_every_census_feature_a_row(acs_problem):
+    fig = figures.theta_figure(acs_problem, None, 5)
+    assert list(fig.data[0].y) == list(FEATURE_NAMES) and len(FEATURE_NAMES) == 17
+    assert fig.layout.height == 110 + figures.BAR_HEIGHT * 17
+    assert fig.layout.yaxis.automargin is True
+    assert fig.layout.yaxis.tickfont.size * 1.5 <= figures.BAR_HEIGHT  # a row is taller than its label
 
 
 # ---------------------------------------------------------------- stages 1 and 2
@@ -182,16 +204,30 @@ def test_bound_line(run, which):
 
 def test_test_figure(run):
     t = run.test
+    ratio = t.value / t.threshold
+    assert t.passed and ratio <= 1  # core.stability passes exactly when value <= threshold
     fig = figures.test_figure(t.value, t.threshold, t.passed)
     (bar,) = fig.data
-    assert list(bar.y) == ["threshold", "max(A, B)² − 1"]
-    assert list(bar.x) == [t.threshold, t.value]
-    assert list(bar.text) == [num(t.threshold), num(t.value)]
-    assert list(bar.marker.color)[1] == CHOSEN  # passed
-    assert fig.layout.xaxis.type == "log" and fig.layout.xaxis.title.text == "log scale"
+    assert bar.orientation == "h" and list(bar.x) == [ratio] and list(bar.text) == [num(ratio)]
+    assert bar.marker.color == CHOSEN
+    assert fig.layout.xaxis.type == "linear" and fig.layout.xaxis.range[0] == 0
+    assert fig.layout.xaxis.title.text == "left side of (14) ÷ threshold; passes at or below 1"
+    (one,) = fig.layout.shapes  # the threshold, at ratio 1
+    assert (one.x0, one.x1) == (1.0, 1.0)
+    assert fig.layout.xaxis.range[1] >= 1.2  # 1 is always on the axis
+    assert fig.layout.title.text == "Stability test (14): passes"
+
+
+def test_test_figure_when_it_fails(run):
+    t = run.test
+    big = figures.test_figure(40 * t.threshold, t.threshold, False)
+    assert list(big.data[0].x) == [40.0] and big.data[0].marker.color == ACCENT
+    assert big.layout.xaxis.range[1] >= 40 and big.layout.title.text == "Stability test (14): fails"
     failed = figures.test_figure(math.nan, t.threshold, False)  # a ratio bound that could not be formed
-    assert list(failed.data[0].y) == ["threshold"]
-    assert list(figures.test_figure(t.value, t.threshold, False).data[0].marker.color)[1] == ACCENT
+    assert not failed.data
+    assert [a.text for a in failed.layout.annotations if a.text.startswith("the left")] == [
+        "the left side of (14) could not be formed"]
+    assert not figures.test_figure(math.inf, t.threshold, False).data
 
 
 def test_log_edges_are_geometric_midpoints():
@@ -229,6 +265,13 @@ def test_density_figure(run):
     assert list(draw.x) == [r.value, r.value] and list(target.x) == [r.u_theta, r.u_theta]
     assert fig.layout.xaxis.title.text == "T = u<sup>⊤</sup>θ(P<sub>n</sub>) + σωZ"
     assert fig.layout.yaxis.title.text == "density"
+    # Densities only on the density axis, from 0: the intervals have their own strip below.
+    lo, hi = fig.layout.yaxis.range
+    assert lo == 0 and hi >= y.max() and fig.layout.yaxis.rangemode == "nonnegative"
+    assert (private.yaxis, oracle.yaxis) == ("y2", "y2")
+    for trace in (curve, draw, target):
+        assert trace.yaxis in (None, "y") and values(trace.y).min() >= 0
+    assert fig.layout.yaxis2.domain[1] < fig.layout.yaxis.domain[0]  # the strip lies below the curve
 
 
 def test_release_line(run):
@@ -284,3 +327,260 @@ def test_histogram_of_labels_has_one_bar_per_value():
     (bar,) = fig.data
     assert list(bar.x) == [-1.0, 1.0] and list(bar.y) == [2, 3]
     assert not fig.layout.shapes
+
+
+# ---------------------------------------------------------------- the privacy profile
+
+
+@pytest.fixture(scope="module")
+def profile():
+    return privacy_profile(make_budget(4.0, 1e-6))
+
+
+def test_profile_figure(profile):
+    fig = figures.profile_figure(profile)
+    basic, pld, chosen = fig.data
+    for trace, delta in ((basic, profile.delta_basic), (pld, profile.delta_pld)):
+        assert list(trace.x) == list(profile.epsilon) and list(trace.y) == list(delta)
+    assert basic.name == "basic composition (Lemma 2.5)"
+    assert pld.name == "privacy-loss distributions (dp_accounting)"
+    assert (list(chosen.x), list(chosen.y)) == ([4.0], [1e-6]) and chosen.name == "the chosen (ε, δ)"
+    assert fig.layout.yaxis.type == "log" and fig.layout.xaxis.title.text == "ε"
+    assert fig.layout.title.text == "Privacy profile δ(ε) of this release"
+
+
+# ---------------------------------------------------------------- titles, words and themes
+
+
+@pytest.fixture(scope="module")
+def every_figure(problem, data, run, profile):
+    """Every figure of ui.figures on the module's run, by name."""
+    b, t, r = run.lambda_min, run.test, run.release
+    ns, eps = teaching.whatif_n_grid(problem)[:3], teaching.WHATIF_EPS[::3]
+    c = compare(problem, J, split_budget(4.0, 1e-6), 3, make_rng(1), ["oracle", "output_perturbation"],
+                data.theta_star)
+    return {
+        "theta": figures.theta_figure(problem, data.theta_star, J),
+        "staircase": figures.staircase(
+            teaching.falling_path(problem, problem.fit.lambda_min), teaching.falling_path(problem, b.lambda_hat), b,
+            figures.eigenvalue_names("min")),
+        "bound": figures.bound_line(b, figures.eigenvalue_names("min")),
+        "test": figures.test_figure(t.value, t.threshold, t.passed),
+        "region": figures.region_figure(ns, eps, whatif.pass_region(problem, 1e-6, (1.0, 1.0, 1.0), ns, eps),
+                                        problem.n, 4.0),
+        "density": figures.density_figure(r),
+        "release": figures.release_line(r),
+        "strip": figures.strip_figure(c),
+        "histogram": figures.histogram(data.X[:, 0], "x0", True),
+        "profile": figures.profile_figure(profile),
+    }
+
+
+def test_every_figure_has_a_title(every_figure):
+    for name, fig in every_figure.items():
+        title = fig.layout.title
+        assert title.text and title.xanchor == "left", name  # left: the toolbar sits at the right
+
+
+def test_alt_text_names_the_title_and_the_key_values(every_figure, run, profile, problem):
+    t, r, b = run.test, run.release, run.lambda_min
+    expected = {  # a few values each figure's description must carry, written as the app writes numbers
+        "theta": ["θ(Pn), not private: 3 bars", num(problem.fit.theta.max())],
+        "staircase": [f"N, not private at {b.N}", f"m = ⌊N̂ − k⌋ at {b.m}"],
+        "bound": [f"at {num(b.statistic)}", f"λ̂min at {num(b.lambda_hat)}"],
+        "test": [f"left side ÷ threshold: {num(t.value / t.threshold)}", "1 = threshold", "passes at or below 1"],
+        "region": ["a 3 × 4 grid", f"this sample and ε at 4, {problem.n}"],
+        "density": [f"T (this draw) at {num(r.value)}", f"private interval from {num(r.interval[0])} to "
+                    f"{num(r.interval[1])}", "density against T"],
+        "release": [f"released T at {num(r.value)}"],
+        "strip": ["Oracle, not private: 3 values", "marked: uTθ(Pn), not private, uTθ*"],
+        "histogram": ["x0: 40 bars", "rows against x0"],
+        "profile": ["δ(ε) (log scale) against ε", "the chosen (ε, δ) at 4, 1e-06",
+                    f"from {num(min(profile.delta_pld))} to {num(max(profile.delta_pld))}"],
+    }
+    for name, fig in every_figure.items():
+        text = figures.alt_text(fig)
+        assert text.startswith(figures.plain(fig.layout.title.text)), name
+        assert "<" not in text and text.count(". ") <= 1 and text.endswith("."), text  # plain, two sentences
+        for part in expected[name]:
+            assert part in text, (name, part, text)
+
+
+def test_alt_text_of_a_test_that_could_not_be_formed(run):
+    text = figures.alt_text(figures.test_figure(math.nan, run.test.threshold, False))
+    assert text == ("Stability test (14): fails (left side of (14) ÷ threshold; passes at or below 1). "
+                    "Shown: marked: the left side of (14) could not be formed, 1 = threshold.")
+
+
+def test_plain_text_of_plotly_labels():
+    assert figures.plain("u<sup>⊤</sup>θ(P<sub>n</sub>) · not private") == "u⊤θ(Pn), not private"
+    assert figures.plain(None) == "" and figures.plain("a<br>b") == "a b"
+
+
+def luminance(color: str) -> float:
+    """WCAG 2 relative luminance of #RRGGBB."""
+    channels = [int(color[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast(a: str, b: str) -> float:
+    hi, lo = sorted((luminance(a), luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def colors_in(spec: object) -> set[str]:
+    """Every #RRGGBB string in a figure's dict, outside its template."""
+    if isinstance(spec, str):
+        return {spec.upper()} if re.fullmatch(r"#[0-9A-Fa-f]{6}", spec) else set()
+    if isinstance(spec, dict):
+        return set().union(*(colors_in(v) for k, v in spec.items() if k != "template"))
+    if isinstance(spec, (list, tuple)):
+        return set().union(*(colors_in(v) for v in spec))
+    return set()
+
+
+def test_contrast_is_the_wcag_ratio():
+    assert contrast("#000000", "#FFFFFF") == pytest.approx(21.0)
+    assert contrast("#777777", "#FFFFFF") == pytest.approx(4.48, abs=0.01)
+
+
+def test_dark_theme_keeps_every_mark_readable(every_figure):
+    """In the dark theme every colour drawn reaches WCAG's 3:1 for graphics against the dark background."""
+    for name, fig in every_figure.items():
+        before = fig.to_dict()
+        dark = figures.themed(fig, "dark")
+        assert fig.to_dict() == before, name  # pure: the original is untouched
+        used = colors_in(dark.to_dict())
+        assert used and not used & {c.upper() for c in DARK_COLORS}, name
+        for color in used:
+            assert contrast(color, BACKGROUNDS["dark"]) >= 3, (name, color)
+        assert len(dark.data) == len(fig.data) and dark.layout.title.text == fig.layout.title.text
+
+
+def test_light_theme_changes_nothing(every_figure):
+    for theme in ("light", None):
+        for fig in every_figure.values():
+            assert figures.themed(fig, theme).to_dict() == fig.to_dict()
+
+
+def test_dark_theme_swaps_only_the_dark_marks(run):
+    fig = figures.density_figure(run.release)
+    dark = figures.themed(fig, "dark")
+    draw = [t for t in dark.data if t.name == "T (this draw)"][0]
+    assert draw.line.color == DARK_COLORS["#000000"]
+    assert [t.line.color for t in dark.data if t.name != "T (this draw)"] == \
+        [t.line.color for t in fig.data if t.name != "T (this draw)"]
+
+
+# ---------------------------------------------------------------- drawn: labels and legends in a real browser
+
+MEASURE = """() => {
+  const box = e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; };
+  const all = sel => [...document.querySelectorAll(sel)].map(box);
+  return {yticks: all('g.ytick text'), xticks: all('g.xtick text'), titles: all('g.infolayer g[class$="title"] text'),
+          legend: all('g.legend'), notes: all('g.annotation text'), svg: box(document.querySelector('svg.main-svg'))};
+}"""
+
+
+def as_in_a_card(fig, height: int, top: int = 30):
+    """The layout ui.cards.chart gives a chart: small margins and the legend below the plot."""
+    out = go.Figure(fig)
+    out.update_layout(height=height, width=700, margin=dict(l=10, r=10, t=top, b=10),
+                      legend=dict(orientation="h", yanchor="top", y=-0.25, xanchor="left", x=0.0))
+    return out
+
+
+def overlap(a, b, slack: float = 0.5) -> bool:
+    return a[0] < b[2] - slack and b[0] < a[2] - slack and a[1] < b[3] - slack and b[1] < a[3] - slack
+
+
+def drawn(browser, fig) -> dict:  # noqa: F811
+    tab = browser.new_page(viewport={"width": 760, "height": int(fig.layout.height) + 40})
+    try:
+        tab.set_content(fig.to_html(include_plotlyjs=True, full_html=True, config={"displayModeBar": False}))
+        tab.wait_for_selector("g.infolayer", state="attached")
+        return tab.evaluate(MEASURE)
+    finally:
+        tab.close()
+
+
+def check_layout(boxes: dict) -> None:
+    """Tick labels apart from each other, and the legend clear of every label, title and tick, inside the chart."""
+    (legend,) = boxes["legend"]
+    labels = boxes["yticks"] + boxes["xticks"] + boxes["titles"]
+    assert labels
+    for label in labels:
+        assert not overlap(label, legend), (label, legend)
+    ys = sorted(boxes["yticks"], key=lambda b: b[1])
+    for upper, lower in zip(ys, ys[1:], strict=False):
+        assert upper[3] <= lower[1] + 0.5, (upper, lower)  # category labels one above the other, not on top
+    svg = boxes["svg"]
+    assert svg[1] <= legend[1] and legend[3] <= svg[3] + 0.5  # not cut off at the bottom
+
+
+@pytest.mark.parametrize("which", ["acs", "synthetic"])
+def test_theta_labels_clear_the_legend(browser, which, acs_problem, problem, data):  # noqa: F811
+    fig = (figures.theta_figure(acs_problem, None, 5) if which == "acs"
+           else figures.theta_figure(problem, data.theta_star, J))
+    boxes = drawn(browser, as_in_a_card(fig, fig.layout.height))
+    assert len(boxes["yticks"]) == (17 if which == "acs" else problem.d)  # every feature labelled
+    check_layout(boxes)
+
+
+def test_staircase_labels_clear_the_legend(browser, problem, run):  # noqa: F811
+    b = run.lambda_min
+    fig = figures.staircase(teaching.falling_path(problem, problem.fit.lambda_min),
+                            teaching.falling_path(problem, b.lambda_hat), b, figures.eigenvalue_names("min"))
+    assert fig.layout.height == 400
+    check_layout(drawn(browser, as_in_a_card(fig, fig.layout.height, top=60)))
+
+
+# ---------------------------------------------------------------- the two themes of .streamlit/config.toml
+
+OKABE_ITO = {"#000000", "#E69F00", "#56B4E9", "#009E73", "#F0E442", "#0072B2", "#D55E00", "#CC79A7", "#999999"}
+
+
+def test_config_has_a_light_and_a_dark_theme_on_one_palette():
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    light, dark = config["theme"], config["theme"]["dark"]
+    assert light["backgroundColor"] == BACKGROUNDS["light"] and dark["backgroundColor"] == BACKGROUNDS["dark"]
+    for theme in (light, dark):
+        assert theme["primaryColor"] in OKABE_ITO
+        assert contrast(theme["primaryColor"], theme["backgroundColor"]) >= 4.5  # WCAG AA for text and controls
+        assert contrast(theme["textColor"], theme["backgroundColor"]) >= 7  # AAA for body text
+    assert set(light["chartCategoricalColors"]) <= OKABE_ITO
+    assert config["server"]["maxUploadSize"] == 300 and config["server"]["headless"] is True
+    assert config["browser"]["gatherUsageStats"] is False
+
+
+def test_streamlit_reads_every_theme_key():
+    """Streamlit knows each key of the file (a misspelt one would be ignored with only a warning in the log)."""
+    from streamlit import config as st_config
+
+    known = st_config._config_options_template
+    parsed = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+
+    def keys(table: dict, prefix: str) -> list[str]:
+        return [k for name, v in table.items()
+                for k in (keys(v, f"{prefix}{name}.") if isinstance(v, dict) else [f"{prefix}{name}"])]
+
+    for key in keys(parsed, ""):
+        assert key in known, key
+
+
+@pytest.mark.parametrize("ratio", [0.6, 5.3, 40.0])
+def test_test_figure_labels_stay_apart(browser, ratio):  # noqa: F811
+    fig = figures.test_figure(ratio, 1.0, ratio <= 1)
+    boxes = drawn(browser, as_in_a_card(fig, 160))
+    (note,) = boxes["notes"]  # "1 = threshold"
+    for label in boxes["titles"] + boxes["xticks"]:
+        assert not overlap(label, note), (label, note)
+
+
+def test_alt_text_of_empty_traces():
+    """A trace with no points (every planned n failing, say) is described, never an error."""
+    fig = go.Figure([go.Scatter(x=[], y=[], name="half-width"), go.Scatter(x=[1.0, 2.0, 3.0], y=[], name="⊥")])
+    fig.update_layout(title="Planner")
+    text = figures.alt_text(fig)
+    assert "half-width: nothing to draw" in text and "⊥ over 1 to 3" in text

@@ -7,6 +7,7 @@ the data without privacy say so in their names ("· not private").
 from __future__ import annotations
 
 import math
+import re
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -14,9 +15,10 @@ import plotly.graph_objects as go
 from numpy.typing import NDArray
 
 from ui.format import num
-from ui.theme import ACCENT, CHOSEN, METHOD_COLORS, METHOD_LABELS, OTHER, TRUTH
+from ui.theme import ACCENT, CHOSEN, DARK_COLORS, METHOD_COLORS, METHOD_LABELS, OTHER, TRUTH
 
 if TYPE_CHECKING:
+    from core.accounting import PrivacyProfile
     from core.certificates import RecursiveBound
     from core.compare import Comparison
     from core.pipeline import Problem
@@ -25,21 +27,33 @@ if TYPE_CHECKING:
 
 GREY = METHOD_COLORS["oracle"]
 MAX_LEVELS = 12  # a histogram's column with at most this many distinct values gets one bar per value
+BAR_HEIGHT = 22  # pixels per feature in theta_figure: room for one line of tick label
+
+
+def titled(fig: go.Figure, text: str) -> go.Figure:
+    """fig with text as its layout title, left-aligned so the toolbar never covers it; a PNG exported from the
+    toolbar carries it."""
+    fig.update_layout(title=dict(text=text, x=0.01, xanchor="left", xref="container", font=dict(size=14)))
+    return fig
 
 
 # ---------------------------------------------------------------- Pipeline: stage 0
 
 
 def theta_figure(problem: Problem, theta_star: NDArray | None, j: int | None) -> go.Figure:
-    """θ(Pₙ) as bars, coordinate j highlighted, and the generating θ* of synthetic data as diamonds."""
+    """θ(Pₙ) as horizontal bars, one row per feature, coordinate j highlighted, and the generating θ* of synthetic
+    data as diamonds. Rows, not columns: census features have names of up to 46 characters, which read
+    horizontally and leave the space below the plot to the legend. layout.height gives every row room."""
     names = list(problem.feature_names)
     colors = [CHOSEN if i == j else OTHER for i in range(len(names))]
-    fig = go.Figure(go.Bar(x=names, y=problem.fit.theta, marker_color=colors, name="θ(P<sub>n</sub>) · not private"))
+    fig = go.Figure(go.Bar(y=names, x=problem.fit.theta, orientation="h", marker_color=colors,
+                           name="θ(P<sub>n</sub>) · not private"))
     if theta_star is not None:
-        fig.add_trace(go.Scatter(x=names, y=theta_star, mode="markers", name="θ* (generating parameter)",
+        fig.add_trace(go.Scatter(y=names, x=theta_star, mode="markers", name="θ* (generating parameter)",
                                  marker=dict(symbol="diamond", size=11, color=ACCENT)))
-    fig.update_layout(showlegend=True, yaxis_title="coefficient")
-    return fig
+    fig.update_yaxes(autorange="reversed", automargin=True, tickfont=dict(size=11))  # the first feature on top
+    fig.update_layout(showlegend=True, xaxis_title="coefficient", height=max(360, 110 + BAR_HEIGHT * len(names)))
+    return titled(fig, "The fit θ(P<sub>n</sub>) of (1), by feature · not private")
 
 
 # ---------------------------------------------------------------- Pipeline: stages 1 and 2
@@ -71,13 +85,14 @@ def staircase(true_path: Steps, hat_path: Steps, b: RecursiveBound, names: tuple
     margin = 0.05 * (np.ptp(near) or abs(near.max()) or 1.0) if near.size else 0.0
     titles = [dict(text=text, x=x, xref="paper", y=1.0, yref="paper", yanchor="bottom", showarrow=False)
               for text, x in (("every step", 0.28), ("close-up of the end", 0.82))]
-    return go.Figure(data=data, layout=dict(
+    return titled(go.Figure(data=data, layout=dict(
         xaxis=dict(domain=[0, 0.56], title="k (recursion steps)"),
         yaxis=dict(title="R<sup>k</sup>(λ)"),
         xaxis2=dict(domain=[0.64, 1], anchor="y2", range=window, title="k (recursion steps)"),
         yaxis2=dict(anchor="x2", range=[near.min() - margin, near.max() + margin] if near.size else None),
         annotations=titles,
-    ))
+        height=400,  # at 370 the legend, 25% of the plot height below it, touches the axis titles
+    )), f"The recursion R<sup>k</sup> from {names[0]} (not private) and from {names[1]}")
 
 
 def in_window(k: NDArray, v: NDArray, window: list[float]) -> tuple[NDArray, NDArray]:
@@ -89,33 +104,51 @@ def in_window(k: NDArray, v: NDArray, window: list[float]) -> tuple[NDArray, NDA
     return k[start:inside[-1] + 1], v[start:inside[-1] + 1]
 
 
-def number_line(points: list[tuple[str, float, str]]) -> go.Figure:
-    """(label, value, colour) points on one horizontal axis, each with its label above."""
+def number_line(points: list[tuple[str, float, str]], title: str = "") -> go.Figure:
+    """(label, value, colour) points on one horizontal axis, each with its label above, under title."""
     fig = go.Figure()
     for text, x, color in points:
         fig.add_trace(go.Scatter(x=[x], y=[0], mode="markers+text", text=[text], textposition="top center",
-                                 marker=dict(size=13, color=color), showlegend=False, cliponaxis=False))
+                                 name=text, marker=dict(size=13, color=color), showlegend=False, cliponaxis=False))
     fig.update_yaxes(visible=False, range=[-0.5, 1.5])
-    return fig
+    return titled(fig, title)
 
 
 def bound_line(b: RecursiveBound, names: tuple[str, str]) -> go.Figure:
     """The true eigenvalue (not private) beside its certified bound, on one axis."""
-    return number_line([(f"{names[0]} · not private", b.statistic, GREY), (names[1], b.lambda_hat, CHOSEN)])
+    return number_line([(f"{names[0]} · not private", b.statistic, GREY), (names[1], b.lambda_hat, CHOSEN)],
+                       f"{names[0]} (not private) and its certified bound {names[1]}")
 
 
 # ---------------------------------------------------------------- Pipeline: stage 3
 
 
+TEST_AXIS = "left side of (14) ÷ threshold; passes at or below 1"
+
+
 def test_figure(value: float, threshold: float, passed: bool) -> go.Figure:
-    """The left side of (14) against its threshold, on a log scale; a value that is not positive is left out."""
-    rows = [("threshold", threshold, GREY)]
-    if math.isfinite(value) and value > 0:
-        rows.append(("max(A, B)² − 1", value, CHOSEN if passed else ACCENT))
-    fig = go.Figure(go.Bar(y=[r[0] for r in rows], x=[r[1] for r in rows], orientation="h",
-                           marker_color=[r[2] for r in rows], text=[num(r[1]) for r in rows]))
-    fig.update_xaxes(type="log", dtick=1, title="log scale")
-    return fig
+    """The test (14) as one ratio, value/threshold, on a linear axis against 1: core.stability passes when
+    value <= threshold, i.e. at a ratio of at most 1. A value that could not be formed (NaN, inf) draws no bar and
+    says so."""
+    fig = go.Figure()
+    ratio = value / threshold if math.isfinite(value) and threshold > 0 else math.nan
+    if math.isfinite(ratio):
+        fig.add_trace(go.Bar(
+            y=["(14)"], x=[ratio], orientation="h", marker_color=CHOSEN if passed else ACCENT,
+            name="left side ÷ threshold", text=[num(ratio)], width=0.5, textposition="outside", cliponaxis=False,
+            showlegend=False, customdata=[[value, threshold]],
+            hovertemplate="max(A, B)² − 1 = %{customdata[0]:.4g}<br>threshold = %{customdata[1]:.4g}<extra></extra>",
+        ))
+    else:
+        fig.add_annotation(text="the left side of (14) could not be formed", x=0.5, xref="x", y="(14)",
+                           showarrow=False)
+    top = max(1.25, 1.15 * ratio) if math.isfinite(ratio) else 1.25
+    # The label goes below the half-height bar: at the top it would meet the title when 1 is near the left end.
+    fig.add_vline(x=1.0, line_dash="dash", line_color=TRUTH, annotation_text="1 = threshold",
+                  annotation_position="bottom right")
+    fig.update_xaxes(type="linear", range=[0.0, top], title=TEST_AXIS, rangemode="tozero")
+    fig.update_yaxes(type="category", categoryarray=["(14)"])
+    return titled(fig, f"Stability test (14): {'passes' if passed else 'fails'}")
 
 
 def log_edges(grid: NDArray) -> NDArray:
@@ -136,28 +169,33 @@ def region_figure(ns: NDArray, eps: NDArray, passes: NDArray, n: int, epsilon: f
                              marker=dict(symbol="star", size=16, color=ACCENT, line=dict(color=TRUTH, width=1))))
     fig.update_xaxes(type="log", title="total ε")
     fig.update_yaxes(type="log", title="n")
-    return fig
+    return titled(fig, "Where the noise-free test (14) passes (blue), over n and total ε · not private")
 
 
 # ---------------------------------------------------------------- Pipeline: stage 4
 
 
 def density_figure(r: Release) -> go.Figure:
-    """N(u^T θ, (σω)²), the draw T, and the two intervals below the curve."""
+    """N(u^T θ, (σω)²) on a density axis from 0, the draw T, and the two intervals in a strip below the curve."""
     sd = r.noise_sd
     x = r.u_theta + sd * np.linspace(-4, 4, 241)
     y = np.exp(-0.5 * ((x - r.u_theta) / sd) ** 2) / (sd * math.sqrt(2 * math.pi))
     peak = float(y.max())
     fig = go.Figure(go.Scatter(x=x, y=y, mode="lines", name="density of T · not private", line=dict(color=GREY)))
-    for (lo, hi), text, color, level in ((r.interval, "private interval", CHOSEN, -0.12),
-                                         (r.oracle_interval, "oracle interval · not private", ACCENT, -0.24)):
-        fig.add_trace(go.Scatter(x=[lo, hi], y=[level * peak] * 2, mode="lines+markers", name=text,
+    # The intervals have no density: they get their own strip (y2), so the density axis holds densities only.
+    for (lo, hi), text, color, row in ((r.interval, "private interval", CHOSEN, "private"),
+                                       (r.oracle_interval, "oracle interval · not private", ACCENT, "oracle")):
+        fig.add_trace(go.Scatter(x=[lo, hi], y=[row] * 2, mode="lines+markers", name=text, yaxis="y2",
                                  line=dict(color=color, width=5), marker=dict(symbol="line-ns-open", size=12)))
     for x, text, color, dash in ((r.value, "T (this draw)", TRUTH, "solid"),
                                  (r.u_theta, "u<sup>⊤</sup>θ(P<sub>n</sub>) · not private", GREY, "dash")):
         fig.add_trace(go.Scatter(x=[x, x], y=[0, peak], mode="lines", name=text, line=dict(color=color, dash=dash)))
-    fig.update_layout(xaxis_title="T = u<sup>⊤</sup>θ(P<sub>n</sub>) + σωZ", yaxis_title="density")
-    return fig
+    fig.update_layout(
+        xaxis=dict(title="T = u<sup>⊤</sup>θ(P<sub>n</sub>) + σωZ", anchor="y2"),
+        yaxis=dict(title="density", domain=[0.3, 1.0], range=[0.0, 1.08 * peak], rangemode="nonnegative"),
+        yaxis2=dict(domain=[0.0, 0.22], type="category", categoryarray=["oracle", "private"], anchor="x"),
+    )
+    return titled(fig, "The release T: its density, this draw and the two intervals")
 
 
 def release_line(r: Release) -> go.Figure:
@@ -170,7 +208,8 @@ def release_line(r: Release) -> go.Figure:
     fig.add_trace(go.Scatter(x=[r.value], y=[0], mode="markers+text", text=[f"T = {num(r.value)}"],
                              textposition="top center", name="released T", marker=dict(size=13, color=TRUTH)))
     fig.update_yaxes(visible=False, range=[-0.5, 1.5])
-    return fig
+    fig.update_xaxes(title="released value")
+    return titled(fig, f"The released T and its {r.interval_level:.0%} private interval")
 
 
 # ---------------------------------------------------------------- Compare
@@ -200,7 +239,26 @@ def strip_figure(c: Comparison) -> go.Figure:
     fig.update_yaxes(autorange="reversed")  # the first method on top
     fig.update_layout(height=110 + 60 * len(c.methods), margin=dict(l=10, r=10, t=60, b=40), showlegend=False,
                       xaxis_title="released value")
-    return fig
+    return titled(fig, "Released values of every draw, by method")
+
+
+# ---------------------------------------------------------------- Budget
+
+
+def profile_figure(p: PrivacyProfile) -> go.Figure:
+    """δ(ε) of the release's stages (core.accounting.privacy_profile) on a log δ axis: basic composition and the
+    PLD route, with the chosen (ε, δ) marked. Every point of a curve is a guarantee that holds together with the
+    chosen one: the same release is (ε, δ(ε))-DP for each ε."""
+    fig = go.Figure()
+    for delta, text, color, dash in ((p.delta_basic, "basic composition (Lemma 2.5)", GREY, "dash"),
+                                     (p.delta_pld, "privacy-loss distributions (dp_accounting)", CHOSEN, "solid")):
+        fig.add_trace(go.Scatter(x=p.epsilon, y=delta, mode="lines", name=text, line=dict(color=color, dash=dash),
+                                 hovertemplate="ε = %{x:.4g}, δ ≤ %{y:.3g}<extra></extra>"))
+    fig.add_trace(go.Scatter(x=[p.epsilon_chosen], y=[p.delta_chosen], mode="markers", name="the chosen (ε, δ)",
+                             marker=dict(symbol="star", size=15, color=ACCENT, line=dict(color=TRUTH, width=1))))
+    fig.update_xaxes(title="ε", rangemode="tozero")
+    fig.update_yaxes(type="log", title="δ(ε) (log scale)", exponentformat="power")
+    return titled(fig, "Privacy profile δ(ε) of this release")
 
 
 # ---------------------------------------------------------------- Data
@@ -220,4 +278,106 @@ def histogram(values: NDArray, name: str, domain_edges: bool) -> go.Figure:
             fig.add_vline(x=edge, line_dash="dash", line_color=ACCENT)
     fig.update_layout(height=320, margin=dict(l=10, r=10, t=30, b=10), xaxis_title=name, yaxis_title="rows",
                       bargap=0.05)
-    return fig
+    return titled(fig, f"Histogram of {name}")
+
+
+# ---------------------------------------------------------------- themes and words
+
+
+def themed(fig: go.Figure, theme: str | None) -> go.Figure:
+    """A copy of fig for the app's theme ("light", "dark" or None, as st.context.theme.type gives it): in the dark
+    theme the marks drawn in black or dark grey turn light (ui.theme.DARK_COLORS); the rest of the palette reads on
+    both. The background, grid and text follow the theme through Streamlit's own chart theme."""
+    if theme != "dark":
+        return go.Figure(fig)
+    spec = fig.to_dict()
+    layout = {k: v for k, v in spec.get("layout", {}).items() if k != "template"}
+    swapped = go.Figure(data=recolor(spec.get("data", []), DARK_COLORS), layout=recolor(layout, DARK_COLORS))
+    if "template" in spec.get("layout", {}):
+        swapped.layout.template = spec["layout"]["template"]
+    return swapped
+
+
+def recolor(value: object, colors: dict[str, str]) -> object:
+    """value with every string equal (ignoring case) to a key of colors replaced by its value, at any depth."""
+    table = {k.upper(): v for k, v in colors.items()}
+    if isinstance(value, str):
+        return table.get(value.upper(), value)
+    if isinstance(value, dict):
+        return {k: recolor(v, colors) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [recolor(v, colors) for v in value]
+    return value
+
+
+def plain(text: object) -> str:
+    """Plotly's HTML label as plain text: <sub>n</sub> becomes n, tags and the "·" separators go."""
+    out = re.sub(r"<br\s*/?>", " ", str(text or ""))
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", out)).replace(" · ", ", ").strip()
+
+
+def values_of(xs: object) -> NDArray:
+    """The numeric values of a trace's coordinate (categories and missing values dropped)."""
+    if xs is None:
+        return np.array([])
+    arr = np.asarray(xs, dtype=object).ravel()
+    nums = [float(v) for v in arr if isinstance(v, (int, float, np.number)) and math.isfinite(float(v))]
+    return np.asarray(nums, dtype=float)
+
+
+def category(labels: list, i: int) -> str:
+    """The label of bar i: a number with num's digits, text as plain text, its index without labels."""
+    if not labels:
+        return str(i)
+    v = labels[i]
+    return num(float(v)) if isinstance(v, (int, float, np.number)) else plain(v)
+
+
+def describe_trace(t: go.BaseTraceType) -> str:
+    """One trace in words: its name and the values that matter (a point, a span, a range, counts)."""
+    name = plain(t.name) or t.type
+    if t.type == "heatmap":
+        z = np.asarray(t.z, dtype=float)
+        return f"a {z.shape[0]} × {z.shape[1]} grid with value 1 in {int(np.nansum(z == 1))} of {z.size} cells"
+    if t.type == "box":
+        xs = values_of(t.x)
+        return f"{name}: {xs.size} values, median {num(float(np.median(xs)))}" if xs.size else name
+    xs, ys = values_of(t.x), values_of(t.y)
+    if not xs.size and not ys.size:
+        return f"{name}: nothing to draw"
+    if t.type == "bar":
+        heights, labels = (xs, t.y) if t.orientation == "h" else (ys, t.x)
+        labels = list(labels) if labels is not None else []
+        if heights.size == 1:
+            return f"{name}: {num(heights[0])}"
+        hi, lo = int(np.argmax(heights)), int(np.argmin(heights))
+        return (f"{name}: {heights.size} bars from {num(heights[lo])} ({category(labels, lo)}) "
+                f"to {num(heights[hi])} ({category(labels, hi)})")
+    if xs.size == 1:
+        return f"{name} at {num(xs[0])}" + (f", {num(ys[0])}" if ys.size == 1 and ys[0] != 0 else "")
+    if xs.size == 2 and xs[0] == xs[1]:
+        return f"{name} at {num(xs[0])}"
+    if xs.size == 2:
+        return f"{name} from {num(xs[0])} to {num(xs[1])}"
+    if not ys.size or not xs.size:
+        vs = xs if xs.size else ys
+        return f"{name} over {num(vs.min())} to {num(vs.max())}"
+    peak = int(np.argmax(ys))
+    return (f"{name} over {num(xs.min())} to {num(xs.max())}, from {num(ys.min())} to {num(ys.max())}"
+            f" (largest at {num(xs[peak])})")
+
+
+def alt_text(fig: go.Figure) -> str:
+    """Fig in one or two sentences, from its data: the title and axes, then every trace with its key values and
+    the marked lines (for a caption or an aria label)."""
+    title = plain(fig.layout.title.text) or "A chart"
+    x_title, y_title = plain(fig.layout.xaxis.title.text), plain(fig.layout.yaxis.title.text)
+    axes = f"{y_title} against {x_title}" if x_title and y_title and fig.layout.yaxis.visible is not False \
+        else x_title
+    first = f"{title}" + (f" ({axes})" if axes else "") + "."
+    # A trace kept out of the legend repeats one that is in it (the staircase's close-up): described once.
+    parts = list(dict.fromkeys(describe_trace(t) for t in fig.data if t.showlegend is not False or
+                               not any(u.name == t.name and u.showlegend is not False for u in fig.data)))
+    marks = [plain(a.text) for a in fig.layout.annotations if a.xref != "paper" and a.text]
+    parts += [f"marked: {', '.join(marks)}"] if marks else []
+    return f"{first} Shown: {'; '.join(p for p in parts if p)}." if parts else first

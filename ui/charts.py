@@ -1,0 +1,21 @@
+"""How every page draws a Plotly figure of ui.figures: in the app's theme, with its title on the exported PNG, and
+described in words below it for readers who cannot see it."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from ui.figures import alt_text, themed
+
+
+def chart(fig: go.Figure, key: str, height: int | None = None, top: int = 30, restyle: bool = True) -> None:
+    """A plotly chart in the app's theme, described in words below it (ui.figures.alt_text); its toolbar downloads a
+    PNG named after the key, with the figure's title. restyle: the cards' layout (legend below, tight margins,
+    height or the figure's own); False keeps the figure's layout as it is."""
+    fig = themed(fig, st.context.theme.type)
+    if restyle:  # the legend goes below the plot: above it, the toolbar would cover its right end
+        fig.update_layout(height=height or fig.layout.height or 300, margin=dict(l=10, r=10, t=top, b=10),
+                          legend=dict(orientation="h", yanchor="top", y=-0.25, xanchor="left", x=0.0))
+    st.plotly_chart(fig, key=key, config={"toImageButtonOptions": {"format": "png", "filename": key, "scale": 2}})
+    st.caption(alt_text(fig))
