@@ -20,8 +20,9 @@ from typing import NoReturn
 from core.accounting import ACCOUNTINGS, Budget, make_budget, parse_split
 from core.compare import EXTRA_METHODS, FULL_VECTOR_METHODS, METHODS, check_methods, compare
 from core.data import Dataset
+from core.diagnosis import Projection, fit_diagnosis, projection
 from core.dp_sgd import DPSGDConfig
-from core.errors import InputError, check_seed
+from core.errors import InputError, check_seed, flag
 from core.gaussian import CALIBRATIONS, check_total_budget, delta_warning
 from core.geometry import DOMAINS
 from core.ledger import Ledger, release_details
@@ -202,7 +203,13 @@ def load_dataset(args: argparse.Namespace) -> Dataset:
     return spec_from_args(args).load()
 
 
-def _prepared(args: argparse.Namespace) -> tuple[Budget, DataSpec, Dataset, Problem, int]:
+def _warn_projection(where: Projection) -> None:
+    """On stderr, for the data's owner: most rows lay outside the domain, or projection made the design singular."""
+    if where.advice:
+        print(f"warning (not private): {where.sentence}. {where.advice}", file=sys.stderr)
+
+
+def _prepared(args: argparse.Namespace) -> tuple[Budget, DataSpec, Dataset, Problem, int, Projection]:
     check_total_budget(args.epsilon, args.delta)
     check_seed(args.seed, "--seed")
     budget = make_budget(args.epsilon, args.delta, parse_split(args.split), args.accounting)
@@ -210,11 +217,13 @@ def _prepared(args: argparse.Namespace) -> tuple[Budget, DataSpec, Dataset, Prob
     model = ModelSpec(model_loss(spec, args.loss), args.domain, args.radius, args.lambda_reg)
     data = spec.load()
     problem = prepare_spec(data, model, spec)
+    where = projection(data.X, problem)
+    _warn_projection(where)
     j = problem.coordinate(args.coordinate)
     warning = delta_warning(args.delta, problem.n)
     if warning is not None:  # a warning, not a refusal: the app's default delta 1e-6 is above 1/n past a million rows
         print(f"warning: {warning}", file=sys.stderr)
-    return budget, spec, data, problem, j
+    return budget, spec, data, problem, j, where
 
 
 def cmd_release(args: argparse.Namespace) -> dict:
@@ -223,7 +232,7 @@ def cmd_release(args: argparse.Namespace) -> dict:
     if args.ledger is not None and args.repeat != 1:
         raise InputError("--ledger charges one release at a time; drop --repeat or run the command again")
     ledger = None if args.ledger is None else open_ledger(args.ledger or None)  # refuses an unusable file now
-    budget, spec, data, problem, j = _prepared(args)
+    budget, spec, data, problem, j, where = _prepared(args)
     rng = make_rng(args.seed)
     if ledger is not None:
         # the whole budget is spent whether the run releases or gives bottom: charge it before any noise is drawn
@@ -234,6 +243,7 @@ def cmd_release(args: argparse.Namespace) -> dict:
         runs = [run_private(problem, j, budget, rng, args.calibration, args.level, fallback=args.fallback)
                 for _ in range(args.repeat)]
     doc = release_document(problem, j, runs, spec.describe(), privacy_unit=data.privacy_unit, noise_seed=args.seed)
+    doc["fit"]["diagnosis"] = fit_diagnosis(problem, where)  # names the projection when it caused a singular design
     if data.theta_star is not None:
         doc["theta_star"] = data.theta_star.tolist()
     return doc
@@ -244,7 +254,7 @@ def cmd_compare(args: argparse.Namespace) -> dict:
     config = DPSGDConfig(
         clip_norm=args.sgd_clip, batch_size=args.sgd_batch, steps=args.sgd_steps, learning_rate=args.sgd_learning_rate
     )
-    budget, spec, data, problem, j = _prepared(args)
+    budget, spec, data, problem, j, _ = _prepared(args)
     result = compare(problem, j, budget, args.trials, make_rng(args.seed), methods, data.theta_star,
                      args.calibration, config)
     return compare_document(problem, j, result, spec.describe())
@@ -334,7 +344,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "experiment": cmd_experiment}
         doc = commands[args.command](args)
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {exc.render(flag)}", file=sys.stderr)  # the command line names its options
         return 2
     except OSError as exc:
         print(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)

@@ -17,6 +17,10 @@ large kappa_hat needs a proportionally larger n.
 `diagnose` reads only the certified lambda_hat's, n and public constants (the StabilityTest's fields), so
 the diagnosis is private (post-processing of stages 1 and 2). `from_fit` is for teaching: it uses the
 noise-free certificates of core.whatif, computed from the fit's true eigenvalues, and is NOT private.
+
+`projection` says what projecting the rows onto the declared domain did to the data (how many rows lay outside
+it, whether that made the design rank-deficient) and `fit_diagnosis` puts it into the fit's own diagnosis: both
+are counted on the raw rows, NOT private, for the data's owner only.
 """
 
 from __future__ import annotations
@@ -24,6 +28,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+from numpy.typing import NDArray
+
+from core.fit import RANK_DEFICIENT, weighted_gram
 from core.geometry import Geometry
 from core.pipeline import Problem
 from core.stability import StabilityTest
@@ -183,7 +191,7 @@ def _sci(x: float) -> str:
 def _summary(d: dict, terms: tuple[Term, ...], binding: Term | None, stretch: float) -> str:
     n, thr, kappa = _sci(d["n"]), d["threshold"], d["kappa"]
     if not terms:
-        if d["reason"].startswith("the certified lambda_hat_min is 0"):
+        if d["reason"].startswith("the certified lower bound λ̂min is 0"):
             return (f"The certified λ̂min is 0 at n = {n}: the sample is too small to certify any curvature, "
                     "so (14) cannot be formed.")
         return f"The test (14) cannot be formed at n = {n}: {d['reason']}."
@@ -260,3 +268,92 @@ def from_fit(problem: Problem, epsilon: float, delta: float, split: tuple[float,
     n = problem.n if n is None else int(n)
     test = noise_free_test(problem, epsilon, delta, split, n, accounting)
     return diagnose(test, problem.geometry, n, private=False)
+
+
+# ---------------------------------------------------------------- projection onto the domain (NOT private)
+
+# Past this share of rows outside the domain the features are most likely on another scale than [-1, 1]^d (or
+# the ball): the advice is then to rescale them, since projection has replaced most rows by points on the boundary.
+MOSTLY_PROJECTED = 0.5
+RANK_TOLERANCE = 1e-12  # core.fit's criterion: a Gram eigenvalue below 1e-12 of the largest is a null direction
+RESCALE = ("rescale your features to [−1, 1] (divide each column by a bound on its size known without looking at "
+           "these data, such as 120 for an age in years), or, with such a public bound R on ‖x‖₂, choose the ball "
+           "domain with radius R")
+
+
+@dataclass(frozen=True)
+class Projection:
+    """What projection onto the declared domain (core.geometry.project, before the fit of (1)) did to the rows.
+
+    NOT private: every field is counted on the raw rows, for the data's owner.
+
+    Attributes
+    ----------
+    rows, n : rows that lay outside the domain (Problem.clipped_rows), of n.
+    domain, radius : the domain the fit used ("cube" or "ball") and the ball's radius.
+    columns : the feature columns with a value outside [-1, 1] (on the cube; empty on the ball).
+    collapsed : the raw design has full rank and the projected one has not: projection made the design
+        rank-deficient (rows clipped onto the cube's corners can make columns equal or constant).
+    """
+
+    rows: int
+    n: int
+    domain: str
+    radius: float
+    columns: tuple[str, ...]
+    collapsed: bool
+
+    @property
+    def share(self) -> float:
+        return self.rows / self.n
+
+    @property
+    def mostly(self) -> bool:
+        """Whether more than MOSTLY_PROJECTED of the rows lay outside the domain."""
+        return self.share > MOSTLY_PROJECTED
+
+    @property
+    def where(self) -> str:
+        return "the cube [−1, 1]ᵈ" if self.domain == "cube" else f"the ball ‖x‖₂ ≤ {self.radius:g}"
+
+    @property
+    def sentence(self) -> str:
+        """k of n rows (p %) lay outside the covariate domain and were projected onto it."""
+        return (f"{self.rows:,} of {self.n:,} rows ({self.share:.1%}) lay outside the covariate domain "
+                f"({self.where}) and were projected onto it")
+
+    @property
+    def advice(self) -> str:
+        """What to do when most rows were projected, or projection made the design singular ("" otherwise)."""
+        outside = f" (columns with values outside [−1, 1]: {', '.join(self.columns)})" if self.columns else ""
+        if self.mostly:
+            return f"Most rows lay outside the domain{outside}: {RESCALE}."
+        if self.collapsed:
+            return f"Projection made the design rank-deficient{outside}: {RESCALE}."
+        return ""
+
+
+def _full_rank(X: NDArray[np.float64]) -> bool:
+    """Whether X has no null direction, by core.fit's criterion on the Gram matrix (1/n) X^T X."""
+    vals = np.linalg.eigvalsh(weighted_gram(X, np.ones(X.shape[0])))
+    return bool(vals[0] > RANK_TOLERANCE * max(vals[-1], np.finfo(float).tiny))
+
+
+def projection(raw_X: NDArray[np.float64], problem: Problem) -> Projection:
+    """What projecting raw_X (the rows before projection, e.g. Dataset.X) onto problem's domain did. NOT private."""
+    X = np.asarray(raw_X, dtype=np.float64)
+    cube = problem.model.domain == "cube"
+    columns = tuple(name for name, out in zip(problem.feature_names, np.any(np.abs(X) > 1.0, axis=0), strict=True)
+                    if out) if cube and problem.clipped_rows else ()
+    collapsed = problem.fit.status == RANK_DEFICIENT and problem.clipped_rows > 0 and _full_rank(X)
+    return Projection(rows=problem.clipped_rows, n=problem.n, domain=problem.model.domain,
+                      radius=problem.geometry.radius, columns=columns, collapsed=collapsed)
+
+
+def fit_diagnosis(problem: Problem, where: Projection) -> str:
+    """The fit's diagnosis (FitResult.diagnosis), saying so when projection onto the domain caused it. NOT private."""
+    if not where.collapsed:
+        return problem.fit.diagnosis
+    return (f"projection onto the domain made the design rank-deficient: the raw feature columns have full rank, but "
+            f"{where.rows:,} of {where.n:,} rows ({where.share:.1%}) lay outside {where.where}, and projected onto it "
+            f"some columns are linear combinations of others; rather than dropping columns, {RESCALE}")

@@ -1,10 +1,51 @@
-"""Errors raised for bad input. Each message says what is wrong and how to fix it."""
+"""Errors raised for bad input. Each message says what is wrong and how to fix it.
+
+A message that names the control to change writes it as a token `{<setting>}` (e.g. `{loss}`), one of
+SETTINGS, and the error records that setting. Each surface names the control in its own words:
+`render(name)` fills every token with `name(setting)`; `str(error)` is the command line's wording,
+the option `flag(setting)` (e.g. `--loss`), and the app fills in the widget's label (`ui.labels`).
+"""
+
+from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
+
+# The settings a message may name: each is an option of the command line and a control of the app.
+SETTINGS = ("data", "pums", "loss", "domain", "radius", "split", "state", "download", "with_replacement")
+
+
+def flag(setting: str) -> str:
+    """The command line's option for a setting: "with_replacement" is --with-replacement."""
+    return "--" + setting.replace("_", "-")
 
 
 class InputError(ValueError):
-    """Base class: the caller's input cannot be used as given."""
+    """Base class: the caller's input cannot be used as given.
+
+    setting names the control to change (one of SETTINGS), or None when the message names none.
+    """
+
+    def __init__(self, message: str, setting: str | None = None) -> None:
+        if setting is not None and setting not in SETTINGS:
+            raise ValueError(f"unknown setting {setting!r}; add it to core.errors.SETTINGS")
+        self.template = message
+        self.setting = setting
+        super().__init__(self.render(flag))
+
+    def render(self, name: Callable[[str], str]) -> str:
+        """The message with every `{<setting>}` token replaced by name(setting).
+
+        Plain replacement, not str.format: the message may quote a file's name or a value with braces.
+        """
+        text = self.template
+        for setting in SETTINGS:
+            text = text.replace("{" + setting + "}", name(setting))
+        return text
+
+    def __reduce__(self) -> tuple:
+        # Worker processes send errors back pickled: keep the template and the setting, not the rendered text.
+        return type(self), (self.template, self.setting)
 
 
 class DataError(InputError):

@@ -70,7 +70,7 @@ def make_geometry(loss: Loss, domain: str, d: int, radius: float | None = None) 
         raise DataError("the design needs at least one feature column")
     if domain == "cube":
         if radius is not None:
-            raise DataError("--radius applies to --domain ball only; the cube is [-1,1]^d")
+            raise DataError("{radius} applies to {domain} ball only; the cube is [-1,1]^d", setting="radius")
         radius, r, d_p = 1.0, math.sqrt(d), float(d)
     else:
         radius = 1.0 if radius is None else radius

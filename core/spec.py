@@ -161,9 +161,10 @@ def digest(content: bytes) -> str:
     return hashlib.sha256(content).hexdigest()
 
 
-def _read(path: str | os.PathLike, missing: str) -> bytes:
+def _read(path: str | os.PathLike, missing: str, setting: str | None = None) -> bytes:
+    """A file's bytes; DataError(missing, setting) when there is no such file (setting: the control naming it)."""
     if not Path(path).is_file():
-        raise DataError(missing)
+        raise DataError(missing, setting)
     return Path(path).read_bytes()
 
 
@@ -201,7 +202,7 @@ class CsvSpec(_FileSpec):
     @classmethod
     def from_path(cls, path: str | os.PathLike) -> CsvSpec:
         """The spec of a file on disk (read once for its digest, again by load())."""
-        content = _read(path, f"data file not found: {path}; check the path passed to --data")
+        content = _read(path, f"data file not found: {path}; check the path passed to {{data}}", setting="data")
         return cls(digest(content), str(path), os.fspath(path))
 
     @property
@@ -240,7 +241,7 @@ class PumsSpec(_CensusIncome, _FileSpec):
     @classmethod
     def from_path(cls, path: str | os.PathLike, **sample: int | bool | None) -> PumsSpec:
         """The spec of a file on disk (read once for its digest, again by load())."""
-        content = _read(path, f"file not found: {path}")
+        content = _read(path, f"file not found: {path}; check the path passed to {{pums}}", setting="pums")
         return cls(digest(content), str(path), os.fspath(path), **sample)
 
     def load(self, content: bytes | None = None) -> Dataset:
@@ -281,5 +282,6 @@ def model_loss(spec: DataSpec, chosen: str | None, default: str = "robust") -> s
         census = isinstance(spec, (AcsSpec, PumsSpec))
         why = ("census income is the logistic problem of the paper's section 4.2" if census
                else "synthetic data are fitted with the loss they were drawn for")
-        raise InputError(f"these data fix the loss to {fixed} ({why}); drop --loss or pass --loss {fixed}")
+        raise InputError(f"these data fix the loss to {fixed} ({why}); drop {{loss}} or pass {{loss}} {fixed}",
+                         setting="loss")
     return fixed

@@ -12,12 +12,15 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from core.data import Dataset
+from core.diagnosis import fit_diagnosis, projection
 from core.errors import InputError
 from core.pipeline import Problem
 from ui import state
 from ui.boot import through_navigation
+from ui.charts import chart
 from ui.figures import histogram
-from ui.format import metric_row, tagged
+from ui.format import md, metric_row, tagged
+from ui.labels import LABELS, message
 from ui.theme import NOT_PRIVATE
 
 through_navigation()  # a deep link's first run on a fresh server goes through app.py
@@ -41,10 +44,7 @@ def store_upload() -> None:
     if file is None:
         st.session_state.pop(state.UPLOAD, None)
         return
-    upload = state.Upload.of(file.name, file.getvalue())
-    st.session_state[state.UPLOAD] = upload
-    if upload.is_pums:
-        st.session_state["upload_loss"] = "logistic"  # census labels are the income classes ±1
+    st.session_state[state.UPLOAD] = state.Upload.of(file.name, file.getvalue())
 
 
 def resample() -> None:
@@ -102,23 +102,34 @@ def acs_controls() -> None:
                "path it is expected at and the address it is published at, so it can be fetched by hand.")
 
 
+def census_folder_hint() -> str:
+    """One sentence pointing census person files to the census-folder source (the upload limit is the server's)."""
+    limit = st.get_option("server.maxUploadSize")
+    return (f"A state's census person file can exceed the {limit} MB upload limit: put it in a census folder and "
+            f"load it with the source “{state.SOURCES['acs']}”, which reads the folder's files where they lie.")
+
+
 def upload_controls() -> None:
-    st.file_uploader(
-        "CSV file", type="csv", key="upload_file", on_change=store_upload,
-        help="An ACS PUMS person file (its header names PINCP; encoded as the ACS income problem) or any CSV "
-        "with a header, a column y (label or response) and numeric features",
-    )
     upload = st.session_state.get(state.UPLOAD)
+    if upload is None or not upload.is_pums:  # a census file fixes the loss: logistic, on the income classes ±1
+        # Chosen before the file is loaded, so the first fit of the upload already uses it.
+        st.radio(LABELS["loss"][0], ("robust", "logistic"), key="upload_loss", horizontal=True,
+                 help="Choose it before loading the file. robust: y is a real response, loss φ(y − ⟨x, θ⟩) with "
+                 "φ(s) = log(1 + eˢ) + log(1 + e⁻ˢ); logistic: y is a binary label (0/1, −1/+1 or true/false). "
+                 "An ACS PUMS person file is always logistic.")
+    st.file_uploader(
+        LABELS["data"][0], type="csv", key="upload_file", on_change=store_upload,
+        help="An ACS PUMS person file (its header names PINCP; encoded as the ACS income problem) or any CSV "
+        "with a header, a column y (label or response) and numeric features. " + census_folder_hint(),
+    )
     if upload is None:
+        st.caption(census_folder_hint())  # a file past the limit never reaches the page: say so before it is chosen
         return
-    name = upload.name
     if upload.is_pums:
-        st.caption(f"**{name}** · ACS PUMS person file: ACSIncome's filter, 17 features, logistic loss")
+        st.caption(f"**{md(upload.name)}** · ACS PUMS person file: ACSIncome's filter, 17 features, logistic loss. "
+                   + census_folder_hint())
         return
-    st.caption(f"**{name}** · CSV with a column y")
-    st.radio("Loss", ("robust", "logistic"), key="upload_loss", horizontal=True,
-             help="robust: y is a real response, loss φ(y − ⟨x, θ⟩) with φ(s) = log(1 + eˢ) + log(1 + e⁻ˢ); "
-             "logistic: y is a binary label (0/1, −1/+1 or true/false)")
+    st.caption(f"**{md(upload.name)}** · CSV with a column y, {state.get('upload_loss')} loss")
 
 
 def source_controls() -> None:
@@ -144,12 +155,12 @@ def load() -> tuple[Dataset | None, Problem | None, str | None]:
             data = state.dataset()
         except (InputError, OSError) as exc:
             status.update(label="The data could not be loaded", state="error")
-            return None, None, str(exc)
+            return None, None, message(exc)
         try:
             problem = state.problem()
         except InputError as exc:
             status.update(label="The model could not be fitted to these data", state="error")
-            return data, None, str(exc)
+            return data, None, message(exc)
         status.update(label=f"Loaded {data.n:,} rows · {data.source}", state="complete")
     return data, problem, None
 
@@ -166,6 +177,28 @@ def projected(problem: Problem | None, n: int) -> tuple[str, str, str]:
     return "Rows projected onto the domain", value, f"Rows outside {where} are projected onto it before the fit"
 
 
+def projection_notes(data: Dataset, problem: Problem | None) -> None:
+    """The share of rows projected onto the domain, what to do when most were, and a fit without a minimiser.
+
+    Counted on the raw rows, not private: for the data's owner, never for the Report.
+    """
+    if problem is None or (problem.clipped_rows == 0 and problem.fit.has_minimiser):
+        return
+    where = projection(data.X, problem)
+    singular = "the fit θ(Pₙ) has no certified minimiser, so the private stages take λmin = 0 and the test (14) fails"
+    if where.collapsed:  # one note: the projection, what to do, and the singular design it caused
+        ranks = "the raw columns have full rank, the projected ones do not"
+        cause = f"Projection also made the design rank-deficient ({ranks})" if where.mostly else ranks.capitalize()
+        st.warning(tagged(md(f"{where.sentence}. {where.advice} {cause}: {singular}; rescale rather than drop "
+                             "columns.")))
+        return
+    if where.rows:
+        note = tagged(md(f"{where.sentence}. {where.advice}".strip()))
+        (st.warning if where.advice else st.info)(note)
+    if not problem.fit.has_minimiser:
+        st.warning(tagged(md(f"No certified minimiser: {fit_diagnosis(problem, where)}; {singular}.")))
+
+
 def response_table(y: np.ndarray) -> pd.DataFrame:
     stats = {"mean": y.mean(), "sd": y.std(ddof=1)} | {k: np.quantile(y, q) for k, q in QUANTILES.items()}
     return pd.DataFrame([stats], index=["y"])
@@ -178,6 +211,7 @@ def summary(data: Dataset, problem: Problem | None) -> None:
         items.append(("Share of y = +1", f"{np.mean(data.y == 1):.1%}", "Label balance: the share of positive labels"))
     items.append(projected(problem, data.n))
     metric_row(items)
+    projection_notes(data, problem)
     st.caption("Features: " + ", ".join(data.feature_names))
     if state.loss_name() == "robust":
         st.dataframe(response_table(data.y), width="content")
@@ -197,7 +231,7 @@ def histograms(data: Dataset) -> None:
                         help="The column whose distribution is shown; dashed lines mark the cube's edges")
     values = data.y if name == "y" else data.X[:, data.feature_names.index(name)]
     edges = name != "y" and state.get("domain") == "cube"
-    st.plotly_chart(histogram(values, name, edges), width="stretch")
+    chart(histogram(values, name, edges), "data_histogram_chart", restyle=False)
 
 
 # ---------------------------------------------------------------- page
@@ -213,9 +247,9 @@ def main() -> None:
     if state.get("source") == "upload" and st.session_state.get(state.UPLOAD) is None:
         st.info("Choose a CSV file to load it.")
         return
-    data, problem, message = load()
-    if message is not None:
-        st.error(message)
+    data, problem, error = load()
+    if error is not None:
+        st.error(error)
     if state.locked():  # publish-only deployment: no raw rows and no statistics computed without privacy
         st.info("This deployment is locked to publish mode: the data's rows and statistics are not shown. "
                 f"Loaded: {state.data_spec().describe()}.", icon=":material/lock:")

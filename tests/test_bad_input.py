@@ -1,5 +1,7 @@
 """Every bad input: a clear exception from the library, exit status 2 and one stderr line from the CLI."""
 
+import json
+import pickle
 import subprocess
 import sys
 
@@ -8,8 +10,9 @@ import pytest
 
 from core.accounting import parse_split, split_budget
 from core.data import read_csv
-from core.errors import BudgetError, DataError
+from core.errors import SETTINGS, BudgetError, DataError, InputError
 from core.pipeline import prepare
+from ui.labels import message
 
 
 def write(tmp_path, text, name="data.csv"):
@@ -176,3 +179,88 @@ def test_cli_errors(tmp_path):
     assert_one_line_error(cli_release(good, "--split", "1,1"), "exactly three weights")
     assert_one_line_error(run_cli("release", "--data", str(good)), "required")
     assert_one_line_error(cli_release(good, "--epsilon", "abc"), "invalid float value")
+
+
+def test_cli_names_the_option_to_change(tmp_path):
+    X, y = good_rows()
+    good = write(tmp_path, csv_text(X, y))
+    assert_one_line_error(cli_release(good, "--split", "1,1"), "--split takes exactly three weights a,b,c")
+    assert_one_line_error(cli_release(good, "--radius", "2"), "--radius applies to --domain ball only")
+    assert_one_line_error(cli_release(tmp_path / "missing.csv"), "check the path passed to --data")
+
+
+def test_cli_says_when_most_rows_were_projected(tmp_path):
+    """Income and age unscaled: every row is clipped onto the cube, both columns become 1 and the design singular."""
+    rng = np.random.default_rng(3)
+    X = np.column_stack([rng.integers(20_000, 120_000, 200), rng.integers(18, 80, 200)]).astype(float)
+    y = X[:, 0] / 50_000 - X[:, 1] / 40 + rng.laplace(size=200)
+    proc = cli_release(write(tmp_path, csv_text(X, y, ("income", "age"))), "--seed", "1")
+    assert proc.returncode == 0, proc.stderr
+    (warning,) = proc.stderr.strip().splitlines()
+    assert warning.startswith("warning (not private): 200 of 200 rows (100.0%) lay outside the covariate domain")
+    assert "(columns with values outside [−1, 1]: income, age): rescale your features to [−1, 1]" in warning
+    doc = json.loads(proc.stdout)
+    assert doc["clipped_rows"] == 200 and doc["fit"]["status"] == "rank_deficient"
+    assert doc["fit"]["diagnosis"].startswith("projection onto the domain made the design rank-deficient")
+    assert doc["release"]["status"] == "bottom"
+
+
+def test_cli_is_silent_about_a_few_projected_rows(tmp_path):
+    X, y = good_rows()
+    X[0, 0] = 1.5  # one row of 40 outside the cube: counted in clipped_rows, no warning
+    proc = cli_release(write(tmp_path, csv_text(X, y)), "--seed", "1")
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert json.loads(proc.stdout)["clipped_rows"] == 1
+
+
+# --- one message, each surface naming the control its own way ---------------------------------
+
+
+def test_a_message_names_its_control_per_surface():
+    err = DataError("pass {loss} logistic, not {domain} ball; file {x}.csv", setting="loss")
+    assert err.setting == "loss"
+    assert str(err) == "pass --loss logistic, not --domain ball; file {x}.csv"  # the command line's wording
+    assert err.render(str.upper) == "pass LOSS logistic, not DOMAIN ball; file {x}.csv"  # braces not ours stay
+    assert message(err) == ("pass “Loss” on the Data page logistic, not “Covariate domain 𝒳” on the Pipeline page "
+                            "ball; file {x}.csv")
+    again = pickle.loads(pickle.dumps(err))  # as worker processes send it back
+    assert type(again) is DataError and again.setting == "loss" and message(again) == message(err)
+    with pytest.raises(ValueError, match="unknown setting"):
+        InputError("x", setting="lambda_reg")
+    assert "with_replacement" in SETTINGS and str(InputError("{with_replacement}")) == "--with-replacement"
+
+
+@pytest.mark.parametrize(
+    ("call", "setting", "app"),
+    [
+        (lambda: parse_split("1,1"), "split", "“Split a, b, c” on the Pipeline page takes exactly three weights"),
+        (lambda: prepare(*good_rows(), radius=2.0), "radius",
+         "“Ball radius R” on the Pipeline page applies to “Covariate domain 𝒳” on the Pipeline page ball only"),
+        (lambda: read_csv("nope.csv"), "data", "check the path passed to “CSV file” on the Data page"),
+    ],
+)
+def test_errors_carry_the_setting_and_the_app_names_its_widget(call, setting, app):
+    with pytest.raises(InputError) as err:
+        call()
+    assert err.value.setting == setting
+    assert app in message(err.value) and "--" not in message(err.value)
+
+
+def test_projection_is_blamed_only_when_it_made_the_design_singular():
+    from core.diagnosis import fit_diagnosis, projection
+
+    X, y = good_rows(n=100)
+    twin = np.column_stack([X, X[:, 0]])  # a redundant column in the raw data: projection is not the cause
+    twin[:10] *= 1.5  # some rows leave the cube; clipping keeps columns 0 and 2 equal
+    problem = prepare(twin, y)
+    where = projection(twin, problem)
+    assert problem.fit.status == "rank_deficient" and where.rows == int(np.any(np.abs(twin) > 1, axis=1).sum())
+    assert not where.collapsed and not where.mostly and where.advice == ""
+    assert fit_diagnosis(problem, where) == problem.fit.diagnosis  # "drop redundant columns" is right here
+    ball = prepare(X * 2.0, y, domain="ball", radius=1.0)  # rescaling rows onto the ball keeps the rank
+    where = projection(X * 2.0, ball)
+    expected = int((np.linalg.norm(X * 2.0, axis=1) > 1.0).sum())
+    assert where.rows == expected and where.columns == () and not where.collapsed
+    assert where.sentence == (f"{expected} of 100 rows ({expected / 100:.1%}) lay outside the covariate domain "
+                              "(the ball ‖x‖₂ ≤ 1) and were projected onto it")
+    assert where.mostly == (expected > 50)

@@ -81,7 +81,7 @@ def test_large_kappa_names_the_denominator_and_the_sample(census_problem):
     n = 10**6
     dg = from_fit(census_problem, 1.0, 1e-6, SPLIT, n)
     assert not dg.private and not dg.passed
-    assert "kappa_hat too large for this n" in dg.reason
+    assert "condition number λ̂max/λ̂min is too large for this n" in dg.reason
     assert dg.den_a <= 0 and dg.binding_side == "A" and dg.binding.place == "A denominator"
     assert dg.binding.value == max(t.value for t in dg.side_terms("A denominator"))
     assert f"κ̂ = {dg.kappa:.3g} is too large for n = 10⁶" in dg.summary

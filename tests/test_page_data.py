@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.data import acs, synthetic
 from ui.state import Upload
+from ui.theme import NOT_PRIVATE
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
 CA_FILE = Path(__file__).resolve().parent / "data" / "SYNTHETIC_psam_p06_CA_2018_1-Year.csv"
@@ -189,3 +190,144 @@ def test_malformed_upload_shows_the_message(content, message):
     (error,) = at.error
     assert message in error.value
     assert "oops" not in error.value  # no cell of the data is quoted
+
+
+# ---------------------------------------------------------------- uploads that explain themselves
+
+
+def unscaled_csv(rows: int = 300, seed: int = 1) -> bytes:
+    """Income in dollars and age in years, unscaled: every row lies outside [−1, 1]², and clipping makes the two
+    columns equal (both 1), so the projected design is rank-deficient while the raw one is not."""
+    rng = np.random.default_rng(seed)
+    income = rng.integers(20_000, 120_000, rows)
+    age = rng.integers(18, 80, rows)
+    y = income / 50_000 - age / 40 + rng.laplace(size=rows)
+    lines = ["income,age,y", *(f"{a},{b},{t:.6f}" for a, b, t in zip(income, age, y, strict=True))]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def partly_outside_csv(rows: int = 300, outside: int = 30) -> tuple[bytes, int]:
+    """A CSV inside the cube but for `outside` rows (every 10th), whose column a is 1.5; and the rows outside."""
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-1, 1, size=(rows, 2))
+    X[::rows // outside, 0] = 1.5
+    y = X @ np.array([0.5, -0.3]) + rng.laplace(size=rows)
+    lines = ["a,b,y", *(f"{a},{b},{t}" for (a, b), t in zip(X, y, strict=True))]
+    return ("\n".join(lines) + "\n").encode(), int(np.any(np.abs(X) > 1, axis=1).sum())
+
+
+def warnings(at: AppTest) -> str:
+    return " ".join(w.value for w in at.warning)
+
+
+def fitted_losses(at: AppTest) -> set[str]:
+    """The losses of the fits the session keeps for the upload (ui.state.UPLOADED)."""
+    return {model.loss for (_, model) in at.session_state["uploaded"] if model is not None}
+
+
+def test_loss_is_chosen_before_the_upload_and_used():
+    at = open_data_page(source="upload")
+    radio = at.radio(key="upload_loss")
+    assert radio.label == "Loss" and radio.value == "logistic"  # offered before any file is chosen
+    radio.set_value("robust").run()
+    at.file_uploader(key="upload_file").set_value(("mine.csv", plain_csv(), "text/csv")).run()
+    assert_clean(at)  # a real response: logistic would have refused it ("needs binary labels")
+    assert fitted_losses(at) == {"robust"}
+    assert "mine.csv** · CSV with a column y, robust loss" in " ".join(c.value for c in at.caption)
+
+
+def test_unscaled_upload_says_rows_were_projected_and_to_rescale():
+    at = open_data_page(source="upload", upload_loss="robust")
+    at.file_uploader(key="upload_file").set_value(("people.csv", unscaled_csv(), "text/csv")).run()
+    assert_clean(at)
+    text = warnings(at)
+    assert "300 of 300 rows (100.0%) lay outside the covariate domain" in text
+    assert "and were projected onto it" in text
+    assert "rescale your features to \\[−1, 1\\]" in text
+    assert "columns with values outside \\[−1, 1\\]: income, age" in text
+    # the rank deficiency is put down to the projection, in the same note, and dropping columns is not the advice
+    (note,) = [w.value for w in at.warning]
+    assert "Projection also made the design rank-deficient (the raw columns have full rank, the projected ones do " \
+           "not): the fit θ(Pₙ) has no certified minimiser" in note
+    assert "rescale rather than drop columns" in note and "drop redundant columns" not in note
+    assert note.endswith(NOT_PRIVATE)  # counted on the raw rows: tagged
+    assert metric(at, "Rows projected onto the domain") == "300 (100.0%)"
+
+
+def test_a_few_rows_outside_are_counted_without_advice():
+    content, outside = partly_outside_csv()
+    assert outside == 30
+    at = open_data_page(source="upload", upload=Upload.of("mine.csv", content), upload_loss="robust")
+    assert_clean(at)
+    assert not at.warning  # 10% is not "most rows": no advice to rescale
+    (note,) = [i.value for i in at.info]
+    assert note == f"30 of 300 rows (10.0%) lay outside the covariate domain (the cube \\[−1, 1\\]ᵈ) and were " \
+                   f"projected onto it. {NOT_PRIVATE}"
+
+
+def test_a_redundant_column_is_not_put_down_to_the_projection():
+    rng = np.random.default_rng(4)
+    a = rng.uniform(-1, 1, 200)
+    lines = ["a,twin,y", *(f"{v},{v},{v + rng.laplace()}" for v in a)]
+    at = open_data_page(source="upload", upload=Upload.of("twin.csv", ("\n".join(lines) + "\n").encode()),
+                        upload_loss="robust")
+    assert_clean(at)
+    assert not at.info
+    (note,) = [w.value for w in at.warning]
+    assert note.startswith("No certified minimiser: the design matrix is rank-deficient")
+    assert "drop redundant columns" in note and "projection" not in note.lower()
+
+
+def test_rows_inside_the_domain_need_no_note():
+    at = open_data_page(source="upload", upload=Upload.of("mine.csv", plain_csv()), upload_loss="robust")
+    assert_clean(at)
+    assert not at.warning and not at.info
+
+
+def test_locked_deployment_shows_no_projection_share(monkeypatch):
+    monkeypatch.setenv("PSP_PUBLISH_ONLY", "1")
+    at = open_data_page(source="upload", upload=Upload.of("people.csv", unscaled_csv()), upload_loss="robust")
+    assert not at.exception
+    assert "lay outside the covariate domain" not in " ".join(e.value for e in (*at.warning, *at.info))
+
+
+def test_uploader_points_census_files_to_the_census_folder_source():
+    at = open_data_page(source="upload")
+    hint = "exceed the 300 MB upload limit: put it in a census folder and load it with the source " \
+           "“ACS income (census files)”"
+    assert hint in at.file_uploader(key="upload_file").help
+    assert any(hint in c.value for c in at.caption)  # before a file is chosen: a bigger one never reaches the page
+    at = open_data_page(source="upload", upload=Upload.of("psam_p06.csv", CA_FILE.read_bytes()))
+    assert_clean(at)
+    assert any(hint in c.value for c in at.caption)
+
+
+def test_app_messages_name_the_control_not_the_flag(tmp_path):
+    at = open_data_page(source="acs", states=" , ")
+    (error,) = at.error
+    assert "name at least one state with “States” on the Data page" in error.value
+    assert "--" not in error.value
+    at = open_data_page(source="acs", acs_root=str(tmp_path))
+    (error,) = at.error
+    assert "or allow downloads (“Download missing files” on the Data page)" in error.value
+    assert "--download" not in error.value
+    at = open_data_page(source="acs", acs_root=str(census_root(tmp_path)), acs_n=500)
+    (error,) = at.error
+    assert "(“Draw with replacement” on the Data page)" in error.value and "--with-replacement" not in error.value
+
+
+def test_every_setting_a_message_names_has_a_control():
+    """core.errors.SETTINGS are named by ui.labels; the Data page's labels are its widgets' labels."""
+    from core.errors import SETTINGS
+    from ui.labels import LABELS
+
+    assert set(LABELS) == set(SETTINGS)
+    at = open_data_page(source="acs")
+    on_page = {w.label for w in (*at.text_input, *at.checkbox, *at.radio)}
+    at = open_data_page(source="upload")
+    on_page |= {w.label for w in (*at.radio, *at.file_uploader)}
+    assert {label for label, page in LABELS.values() if page == "Data"} <= on_page
+    controls = (Path(__file__).resolve().parents[1] / "ui" / "controls.py").read_text()
+    for label, page in LABELS.values():
+        if page == "Pipeline":
+            assert label.split(" a, b, c")[0] in controls

@@ -139,7 +139,8 @@ def ensure_census_file(
     if path.is_file():
         return path
     if not download:
-        raise DataError(_missing_message(path, state, year, horizon) + "; or allow downloads (--download)")
+        raise DataError(_missing_message(path, state, year, horizon) + "; or allow downloads ({download})",
+                        setting="download")
     url = census_url(state, year, horizon)
     problem = _unreachable(url)
     if problem:
@@ -314,9 +315,9 @@ def sample_population(
             raise DataError(
                 f"the population has {N} people after ACSIncome's filter (N is treated as public here, like n), "
                 f"so a sample of n = {n} cannot give one row per person: choose n at most {N}, or ask explicitly "
-                "for drawing with replacement (--with-replacement on the command line, the Data page's "
-                "\"draw with replacement\" option in the app), with which a person may fill several rows and "
-                "the guarantee holds per person only by group privacy"
+                "to draw with replacement ({with_replacement}), with which a person may fill several rows and "
+                "the guarantee holds per person only by group privacy",
+                setting="with_replacement",
             )
         idx = rng.choice(N, size=int(n), replace=False)
         return X[idx], y[idx], 1
@@ -347,7 +348,7 @@ def load_acs_income(
     privacy_unit is PrivacyUnit("person", k), k the most rows one person fills.
     """
     if not states:
-        raise DataError("name at least one state, e.g. --state CA")
+        raise DataError("name at least one state with {state}, e.g. CA", setting="state")
     root = Path(root) if root is not None else default_root()
     parts = [load_state(root, s, year, horizon, download) for s in states]
     X = np.concatenate([p[0] for p in parts]) if len(parts) > 1 else parts[0][0]

@@ -21,7 +21,7 @@ def read_csv(path: str | os.PathLike) -> Dataset:
     """Read FILE.csv into a Dataset; any defect is a DataError that names the row and column."""
     path = Path(path)
     if not path.is_file():
-        raise DataError(f"data file not found: {path}; check the path passed to --data")
+        raise DataError(f"data file not found: {path}; check the path passed to {{data}}", setting="data")
     return _parse(path.read_text(encoding="utf-8-sig"), str(path))
 
 

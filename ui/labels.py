@@ -1,0 +1,33 @@
+"""The app's name for every setting a core message can name (core.errors.SETTINGS): a widget's label and its page.
+
+A core error names the control to change by its setting; the command line shows it as the option
+(`--loss`), and the app, through `message`, as the widget the user can change ("“Loss” on the Data page").
+"""
+
+from __future__ import annotations
+
+from core.errors import InputError
+
+# setting -> (the widget's label, the page it is on); the labels are those of pages/data.py and ui/controls.py.
+LABELS: dict[str, tuple[str, str]] = {
+    "data": ("CSV file", "Data"),
+    "pums": ("CSV file", "Data"),
+    "loss": ("Loss", "Data"),
+    "domain": ("Covariate domain 𝒳", "Pipeline"),
+    "radius": ("Ball radius R", "Pipeline"),
+    "split": ("Split a, b, c", "Pipeline"),
+    "state": ("States", "Data"),
+    "download": ("Download missing files", "Data"),
+    "with_replacement": ("Draw with replacement", "Data"),
+}
+
+
+def control(setting: str) -> str:
+    """The control of a setting in words: its label and its page."""
+    label, page = LABELS[setting]
+    return f"“{label}” on the {page} page"
+
+
+def message(exc: Exception) -> str:
+    """An error's message as the app shows it: an InputError names the page's control, never a command-line option."""
+    return exc.render(control) if isinstance(exc, InputError) else str(exc)
