@@ -148,6 +148,18 @@ def _omega(delta_u: float, fit: FitResult, g: Geometry, u: np.ndarray) -> float:
     return delta_u + 2.0 * g.G0 / (fit.n * lam) * gam / (1.0 - gam) * float(np.linalg.norm(u))
 
 
+def interval_half_width(test: StabilityTest, g: Geometry, n: int, s: float, level: float) -> tuple[float, float]:
+    """(w_bar, half-width) of Algorithm 5's private interval from a passed test (14), as release() forms them.
+
+    w_bar = 2 G0/(n lam0 (1 - gamma)) bounds omega of (11) (SPEC section 4); the fit's certified tolerance
+    (fit_slack E, fit_ratio eta of core.stability) widens it to (w_bar (1 + eta) + E)/(1 - eta), and the
+    half-width is z_{1-a/2} s w_bar + l(lam0), l the solver slack of the exact u^T theta(P_n).
+    """
+    eta = test.fit_ratio
+    w_bar = (2.0 * g.G0 / (n * test.lam0 * (1.0 - test.gamma)) * (1.0 + eta) + test.fit_slack) / (1.0 - eta)
+    return w_bar, normal_quantile(0.5 + level / 2.0) * s * w_bar + solver_slack(test.lam0, g)
+
+
 def release(
     fit: FitResult,
     g: Geometry,
@@ -177,14 +189,13 @@ def release(
     if not fit.has_minimiser:
         return _bottom("the data have no certified minimiser", common)
     if not math.isfinite(om):
-        return _bottom("omega(u | P_n) is unbounded at the true lambda_min", common)
+        return _bottom("the local modulus ω(u | Pₙ) is unbounded at the true λmin", common)
     E, eta = test.fit_slack, test.fit_ratio
     mult = (om + E) / (1.0 - eta)
     z = float(rng.standard_normal())
     value = u_theta + s * mult * z
     q = normal_quantile(0.5 + level / 2.0)
-    w_bar = (2.0 * g.G0 / (fit.n * test.lam0 * (1.0 - test.gamma)) * (1.0 + eta) + E) / (1.0 - eta)
-    half = q * s * w_bar + solver_slack(test.lam0, g)  # the interval is for the exact u^T theta(P_n)
+    w_bar, half = interval_half_width(test, g, fit.n, s, level)
     return Release(
         status=RELEASED,
         reason=test.reason,

@@ -28,12 +28,16 @@ over the integer m_a of stage 1 (P(m_a >= i) = P(Lap(1/eps_a) >= i + k_a - N_a),
 form), and for each m_a over the m_b of stage 2 that pass (the test is monotone in m_b, so they form a tail
 {m_b >= j}, found by bisection): no simulation. With counts in the thousands the noise (a few steps) moves
 lambda_hat by a fraction of a percent, so the 95% point often lies within the searches' 2% of the 50/50 one.
+
+What the computations read. The counts, the noise-free test and pass_probability read of a problem only its
+Curvature: the geometry, n, lambda_min, lambda_max and lambda_reg. They accept a Problem (its fit's values, NOT
+private) or a Curvature built from assumptions (core.planner, which reads no data).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -52,6 +56,30 @@ EXACT_STEPS = 20_000  # counts and inverses up to this many steps are iterated e
 ANCHOR_STEPS = 1_000  # B: the exact boundary point below which the continuous count is never used
 _GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(16)
 _PANELS_PER_E = 4  # quadrature panels per factor e of lam / lam_B
+
+
+@dataclass(frozen=True)
+class Curvature:
+    """What the what-ifs read of a problem: the geometry, n, the unregularised lambda_min and lambda_max, lambda_reg.
+
+    From a fit (curvature(problem)) NOT private; from assumptions (core.planner) it holds no data.
+    """
+
+    geometry: Geometry
+    n: int
+    lambda_min: float
+    lambda_max: float
+    lam_reg: float
+
+
+def curvature(source: Problem | Curvature, n: int | None = None) -> Curvature:
+    """The Curvature of a problem's fit (or a Curvature itself), at sample size n when given."""
+    if isinstance(source, Curvature):
+        c = source
+    else:
+        f = source.fit
+        c = Curvature(source.geometry, f.n, f.lambda_min, f.lambda_max, f.lam_reg)
+    return c if n is None else replace(c, n=int(n))
 
 
 @dataclass(frozen=True)
@@ -144,34 +172,34 @@ class DownCount:
         return brentq(lambda x: self.integral(lam_b, x) - target, lam_b, hi, xtol=lam_b * 1e-15, rtol=1e-14)
 
 
-def down_count(problem: Problem, n: int, exact_steps: int = EXACT_STEPS) -> DownCount:
-    f = problem.fit
-    return DownCount(down_recursion(problem.geometry, n, f.lam_reg), problem.geometry, n, f.lam_reg, exact_steps)
+def down_count(problem: Problem | Curvature, n: int, exact_steps: int = EXACT_STEPS) -> DownCount:
+    c = curvature(problem)
+    return DownCount(down_recursion(c.geometry, n, c.lam_reg), c.geometry, n, c.lam_reg, exact_steps)
 
 
-def noise_free_test(problem: Problem, epsilon: float, delta: float, split: tuple[float, float, float],
+def noise_free_test(problem: Problem | Curvature, epsilon: float, delta: float, split: tuple[float, float, float],
                     n: int | None = None, accounting: str = "basic",
                     exact_steps: int = EXACT_STEPS) -> StabilityTest:
     """The test (14) with noise-free certificates at total (epsilon, delta) and sample size n."""
-    n = problem.fit.n if n is None else int(n)
-    down = down_count(problem, n, exact_steps)
-    return certified_test(problem, down, down.count(problem.fit.lambda_min), make_budget(epsilon, delta, split,
-                                                                                          accounting))
+    c = curvature(problem, n)
+    down = down_count(c, c.n, exact_steps)
+    return certified_test(c, down, down.count(c.lambda_min), make_budget(epsilon, delta, split, accounting))
 
 
-def certified_test(problem: Problem, down: DownCount, count_min: float, b: Budget) -> StabilityTest:
+def certified_test(problem: Problem | Curvature, down: DownCount, count_min: float, b: Budget) -> StabilityTest:
     """The test (14) at budget b from noise-free certificates, given N(lambda_min) of the recursion (10) at down.n.
 
     The count does not depend on the budget, so a sweep over epsilon at one n computes it once.
     """
-    f, g, n = problem.fit, problem.geometry, down.n
+    c, n = curvature(problem), down.n
+    g = c.geometry
     a_stage, b_stage = b.lambda_min, b.lambda_max
     lam_hat_min = down.inverse(steps_to_invert(count_min, a_stage.epsilon, a_stage.delta)[1])
     lam_hat_max = None
     if lam_hat_min > 0:
-        up = up_recursion(lam_hat_min, g, n, f.lam_reg)
-        lam_hat_max = up.inverse(steps_to_invert(up.count(f.lambda_max), b_stage.epsilon, b_stage.delta)[1])
-    return stability_test(lam_hat_min, lam_hat_max, g, n, f.lam_reg, b.release.epsilon, b.release.delta)
+        up = up_recursion(lam_hat_min, g, n, c.lam_reg)
+        lam_hat_max = up.inverse(steps_to_invert(up.count(c.lambda_max), b_stage.epsilon, b_stage.delta)[1])
+    return stability_test(lam_hat_min, lam_hat_max, g, n, c.lam_reg, b.release.epsilon, b.release.delta)
 
 
 def _laplace_sf(x: float, epsilon: float) -> float:
@@ -184,7 +212,7 @@ def _at_least(i: int, N: float, k: float, epsilon: float) -> float:
     return 1.0 if i <= 0 else _laplace_sf(i + k - N, epsilon)
 
 
-def pass_probability(problem: Problem, epsilon: float, delta: float, split: tuple[float, float, float],
+def pass_probability(problem: Problem | Curvature, epsilon: float, delta: float, split: tuple[float, float, float],
                      n: int | None = None, accounting: str = "basic", tail: float = 1e-7,
                      exact_steps: int = EXACT_STEPS) -> float:
     """P(the test (14) passes) under the certificates' Laplace noise, at total (epsilon, delta) and n.
@@ -193,21 +221,21 @@ def pass_probability(problem: Problem, epsilon: float, delta: float, split: tupl
     exact_steps: sum over m_a of P(m_a) P(m_b >= j*(m_a)), j* the least passing m_b (the test is monotone in
     lam_hat_max, so in m_b, and in m_a).
     """
-    f, g = problem.fit, problem.geometry
-    n = f.n if n is None else int(n)
+    c = curvature(problem, n)
+    g, n = c.geometry, c.n
     b = make_budget(epsilon, delta, split, accounting)
     ea, eb = b.lambda_min, b.lambda_max
     ka = steps_to_invert(0.0, ea.epsilon, ea.delta)[0]
     kb = steps_to_invert(0.0, eb.epsilon, eb.delta)[0]
     spread = math.ceil(math.log(0.5 / tail) / ea.epsilon) + 1
     # An exact inverse costs O(m) (its check iterates R^m), once per m_a: keep the total near 10^6 steps.
-    down = down_count(problem, n, min(exact_steps, max(ANCHOR_STEPS, 1_000_000 // (2 * spread + 1))))
-    Na = down.count(f.lambda_min)
+    down = down_count(c, n, min(exact_steps, max(ANCHOR_STEPS, 1_000_000 // (2 * spread + 1))))
+    Na = down.count(c.lambda_min)
     centre = math.floor(Na - ka)
     top, bottom = max(0, centre + spread), max(0, centre - spread)
 
     def passes(lam_min: float, lam_max: float) -> bool:
-        return stability_test(lam_min, lam_max, g, n, f.lam_reg, b.release.epsilon, b.release.delta).passed
+        return stability_test(lam_min, lam_max, g, n, c.lam_reg, b.release.epsilon, b.release.delta).passed
 
     total, least = 0.0, -1
     for ma in range(top, bottom - 1, -1):  # from the best m_a down: once nothing passes, nothing below does
@@ -216,8 +244,8 @@ def pass_probability(problem: Problem, epsilon: float, delta: float, split: tupl
         lam_min = down.inverse(ma)
         if not lam_min > 0:
             break
-        up = up_recursion(lam_min, g, n, f.lam_reg)
-        Nb = up.count(f.lambda_max)
+        up = up_recursion(lam_min, g, n, c.lam_reg)
+        Nb = up.count(c.lambda_max)
         mb_hi = max(0, math.floor(Nb - kb) + math.ceil(math.log(0.5 / tail) / eb.epsilon) + 1)
         if not passes(lam_min, up.inverse(mb_hi)):
             break

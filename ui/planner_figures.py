@@ -1,0 +1,55 @@
+"""The Planner's figure: a pure function from core.planner plans to a plotly Figure (nothing here draws on the page).
+
+Every point is a plan from assumptions, never a measurement, and the traces say so in their names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import plotly.graph_objects as go
+
+from ui.format import num
+from ui.theme import ACCENT, CHOSEN, OTHER, TRUTH
+
+if TYPE_CHECKING:
+    from core.planner import Plan
+
+
+def half_width_figure(plans: Sequence[Plan], chosen: Plan, target: float | None) -> go.Figure:
+    """Planned half-width of Algorithm 5's interval against n (log-log), the assumed n starred, the target dashed.
+
+    Sample sizes at which the noise-free test (14) fails release nothing (⊥): they are marked on the axis floor.
+    """
+    released = [p for p in plans if p.half_width is not None]
+    failed = [p.assumptions.n for p in plans if p.half_width is None]
+    fig = go.Figure(go.Scatter(
+        x=[p.assumptions.n for p in released], y=[p.half_width for p in released], mode="lines+markers",
+        name="planned half-width (test (14) passes)", line=dict(color=CHOSEN), marker=dict(size=5),
+        hovertemplate="n = %{x:,}<br>half-width %{y:.4g}<extra>plan</extra>",
+    ))
+    if failed:
+        floor = min((p.half_width for p in released), default=target or 1.0)
+        fig.add_trace(go.Scatter(
+            x=failed, y=[floor] * len(failed), mode="markers", name="test (14) fails: ⊥, no interval",
+            marker=dict(symbol="x", size=7, color=OTHER), hovertemplate="n = %{x:,}: ⊥<extra>plan</extra>",
+        ))
+    if chosen.half_width is not None:
+        fig.add_trace(go.Scatter(
+            x=[chosen.assumptions.n], y=[chosen.half_width], mode="markers", name="assumed n",
+            marker=dict(symbol="star", size=14, color=ACCENT),
+            hovertemplate=f"n = %{{x:,}}<br>half-width {num(chosen.half_width)}<extra>plan</extra>",
+        ))
+    if target is not None:  # a trace, not add_hline: an hline's annotation lands off the line on a log axis
+        ns = [p.assumptions.n for p in plans]
+        fig.add_trace(go.Scatter(
+            x=[min(ns), max(ns)], y=[target, target], mode="lines", name=f"target half-width {num(target)}",
+            line=dict(color=TRUTH, dash="dash"), hoverinfo="skip",
+        ))
+    fig.update_layout(
+        xaxis=dict(type="log", title="sample size n (eigenvalues held fixed)"),
+        yaxis=dict(type="log", title="half-width of the private interval"),
+        legend=dict(orientation="h", yanchor="bottom", y=1.02), margin=dict(t=40, b=40, l=60, r=20),
+    )
+    return fig
