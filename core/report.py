@@ -69,6 +69,35 @@ SEEDED_WARNING = (
 )
 
 
+def interval_scope(status: str) -> str:
+    """One sentence: what a released interval covers (Algorithm 5's, or the fallback's), against a population
+    confidence interval, which it is not. Both cover a coefficient of the fit on these n rows, under the noise."""
+    target = ("uᵀθ(Pₙ), the coefficient fitted on these n rows" if status != "fallback" else
+              "uᵀθ_λ(Pₙ), the coefficient of the ridge-regularised fit on these n rows")
+    return (f"This private interval covers {target}, and accounts for the privacy noise only; it is not a "
+            "confidence interval for a population coefficient, which would also have to account for the sampling "
+            "variability of the n rows.")
+
+
+# The Report's HTML on paper: no interactive element, no page break inside a card or a table row, black on white.
+PRINT_STYLE = """
+@media print {
+  @page { size: A4; margin: 15mm 14mm; }
+  body { font-size: 10.5pt; color: #000; background: #fff; }
+  main { max-width: none; margin: 0; padding: 0; }
+  h2 { color: #000; break-after: avoid; page-break-after: avoid; }
+  .card, .result, .guarantee, .unit, tr { break-inside: avoid; page-break-inside: avoid; }
+  .result { border-color: #000; }
+  .guarantee { background: #fff; border: 1px solid #555; }
+  .unit { border-left-color: #000; }
+  .sub, .note { color: #333; }
+  th, td { border-bottom-color: #999; }
+  a { color: #000; text-decoration: none; }
+  button, input, select, textarea, details, summary, nav, script, .no-print { display: none !important; }
+}
+"""
+
+
 def clean(value: Any) -> Any:
     """numpy and non-finite values into plain JSON values."""
     if isinstance(value, dict):

@@ -19,9 +19,10 @@ import streamlit as st
 
 from core.errors import InputError
 from core.population import Population
-from core.report import private_report
+from core.report import PRINT_STYLE, interval_scope, private_report
 from ui import state
 from ui.boot import through_navigation
+from ui.export import rerun_download
 from ui.format import interval, md, metric_row, num
 from ui.formulas import (
     ACCOUNTINGS,
@@ -34,6 +35,7 @@ from ui.formulas import (
     TEST,
     Stage,
 )
+from ui.labels import message
 
 through_navigation()  # a deep link's first run on a fresh server goes through app.py
 
@@ -167,7 +169,8 @@ h1 { font-size: 24px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 28px 0 8p
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; vertical-align: top; padding: 6px 8px; border-bottom: 1px solid #e4e7eb; }
 th { width: 190px; font-weight: 600; }
-"""
+.card { margin: 0 0 8px; }
+""" + PRINT_STYLE
 
 
 def table(rows: list[tuple[str, str]]) -> str:
@@ -179,19 +182,21 @@ def report_html(rep: dict) -> str:
     """A self-contained page (inline style, no scripts or links) with the same content as the screen."""
     value, detail = headline(rep)
     e = html.escape
+    r = rep["release"]
+    scope = "" if r["interval"] is None else f'<p class="note">{e(interval_scope(r["status"]))}</p>'
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Private release: {e(coefficient(rep))}</title>
 <style>{STYLE}</style></head><body><main>
 <h1>Private release of one regression coefficient</h1>
 <p class="sub">{e(rep['data']['source'])} · n = {rep['data']['n']:,}, d = {rep['data']['d']}</p>
 <div class="result"><div class="note">Released value of {e(coefficient(rep))}</div>
-<div class="value">{e(value)}</div><div>{e(detail)}</div></div>
-<h2>Guarantee</h2><p class="guarantee">{e(guarantee(rep))}</p>
-<p class="unit">{e(privacy_unit(rep))}</p>
-<h2>Certificates and test</h2>{table(certificates(rep))}
-<h2>Method</h2>{table(method(rep))}
-<h2>Settings</h2>{table(settings(rep))}
-<h2>Privacy ledger</h2>{table(ledger_rows(rep))}
+<div class="value">{e(value)}</div><div>{e(detail)}</div>{scope}</div>
+<section class="card"><h2>Guarantee</h2><p class="guarantee">{e(guarantee(rep))}</p>
+<p class="unit">{e(privacy_unit(rep))}</p></section>
+<section class="card"><h2>Certificates and test</h2>{table(certificates(rep))}</section>
+<section class="card"><h2>Method</h2>{table(method(rep))}</section>
+<section class="card"><h2>Settings</h2>{table(settings(rep))}</section>
+<section><h2>Privacy ledger</h2>{table(ledger_rows(rep))}</section>
 </main></body></html>
 """
 
@@ -266,6 +271,8 @@ def show(rep: dict) -> None:
     metric_row(shown, gap="large")
     if r["interval"] is None:
         st.warning(md(detail), icon=":material/block:")
+    else:
+        st.caption(md(interval_scope(r["status"])))
     metric_row([
         (LAMBDA_MIN.name, num(rep["lambda_min"]["lambda_hat"]),
          "Certified lower bound on the Hessian's smallest eigenvalue (Algorithm 2)"),
@@ -284,13 +291,14 @@ def show(rep: dict) -> None:
         bullets(settings(rep))
 
 
-def downloads(rep: dict) -> None:
+def downloads(rep: dict, release: state.PublishedRelease) -> None:
     with st.container(horizontal=True):
         st.download_button("Download HTML report", report_html(rep), "private_release.html", "text/html",
                            icon=":material/download:", help="One self-contained page to share")
         st.download_button("Download JSON", json.dumps(rep, indent=2, ensure_ascii=False), "private_release.json",
                            "application/json", icon=":material/data_object:",
                            help="The same values, machine-readable")
+        rerun_download(release, tuple(rep["data"]["feature_names"]))
 
 
 def main() -> None:
@@ -310,12 +318,12 @@ def main() -> None:
     try:
         rep = build(release)
     except (InputError, OSError) as exc:  # the data could not be reloaded for n and d
-        st.error(str(exc))
+        st.error(message(exc))
         return
     show(rep)
     st.markdown("##### Privacy ledger of these people")
     bullets(ledger_rows(rep))
-    downloads(rep)
+    downloads(rep, release)
 
 
 main()

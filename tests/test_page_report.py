@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html as html_module
 import json
 import re
 from dataclasses import replace
@@ -27,7 +28,7 @@ DATA = SyntheticSpec("robust", N, 5, 1.0, 1.0, 0)  # the app's defaults with n =
 MODEL = ModelSpec("robust", "cube", None, 0.0)
 NO_RELEASE = "No published release on the loaded data and model in this browser session yet"
 HOW_TO = "switch the sidebar's Mode to Publish, then press Release on the Pipeline page"
-DOWNLOADS = ["Download HTML report", "Download JSON"]
+DOWNLOADS = ["Download HTML report", "Download JSON", "Script of these settings"]
 # Names of everything computed from the data without privacy (core.marks and the brief of the report).
 NON_PRIVATE = {"fit", "theta", "omega", "Delta", "u_theta", "oracle_interval", "z", "N", "noise", "statistic",
                "noise_sd", "covers", "clipped_rows"}
@@ -296,6 +297,31 @@ def test_release_shows_private_values_only(problem, downloads):
     for secret in secrets(run, problem):
         assert secret not in html
     assert not keys(doc) & NON_PRIVATE
+
+
+def test_the_interval_is_contrasted_with_a_population_interval(problem, downloads):
+    """One sentence on the screen and in the HTML: the interval is for u^T theta(P_n) under the noise only."""
+    at = open_report(release(problem))
+    assert not at.exception
+    sentence = ("This private interval covers uᵀθ(Pₙ), the coefficient fitted on these n rows, and accounts for the "
+                "privacy noise only; it is not a confidence interval for a population coefficient, which would also "
+                "have to account for the sampling variability of the n rows.")
+    assert sentence in page_text(at)
+    assert html_module.escape(sentence) in downloads["text/html"].decode()
+
+
+def test_the_script_reruns_the_settings_without_a_seed(problem, downloads):
+    """The published release's settings as a script: no seed, fresh noise, a new release outside the ledger."""
+    rel = release(problem)
+    at = open_report(rel)
+    assert not at.exception
+    code = downloads["text/x-python"].decode()
+    compile(code, "reproduce", "exec")
+    assert "SEED = None" in code and "FRESH noise from the operating system" in code
+    assert "seeded TEACHING" not in code and "replays the run" not in code
+    assert "COEFFICIENT = 'x2'" in code and f"SyntheticSpec(loss='robust', n={N}," in code
+    assert "make_budget(8.0, 1e-06," in code
+    assert "the data are synthetic" in code.lower()
 
 
 def test_bottom_shows_the_reason(problem):

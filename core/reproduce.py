@@ -1,0 +1,272 @@
+"""A run's settings as a standalone Python script or a Jupyter notebook that runs them again through `core`.
+
+`Reproduction` names one run of Algorithm 5 by the identity objects the app and the command line use:
+the data spec (`core.spec`), the model spec (`core.model`), the coefficient (a feature name or a
+direction u), the total budget (ε, δ) with its split and accounting (`core.accounting`, SPEC section 6),
+the calibration of σ(ε_c, δ_c) of (7), the interval level, the fallback setting and the noise seed.
+`script` and `notebook` write the same code: load the data from the spec, `prepare_spec` (stage 0,
+the fit of (1)), `run_private` with `make_rng(seed)` (stages 1-4: Algorithms 2 and 4, the test (14),
+the release of Algorithm 5), then print the released value, its interval and the test's outcome.
+
+Every value is written with repr(), so floats and strings round-trip exactly and no name or path can
+end a literal or a comment; names never enter the notebook's markdown. With a seed the code replays
+the run exactly. Without one the noise comes from the operating system: the code reruns the settings
+with fresh noise, and on data about people that is a new release, charged to no ledger; the header
+says so. A file's SHA-256 digest is a function of the data (`core.population`), so it is written
+only into a seeded script, which is not private anyway; without a seed the file is read as it is.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import textwrap
+from dataclasses import dataclass
+from pathlib import PureWindowsPath
+
+import numpy as np
+
+from core.accounting import ACCOUNTINGS, DEFAULT_SPLIT
+from core.errors import InputError, check_seed
+from core.gaussian import CALIBRATIONS, check_total_budget
+from core.model import ModelSpec
+from core.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec
+
+Target = str | tuple[float, ...]  # a feature name, or a direction u in R^d
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """Everything `core.pipeline.run_private` needs besides the noise, and the noise seed (None: OS entropy).
+
+    split holds the user's weights (a, b, c) as given, before `core.accounting` normalises them, so the
+    stages' (ε, δ) come out bit for bit as in the run. target is the coefficient's feature name or the
+    direction u as entered (run_private normalises it).
+    """
+
+    data: DataSpec
+    model: ModelSpec
+    target: Target
+    epsilon: float
+    delta: float
+    split: tuple[float, float, float] = DEFAULT_SPLIT
+    accounting: str = "basic"
+    calibration: str = "paper"
+    level: float = 0.95
+    fallback: bool = False
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.data, SyntheticSpec | AcsSpec | CsvSpec | PumsSpec):
+            raise InputError("the run names no data source (a synthetic, census or file spec); load the data first")
+        check_seed(self.seed, "the noise seed")
+        object.__setattr__(self, "target", _checked_target(self.target))
+        if isinstance(self.split, str | bytes) or len(self.split) != 3:
+            raise InputError("the split takes three weights a, b, c; set all three with {split}", "split")
+        object.__setattr__(self, "split", tuple(_finite(w, "the split") for w in self.split))
+        for name, what in (("epsilon", "ε"), ("delta", "δ"), ("level", "the interval level")):
+            object.__setattr__(self, name, _finite(getattr(self, name), what))  # numpy scalars as Python floats
+        if self.seed is not None:
+            object.__setattr__(self, "seed", int(self.seed))
+        check_total_budget(self.epsilon, self.delta)
+        if not 0 < self.level < 1:
+            raise InputError(f"the interval level must lie strictly within (0, 1), got {self.level!r}; choose one")
+        if self.accounting not in ACCOUNTINGS or self.calibration not in CALIBRATIONS:
+            raise InputError(f"choose the accounting among {ACCOUNTINGS} and the calibration among {CALIBRATIONS}")
+        if not isinstance(self.fallback, bool):
+            raise InputError(f"the fallback setting is on (True) or off (False), got {self.fallback!r}; choose one")
+
+    @property
+    def exact(self) -> bool:
+        """Whether the code replays the run exactly: only a seeded run's noise can be drawn again."""
+        return self.seed is not None
+
+
+def _finite(value: object, what: str) -> float:
+    """value as a finite float (repr of inf or nan is not a Python literal), else InputError naming what."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise InputError(f"{what} must be a finite number, got {value!r}; give a finite one")
+    return float(value)
+
+
+def _checked_target(target: object) -> Target:
+    """A non-empty feature name, or a direction u of finite numbers (a tuple); else InputError."""
+    if isinstance(target, str):
+        if not target:
+            raise InputError("the coefficient's name is empty; choose a coordinate by its feature's name")
+        return target
+    try:
+        return tuple(_finite(x, "the direction u") for x in target)  # type: ignore[union-attr]
+    except TypeError:
+        raise InputError("name the coefficient by its feature's name, or give the direction u as numbers") from None
+
+
+def _lit(value: object) -> str:
+    """A Python literal of value: repr() of plain Python values, which quotes and escapes strings and round-trips
+    floats; numpy scalars become Python ones first (numpy 2 writes np.int64(5)), and inf or nan is refused."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, tuple | list):
+        items = [_lit(v) for v in value]
+        if isinstance(value, list):
+            return "[" + ", ".join(items) + "]"
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    if value is None or isinstance(value, bool | str | int):
+        return repr(value)
+    return repr(_finite(value, "a setting"))
+
+
+def _args(**fields: object) -> str:
+    return ", ".join(f"{k}={_lit(v)}" for k, v in fields.items())
+
+
+def _call(name: str, **fields: object) -> str:
+    return f"{name}({_args(**fields)})"
+
+
+def file_name(name: str) -> str:
+    """The last component of a file's name (either separator), as the user saves the file beside the code."""
+    base = PureWindowsPath(name).name
+    if base in ("", ".", ".."):
+        raise InputError(f"the file name {name!r} has no usable last component; rename the file and load it again "
+                         "with {data}", "data")
+    return base
+
+
+# ---------------------------------------------------------------- the code, stage by stage
+
+
+Cell = tuple[str, str]  # (markdown explaining the stage, its code)
+
+
+def _header(r: Reproduction) -> list[str]:
+    """What the code reproduces, in words; the first lines of the script and the notebook's first cell."""
+    if r.exact:
+        return [
+            f"Reproduces a seeded TEACHING run exactly: noise seed {r.seed}, so every run prints the same numbers.",
+            "NOT a private release: anyone who knows the seed can remove the noise. Do not publish its values.",
+        ]
+    lines = [
+        "Reruns these settings with FRESH noise from the operating system. It does not reproduce the value seen:",
+        "that noise was never recorded and cannot be drawn again, so each run prints a different value.",
+    ]
+    if isinstance(r.data, SyntheticSpec):
+        return [*lines, "The data are synthetic, drawn from the settings below: no person's budget is at stake."]
+    return [
+        *lines,
+        f"Running it on the real data is a NEW release that spends (ε, δ) = ({r.epsilon!r}, {r.delta!r}) on the",
+        "people in the data again, OUTSIDE any privacy ledger: no cap checks it and no log records it.",
+    ]
+
+
+def _file_cell(spec: CsvSpec | PumsSpec, r: Reproduction, folder: tuple[str, str]) -> Cell:
+    base = file_name(spec.name)
+    kind = type(spec).__name__
+    sample = {} if isinstance(spec, CsvSpec) else dict(
+        n=spec.n, sample_seed=spec.sample_seed, with_replacement=spec.with_replacement)
+    rest = "".join(f", {k}={_lit(v)}" for k, v in sample.items())
+    if r.exact:
+        # A seeded run replays only on the same bytes: the digest makes load() refuse any other file.
+        check = "# Its SHA-256 digest (computed from the data: NOT private) makes load() refuse any other file.\n"
+        build = f"{kind}({_args(digest=spec.digest, name=base)}, path=str(FILE){rest})"
+    else:
+        check = "# The file is used as it is: make sure it is the one the release was made on.\n"
+        build = f"{kind}.from_path(FILE{rest})"
+    code = (f"# Put the data file beside this {folder[0]} under this name.\n{check}"
+            f"FILE = {folder[1]} / {_lit(base)}\nDATA = {build}\ndata = DATA.load()")
+    return "The data: the file, read again from beside the code, and loaded as the app loaded it.", code
+
+
+def _data_cell(r: Reproduction, folder: tuple[str, str]) -> Cell:
+    spec = r.data
+    if isinstance(spec, SyntheticSpec):
+        build = _call("SyntheticSpec", loss=spec.loss, n=spec.n, d=spec.d, theta_norm=spec.theta_norm,
+                      noise_scale=spec.noise_scale, sample_seed=spec.sample_seed)
+        return ("The data: the paper's simulation (section 4.1), drawn again from its seed.",
+                f"DATA = {build}\ndata = DATA.load()")
+    if isinstance(spec, AcsSpec):
+        build = _call("AcsSpec", states=spec.states, year=spec.year, horizon=spec.horizon, root=spec.root, n=spec.n,
+                      sample_seed=spec.sample_seed, download=spec.download, with_replacement=spec.with_replacement)
+        return ("The data: ACS income from the census person files (section 4.2), sampled again from its seed.",
+                "# root is the census folder the settings named (None: the default folder); set it to yours.\n"
+                f"DATA = {build}\ndata = DATA.load()")
+    return _file_cell(spec, r, folder)
+
+
+def _target_line(r: Reproduction) -> str:
+    if isinstance(r.target, str):
+        return f"COEFFICIENT = {_lit(r.target)}  # a feature's name: u = e_j"
+    return f"COEFFICIENT = np.array({_lit(list(r.target))})  # the direction u, normalised by run_private"
+
+
+def cells(r: Reproduction, folder: tuple[str, str]) -> list[Cell]:
+    """The stages as (markdown, code) pairs; folder is (the file's kind, the expression of its folder)."""
+    m = r.model
+    standard = [*(["from pathlib import Path"] if isinstance(r.data, CsvSpec | PumsSpec) else []),
+                *(["import numpy as np"] if not isinstance(r.target, str) else [])]
+    imports = "\n\n".join([*standard, "from core.accounting import make_budget\nfrom core.model import ModelSpec\n"
+                                        "from core.pipeline import make_rng, prepare_spec, run_private\n"
+                                        f"from core.spec import {type(r.data).__name__}"])
+    seed = "None  # fresh noise from the operating system" if r.seed is None else f"{_lit(r.seed)}  # replays the run"
+    return [
+        ("The `core` package of this project does every step; run from the repository's root, "
+         "or put it on `PYTHONPATH`.", imports),
+        _data_cell(r, folder),
+        ("Stage 0 (not private): the model, the exact fit θ(Pₙ) of (1) and its Hessian, after projecting the rows "
+         "onto the declared domain.",
+         f"MODEL = {_call('ModelSpec', loss=m.loss, domain=m.domain, radius=m.radius, lam_reg=m.lam_reg)}\n"
+         "problem = prepare_spec(data, MODEL, DATA)"),
+        ("The coefficient uᵀθ(Pₙ) to release and the total budget, split into the stages by basic composition "
+         "(Lemma 2.5) or privacy-loss distributions.",
+         f"{_target_line(r)}\n"
+         f"BUDGET = make_budget({_lit(r.epsilon)}, {_lit(r.delta)}, {_lit(tuple(r.split))}, {_lit(r.accounting)})"),
+        ("Stages 1–4: the certified λ̂min (Algorithm 2) and λ̂max (Algorithm 4), the stability test (14), and the "
+         "release T = uᵀθ(Pₙ) + σ(ε_c, δ_c)·ω(u∣Pₙ)·Z of Algorithm 5 with its private interval.",
+         f"SEED = {seed}\n"
+         f"run = run_private(problem, COEFFICIENT, BUDGET, make_rng(SEED), {_lit(r.calibration)}, {_lit(r.level)},\n"
+         f"                  fallback={_lit(r.fallback)})"),
+        ("What was released: the value (or ⊥), the interval and what it covers, and the test's outcome.",
+         "release, test = run.release, run.test\n"
+         "print(\"status:\", release.status)\n"
+         "print(\"value:\", repr(release.value) if release.value is not None else \"⊥ (nothing released)\")\n"
+         "print(\"interval:\", repr(release.interval), \"at level\", release.interval_level)\n"
+         "print(\"covers:\", release.interval_note)\n"
+         "print(\"test (14):\", \"passed\" if test.passed else \"failed\", \"-\", test.reason)"),
+    ]
+
+
+SCRIPT_FOLDER = ("script", "Path(__file__).resolve().parent")
+NOTEBOOK_FOLDER = ("notebook", "Path.cwd()")  # Jupyter runs a notebook in its own folder
+
+
+def _comment(text: str) -> str:
+    """Markdown text as comment lines of at most 100 characters (the texts hold no user string)."""
+    return "\n".join(f"# {line}" for line in textwrap.wrap(text.replace("`", ""), 98))
+
+
+def script(r: Reproduction) -> str:
+    """A standalone Python script: the header in comments, then every stage's code."""
+    head = "\n".join(f"# {line}" for line in _header(r))
+    body = "\n\n".join(f"{_comment(text)}\n{code}" for text, code in cells(r, SCRIPT_FOLDER))
+    return f"{head}\n\n{body}\n"
+
+
+def notebook(r: Reproduction) -> str:
+    """The same code as a Jupyter notebook (nbformat 4): a markdown cell before each stage's code cell."""
+    def source(text: str) -> list[str]:
+        return text.splitlines(keepends=True)
+
+    out = [dict(cell_type="markdown", metadata={}, source=source("\n\n".join(_header(r))))]
+    for text, code in cells(r, NOTEBOOK_FOLDER):
+        out.append(dict(cell_type="markdown", metadata={}, source=source(text)))
+        out.append(dict(cell_type="code", metadata={}, execution_count=None, outputs=[], source=source(code)))
+    doc = dict(cells=out, metadata=dict(kernelspec=dict(name="python3", display_name="Python 3", language="python"),
+                                        language_info=dict(name="python")), nbformat=4, nbformat_minor=4)
+    return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+
+
+def download_name(r: Reproduction, suffix: str) -> str:
+    """reproduce_<coefficient><suffix>, the coefficient's name made safe for a file name."""
+    name = r.target if isinstance(r.target, str) else "u"
+    return f"reproduce_{re.sub(r'[^A-Za-z0-9_.-]+', '_', name).strip('_.') or 'u'}{suffix}"

@@ -1,0 +1,174 @@
+"""Exports in a real browser: the Pipeline's script prints the value on the page, and the Report prints to PDF.
+
+The server, Chromium and the helpers are test_browser's; screenshots and the PDF go to test-artifacts/.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import unicodedata
+import zlib
+from pathlib import Path
+
+from test_browser import (  # noqa: F401
+    ARTIFACTS,
+    ROOT,
+    browser,
+    check_clean,
+    executable,
+    metric_value,
+    new_tab,
+    open_page,
+    server,
+    settle,
+    text,
+)
+
+# The link's settings (ui.state.PARAMS): seeded teaching noise, and data on which (14) passes at ε = 8.
+LINK = "pipeline?noise_seed=7&n=20000&epsilon=8"
+MAX_PAGES = 3  # the Report on A4 with one ledger entry takes 2 pages
+
+
+def run_script(path: Path) -> dict[str, str]:
+    """The downloaded script run as a colleague would, from its own folder with the repository on PYTHONPATH."""
+    done = subprocess.run([sys.executable, path.name], cwd=path.parent, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return dict(line.split(": ", 1) for line in done.stdout.splitlines())
+
+
+def download(tab, label: str, folder: Path) -> Path:
+    """Click the download button whose label ends with label; the file, saved under its suggested name."""
+    button = tab.locator('[data-testid="stDownloadButton"]').filter(has_text=re.compile(rf"{label}\s*$"))
+    with tab.expect_download() as info:
+        button.first.click()
+    path = folder / info.value.suggested_filename
+    info.value.save_as(path)
+    return path
+
+
+def test_the_downloaded_script_prints_the_value_on_the_page(browser, server: str, tmp_path):  # noqa: F811
+    tab = new_tab(browser)
+    try:
+        tab.goto(f"{server}/{LINK}")
+        settle(tab)
+        text(tab, "Stage 4").wait_for()
+        shown = metric_value(tab, "Released value")
+        assert re.fullmatch(r"-?\d\.\d+(e[-+]\d+)?", shown), shown  # a released value, not ⊥
+        path = download(tab, "Reproduce: Python script", tmp_path)
+        assert path.name == "reproduce_x0.py"
+        settle(tab)
+        assert metric_value(tab, "Released value") == shown  # the click drew no fresh noise
+        printed = run_script(path)
+        assert f"{float(printed['value']):.6g}" == shown
+        notebook = download(tab, "Reproduce: Jupyter notebook", tmp_path)
+        assert notebook.suffix == ".ipynb" and '"nbformat": 4' in notebook.read_text()
+        check_clean(tab, "40-export-pipeline")
+    finally:
+        tab.close()
+
+
+# ---------------------------------------------------------------- the Report on paper
+
+
+def pdf_pages(data: bytes) -> int:
+    return len(re.findall(rb"/Type\s*/Page(?![a-zA-Z])", data))
+
+
+def _objects(data: bytes) -> dict[int, bytes]:
+    return {int(n): body for n, body in re.findall(rb"(\d+) 0 obj\s*(.*?)endobj", data, re.S)}
+
+
+def _stream(body: bytes) -> bytes:
+    raw = re.search(rb"stream\r?\n(.*?)\r?\nendstream", body, re.S)
+    if raw is None:
+        return b""
+    return zlib.decompress(raw.group(1)) if b"/FlateDecode" in body else raw.group(1)
+
+
+def _cmap(stream: bytes) -> dict[int, str]:
+    """A ToUnicode CMap: glyph id -> text (bfchar and bfrange entries)."""
+    def utf16(h: bytes) -> str:
+        return bytes.fromhex(h.decode()).decode("utf-16-be")
+
+    out = {}
+    for block in re.findall(rb"beginbfchar(.*?)endbfchar", stream, re.S):
+        for src, dst in re.findall(rb"<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>", block):
+            out[int(src, 16)] = utf16(dst)
+    for block in re.findall(rb"beginbfrange(.*?)endbfrange", stream, re.S):
+        for lo, hi, dst in re.findall(rb"<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>\s*<([0-9A-Fa-f]+)>", block):
+            for k in range(int(lo, 16), int(hi, 16) + 1):
+                out[k] = chr(int(dst, 16) + k - int(lo, 16))
+    return out
+
+
+def pdf_text(data: bytes) -> str:
+    """The text Chromium's PDF draws: each content stream's glyph strings, decoded by their font's ToUnicode map,
+    text objects separated by spaces and whitespace collapsed (enough to find phrases, not a layout)."""
+    objects = _objects(data)
+    fonts = {}
+    for name, ref in re.findall(rb"/(F\d+) (\d+) 0 R", data):
+        to_unicode = re.search(rb"/ToUnicode (\d+) 0 R", objects.get(int(ref), b""))
+        if to_unicode:
+            fonts[name] = _cmap(_stream(objects[int(to_unicode.group(1))]))
+    parts = []
+    for body in objects.values():
+        content = _stream(body) if b"/FlateDecode" in body else b""
+        if b"\nBT\n" not in content:  # a font file or an image, not a page's drawing
+            continue
+        font: dict[int, str] = {}
+        for kind, value, _ in re.findall(rb"/(F\d+) [\d.]+ Tf|<([0-9A-Fa-f]+)>|(ET)", content):
+            if kind:
+                font = fonts.get(kind, {})
+            elif value:
+                parts.append("".join(font.get(int(value[i:i + 4], 16), "") for i in range(0, len(value), 4)))
+            else:
+                parts.append(" ")
+    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", "".join(parts)))  # NFKC: ligatures such as "ﬃ"
+
+
+def test_the_report_prints_to_a_short_clean_pdf(browser, server: str, tmp_path):  # noqa: F811
+    """Publish a release, download the Report's HTML and its script; Chromium prints the HTML to a PDF of a few
+    pages holding the released value, the guarantee and the interval's scope."""
+    tab = new_tab(browser)
+    try:
+        tab.goto(f"{server}/pipeline?n=20000&epsilon=8&mode=publish")
+        settle(tab)
+        text(tab, "Nothing released yet").wait_for()
+        tab.get_by_role("button", name=re.compile(r"Release \(spends")).click()
+        settle(tab)
+        released = metric_value(tab, "Released value")
+        open_page(tab, server, "Report", "report")
+        assert metric_value(tab, "Released value") == released
+        text(tab, "not a confidence interval for a population coefficient").wait_for()
+        check_clean(tab, "41-export-report")
+        script = download(tab, "Script of these settings", tmp_path).read_text()
+        assert "SEED = None" in script and "FRESH noise from the operating system" in script
+        html = download(tab, "Download HTML report", tmp_path).read_text()
+        (ARTIFACTS / "41-export-report.html").write_text(html)
+    finally:
+        tab.close()
+
+    paper = new_tab(browser)
+    try:
+        paper.set_content(html)
+        paper.emulate_media(media="print")
+        style = paper.evaluate("""() => {
+            const s = (q, p) => getComputedStyle(document.querySelector(q)).getPropertyValue(p);
+            return {card: s('.card', 'break-inside'), result: s('.result', 'break-inside'),
+                    shade: s('.guarantee', 'background-color'), heading: s('h2', 'color')};
+        }""")
+        assert style == dict(card="avoid", result="avoid", shade="rgb(255, 255, 255)", heading="rgb(0, 0, 0)")
+        data = paper.pdf(format="A4", print_background=True)
+    finally:
+        paper.close()
+    (ARTIFACTS / "41-export-report.pdf").write_bytes(data)
+    pages = pdf_pages(data)
+    assert 1 <= pages <= MAX_PAGES, pages
+    printed = pdf_text(data)
+    for phrase in ("Private release of one regression coefficient", released, "differentially private",
+                   "not a confidence interval for a population coefficient", "Privacy ledger"):
+        assert unicodedata.normalize("NFKC", phrase) in printed, (phrase, printed[:2000])
