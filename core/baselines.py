@@ -99,9 +99,9 @@ def fallback_budget(budget: Budget) -> tuple[float, float]:
 
 
 def local_with_fallback(problem: Problem, u: NDArray | int, budget: Budget, rng: np.random.Generator,
-                        calibration: str = "paper") -> tuple[PrivateRun, BaselineRelease | None]:
+                        calibration: str = "paper", level: float = 0.95) -> tuple[PrivateRun, BaselineRelease | None]:
     """Algorithm 5; when lambda_hat_min = 0, objective perturbation with the remaining budget instead."""
-    run = run_private(problem, u, budget, rng, calibration)
+    run = run_private(problem, u, budget, rng, calibration, level)
     if run.lambda_min.lambda_hat > 0:
         return run, None
     eps, dlt = fallback_budget(budget)

@@ -15,6 +15,13 @@ calibration is cached by core.dp_sgd. The noise is drawn afresh in every trial, 
 Fields computed from the data without privacy are marked with core.marks' NOT_PRIVATE; the
 document's list of such entries (`core.report.compare_not_private`) is derived from these marks,
 and a method whose values are not private says so in its own `private` flag.
+
+Each draw also keeps its interval at the comparison's level 1 - a, for the methods that state one:
+Algorithm 5's private interval T +- (z_{1-a/2} sigma w_bar + l(lam0)) (SPEC section 4), the
+fallback's (core.fallback), and the oracle's T +- z_{1-a/2} Delta(P_n, u) sigma, exact since its noise
+is Gaussian with that scale (NOT private). `summarise` turns a method's K draws into its release
+rate, its coverage of u^T theta(P_n) and of u^T theta*, and its median half-width, each rate with a
+Clopper-Pearson interval.
 """
 
 from __future__ import annotations
@@ -22,15 +29,17 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.stats import binomtest
 
 from core.accounting import Budget
 from core.baselines import local_with_fallback, oracle, output_perturbation
 from core.dp_sgd import DPSGDConfig, dp_sgd, sgd_rows
 from core.errors import InputError
+from core.fallback import fallback_half_width
 from core.full_vector import (
     OUTPUT_PERTURBATION_LAMBDA,
     algorithm3,
@@ -40,6 +49,7 @@ from core.full_vector import (
     regularised_fit_theta,
     ridge_start,
 )
+from core.gaussian import normal_quantile
 from core.marks import NOT_PRIVATE
 from core.pipeline import Problem, run_private
 from core.release import unit_direction
@@ -47,6 +57,10 @@ from core.release import unit_direction
 METHODS = ("local", "oracle", "output_perturbation", "objective_perturbation", "dp_sgd")
 EXTRA_METHODS = ("local_fallback",)
 FULL_VECTOR_METHODS = ("algorithm3", "algorithm7")
+INTERVAL_METHODS = ("local", "local_fallback", "oracle")  # the methods that state an interval for u^T theta
+RATE_CONFIDENCE = 0.95  # the confidence of every rate's Clopper-Pearson interval
+
+Interval = tuple[float, float]
 
 
 @dataclass(frozen=True)
@@ -56,6 +70,8 @@ class MethodTrials:
     values are private exactly when `private` is (the oracle's are not). noise_scale is marked not
     private: the local methods' sigma * omega and the oracle's Delta sigma are computed from the fit
     (the other methods' scales are public). seconds, measured running times, can depend on the data.
+    intervals are each draw's interval (None for bottom), private exactly when `private` is; None
+    when the method states no interval. fallbacks tell which draws the fallback released.
     """
 
     method: str
@@ -66,6 +82,8 @@ class MethodTrials:
     delta: float
     lambda_reg: float | None
     seconds: tuple[float, ...] = field(metadata=NOT_PRIVATE)
+    intervals: tuple[Interval | None, ...] | None
+    fallbacks: tuple[bool, ...]
 
     def errors(self, target: float) -> list[float | None]:
         return [None if v is None else v - target for v in self.values]
@@ -77,7 +95,7 @@ class Comparison:
 
     u_theta is the fit's, not private (so is every error measured against it); u_theta_star comes
     from the synthetic generator's theta*, a public setting. full_vector's values are the l2 errors
-    ||theta_hat - theta(P_n)||, measured against the fit, so not private.
+    ||theta_hat - theta(P_n)||, measured against the fit, so not private. level is the intervals' 1 - a.
     """
 
     u: NDArray[np.float64]
@@ -86,6 +104,81 @@ class Comparison:
     budget: Budget
     methods: dict[str, MethodTrials]
     full_vector: dict[str, MethodTrials] = field(metadata=NOT_PRIVATE)
+    level: float
+
+
+@dataclass(frozen=True)
+class Rate:
+    """k of n draws, with the Clopper-Pearson interval [low, high] for the probability at RATE_CONFIDENCE."""
+
+    k: int
+    n: int
+    low: float
+    high: float
+
+    @property
+    def share(self) -> float:
+        return self.k / self.n
+
+
+@dataclass(frozen=True)
+class MethodSummary:
+    """One method's K draws in a few numbers.
+
+    released: the share of draws that released a value rather than bottom, a fallback's value included;
+    fallback: the share released by the fallback (None for a method without one). Both are functions of
+    the releases alone, private exactly when `private` is, as is median_half_width (the median over the
+    released draws of each interval's half-width; None without an interval or a release).
+    coverage_fit: the share of released draws whose interval holds u^T theta(P_n), the sample's
+    coefficient Algorithm 5's interval is for (w.p. >= (1 - a)(1 - delta_a), SPEC section 4); the
+    fallback's interval is for u^T theta_lam(P_n) instead, and is counted against the same target.
+    coverage_star: the same for u^T theta* (None unless theta* is known, i.e. synthetic data). Both are
+    None for a method without an interval or without a release, and are NOT private: the first is
+    measured against the fit, the second is marked too because the oracle's intervals are not private.
+    """
+
+    method: str
+    private: bool
+    level: float
+    released: Rate
+    fallback: Rate | None
+    has_interval: bool
+    coverage_fit: Rate | None = field(metadata=NOT_PRIVATE)
+    coverage_star: Rate | None = field(metadata=NOT_PRIVATE)
+    median_half_width: float | None
+
+
+def rate(k: int, n: int) -> Rate | None:
+    """k of n with its exact (Clopper-Pearson) interval, from the binomial tails; None when n = 0."""
+    if n == 0:
+        return None
+    ci = binomtest(k, n).proportion_ci(RATE_CONFIDENCE, method="exact")
+    return Rate(k, n, float(ci.low), float(ci.high))
+
+
+def _coverage(intervals: list[Interval], target: float | None) -> Rate | None:
+    if target is None:
+        return None
+    return rate(sum(lo <= target <= hi for lo, hi in intervals), len(intervals))
+
+
+def summarise(m: MethodTrials, u_theta: float, u_theta_star: float | None, level: float) -> MethodSummary:
+    """Release rate, coverage of u^T theta(P_n) and of u^T theta*, and median half-width of m's draws."""
+    draws = len(m.values)
+    released = rate(sum(v is not None for v in m.values), draws)
+    fallback = rate(sum(m.fallbacks), draws) if m.method == "local_fallback" else None
+    if m.intervals is None:
+        return MethodSummary(m.method, m.private, level, released, fallback, False, None, None, None)
+    shown = [iv for iv in m.intervals if iv is not None]
+    half = float(np.median([(hi - lo) / 2.0 for lo, hi in shown])) if shown else None
+    return MethodSummary(m.method, m.private, level, released, fallback, True, _coverage(shown, u_theta),
+                         _coverage(shown, u_theta_star), half)
+
+
+def summaries(c: Comparison) -> dict[str, MethodSummary]:
+    """Every method's summary, the whole-vector methods' included (they state no interval of u^T theta)."""
+    trials = {**c.methods, **c.full_vector}
+    return {name: summarise(m, c.u_theta, c.u_theta_star, c.level) for name, m in trials.items()}
 
 
 def check_methods(names: Sequence[str]) -> tuple[str, ...]:
@@ -109,19 +202,22 @@ def compare(
     calibration: str = "paper",
     dp_sgd_config: DPSGDConfig | None = None,
     progress: Callable[[float], None] | None = None,
+    level: float = 0.95,
 ) -> Comparison:
-    """Run each requested method `trials` times at the budget's total (eps, delta).
+    """Run each requested method `trials` times at the budget's total (eps, delta), intervals at `level`.
 
     A comparison measures errors against the fit, a non-private quantity: data without a certified
     minimiser raise NoMinimizerError with the fit's diagnosis (a private release would be bottom).
     """
     if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
         raise InputError(f"the number of trials must be an integer of at least 1, got {trials!r}")
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
+        raise InputError(f"the interval level must lie strictly between 0 and 1, got {level!r}")
     names = check_methods(methods)
     problem.fit.require_minimiser()
     uv = unit_direction(u, problem.d)
     eps, dlt = budget.epsilon_total, budget.delta_total
-    runners = _runners(problem, uv, budget, calibration, dp_sgd_config or DPSGDConfig())
+    runners = _runners(problem, uv, budget, calibration, dp_sgd_config or DPSGDConfig(), level)
     singles, vectors = {}, {}
     steps, done = len(names) * trials, 0
     for name in names:
@@ -131,21 +227,32 @@ def compare(
             done += 1
             if progress:
                 progress(done / steps)
-        value_list, scales, private, lam, secs = zip(*draws, strict=True)
+        value_list, scales, private, lam, secs, intervals, fallbacks = zip(*draws, strict=True)
         finite = [s for s in scales if np.isfinite(s)]
         scale = float(np.median(finite)) if finite else float("nan")  # the full vector's varies with lambda_hat
-        trials_ = MethodTrials(name, value_list, scale, private[0], eps, dlt, lam[0], secs)
+        stated = intervals if name in INTERVAL_METHODS else None
+        trials_ = MethodTrials(name, value_list, scale, private[0], eps, dlt, lam[0], secs, stated, fallbacks)
         (vectors if name in FULL_VECTOR_METHODS else singles)[name] = trials_
     star = None if theta_star is None else float(uv @ np.asarray(theta_star))
-    return Comparison(uv, float(uv @ problem.fit.theta), star, budget, singles, vectors)
+    return Comparison(uv, float(uv @ problem.fit.theta), star, budget, singles, vectors, float(level))
 
 
-Draw = tuple[float | None, float, bool, float | None, float]  # value, noise scale, private, lambda_reg, seconds
+class Draw(NamedTuple):
+    """One draw of a method; interval is None for bottom and for methods that state none."""
+
+    value: float | None
+    noise_scale: float
+    private: bool
+    lambda_reg: float | None
+    seconds: float
+    interval: Interval | None = None
+    fallback: bool = False
 
 
 def _runners(problem: Problem, u: NDArray, budget: Budget, calibration: str,
-             config: DPSGDConfig) -> dict[str, Callable[[np.random.Generator], Draw]]:
+             config: DPSGDConfig, level: float) -> dict[str, Callable[[np.random.Generator], Draw]]:
     eps, dlt = budget.epsilon_total, budget.delta_total
+    q = normal_quantile(0.5 + level / 2.0)
     lazy: dict[str, object] = {}
 
     def shared(key: str, make: Callable[[], object]) -> Any:  # data only: computed once, on first use
@@ -154,20 +261,27 @@ def _runners(problem: Problem, u: NDArray, budget: Budget, calibration: str,
         return lazy[key]
 
     def baseline(release) -> Draw:
-        return release.value, release.noise_scale, release.private, release.lambda_reg, release.seconds
+        return Draw(release.value, release.noise_scale, release.private, release.lambda_reg, release.seconds)
 
     def local(rng: np.random.Generator) -> Draw:
         start = time.perf_counter()
-        run = run_private(problem, u, budget, rng, calibration)
-        r = run.release
-        return r.value, r.noise_sd, True, problem.fit.lam_reg, time.perf_counter() - start
+        r = run_private(problem, u, budget, rng, calibration, level).release
+        return Draw(r.value, r.noise_sd, True, problem.fit.lam_reg, time.perf_counter() - start, r.interval)
 
     def fallback(rng: np.random.Generator) -> Draw:
         start = time.perf_counter()
-        run, op = local_with_fallback(problem, u, budget, rng, calibration)
-        value = run.release.value if op is None else op.value
-        scale = run.release.noise_sd if op is None else op.noise_scale
-        return value, scale, True, problem.fit.lam_reg, time.perf_counter() - start
+        run, op = local_with_fallback(problem, u, budget, rng, calibration, level)
+        if op is None:
+            r = run.release
+            return Draw(r.value, r.noise_sd, True, problem.fit.lam_reg, time.perf_counter() - start, r.interval)
+        # lambda_hat_min = 0 here, so the fallback's interval rests on lam alone (core.fallback)
+        half = fallback_half_width(0.0, op.lambda_reg, op.noise_scale, level, problem.geometry)
+        return Draw(op.value, op.noise_scale, True, problem.fit.lam_reg, time.perf_counter() - start,
+                    (op.value - half, op.value + half), True)
+
+    def exact(rng: np.random.Generator) -> Draw:  # T = u^T theta + scale Z: T +- z_{1-a/2} scale covers at 1 - a
+        r = oracle(problem, u, eps, dlt, rng, calibration)
+        return baseline(r)._replace(interval=(r.value - q * r.noise_scale, r.value + q * r.noise_scale))
 
     def output(rng: np.random.Generator) -> Draw:
         theta_lam = shared("output", lambda: regularised_fit_theta(
@@ -181,21 +295,21 @@ def _runners(problem: Problem, u: NDArray, budget: Budget, calibration: str,
         start = time.perf_counter()
         warm = shared("objective", lambda: objective_warm_start(problem, eps, dlt))
         vec = objective_perturbation_vector(problem, eps, dlt, rng, warm)
-        return float(u @ vec.value), vec.noise_scale, True, vec.lambda_reg, time.perf_counter() - start
+        return Draw(float(u @ vec.value), vec.noise_scale, True, vec.lambda_reg, time.perf_counter() - start)
 
     def full(algorithm) -> Callable[[np.random.Generator], Draw]:
         def draw(rng: np.random.Generator) -> Draw:
             start = time.perf_counter()
             out = algorithm(problem.fit, problem.geometry, eps, dlt, rng, calibration)
             err = None if out.value is None else float(np.linalg.norm(out.value - problem.fit.theta))
-            return err, out.noise_scale or float("nan"), True, problem.fit.lam_reg, time.perf_counter() - start
+            return Draw(err, out.noise_scale or float("nan"), True, problem.fit.lam_reg, time.perf_counter() - start)
 
         return draw
 
     return {
         "local": local,
         "local_fallback": fallback,
-        "oracle": lambda rng: baseline(oracle(problem, u, eps, dlt, rng, calibration)),
+        "oracle": exact,
         "output_perturbation": output,
         "objective_perturbation": objective,
         "dp_sgd": sgd,

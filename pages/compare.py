@@ -1,8 +1,11 @@
 """Compare page: the chosen coefficient under every method, K noise draws each, at one total (ε, δ).
 
 Errors are measured against u^T θ(P_n), which is not private, so the page works in teaching mode
-only. A comparison is expensive: it runs on the button, and its result stays in the session until a
-setting it depends on changes (then it is dropped, never shown against settings it did not use).
+only. Beside them, each method's release rate, the coverage of its intervals (of u^T θ(P_n), and of
+u^T θ* on synthetic data; not private) and their median half-width (core.compare.summarise). The
+chosen methods live in the URL (methods=local,oracle; ui.state). A comparison is expensive: it runs
+on the button, and its result stays in the session until a setting it depends on changes (then it
+is dropped, never shown against settings it did not use).
 """
 
 from __future__ import annotations
@@ -14,11 +17,23 @@ import pandas as pd
 import streamlit as st
 
 from core.accounting import Budget
-from core.compare import EXTRA_METHODS, FULL_VECTOR_METHODS, METHODS, Comparison, MethodTrials, compare
+from core.compare import (
+    EXTRA_METHODS,
+    FULL_VECTOR_METHODS,
+    METHODS,
+    RATE_CONFIDENCE,
+    Comparison,
+    MethodSummary,
+    MethodTrials,
+    Rate,
+    compare,
+    summaries,
+)
 from core.errors import InputError
 from core.pipeline import Problem, make_rng
 from ui import state
 from ui.boot import through_navigation
+from ui.charts import chart
 from ui.controls import budget as budget_setting
 from ui.figures import strip_figure
 from ui.format import noise_source, tagged
@@ -42,17 +57,17 @@ def direction(problem: Problem) -> tuple[int | np.ndarray, str]:
 
 def settings(methods: list[str]) -> tuple:
     """Everything a comparison depends on: a stored result is shown only while these are unchanged."""
-    keys = ("epsilon", "delta", "accounting", "calibration", "coordinate", "direction", "trials", "noise_seed")
+    keys = ("epsilon", "delta", "accounting", "calibration", "coordinate", "direction", "trials", "noise_seed",
+            "level")
     return (state.data_spec(), state.model_spec(), state.split(), tuple(methods), *(state.get(k) for k in keys))
 
 
 def controls() -> list[str]:
     options = METHODS + EXTRA_METHODS + FULL_VECTOR_METHODS
     methods = st.multiselect(
-        "Methods", options, default=list(METHODS), format_func=METHOD_LABELS.get, key="compare_methods",
-        persist_state="session",
+        "Methods", options, format_func=METHOD_LABELS.get, key="methods",
         help="The five methods of the paper's section 4 by default; Algorithms 3 and 7 release the whole vector "
-        "and are scored by their ℓ₂ error instead.",
+        "and are scored by their ℓ₂ error instead. Kept in the link (methods=local,oracle).",
     )
     # A link may carry any integer: bring it inside the widget's range rather than fail.
     st.session_state["trials"] = min(max(int(state.get("trials")), 1), MAX_TRIALS)
@@ -73,6 +88,7 @@ def run(problem: Problem, u: int | np.ndarray, budget: Budget, methods: list[str
             problem, u, budget, state.get("trials"), make_rng(state.get("noise_seed")), methods,
             state.dataset().theta_star, state.get("calibration"),
             progress=lambda done: bar.progress(done, text=f"Running the comparison… {done:.0%}"),
+            level=state.get("level"),
         )
     finally:
         bar.empty()
@@ -95,13 +111,43 @@ def released(m: MethodTrials) -> str:
     return f"{sum(v is not None for v in m.values)} of {len(m.values)}"
 
 
+# Column names: those computed against the fit say so in their names (a table header shows no badge).
+COVERAGE_FIT, COVERAGE_STAR = "coverage of uᵀθ(Pₙ) · not private", "coverage of uᵀθ* · not private"
+RELEASE_RATE, BY_FALLBACK, HALF_WIDTH = "release rate", "by fallback", "median half-width"
+
+
+def share(r: Rate | None, missing: str) -> str:
+    """A rate as "k/n = p % [low, high]" (its Clopper–Pearson interval), or `missing` when there is none."""
+    if r is None:
+        return missing
+    return f"{r.k}/{r.n} = {100 * r.share:.1f} % [{100 * r.low:.1f}, {100 * r.high:.1f}]"
+
+
+def coverage(s: MethodSummary, r: Rate | None) -> str:
+    """A coverage cell: never 0 % for a method that states no interval or released nothing."""
+    return share(r, "no interval" if not s.has_interval else "nothing released")
+
+
+def summary_columns(s: MethodSummary, synthetic: bool, fallback: bool) -> dict:
+    row = {RELEASE_RATE: share(s.released, "no draws")}
+    if fallback:
+        row[BY_FALLBACK] = share(s.fallback, "no fallback")
+    row[COVERAGE_FIT] = coverage(s, s.coverage_fit)
+    if synthetic:
+        row[COVERAGE_STAR] = coverage(s, s.coverage_star)
+    row[HALF_WIDTH] = math.nan if s.median_half_width is None else s.median_half_width
+    return row
+
+
 def error_table(c: Comparison) -> pd.DataFrame:
-    rows = []
+    rows, summary = [], summaries(c)
+    synthetic, fallback = c.u_theta_star is not None, any(s.fallback is not None for s in summary.values())
     for name, m in c.methods.items():
         vs_fit = m.errors(c.u_theta)
         row = {"method": METHOD_LABELS[name], "private": m.private, "released": released(m),
+               **summary_columns(summary[name], synthetic, fallback),
                "RMSE vs uᵀθ(Pₙ)": rmse(vs_fit), "median |error| vs uᵀθ(Pₙ)": median_abs(vs_fit)}
-        if c.u_theta_star is not None:
+        if synthetic:
             row["RMSE vs uᵀθ*"] = rmse(m.errors(c.u_theta_star))
             row["median |error| vs uᵀθ*"] = median_abs(m.errors(c.u_theta_star))
         row.update({"noise scale": m.noise_scale, "median time (ms)": 1e3 * float(np.median(m.seconds)),
@@ -111,26 +157,48 @@ def error_table(c: Comparison) -> pd.DataFrame:
 
 
 def vector_table(c: Comparison) -> pd.DataFrame:
+    summary = summaries(c)
     return pd.DataFrame([
         {"method": METHOD_LABELS[name], "private": m.private, "released": released(m),
+         RELEASE_RATE: share(summary[name].released, "no draws"),
          "RMSE of ‖θ̂ − θ(Pₙ)‖₂": rmse(list(m.values)), "median ‖θ̂ − θ(Pₙ)‖₂": median_abs(list(m.values)),
          "noise scale": m.noise_scale, "median time (ms)": 1e3 * float(np.median(m.seconds))}
         for name, m in c.full_vector.items()
     ])
 
 
+def rates_caption(c: Comparison) -> str:
+    """What each rate in the table means, and the interval beside it."""
+    level = f"{c.level:g}"
+    star = (" Coverage of uᵀθ* counts the same intervals against the parameter θ* the synthetic data were "
+            "drawn from, which they do not promise to hold.") if c.u_theta_star is not None else ""
+    return (
+        f"**Release rate**: the share of the K draws that released a value rather than ⊥ (a fallback's value "
+        f"counts as released; *by fallback* is the share the fallback released). **Coverage of uᵀθ(Pₙ)** "
+        f"{NOT_PRIVATE}: the share of released draws whose level-{level} interval (the Pipeline page's level) "
+        f"holds the sample's coefficient uᵀθ(Pₙ), the value the private intervals are for: Algorithm 5 promises "
+        f"at least "
+        f"{level}·(1 − δ_a), the oracle exactly {level}; the fallback's interval is for the regularised fit's "
+        f"coefficient instead.{star} Methods that state no interval say so. Each rate is k/n with, in brackets, "
+        f"its {RATE_CONFIDENCE:.0%} Clopper–Pearson interval over these K draws. **Median half-width**: over the "
+        "released draws; None without an interval or a release. The release rates and half-widths of private "
+        "methods are post-processing of their K releases; the coverages are measured against values not private."
+    )
+
+
 def results(c: Comparison) -> None:
     if c.methods:
         st.markdown(tagged("#### Released values"))
         st.caption("Each point is one draw; the dashed line is the non-private estimate every method aims at.")
-        st.plotly_chart(strip_figure(c), key="compare_strip")
+        chart(strip_figure(c), "compare_strip", restyle=False)
         table = error_table(c)
-        st.markdown(tagged("#### Errors"))
+        st.markdown(tagged("#### Release, coverage and errors"))
         st.caption(
             "Teaching material: every error is measured against values computed from the data without privacy. "
             "Noise scale is each method's own: σ·ω for Algorithm 5, σ·Δ for the oracle, the noise multiplier for "
             "DP-SGD."
         )
+        st.caption(rates_caption(c))
         st.dataframe(table, hide_index=True, key="compare_table", column_config=number_formats(table))
         st.download_button("Download the table (CSV)", table.to_csv(index=False), file_name="comparison.csv",
                            mime="text/csv", on_click="ignore", key="compare_csv")
@@ -141,8 +209,12 @@ def results(c: Comparison) -> None:
 
 
 def number_formats(table: pd.DataFrame) -> dict:
-    formats = {c: st.column_config.NumberColumn(format="%.4g") for c in table.columns[3:]}
+    formats = {c: st.column_config.NumberColumn(format="%.4g") for c in table.columns
+               if c != "private" and pd.api.types.is_numeric_dtype(table[c])}
     formats["private"] = st.column_config.CheckboxColumn(help="Unticked: NOT private, a reference only")
+    for name in (COVERAGE_FIT, COVERAGE_STAR):
+        formats[name] = st.column_config.TextColumn(help="NOT private: measured against a value computed from the "
+                                                    "data without privacy (or θ*), for teaching only")
     return formats
 
 

@@ -9,6 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from core.compare import METHODS
+from ui import state
 from ui.theme import METHOD_LABELS
 
 APP = Path(__file__).absolute().parents[1] / "app.py"
@@ -20,6 +21,15 @@ def open_compare(**settings: object) -> AppTest:
     at.session_state["n"] = 20_000
     for key, value in settings.items():
         at.session_state[key] = value
+    at.switch_page("pages/compare.py")
+    return at.run()
+
+
+def open_link(methods: str) -> AppTest:
+    """/compare?methods=..., as a fresh session's first request."""
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.query_params["methods"] = methods
+    at.query_params["n"] = "20000"
     at.switch_page("pages/compare.py")
     return at.run()
 
@@ -61,7 +71,7 @@ def test_result_is_kept_until_a_setting_changes():
 
 
 def test_custom_direction_is_the_target():
-    at = open_compare(trials=2, direction="1, 1, 0, 0, 0", compare_methods=["oracle"])
+    at = open_compare(trials=2, direction="1, 1, 0, 0, 0", methods=["oracle"])
     at.button(key="run_comparison").click().run()
     assert_clean(at)
     comparison = at.session_state["comparison"].result
@@ -69,7 +79,7 @@ def test_custom_direction_is_the_target():
 
 
 def test_full_vector_methods_get_their_own_table():
-    at = open_compare(trials=2, compare_methods=["local", "algorithm3", "algorithm7"])
+    at = open_compare(trials=2, methods=["local", "algorithm3", "algorithm7"])
     at.button(key="run_comparison").click().run()
     assert_clean(at)
     singles, vectors = (d.value for d in at.dataframe)
@@ -90,3 +100,56 @@ def test_bad_budget_is_an_error_message():
     assert not at.exception
     assert at.error
     assert not [b for b in at.button if b.key == "run_comparison"]
+
+
+COVERAGE_FIT, COVERAGE_STAR = "coverage of uᵀθ(Pₙ) · not private", "coverage of uᵀθ* · not private"
+
+
+def test_release_coverage_and_width_columns_say_what_they_are():
+    at = open_compare(trials=4, noise_seed=2, methods=["local", "local_fallback", "oracle", "output_perturbation"])
+    at.button(key="run_comparison").click().run()
+    assert_clean(at)
+    table = at.dataframe[0].value.set_index("method")
+    for column in ("release rate", "by fallback", COVERAGE_FIT, COVERAGE_STAR, "median half-width", "RMSE vs uᵀθ(Pₙ)"):
+        assert column in table.columns, column
+    oracle, output = table.loc[METHOD_LABELS["oracle"]], table.loc[METHOD_LABELS["output_perturbation"]]
+    assert oracle["release rate"].startswith("4/4 = 100.0 % [")
+    assert oracle[COVERAGE_FIT].startswith("4/4 ") or oracle[COVERAGE_FIT].startswith("3/4 ")
+    assert oracle["median half-width"] > 0
+    # no interval is stated: said so, never 0 %
+    assert output[COVERAGE_FIT] == output[COVERAGE_STAR] == "no interval"
+    assert np.isnan(output["median half-width"])
+    assert output["by fallback"] == "no fallback"
+    assert table.loc[METHOD_LABELS["local_fallback"], "by fallback"].endswith("]")
+    captions = " ".join(c.value for c in at.caption)
+    assert "Clopper–Pearson" in captions and "Release rate" in captions and "not private" in captions
+    assert any("not private" in m.value and "coverage" in m.value.lower() for m in at.markdown)
+
+
+def test_a_method_that_released_nothing_says_so():
+    at = open_compare(trials=2, n=2000, epsilon=1.0, methods=["local"])
+    at.button(key="run_comparison").click().run()
+    assert_clean(at)
+    row = at.dataframe[0].value.iloc[0]
+    assert row["release rate"].startswith("0/2 = 0.0 %")
+    assert row[COVERAGE_FIT] == "nothing released"
+
+
+def test_a_link_opens_with_its_methods():
+    at = open_link("local,oracle")
+    assert_clean(at)
+    assert at.multiselect(key="methods").value == ["local", "oracle"]
+    assert not at.sidebar.warning
+    at.button(key="run_comparison").click().run()
+    assert list(at.dataframe[0].value["method"]) == [METHOD_LABELS["local"], METHOD_LABELS["oracle"]]
+
+
+@pytest.mark.parametrize("raw", ["", "foo", "local,local", "local,foo", ",", "local," * 5000, "x" * 100_000])
+def test_an_unusable_methods_link_gives_the_default_and_a_notice(raw):
+    at = open_link(raw)
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.multiselect(key="methods").value == list(METHODS) == state.PARAMS["methods"].default
+    notice = " ".join(w.value for w in at.sidebar.warning)
+    shown = raw if len(raw) <= 40 else raw[:40] + "…"
+    assert f"methods={shown} (" in notice and "could not be used" in notice, notice
+    assert len(notice) < 300  # a long value is cut short
