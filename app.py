@@ -3,6 +3,7 @@
 import streamlit as st
 
 from ui import sidebar, state
+from ui.format import presentation_style
 
 st.set_page_config(page_title="Private single parameter", layout="wide")
 state.init()
@@ -12,10 +13,12 @@ pages = [
     st.Page("pages/data.py", title="Data", icon=":material/table:", url_path="data"),
     st.Page("pages/pipeline.py", title="Pipeline", icon=":material/account_tree:", url_path="pipeline"),
     st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
+    st.Page("pages/planner.py", title="Planner", icon=":material/calculate:", url_path="planner"),
     st.Page("pages/report.py", title="Report", icon=":material/description:", url_path="report"),
     st.Page("pages/experiments.py", title="Experiments", icon=":material/science:", url_path="experiments"),
 ]
 page = st.navigation(pages)
-sidebar.render()
+sidebar.render(budget=page.url_path != "pipeline")  # the Pipeline writes its own, from a fragment
+presentation_style()
 page.run()
 state.sync_url()

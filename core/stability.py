@@ -110,31 +110,31 @@ def stability_test(
         return StabilityTest(passed=False, reason=reason, **out)
 
     if lambda_hat_min <= 0 or lambda_hat_max is None:
-        return fail("the certified lambda_hat_min is 0: the sample is too small to certify any curvature")
+        return fail("the certified lower bound λ̂min is 0: the sample is too small to certify any curvature")
     if not c1_holds(lambda_hat_min, g, n, lam_reg):
-        return fail("condition (C1) fails at lambda_hat_min: lambda_hat_min too small for this n")
+        return fail("condition (C1) fails: the certified λ̂min is too small for this n")
     lam0, lam1 = lambda_hat_min + lam_reg, lambda_hat_max + lam_reg
     ar = g.alpha * g.r
     t = t_bound(lam0, g, n)
     out.update(lam1=lam1, t=t, kappa=lam1 / lam0)
     one_m = 1.0 - ar * t
     if not one_m > 0:
-        return fail("lambda_hat_min too small for this n (alpha r t >= 1)")
+        return fail("the certified λ̂min is too small for this n (one row could move the fit too far: α r t ≥ 1)")
     beta = g.h2_sup * g.r**2 / (one_m * n * lam0)
     gamma = ar * t
     s1 = 1.0 / one_m - 1.0
     out.update(beta=beta, gamma=gamma, s1=s1)
     if not beta < 1:
-        return fail("lambda_hat_min too small for this n (beta >= 1)")
+        return fail("the certified λ̂min is too small for this n (one row could change the curvature too much: β ≥ 1)")
     s2 = g.h2_sup / (n * (1.0 - beta) * one_m**2)
     Rl = recursion_down(lambda_hat_min, g, n, lam_reg) + lam_reg
     out.update(s2=s2, Rl=Rl)
     if not Rl > 0:
-        return fail("lambda_hat_min too close to the (C1) boundary for this n (R(lambda_hat_min) + lambda_reg = 0)")
+        return fail("the certified λ̂min is too close to the (C1) boundary for this n (R(λ̂min) + λ_reg = 0)")
     gamma_p = ar * t_bound(Rl, g, n)
     out.update(gamma_prime=gamma_p)
     if not gamma_p < 1:
-        return fail("R(lambda_hat_min) too small for this n (gamma' >= 1)")
+        return fail("the neighbouring data's curvature bound R(λ̂min) is too small for this n (γ′ ≥ 1)")
     kappa = lam1 / lam0
     if g.domain == "cube":  # (14b), p = inf, d_p = d
         sd, dp = math.sqrt(g.d_p), g.d_p
@@ -148,15 +148,16 @@ def stability_test(
         B = 1.0 + kappa * S + (lam1 / Rl) * gamma_p / (1.0 - gamma_p)
     if not den_a > 0:
         out.update(B=B)
-        return fail("kappa_hat too large for this n (the denominator of (14) is not positive)")
+        return fail("the certified condition number λ̂max/λ̂min is too large for this n "
+                    "(the denominator of (14) is not positive)")
     E, eta = fit_tolerance(lam0, lam1, Rl, t, gamma, g, n)
     out.update(fit_slack=E, fit_ratio=eta)
     if not eta < 1:
-        return fail("the fit's gradient tolerance is too coarse for this lambda_hat_min")
+        return fail("the fit's gradient tolerance is too coarse for this certified λ̂min")
     stretch = (1.0 + eta) / (1.0 - eta)
     A, B = num_a / den_a * stretch, B * stretch
     value = max(A, B) ** 2 - 1.0
     out.update(A=A, B=B, value=value)
     if not value <= thr:
-        return fail("condition (14) fails: the ratio bound exceeds the threshold for this epsilon and delta")
+        return fail("condition (14) fails: the ratio bound exceeds the threshold for this ε and δ")
     return StabilityTest(passed=True, reason="condition (14) holds", **out)

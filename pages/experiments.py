@@ -19,6 +19,7 @@ from core.errors import InputError
 from core.experiments import FIGURES
 from ui import experiments as ex
 from ui.boot import through_navigation
+from ui.charts import chart
 from ui.format import md
 
 through_navigation()  # a deep link's first run on a fresh server goes through app.py
@@ -68,7 +69,7 @@ def show(figure: str, rows: list[dict], label: str, key: str) -> None:
     st.caption(f"{label} · x is {md(ex.x_name(rows))}; bars are ±2 standard errors; a method that returned ⊥ "
                "counts in release_rate and is left out of the error means (a gap where it never released)")
     title = f"{ex.tab_label(figure)}: {label}"
-    st.plotly_chart(ex.figure(rows, title), key=f"experiments_chart_{key}_{figure}")
+    chart(ex.figure(rows, title), f"experiments_chart_{key}_{figure}", restyle=False)
     table = ex.table(rows)
     st.dataframe(table, hide_index=True, key=f"experiments_table_{key}_{figure}", column_config=number_formats(table))
 

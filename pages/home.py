@@ -90,8 +90,12 @@ def main() -> None:
     st.markdown(
         "**Two modes.** *Teaching* is for exploring: every intermediate is shown, non-private numbers are "
         "marked as such, and nothing is charged. *Publish* is for a data curator's real releases: each one "
-        "spends privacy budget from a ledger with a cap, and nothing non-private is shown."
+        "spends privacy budget from a ledger with a cap, and nothing non-private is shown. Before spending any, "
+        "the *Planner* says from public assumptions alone whether a release would pass and how wide its "
+        "interval would be; it reads no data. The sidebar's *Presentation* switch shows fewer digits in a larger "
+        "type for an audience."
     )
+    st.page_link("pages/planner.py", label="Plan a release without touching the data", icon=":material/calculate:")
     starting_points()
 
 

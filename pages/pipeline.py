@@ -1,23 +1,28 @@
 """Pipeline page: Algorithm 5 on the loaded data, one card per stage.
 
-The data and the fit (stage 0) come from ui.state, cached on the data and model settings only.
-Teaching mode runs the private stages again on every rerun (seeded, or fresh OS noise), charges
-nothing, and offers its run only as a snapshot labelled TEACHING — NOT PRIVATE; publish mode runs
-them once per click of the release button, charges the ledger, and only such a charged release
-reaches the Report. Noise is never cached; the what-ifs, deterministic functions of the data, are
-(ui.cache). The cards are in ui.cards, the settings in ui.controls, the snapshot in ui.snapshot.
-"""
+The data and the fit (stage 0) come from ui.state, cached on the data and model settings only; the
+coordinate and model settings rerun the page. The budget and the private stages form one fragment, so
+an ε or δ change reruns only them. Teaching mode draws noise (seeded, or fresh from the OS) when a
+private setting changes or "Draw fresh noise" is pressed, and shows that same draw until then (a
+display toggle never redraws); it charges nothing and offers its run only as a snapshot labelled
+TEACHING — NOT PRIVATE. Publish mode draws once per click of the release button, charges the ledger,
+and only such a charged release reaches the Report. Noise is never cached across sessions or reused
+for a release; the what-ifs, deterministic functions of the data, are cached (ui.cache). The cards
+are in ui.cards, the settings in ui.controls, the snapshot in ui.snapshot."""
 
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
 from core.accounting import Budget
 from core.data import Dataset
 from core.errors import InputError
 from core.pipeline import PrivateRun, Problem, make_rng, run_private
-from ui import cards, controls, state
+from ui import cards, controls, sidebar, state
 from ui.boot import through_navigation
+from ui.export import reproduce_downloads
+from ui.labels import message
 from ui.snapshot import snapshot_name, teaching_snapshot
 from ui.theme import NOT_PRIVATE
 
@@ -34,34 +39,43 @@ def private_cards(run: PrivateRun, b: Budget, name: str, problem: Problem, publi
     cards.budget_card(b, run.lambda_max is not None)
 
 
-def teaching(problem: Problem, data: Dataset) -> None:
+def teaching_run(problem: Problem, b: Budget) -> tuple[state.TeachingRun, int | np.ndarray]:
+    """The draw to show: the kept one while every private setting holds, else a new one (state.teaching_settings).
+    So only "Draw fresh noise" or a private setting draws anew, never a display toggle."""
     seed = state.get("noise_seed")
-    try:
-        u, name = state.target(problem)
-        b = controls.budget()
+    u, name = state.target(problem)
+    rec = state.current_teaching_run()
+    if rec is None:
         run = run_private(problem, u, b, make_rng(seed), state.get("calibration"), state.get("level"),
                           fallback=state.fallback())
+        rec = state.keep_teaching_run(run, name, seed)  # never charged, never shown on the Report
+    return rec, u
+
+
+def teaching(problem: Problem, data: Dataset, b: Budget) -> None:
+    try:
+        rec, u = teaching_run(problem, b)
     except InputError as exc:
-        st.error(str(exc))
+        st.error(message(exc))
         return
-    rec = state.keep_teaching_run(run, name, seed)  # never charged, never shown on the Report
+    run, name, seed = rec.run, rec.coordinate, rec.seed
     cards.summary(run, name, seed)
-    # on_click="ignore": a rerun would draw fresh noise and change the numbers just saved.
+    # on_click="ignore": the download needs no rerun.
     st.download_button(
         "Save teaching snapshot", teaching_snapshot(rec, problem, data), snapshot_name(name), "text/markdown",
         key="teaching_snapshot", on_click="ignore", icon=":material/school:",
         help="This run's settings and numbers, non-private ones included, in a text file whose first line says "
         "TEACHING — NOT PRIVATE, NOT CHARGED. It is not a report: only a Publish-mode release reaches the Report.",
     )
+    reproduce_downloads(problem, b, u, seed)
     cards.stage0_card(problem, data, u if isinstance(u, int) else None)
     private_cards(run, b, name, problem, publish=False)
 
 
-def release_once(problem: Problem) -> None:
+def release_once(problem: Problem, b: Budget) -> None:
     """One publish-mode draw from OS entropy, refused when it would pass the ledger's cap."""
     try:
         u, name = state.target(problem)
-        b = controls.budget()
         refused = state.refuse_reason(b.epsilon_total, b.delta_total)
         if refused:
             st.error(refused)
@@ -70,15 +84,15 @@ def release_once(problem: Problem) -> None:
                           fallback=state.fallback())
         state.publish(run, name)  # charges the ledger, then records the release for the Report
     except InputError as exc:
-        st.error(str(exc))
+        st.error(message(exc))
         return
-    st.rerun()  # so the sidebar's ledger shows the new spend
+    st.rerun()  # the whole app, so the sidebar's ledger shows the new spend
 
 
-def publish(problem: Problem) -> None:
+def publish(problem: Problem, b: Budget) -> None:
     if st.button("Release (spends ε, δ)", key="release", type="primary", icon=":material/publish:",
                  help="Runs Algorithm 5 once with fresh noise from the OS and adds (ε, δ) to the ledger of these data"):
-        release_once(problem)
+        release_once(problem, b)
     rec = state.published()
     if rec is None:
         st.info("Nothing released yet on these data and model settings. Each release draws fresh noise and "
@@ -91,7 +105,7 @@ def publish(problem: Problem) -> None:
 
 
 def data_error(exc: InputError) -> None:
-    st.error(str(exc))
+    st.error(message(exc))
     st.page_link("pages/data.py", label="Open the Data page to load or fix the data", icon=":material/table:")
 
 
@@ -113,12 +127,26 @@ def main() -> None:
     try:
         problem = state.problem()
     except InputError as exc:
-        st.error(str(exc))
+        st.error(message(exc))
+        return
+    private_section(problem, data)
+
+
+@st.fragment
+def private_section(problem: Problem, data: Dataset) -> None:
+    """The budget, the private stages and the sidebar's budget lines: a fragment, so an ε or δ change reruns only
+    these (the fit above and the data are unchanged by it)."""
+    controls.privacy_controls(data.n)
+    sidebar.budget_line(st.sidebar)
+    try:
+        b = controls.budget()
+    except InputError as exc:
+        st.error(message(exc))
         return
     if state.is_publish():
-        publish(problem)
+        publish(problem, b)
     else:
-        teaching(problem, data)
-
+        teaching(problem, data, b)
+    state.sync_url()  # a fragment's rerun skips app.py's: the link must keep the new ε and δ
 
 main()

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 from test_browser import browser, check_clean, executable, fresh_server, new_tab, serve, settle, text  # noqa: F401
 
-TITLES = ("Start", "Data", "Pipeline", "Compare", "Report", "Experiments")
+TITLES = ("Start", "Data", "Pipeline", "Compare", "Planner", "Report", "Experiments")
 
 
 def assert_own_navigation(tab) -> None:
@@ -48,6 +48,7 @@ def test_the_start_page_is_drawn_at_the_root(browser, fresh_server: str):  # noq
 @pytest.mark.parametrize("path,heading", [
     ("data", "Data"),
     ("compare", "Compare methods"),
+    ("planner", "Planner"),
     ("report", "Report"),
     ("experiments", "Experiments"),
 ])
@@ -78,8 +79,9 @@ def test_every_deep_link_works_once_the_root_has_run(browser, fresh_server: str)
     tab = new_tab(browser)
     try:
         opened(tab, f"{fresh_server}/", "Start", "13-root-first")
-        for path, heading in (("data", "Data"), ("compare", "Compare methods"), ("report", "Report"),
-                              ("experiments", "Experiments"), ("pipeline", "Privately releasing one coefficient")):
+        for path, heading in (("data", "Data"), ("compare", "Compare methods"), ("planner", "Planner"),
+                              ("report", "Report"), ("experiments", "Experiments"),
+                              ("pipeline", "Privately releasing one coefficient")):
             opened(tab, f"{fresh_server}/{path}?epsilon=2&n=20000", heading, f"14-after-root-{path}")
             tab.locator('[data-testid="stSidebar"]').get_by_text(re.compile(r"Budget · ε = 2, ")).wait_for()
     finally:

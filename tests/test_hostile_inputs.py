@@ -147,6 +147,20 @@ CLI_CASES = [
                                     "--n", "100000000000", "--coordinate", "0", *BUDGET], "sample size n"),
     ("compare trials 0", ["compare", "--data", "@good", "--coordinate", "0", *BUDGET, "--trials", "0"],
      "number of trials must be an integer of at least 1"),
+    # a message that names a control names the command line's option (the app names its widget: ui.labels)
+    ("census without a state", ["release", "--acs-root", "/nonexistent", "--coordinate", "0", *BUDGET],
+     "name at least one state with --state, e.g. CA"),
+    ("census file missing", ["release", "--acs-root", "/nonexistent", "--state", "CA", "--coordinate", "0", *BUDGET],
+     "or allow downloads (--download)"),
+    ("robust loss on census data", ["release", "--acs-root", "/nonexistent", "--state", "CA", "--loss", "robust",
+                                    "--coordinate", "0", *BUDGET], "drop --loss or pass --loss logistic"),
+    ("split of words", release("good", "--split", "a,b,c"), "--split takes three numbers a,b,c"),
+    ("radius on the cube names both options", release("good", "--radius", "2"),
+     "--radius applies to --domain ball only"),
+    ("missing file names --data", ["release", "--data", "/nonexistent/x.csv", "--coordinate", "0", *BUDGET],
+     "check the path passed to --data"),
+    ("missing PUMS file names --pums", ["release", "--pums", "/nonexistent/p.csv", "--coordinate", "0", *BUDGET],
+     "check the path passed to --pums"),
 ]
 
 
@@ -351,7 +365,7 @@ EDGES = {
 def test_every_numeric_setting_has_a_range():
     numeric = {k for k, p in state.PARAMS.items() if p.choices is None and isinstance(p.default, (int, float))}
     numeric |= {"acs_n", "radius", "noise_seed"}  # optional numbers (default None)
-    assert numeric - {"download", "with_replacement"} == set(EDGES)
+    assert numeric - {"download", "with_replacement", "present"} == set(EDGES)  # booleans
     assert all(state.PARAMS[k].bounds is not None for k in EDGES)
 
 
@@ -382,6 +396,25 @@ def test_values_at_the_edge_are_kept(key):
                                      ("n", "1e6"), ("d", "five"), ("calibration", "")])
 def test_unusable_choices_and_text_fall_back_with_a_notice(key, raw):
     assert_fallback(open_link(**CHEAP, **{key: raw}), key, raw)
+
+
+@pytest.mark.parametrize("raw", ["", "foo", "local,local", "local,,oracle", ",", "oracle;local", "<b>local</b>"])
+def test_unusable_method_lists_fall_back_with_a_notice(raw):
+    assert_fallback(open_link(**CHEAP, methods=raw), "methods", raw)
+
+
+def test_a_very_long_method_list_falls_back_and_is_cut_short_in_the_notice():
+    raw = "local," * 20_000
+    at = open_link(**CHEAP, methods=raw)
+    assert_fallback(at, "methods", raw[:40] + "…")
+    assert len(" ".join(w.value for w in at.sidebar.warning)) < 300
+
+
+def test_a_method_list_is_kept():
+    at = open_link(**CHEAP, methods="oracle, algorithm7")
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["methods"] == ["oracle", "algorithm7"]
+    assert not at.sidebar.warning
 
 
 @pytest.mark.parametrize("query", [dict(n="2000000"), dict(n="20000", d="50")])

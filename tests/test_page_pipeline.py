@@ -120,7 +120,8 @@ def test_released_value_matches_core():
     run = core_run(eps, seed, 2)
     assert run.release.status == "released"
     assert float(metric(at, "Released value")) == pytest.approx(run.release.value, rel=1e-5)
-    assert metric(at, "95% private interval") == f"[{run.release.interval[0]:.6g}, {run.release.interval[1]:.6g}]"
+    lo, hi = run.release.interval
+    assert metric(at, "95% interval (privacy noise only)") == f"[{lo:.6g}, {hi:.6g}]"
 
 
 def test_seed_replays_and_fresh_noise_draws_anew():
@@ -144,12 +145,12 @@ def test_not_private_numbers_are_marked():
     plain = {m.label for m in at.main.metric if "not private" not in m.label}
     assert {
         "$N$", "Laplace draw", "$\\lambda_{\\min}(P_n)$", "$\\kappa$", "$\\omega(u \\mid P_n)$", "$\\Delta(P_n, u)$",
-        "$u^\\top\\theta(P_n)$", "95% oracle interval", "Gaussian draw $Z$", "smallest ε that passes",
-        "smallest n that passes",
+        "$u^\\top\\theta(P_n)$", "95% oracle interval", "Gaussian draw $Z$",
+        "smallest ε that passes (noise-free, about 50 %)", "smallest n that passes (noise-free, about 50 %)",
     } <= marked
     assert {
         "$\\hat N$", "$m$", "$\\hat\\lambda_{\\min}$", "Threshold of (14)", "Released value $T$",
-        "95% private interval",
+        "95% interval (privacy noise only)",
     } <= plain
 
 
@@ -187,8 +188,8 @@ def test_teaching_run_is_kept_apart_and_never_published():
 def test_teaching_snapshot_is_labelled_on_its_face(downloads):
     at = start(noise_seed=7, epsilon=8.0, coordinate="x2")
     assert_clean(at)
-    (button,) = at.get("download_button")
-    assert button.proto.label == "Save teaching snapshot"
+    labels = [b.proto.label for b in at.get("download_button")]
+    assert labels[0] == "Save teaching snapshot"  # then the reproduce-this-run downloads (ui.export)
     name, data = downloads["text/markdown"]
     text = data.decode()
     assert name == "teaching_snapshot_x2.md"
@@ -214,10 +215,10 @@ def test_unseeded_teaching_snapshot_says_fresh_noise(downloads):
 
 
 def test_snapshot_download_does_not_redraw(downloads):
-    """Saving the snapshot keeps the numbers on screen: the download does not rerun the page."""
+    """Saving the snapshot (or the script and notebook) keeps the numbers on screen: no download reruns the page."""
     at = start(epsilon=8.0)
-    (button,) = at.get("download_button")
-    assert button.proto.ignore_rerun
+    buttons = at.get("download_button")
+    assert buttons and all(b.proto.ignore_rerun for b in buttons)
 
 
 def test_private_settings_do_not_refit(monkeypatch):
@@ -339,8 +340,8 @@ def test_publish_shows_only_what_is_released():
         assert word not in text, word
     labels = {m.label for m in at.main.metric}
     assert labels == {
-        "$\\hat\\lambda_{\\min}$", "$\\hat\\lambda_{\\max}$", "Status", "Released value $T$", "95% private interval",
-        "ε total (basic composition)", "δ total (basic composition)",
+        "$\\hat\\lambda_{\\min}$", "$\\hat\\lambda_{\\max}$", "Status", "Released value $T$",
+        "95% interval (privacy noise only)", "ε total (basic composition)", "δ total (basic composition)",
     }
     assert metric(at, "Status") == "released"
     assert "(ε, δ)-differentially private with ε = 8 and δ = 1e-06" in text
@@ -482,3 +483,111 @@ def test_a_failed_test_says_why_in_numbers_in_both_modes():
     release(at)
     assert_clean(at)
     assert any(c.value.startswith("Why, in numbers:") for c in at.caption)
+
+
+# ---------------------------------------------------------------- noise only when asked, presentation
+
+
+def draws(at: AppTest) -> list[str]:
+    return metrics(at, "Laplace draw") + metrics(at, "Gaussian draw")
+
+
+def test_unseeded_draw_changes_only_when_asked():
+    """Without a seed, display toggles show the same draw; a private setting or "Draw fresh noise" draws anew."""
+    at = start(epsilon=8.0)
+    assert_clean(at)
+    first = draws(at)
+    at.toggle(key="pld_total").set_value(True).run()
+    at.session_state["present"] = True
+    at.run()
+    at.session_state["present"] = False
+    at.run()
+    assert draws(at) == first  # three display changes, one draw (a redraw repeats Laplace noise w.p. 0)
+    at.session_state["epsilon"] = 6.3
+    at.run()
+    second = draws(at)
+    assert second != first
+    at.button(key="fresh_noise").click().run()
+    assert_clean(at)
+    assert draws(at) != second
+
+
+def test_presentation_shows_three_digits_and_no_formulas():
+    at = start(epsilon=8.0, noise_seed=1, present=True)
+    assert_clean(at)
+    value = metric(at, "Released value")
+    assert len(value.lstrip("-").replace(".", "").lstrip("0")) <= 3, value
+    assert not [e for e in at.main.expander if e.label.startswith("Formulas")]
+    assert not metrics(at, "$\\beta$")  # the test's symbols are folded away
+    at.session_state["present"] = False
+    at.run()
+    assert len(metric(at, "Released value").lstrip("-").replace(".", "").lstrip("0")) > 3
+
+
+def test_presentation_is_kept_in_the_link():
+    """Turned on, it is written into the link; a link with it opens in presentation mode."""
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.run()
+    assert "present" not in at.query_params
+    at.sidebar.toggle(key="present").set_value(True).run()
+    assert_clean(at)
+    assert at.query_params["present"] in ("1", ["1"])
+    again = AppTest.from_file(str(APP), default_timeout=60)
+    again.query_params["present"] = "1"
+    again.run()
+    assert again.session_state["present"] is True
+
+
+def test_interval_says_what_it_covers():
+    at = start(epsilon=8.0, noise_seed=1)
+    text = page_text(at)
+    assert "95% interval (privacy noise only)" in text
+    assert "not a confidence interval for a population parameter" in text
+
+
+def test_whatif_margin_opens_with_the_95_percent_points():
+    """The 95 % points appear once their expander is open, and lie at or beyond the noise-free ones."""
+    at = start(epsilon=8.0, noise_seed=1)
+    assert not metrics(at, "smallest ε that passes 95 %")
+    at.session_state["whatif_margin"] = True
+    at.run()
+    assert_clean(at)
+    eps50 = float(metric(at, "smallest ε that passes (noise-free"))
+    eps95 = float(metric(at, "smallest ε that passes 95 %"))
+    n50 = int(metric(at, "smallest n that passes (noise-free").replace(",", ""))
+    n95 = int(metric(at, "smallest n that passes 95 %").replace(",", ""))
+    assert eps95 >= eps50 and n95 >= n50
+
+
+@pytest.mark.parametrize("accounting", ["basic", "pld"])
+def test_budget_rows_add_up_to_the_total(accounting):
+    """The counted column of the Budget card sums to the basic-composition total row, for ε and δ."""
+    from core.accounting import make_budget
+    from ui.cards import budget_table
+
+    b = make_budget(4.0, 1e-6, (1.0, 2.0, 3.0), accounting)
+    table = budget_table(b, True)
+    assert table["ε counted"].iloc[:3].sum() == pytest.approx(table["ε counted"].iloc[3], rel=1e-12)
+    assert table["δ counted"].iloc[:3].sum() == pytest.approx(table["δ counted"].iloc[3], rel=1e-12)
+    if accounting == "basic":  # under PLD the stages' basic δ may pass the total: PLD composes them tighter
+        assert table["ε counted"].iloc[3] <= 4.0 and table["δ counted"].iloc[3] <= 1e-6
+    assert table["ε counted"].iloc[2] == 2 * table["ε of the stage"].iloc[2]
+
+
+def test_privacy_profile_is_drawn_once_opened():
+    at = start(epsilon=4.0, noise_seed=1)
+    keys = lambda: {c.proto.id for c in at.main.get("plotly_chart")}  # noqa: E731
+    before = len(keys())
+    at.session_state["privacy_profile"] = True
+    at.run()
+    assert_clean(at)
+    assert len(keys()) == before + 1
+    assert any("(ε, δ(ε))-differentially private for every ε" in c.value for c in at.main.caption)
+
+
+def test_every_chart_is_described_in_words():
+    at = start(epsilon=8.0, noise_seed=1)
+    charts = at.main.get("plotly_chart")
+    described = [c.value for c in at.main.caption if c.value.split(":")[0] in
+                 {"Stability test (14)", "θ(Pₙ) and θ*"} or "Shown:" in c.value]
+    assert len(described) >= len(charts) - 1 and described

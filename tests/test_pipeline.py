@@ -95,7 +95,7 @@ def test_small_samples_give_bottom_with_a_reason():
     run = run_private(p, 0, split_budget(1.0, 1e-6), make_rng(0))
     assert run.release.status == "bottom" and run.release.value is None
     assert run.lambda_min.lambda_hat == 0 and run.lambda_max is None
-    assert "lambda_hat_min is 0" in run.release.reason
+    assert "λ̂min is 0" in run.release.reason
 
 
 def test_stability_test_threshold_and_failures(robust_problem):

@@ -1,4 +1,5 @@
-"""Streamlit caches of the Pipeline's deterministic teaching computations (NOT private; never noise).
+"""Streamlit caches of the Pipeline's deterministic computations: teaching ones (NOT private) and the budget's
+privacy profile (public); never noise.
 
 Each is keyed on the data and model settings (ui.state.data_spec and model_spec) and on the settings it reads;
 the prepared problem itself is passed unhashed (`_problem`), as those keys identify it.
@@ -10,6 +11,8 @@ import streamlit as st
 from numpy.typing import NDArray
 
 from core import teaching, whatif
+from core.accounting import Budget, PrivacyProfile
+from core.accounting import privacy_profile as _privacy_profile
 from core.model import ModelSpec
 from core.pipeline import Problem
 from core.spec import DataSpec
@@ -23,14 +26,16 @@ def lambda_min_path(data: DataSpec, model: ModelSpec, _problem: Problem) -> Step
 
 
 @st.cache_data(show_spinner="What-if (not private): the smallest ε…", max_entries=64)
-def smallest_epsilon(data: DataSpec, model: ModelSpec, delta: float, split: tuple, _problem: Problem) -> float | None:
-    return whatif.smallest_epsilon(_problem, delta, split)
+def smallest_epsilon(data: DataSpec, model: ModelSpec, delta: float, split: tuple, _problem: Problem,
+                     level: float | None = None) -> float | None:
+    """level None: the noise-free point (passes half the time); 0.95: passes with probability >= 0.95."""
+    return whatif.smallest_epsilon(_problem, delta, split, level=level)
 
 
 @st.cache_data(show_spinner="What-if (not private): the smallest n…", max_entries=64)
 def smallest_n(data: DataSpec, model: ModelSpec, delta: float, split: tuple, epsilon: float,
-               _problem: Problem) -> int | None:
-    return whatif.smallest_n(_problem, epsilon, delta, split)
+               _problem: Problem, level: float | None = None) -> int | None:
+    return whatif.smallest_n(_problem, epsilon, delta, split, level=level)
 
 
 @st.cache_data(show_spinner="What-if (not private): where (14) passes over (n, ε)…", max_entries=16)
@@ -39,3 +44,9 @@ def pass_region(data: DataSpec, model: ModelSpec, delta: float, split: tuple,
     """(n grid, passes[n, ε]) on core.teaching.WHATIF_EPS; fixed grids, so an ε change reuses it."""
     ns = teaching.whatif_n_grid(_problem)
     return ns, whatif.pass_region(_problem, delta, split, ns, teaching.WHATIF_EPS)
+
+
+@st.cache_data(show_spinner="The privacy profile δ(ε)…", max_entries=32)
+def privacy_profile(b: Budget) -> PrivacyProfile:
+    """δ(ε) of the budget's release (public parameters only, no data, no noise)."""
+    return _privacy_profile(b)

@@ -11,30 +11,31 @@ import math
 from collections.abc import Callable
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from core import whatif
-from core.accounting import Budget
+from core.accounting import Budget, basic_shares
 from core.certificates import RecursiveBound
 from core.data import Dataset
-from core.diagnosis import diagnose
+from core.diagnosis import diagnose, fit_diagnosis, projection
 from core.errors import InputError
 from core.geometry import Geometry
 from core.pipeline import PrivateRun, Problem
 from core.teaching import WHATIF_EPS, Steps, falling_path, rising_path
 from ui import cache, state
+from ui.charts import chart
 from ui.figures import (
     bound_line,
     density_figure,
     eigenvalue_names,
+    profile_figure,
     region_figure,
     release_line,
     staircase,
     test_figure,
     theta_figure,
 )
-from ui.format import Metric, interval, label, metric_row, noise_source, num, tagged
+from ui.format import Metric, interval, label, metric_row, noise_source, num, presenting, tagged
 from ui.formulas import (
     ACCOUNTING_NAMES,
     BUDGET_STAGES,
@@ -42,6 +43,8 @@ from ui.formulas import (
     DELTA_BASIC,
     EPSILON_BASIC,
     FIT,
+    INTERVAL_LABEL,
+    INTERVAL_MEANING,
     LAMBDA_MAX,
     LAMBDA_MAX_FORMULAS,
     LAMBDA_MIN,
@@ -58,6 +61,7 @@ from ui.formulas import (
     fit_formulas,
     test_formulas,
 )
+from ui.labels import message
 from ui.theme import NOT_PRIVATE
 
 # ---------------------------------------------------------------- the cards' parts
@@ -67,18 +71,12 @@ def card_title(text: str) -> None:
     st.markdown(f"#### {text}")
 
 
-def chart(fig: go.Figure, key: str, height: int, top: int = 30) -> None:
-    """A plotly chart in the page's style; its toolbar downloads a PNG named after the key."""
-    # The legend goes below the plot: above it, the toolbar would cover its right end.
-    fig.update_layout(height=height, margin=dict(l=10, r=10, t=top, b=10),
-                      legend=dict(orientation="h", yanchor="top", y=-0.25, xanchor="left", x=0.0))
-    st.plotly_chart(fig, key=key, config={"toImageButtonOptions": {"format": "png", "filename": key, "scale": 2}})
-
-
 @st.fragment
 def formulas(f: Formulas) -> None:
     """A card's formulas in a closed expander, typeset only once it is opened: typesetting every card's formulas
-    is a large part of drawing the page. A fragment, so opening it reruns only the expander, not the noise."""
+    is a large part of drawing the page. A fragment, so opening it reruns only the expander. Hidden when presenting."""
+    if presenting():
+        return
     box = st.expander(f.title, key=f"formulas: {f.title}", on_change="rerun")
     if box.open:
         with box:
@@ -101,18 +99,25 @@ def stage0_card(problem: Problem, data: Dataset, j: int | None) -> None:
             "without privacy, for teaching only, and cached until the data or model settings change."
         )
         if not f.has_minimiser:
+            why = fit_diagnosis(problem, projection(data.X, problem))
             st.warning(f"No certified minimiser ({f.status.replace('_', ' ')}), a non-private diagnosis: "
-                       f"{f.diagnosis}. The private stages take λ_min = 0, so the release is ⊥ through the "
+                       f"{why}. The private stages take λ_min = 0, so the release is ⊥ through the "
                        "certificates, exactly as for a neighbouring data set.", icon=":material/report:")
             return
-        chart(theta_figure(problem, data.theta_star, j), "theta", 300)
+        chart(theta_figure(problem, data.theta_star, j), "theta")
         metric_row([
-            (label(f, "grad_norm", "$\\|\\nabla L\\|_2$"), num(f.grad_norm), "Gradient norm of (1) at θ(P_n)"),
-            (label(f, "lambda_min", "$\\lambda_{\\min}(P_n)$"), num(f.lambda_min), "Smallest eigenvalue of H"),
-            (label(f, "lambda_max", "$\\lambda_{\\max}(P_n)$"), num(f.lambda_max), "Largest eigenvalue of H"),
-            (label(f, "kappa", "$\\kappa$"), num(f.kappa), "(λ_max + λ_reg)/(λ_min + λ_reg)"),
-            (label(f, "iterations", "Newton steps"), str(f.iterations), "Iterations of the damped Newton solver"),
-            (label(problem, "clipped_rows", "rows projected"), str(problem.clipped_rows), "Rows moved onto 𝒳"),
+            (label(f, "grad_norm", "$\\|\\nabla L\\|_2$"), num(f.grad_norm),
+             "How close the fit is to the exact minimiser: the gradient norm of (1) at θ(Pₙ)"),
+            (label(f, "lambda_min", "$\\lambda_{\\min}(P_n)$"), num(f.lambda_min),
+             "The data's least curvature: the smallest eigenvalue of the Hessian H"),
+            (label(f, "lambda_max", "$\\lambda_{\\max}(P_n)$"), num(f.lambda_max),
+             "The data's greatest curvature: the largest eigenvalue of the Hessian H"),
+            (label(f, "kappa", "$\\kappa$"), num(f.kappa),
+             "How elongated the loss is: the condition number (λ_max + λ_reg)/(λ_min + λ_reg)"),
+            (label(f, "iterations", "Newton steps"), str(f.iterations),
+             "Steps the damped Newton solver took to reach the minimiser"),
+            (label(problem, "clipped_rows", "rows projected"), str(problem.clipped_rows),
+             "Rows outside the covariate domain 𝒳, moved onto it before the fit"),
         ])
         formulas(fit_formulas(g))
 
@@ -124,13 +129,17 @@ def bound_metrics(b: RecursiveBound, which: str) -> list[Metric]:
     """The intermediates of one certificate; which is 'min' or 'max'."""
     lam = f"\\lambda_{{\\{which}}}"
     return [
-        (label(b, "N", "$N$"), str(b.N), "Exact recursion count on the true eigenvalue"),
-        (label(b, "noise", "Laplace draw"), num(b.noise), "The Lap(1/ε) noise added to N"),
-        (label(b, "N_hat", "$\\hat N$"), num(b.N_hat), "N + Laplace noise: the released count"),
-        (label(b, "k", "$k$"), num(b.k), "ln(1/(2δ))/ε: the safety offset"),
-        (label(b, "m", "$m$"), str(b.m), "max(0, ⌊N̂ − k⌋): recursion steps to invert"),
-        (label(b, "lambda_hat", f"$\\hat{lam}$"), num(b.lambda_hat), "The certified bound"),
-        (label(b, "statistic", f"${lam}(P_n)$"), num(b.statistic), "The true eigenvalue it certifies"),
+        (label(b, "N", "$N$"), str(b.N), "How many steps of the recursion the true eigenvalue survives: a count that "
+         "one person changes by at most 1 (exact, from the data)"),
+        (label(b, "noise", "Laplace draw"), num(b.noise), "The privacy noise added to that count, Lap(1/ε)"),
+        (label(b, "N_hat", "$\\hat N$"), num(b.N_hat), "The noisy count N + Laplace noise: what is released"),
+        (label(b, "k", "$k$"), num(b.k), "A safety margin subtracted from the noisy count so the bound holds "
+         "with probability 1 − δ: ln(1/(2δ))/ε"),
+        (label(b, "m", "$m$"), str(b.m), "How many recursion steps the bound is allowed to take: max(0, ⌊N̂ − k⌋)"),
+        (label(b, "lambda_hat", f"$\\hat{lam}$"), num(b.lambda_hat), "The privately certified bound on the "
+         "eigenvalue, the result of this stage"),
+        (label(b, "statistic", f"${lam}(P_n)$"), num(b.statistic), "The true eigenvalue of the Hessian it bounds "
+         "(from the data, not private)"),
         # covers compares the bound with the true eigenvalue, so it is not private either.
         (tagged("bound holds"), "yes" if b.covers else "no", "Whether this draw's certificate is correct"),
     ]
@@ -145,14 +154,16 @@ def stage_budget_caption(what: str, stage: Stage, epsilon: float, delta: float) 
 def bound_figures(b: RecursiveBound, paths: Callable[[], tuple[Steps, Steps]], which: str, key: str) -> None:
     """The staircase of the recursion and the number line of the eigenvalue beside its bound (teaching), drawn
     only once their expander is opened: the paths cost up to millions of steps, and two charts slow the page.
-    A fragment, so opening it reruns only this expander, on the same draw: a page rerun would draw fresh noise."""
+    A fragment, so opening it reruns only this expander. Hidden when presenting."""
+    if presenting():
+        return
     box = st.expander(tagged("The recursion step by step"), key=f"{key}_steps", on_change="rerun",
                       icon=":material/stairs:")
     if not box.open:
         return
     with box:
         names = eigenvalue_names(which)
-        chart(staircase(*paths(), b, names), f"{key}_staircase", 370, top=60)  # titles below the toolbar
+        chart(staircase(*paths(), b, names), f"{key}_staircase", top=60)  # titles below the toolbar
         chart(bound_line(b, names), f"{key}_line", 130)
 
 
@@ -169,7 +180,8 @@ def lambda_min_card(run: PrivateRun, problem: Problem | None) -> None:
             st.warning(f"λ̂_min = 0: no positive lower bound could be certified, so Algorithm 5 cannot release; {then}.",
                        icon=":material/block:")
         if problem is None:
-            metric_row([(LAMBDA_MIN.math, num(b.lambda_hat), "The certified lower bound")])
+            metric_row([(LAMBDA_MIN.math, num(b.lambda_hat),
+             "The privately certified lower bound on the data's least curvature")])
         else:
             metric_row(bound_metrics(b, "min"))
             bound_figures(b, lambda: (cache.lambda_min_path(state.data_spec(), state.model_spec(), problem),
@@ -188,7 +200,8 @@ def lambda_max_card(run: PrivateRun, problem: Problem | None) -> None:
             stage_budget_caption("Private upper bound on the Hessian's largest eigenvalue", LAMBDA_MAX, b.epsilon,
                                  b.delta)
             if problem is None:
-                metric_row([(LAMBDA_MAX.math, num(b.lambda_hat), "The certified upper bound")])
+                metric_row([(LAMBDA_MAX.math, num(b.lambda_hat),
+                 "The privately certified upper bound on the data's greatest curvature")])
             else:
                 metric_row(bound_metrics(b, "max"))
                 lam_hat_min = run.lambda_min.lambda_hat
@@ -214,20 +227,23 @@ def test_status(run: PrivateRun, g: Geometry, n: int) -> None:
 def test_details(run: PrivateRun) -> None:
     t = run.test
     metric_row([
-        ("Value $\\max(A, B)^2 - 1$", num(t.value), "Left side of (14)"),
-        ("Threshold of (14)", num(t.threshold), THRESHOLD),
+        ("Value $\\max(A, B)^2 - 1$", num(t.value), "How far the fit may move when one person changes, as a "
+         "ratio bound: the left side of (14)"),
+        ("Threshold of (14)", num(t.threshold), f"The most the test allows: {THRESHOLD}"),
     ])
     chart(test_figure(t.value, t.threshold, t.passed), "test", 160)
+    if presenting():
+        return
     metric_row([
-        ("$t$", num(t.t), "t(λ₀), the parameter change bound (9)"),
-        ("$\\beta$", num(t.beta), "(13)"),
-        ("$\\gamma$", num(t.gamma), "α r t"),
-        ("$\\gamma'$", num(t.gamma_prime), "α r t(R_l)"),
-        ("$s_1$", num(t.s1), "(13)"),
-        ("$s_2$", num(t.s2), "(13)"),
-        ("$\\kappa$", num(t.kappa), "λ₁/λ₀ from the certified bounds"),
-        ("$A$", num(t.A), "Lower side of the ratio bound"),
-        ("$B$", num(t.B), "Upper side of the ratio bound"),
+        ("$t$", num(t.t), "How far θ can move when one row changes, at the certified curvature: t(λ₀) of (9)"),
+        ("$\\beta$", num(t.beta), "How much the curvature itself may change with one row, relative: β of (13)"),
+        ("$\\gamma$", num(t.gamma), "The Hessian's relative change along that move: α r t"),
+        ("$\\gamma'$", num(t.gamma_prime), "The same at the neighbouring data's curvature: α r t(R_l)"),
+        ("$s_1$", num(t.s1), "First term of the ratio bound, (13)"),
+        ("$s_2$", num(t.s2), "Second term of the ratio bound, (13)"),
+        ("$\\kappa$", num(t.kappa), "Condition number from the certified bounds: λ̂_max/λ̂_min"),
+        ("$A$", num(t.A), "Lower side of the ratio of the noise scales of two neighbouring data sets"),
+        ("$B$", num(t.B), "Upper side of that ratio"),
     ])
 
 
@@ -236,7 +252,8 @@ def what_if(problem: Problem, b: Budget) -> None:
     st.markdown(tagged("**What-if**"))
     st.caption(
         "The certificates replaced by their noise-free values (N̂ = N) from the true λ_min and λ_max, held "
-        "fixed as n changes, under basic composition at this δ and split."
+        "fixed as n changes, under basic composition at this δ and split. At these points the test passes "
+        "about half the time; the 95 % points below add the margin the certificates' noise needs."
     )
     keys = (state.data_spec(), state.model_spec(), b.delta_total, state.split())
     try:
@@ -244,16 +261,41 @@ def what_if(problem: Problem, b: Budget) -> None:
         n_min = cache.smallest_n(*keys, b.epsilon_total, problem)
         ns, passes = cache.pass_region(*keys, problem)
     except (InputError, OverflowError) as exc:  # the what-if explores ε up to 1e3, beyond the sliders
-        st.warning(f"The what-if is not available for these settings: {exc}")
+        st.warning(f"The what-if is not available for these settings: {message(exc)}")
         return
-    metric_row([
-        (tagged("smallest ε that passes"), "not by 1000" if eps_min is None else f"{eps_min:.3g}",
-         "Smallest total ε (to 1%) at which the noise-free test (14) passes on these data"),
-        (tagged("smallest n that passes"), f"beyond {whatif.N_MAX:.0e}" if n_min is None else f"{n_min:,}",
-         "Smallest n (to 2%) at which it passes at this ε, with the eigenvalues held fixed"),
-    ])
+    metric_row(whatif_metrics(eps_min, n_min, "passes (noise-free, about 50 %)"))
+    likely_points(problem, keys, b.epsilon_total)
     chart(region_figure(ns, WHATIF_EPS, passes, problem.n, b.epsilon_total), "pass_region", 360)
     st.caption("Blue: (14) passes with noise-free certificates; grey: it fails. The star is this sample and ε.")
+
+
+def whatif_metrics(eps_min: float | None, n_min: int | None, how: str) -> list[Metric]:
+    return [
+        (tagged(f"smallest ε that {how}"), "not by 100" if eps_min is None else f"{eps_min:.3g}",
+         "Smallest total ε (to 1 %) at which the test (14) passes on these data, at this δ and split"),
+        (tagged(f"smallest n that {how}"), f"beyond {whatif.N_MAX:.0e}" if n_min is None else f"{n_min:,}",
+         "Smallest n (to 2 %) at which it passes at this ε, with the eigenvalues held fixed"),
+    ]
+
+
+@st.fragment
+def likely_points(problem: Problem, keys: tuple, epsilon: float) -> None:
+    """The smallest ε and n at which (14) passes with probability >= 0.95 over the certificates' Laplace noise
+    (core.whatif.pass_probability): computed when opened, as they take up to seconds on large n and small ε."""
+    box = st.expander(tagged("With a margin: where the test passes 95 % of the time"), key="whatif_margin",
+                      on_change="rerun", icon=":material/verified:")
+    if not box.open:
+        return
+    with box:
+        try:
+            eps95 = cache.smallest_epsilon(*keys, problem, level=0.95)
+            n95 = cache.smallest_n(*keys, epsilon, problem, level=0.95)
+        except (InputError, OverflowError) as exc:
+            st.warning(f"Not available for these settings: {message(exc)}")
+            return
+        metric_row(whatif_metrics(eps95, n95, "passes 95 % of the time"))
+        st.caption("Exact probabilities over the Laplace noise of stages 1 and 2 (the eigenvalues held fixed); "
+                   "plan a release from these, not from the noise-free points.")
 
 
 def test_card(run: PrivateRun, b: Budget, problem: Problem | None, g: Geometry, n: int) -> None:
@@ -284,9 +326,12 @@ def release_card(run: PrivateRun, name: str, problem: Problem | None) -> None:
             st.warning(f"⊥ (nothing released): {r.reason}.", icon=":material/block:")
         shown = [
             (label(r, "status", "Status"), "released" if released else "fallback" if fell_back else "⊥",
-             "released by Algorithm 5; fallback: by objective perturbation when (14) fails; ⊥ otherwise"),
-            (label(r, "value", "Released value $T$"), num(r.value), "u^T θ(P_n) + σ ω Z"),
-            (label(r, "interval", f"{level} private interval"), interval(r.interval), PRIVATE_INTERVAL),
+             "Whether a value was released: by Algorithm 5, by the fallback (objective perturbation) when the "
+             "test (14) fails, or nothing (⊥)"),
+            (label(r, "value", "Released value $T$"), num(r.value),
+             "The private estimate of the coefficient: the fitted value plus Gaussian noise, uᵀθ(Pₙ) + σ ω Z"),
+            (label(r, "interval", f"{level} {INTERVAL_LABEL}"), interval(r.interval),
+             f"{INTERVAL_MEANING} Formula: {PRIVATE_INTERVAL}"),
         ]
         if problem is None:
             metric_row(shown)
@@ -296,16 +341,24 @@ def release_card(run: PrivateRun, name: str, problem: Problem | None) -> None:
             metric_row(shown + [(label(r, "oracle_interval", f"{level} oracle interval"), interval(r.oracle_interval),
                                  ORACLE_INTERVAL)])
             metric_row([
-                (label(r, "sigma", "$\\sigma(\\varepsilon_c, \\delta_c)$"), num(r.sigma), f"{r.calibration} (7)"),
-                (label(r, "w_bar", "$\\bar w$"), num(r.w_bar), "Private upper bound 2G₀/(n λ₀ (1 − γ)) on ω"),
-                (label(r, "omega", "$\\omega(u \\mid P_n)$"), num(r.omega), "Local modulus (11)"),
-                (label(r, "Delta", "$\\Delta(P_n, u)$"), num(r.Delta), "Directional sensitivity (3b)"),
-                (label(r, "u_theta", "$u^\\top\\theta(P_n)$"), num(r.u_theta), "The non-private estimate"),
-                (label(r, "z", "Gaussian draw $Z$"), num(r.z), "The N(0, 1) noise of the release"),
+                (label(r, "sigma", "$\\sigma(\\varepsilon_c, \\delta_c)$"), num(r.sigma),
+                 f"The noise multiplier the release's budget allows: σ(ε_c, δ_c) of (7), {r.calibration} calibration"),
+                (label(r, "w_bar", "$\\bar w$"), num(r.w_bar),
+                 "A private upper bound on the local modulus ω, which sets the interval's width: 2G₀/(n λ₀ (1 − γ))"),
+                (label(r, "omega", "$\\omega(u \\mid P_n)$"), num(r.omega),
+                 "How much one row can move the coefficient at these data (the local modulus (11)); scales the noise"),
+                (label(r, "Delta", "$\\Delta(P_n, u)$"), num(r.Delta),
+                 "How much one row moves the coefficient, to first order: the directional sensitivity (3b)"),
+                (label(r, "u_theta", "$u^\\top\\theta(P_n)$"), num(r.u_theta),
+                 "The coefficient fitted on these rows, without privacy"),
+                (label(r, "z", "Gaussian draw $Z$"), num(r.z),
+                 "The standard normal draw that makes the release private, N(0, 1)"),
             ])
             if released:
                 chart(density_figure(r), "release_density", 300)
             formulas(RELEASE_FORMULAS)
+        if released or fell_back:
+            st.caption(INTERVAL_MEANING)
 
 
 # ---------------------------------------------------------------- the budget and the summary
@@ -324,23 +377,36 @@ def guarantee(b: Budget) -> str:
     )
 
 
+def budget_table(b: Budget, reached_stage2: bool) -> pd.DataFrame:
+    """Each stage's (ε, δ), what it counts towards the basic totals (core.accounting.basic_shares), and the total
+    row those add up to."""
+    stages = [getattr(b, s.key) for s in BUDGET_STAGES]
+    counted = basic_shares(*stages)
+    return pd.DataFrame({
+        "stage": [budget_row(s, reached_stage2) for s in BUDGET_STAGES] + ["total (basic composition)"],
+        "weight": [*b.split, sum(b.split)],
+        "ε of the stage": [s.epsilon for s in stages] + [None],
+        "δ of the stage": [s.delta for s in stages] + [None],
+        "ε counted": [e for e, _ in counted] + [b.epsilon_basic],
+        "δ counted": [d for _, d in counted] + [b.delta_basic],
+    })
+
+
 def budget_card(b: Budget, reached_stage2: bool) -> None:
     """Each stage's (ε, δ) and the totals they compose to."""
-    stages = [(budget_row(s, reached_stage2), getattr(b, s.key)) for s in BUDGET_STAGES]
-    table = pd.DataFrame({
-        "stage": [s for s, _ in stages],
-        "weight": b.split,
-        "ε": [s.epsilon for _, s in stages],
-        "δ": [s.delta for _, s in stages],
-    })
     with st.container(border=True):
         card_title(f"Budget · {b.accounting} accounting")
         st.markdown(guarantee(b))
-        st.dataframe(table, hide_index=True, column_config={
+        st.dataframe(budget_table(b, reached_stage2), hide_index=True, column_config={
             "weight": st.column_config.NumberColumn(format="%.4f"),
-            "ε": st.column_config.NumberColumn(format="%.6g"),
-            "δ": st.column_config.NumberColumn(format="%.4e"),
+            "ε of the stage": st.column_config.NumberColumn(format="%.6g"),
+            "δ of the stage": st.column_config.NumberColumn(format="%.4e"),
+            "ε counted": st.column_config.NumberColumn(format="%.6g"),
+            "δ counted": st.column_config.NumberColumn(format="%.4e"),
         })
+        st.caption("“Counted” is what each stage adds to the basic-composition totals (the release costs 2ε_c and "
+                   "(1 + e^ε_c)δ_c; the certificates' δ grow by e^(ε_a+ε_b)), so those columns add up to the "
+                   "last row.")
         totals = [
             ("ε total (basic composition)", num(b.epsilon_basic), EPSILON_BASIC),
             ("δ total (basic composition)", num(b.delta_basic), DELTA_BASIC),
@@ -355,16 +421,32 @@ def budget_card(b: Budget, reached_stage2: bool) -> None:
             totals.append((f"ε total (PLD at δ = {b.delta_total:g})", num(b.epsilon_pld),
                            "Privacy-loss distributions (docs/privacy.md)"))
         metric_row(totals)
+        profile(b)
         formulas(COMPOSITION_FORMULAS)
+
+
+@st.fragment
+def profile(b: Budget) -> None:
+    """The release's δ(ε) privacy profile (core.accounting.privacy_profile: basic and PLD), drawn once opened:
+    the PLD takes up to a second per budget. Public parameters only."""
+    if presenting():
+        return
+    box = st.expander("Privacy profile δ(ε)", key="privacy_profile", on_change="rerun", icon=":material/show_chart:")
+    if not box.open:
+        return
+    with box:
+        chart(profile_figure(cache.privacy_profile(b)), "privacy_profile_chart", 360)
+        st.caption("Every point of a curve is a guarantee of this same release: it is (ε, δ(ε))-differentially "
+                   "private for every ε. The star is the chosen (ε, δ).")
 
 
 def summary(run: PrivateRun, name: str, seed: int | None) -> None:
     """One line above the cards: the released value and interval, or ⊥ and why, and where the noise came from."""
     r = run.release
-    noise = noise_source(seed, "fresh noise from OS entropy on every rerun")
+    noise = noise_source(seed, "noise from OS entropy, drawn anew only by “Draw fresh noise” or a private setting")
     if r.status in ("released", "fallback"):
         how = "" if r.status == "released" else " by objective perturbation (the test (14) failed)"
-        st.markdown(f"**Released**{how} `{name}`: T = **{num(r.value)}**, {r.interval_level:.0%} private interval "
+        st.markdown(f"**Released**{how} `{name}`: T = **{num(r.value)}**, {r.interval_level:.0%} {INTERVAL_LABEL} "
                     f"{interval(r.interval)} · {noise}")
     else:
         st.markdown(f"**⊥ — nothing released** for `{name}`: {r.reason} · {noise}")

@@ -5,20 +5,26 @@ Every widget's key is a setting of ui.state's registry, so its value is kept acr
 
 from __future__ import annotations
 
+import math
 import secrets
 
 import streamlit as st
 
 from core.accounting import ACCOUNTINGS, Budget, make_budget
-from core.gaussian import CALIBRATIONS
-from core.geometry import DOMAINS
+from core.gaussian import CALIBRATIONS, delta_warning, epsilon_warning, posterior_bound
+from core.geometry import DOMAINS, MAX_RADIUS, MIN_RADIUS
+from core.model import MAX_LAM_REG
 from ui import state
+from ui.format import sentence
 from ui.formulas import BUDGET_STAGES, DELTA_BASIC, EPSILON_BASIC, ORACLE_INTERVAL, PRIVATE_INTERVAL, split_help
 
 # Log grids of the sliders: the R10 preferred numbers for epsilon, 1-2-5 for delta. Epsilon stops at 20: beyond,
 # the guarantee means little and the PLD total of the Budget card takes seconds (the what-if explores further).
 R10 = (1, 1.25, 1.6, 2, 2.5, 3.15, 4, 5, 6.3, 8)
 EPS_GRID = tuple(float(f"{m}e{e}") for e in range(-2, 1) for m in R10) + (10.0, 12.5, 16.0, 20.0)
+# The budget's widgets are drawn in the Pipeline's fragment: a value changed in a fragment's rerun is dropped on
+# the next page switch unless Streamlit keeps it for the session.
+KEEP = "session"
 DELTA_GRID = tuple(float(f"{m}e{e}") for e in range(-12, -2) for m in (1, 2, 5)) + (1e-2,)
 
 
@@ -33,9 +39,11 @@ def log_options(grid: tuple[float, ...], current: float) -> list[float]:
 
 
 def fresh_noise() -> None:
-    """With a seed set, a fresh draw gets a new random seed, so it can still be replayed."""
+    """A new draw: with a seed set, a new random seed (so it can still be replayed); without, the kept draw is
+    dropped. Nothing else draws noise anew in teaching mode but a change of a private setting."""
     if st.session_state.get("noise_seed") is not None:
         st.session_state["noise_seed"] = secrets.randbelow(1_000_000)
+    state.forget_teaching_run()
 
 
 def target_controls(names: tuple[str, ...]) -> None:
@@ -60,26 +68,29 @@ def budget_controls() -> None:
     col_e, col_d = st.columns(2)
     col_e.select_slider(
         "Total ε (log scale)", log_options(EPS_GRID, state.get("epsilon")), key="epsilon", format_func="{:g}".format,
+        persist_state=KEEP,
         help=f"Total ε of Algorithm 5. Basic composition (SPEC §6, Lemma 2.5): ε = {EPSILON_BASIC}; "
         "PLD accounting solves the stages so that the privacy-loss-distribution total is ε",
     )
     col_d.select_slider(
         "Total δ (log scale)", log_options(DELTA_GRID, state.get("delta")), key="delta", format_func="{:g}".format,
+        persist_state=KEEP,
         help=f"Total δ. Basic composition (SPEC §6): δ = {DELTA_BASIC}, with δ_a, δ_b "
         "the certificates' failure probabilities (Proposition 6.1) and δ_c that of σ(ε_c, δ_c) in (7)",
     )
     cols = st.columns(5)
     for col, stage in zip(cols[:3], BUDGET_STAGES, strict=True):
         weight = stage.share[-1]
-        col.number_input(f"Split {weight}", min_value=0.0, step=0.5, format="%g", key=f"split{stage.share}",
+        col.number_input(f"Split {weight}", min_value=0.0, max_value=state.SPLIT[1], step=0.5, format="%g",
+                         key=f"split{stage.share}", persist_state=KEEP,
                          help=f"Weight {weight} > 0: {split_help(stage)}; δ is split in the same proportions (SPEC §6)")
     cols[3].radio(
-        "Accounting", ACCOUNTINGS, key="accounting", horizontal=True,
+        "Accounting", ACCOUNTINGS, key="accounting", horizontal=True, persist_state=KEEP,
         help="How the total (ε, δ) is split into the stages: basic composition (SPEC §6, Lemma 2.5) or "
         "privacy-loss distributions (dp_accounting, docs/privacy.md), which leave each stage a little more",
     )
     cols[4].radio(
-        "σ(ε, δ) calibration", CALIBRATIONS, key="calibration", horizontal=True,
+        "σ(ε, δ) calibration", CALIBRATIONS, key="calibration", horizontal=True, persist_state=KEEP,
         help="σ(ε_c, δ_c) of the release: the paper's (7) or the analytic Gaussian mechanism "
         "(Balle & Wang 2018), never larger",
     )
@@ -88,7 +99,7 @@ def budget_controls() -> None:
 def model_controls() -> None:
     col_l, col_dom, col_r, col_lev = st.columns(4)
     col_l.number_input(
-        "λ_reg", min_value=0.0, step=1e-3, format="%g", key="lam_reg",
+        "λ_reg", min_value=0.0, max_value=MAX_LAM_REG, step=1e-3, format="%g", key="lam_reg",
         help="λ_reg ≥ 0 of the ridge term (λ_reg/2)‖θ‖² in the estimator (1); changing it refits θ(P_n)",
     )
     domain = col_dom.radio(
@@ -97,7 +108,8 @@ def model_controls() -> None:
         "rows outside 𝒳 are projected onto it before the fit (SPEC §2)",
     )
     col_r.number_input(  # value=None makes the box clearable: empty = the ball around the cube
-        "Ball radius R", value=None, min_value=0.0, step=0.5, format="%g", key="radius", disabled=domain != "ball",
+        "Ball radius R", value=None, min_value=MIN_RADIUS, max_value=MAX_RADIUS, step=0.5, format="%g", key="radius",
+        disabled=domain != "ball",
         placeholder="empty = √d, the ball around the cube",
         help="R = rad₂(𝒳) = r of the ball domain, so G₀ = r·sup|h′| and G₁ = r²·sup h″ (SPEC §2)",
     )
@@ -119,10 +131,11 @@ def noise_controls() -> None:
     col_s, col_b = st.columns(2, vertical_alignment="bottom")
     # value=None makes the box clearable (empty = OS entropy); the value itself still comes from the session.
     col_s.number_input(
-        "Noise seed (teaching only)", value=None, min_value=0, step=1, key="noise_seed",
+        "Noise seed (teaching only)", value=None, min_value=0, step=1, key="noise_seed", persist_state=KEEP,
         placeholder="empty = OS entropy",
         help="Seed of the privacy noise: the Lap(1/ε) draws of Algorithms 2 and 4 and Z ~ N(0, 1) of Algorithm 5. "
-        "A seeded run replays exactly; empty = fresh noise from the OS on every rerun",
+        "A seeded run replays exactly; empty = noise from the OS, drawn anew by “Draw fresh noise” or a change of "
+        "a private setting (never by a display toggle)",
     )
     col_b.button(
         "Draw fresh noise", key="fresh_noise", on_click=fresh_noise, icon=":material/casino:",
@@ -131,10 +144,32 @@ def noise_controls() -> None:
 
 
 def controls(names: tuple[str, ...]) -> None:
-    """The Settings expander: every setting of the Pipeline page; the noise seed in teaching mode only."""
-    with st.expander("Settings", expanded=True, icon=":material/tune:"):
+    """The Settings expander: what to release and the model, whose change refits θ(P_n) and reruns the page.
+    Folded: the data are loaded by now, and the budget below is what a user changes most."""
+    with st.expander("Settings · coordinate and model", expanded=False, icon=":material/tune:"):
         target_controls(names)
-        budget_controls()
         model_controls()
+
+
+def privacy_controls(n: int) -> None:
+    """The privacy budget (and, in teaching mode, the noise seed) with what ε and δ mean as risk; drawn inside the
+    Pipeline's fragment, so a change reruns only the private stages."""
+    with st.container(border=True):
+        st.markdown("**Privacy budget**")
+        budget_controls()
+        risk(n)
         if not state.is_publish():
             noise_controls()
+
+
+def risk(n: int) -> None:
+    """What the chosen (ε, δ) allows an attacker, in words, and a warning when either is weak."""
+    eps, delta = state.get("epsilon"), state.get("delta")
+    st.caption(
+        f"What this means: an attacker who starts 50 % sure that a given person is in the data can end at most "
+        f"{100 * posterior_bound(eps):.3g} % sure, and any test for one person's presence has true-positive rate "
+        f"≤ e^ε × false-positive rate + δ (e^ε ≈ {math.exp(eps):,.3g})."
+    )
+    for warning in (epsilon_warning(eps), delta_warning(delta, n)):
+        if warning is not None:
+            st.warning(sentence(warning), icon=":material/warning:")

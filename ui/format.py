@@ -1,8 +1,8 @@
 """How every page writes numbers and labels, in one place.
 
-num and interval write values, md escapes text for Streamlit markdown, tagged and label badge what is
-computed from the data without privacy, noise_source names where a run's noise came from, and
-metric_row lays (label, value, help) metrics side by side.
+num and interval write values (fewer digits in presentation mode), md escapes text for Streamlit
+markdown, tagged and label badge what is computed from the data without privacy, noise_source names
+where a run's noise came from, and metric_row lays (label, value, help) metrics side by side.
 """
 
 from __future__ import annotations
@@ -18,13 +18,19 @@ from ui.theme import NOT_PRIVATE
 Metric = tuple[str, str, str]  # (label, value, help)
 
 
+def presenting() -> bool:
+    """Whether the sidebar's Presentation toggle is on (a display setting: it never changes a draw)."""
+    return bool(st.session_state.get("present", False))
+
+
 def num(x: float | None) -> str:
-    """Six significant digits; a dash for a value that was not formed (None or NaN, null in a report)."""
+    """Six significant digits, three in presentation mode; a dash for a value that was not formed (None or NaN,
+    null in a report)."""
     if x is None or math.isnan(x):
         return "—"
     if math.isinf(x):
         return "∞" if x > 0 else "−∞"
-    return f"{x:.6g}"
+    return f"{x:.3g}" if presenting() else f"{x:.6g}"
 
 
 def interval(bounds: tuple[float, float] | list[float] | None) -> str:
@@ -35,6 +41,12 @@ def interval(bounds: tuple[float, float] | list[float] | None) -> str:
 def md(text: str) -> str:
     """Text shown literally in Streamlit markdown (θ* must not start italics, $ must not start maths)."""
     return re.sub(r"([\\*_`$\[\]<>~|#])", r"\\\1", text)
+
+
+def sentence(text: str) -> str:
+    """text as a sentence: a capital first letter (a Latin one only: "ε = 8 …" stays as is) and a full stop."""
+    first = text[0].upper() if text[0].isascii() else text[0]
+    return first + text[1:] + ("" if text.endswith(".") else ".")
 
 
 def tagged(text: str) -> str:
@@ -50,6 +62,18 @@ def label(result: object, field: str, text: str) -> str:
 def noise_source(seed: int | None, fresh: str = "fresh noise from OS entropy") -> str:
     """Where a run's noise came from: a replayable seed, or (in the words `fresh`) the operating system."""
     return fresh if seed is None else f"noise seed {seed} (replayable)"
+
+
+PRESENTATION_CSS = """<style>
+[data-testid="stMetricValue"] { font-size: 2.6rem; }
+[data-testid="stMarkdownContainer"] p { font-size: 1.15rem; }
+</style>"""
+
+
+def presentation_style() -> None:
+    """Larger numbers and text in presentation mode (for a projector); nothing otherwise."""
+    if presenting():
+        st.html(PRESENTATION_CSS)
 
 
 def metric_row(items: list[Metric], gap: str = "medium") -> None:

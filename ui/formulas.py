@@ -71,6 +71,13 @@ CALIBRATIONS = {  # σ(ε_c, δ_c) of the release
     "analytic": "the analytic Gaussian mechanism (Balle & Wang 2018), never larger than (7)",
 }
 PRIVATE_INTERVAL = "T ± z_{1−a/2} σ w̄"
+# What every private interval covers, in words: shown wherever one is (SPEC §4).
+INTERVAL_LABEL = "interval (privacy noise only)"
+INTERVAL_MEANING = (
+    "The interval is for the coefficient fitted on these n rows: it covers it with the stated probability "
+    "over the privacy noise only. It does not account for which people happened to be sampled, so it is not a "
+    "confidence interval for a population parameter, which would be wider."
+)
 ORACLE_INTERVAL = "T ± z_{1−a/2} σ ω"
 THRESHOLD = "2ε_c / (1 + Φ⁻¹(1 − δ_c/2)²)"  # the right side of (14)
 

@@ -8,9 +8,13 @@ from streamlit.delta_generator import DeltaGenerator
 from core.errors import InputError
 from core.gaussian import delta_warning, epsilon_warning
 from ui import state
+from ui.format import sentence
+from ui.labels import message
 
 
-def render() -> None:
+def render(budget: bool = True) -> None:
+    """Every page's sidebar; budget=False leaves the budget to the page (the Pipeline writes it from its fragment,
+    so that an ε change updates it without rerunning the whole page)."""
     sb = st.sidebar
     ignored = st.session_state.pop(state.IGNORED, None)
     if ignored:
@@ -25,6 +29,9 @@ def render() -> None:
             "Publish shows only what the mechanism releases, draws noise from the OS and keeps a budget ledger; "
             "only its releases, charged to that ledger, reach the Report.",
         )
+    sb.toggle("Presentation", key="present",
+              help="Numbers to 3 significant digits in a larger type, the formulas and step-by-step details "
+              "hidden: for showing results to others. Kept in the link; it never changes a draw.")
     sb.markdown(f"**Data** · {state.SOURCES[state.get('source')]}")
     n = None
     try:
@@ -32,14 +39,21 @@ def render() -> None:
         n = data.n  # public, as everywhere here
         sb.caption(f"n = {data.n:,}, d = {data.d} · {state.data_spec().describe()}")
     except InputError as exc:
-        sb.caption(f"not loaded: {exc}")
-    eps, delta = state.get("epsilon"), state.get("delta")
-    sb.markdown(f"**Budget** · ε = {eps:g}, δ = {delta:g} ({state.get('accounting')} accounting)")
-    for warning in (epsilon_warning(eps), None if n is None else delta_warning(delta, n)):
-        if warning is not None:
-            sb.warning(warning[0].upper() + warning[1:] + ".", icon=":material/warning:")
+        sb.caption(f"not loaded: {message(exc)}")
     if state.is_publish():
         ledger_summary(sb)
+    if budget:
+        budget_line(sb)
+        eps, delta = state.get("epsilon"), state.get("delta")
+        for warning in (epsilon_warning(eps), None if n is None else delta_warning(delta, n)):
+            if warning is not None:
+                sb.warning(sentence(warning), icon=":material/warning:")
+
+
+def budget_line(sb: DeltaGenerator) -> None:
+    """The total budget in one line (the Pipeline shows its warnings beside its budget controls)."""
+    sb.markdown(f"**Budget** · ε = {state.get('epsilon'):g}, δ = {state.get('delta'):g} "
+                f"({state.get('accounting')} accounting)")
 
 
 def ledger_summary(sb: DeltaGenerator) -> None:
@@ -48,7 +62,7 @@ def ledger_summary(sb: DeltaGenerator) -> None:
     try:
         (spent_e, spent_d), (cap_e, cap_d) = state.spent(), state.caps()
     except InputError as exc:  # no data, or an unusable ledger file: releases are refused
-        sb.markdown(f"**Ledger** · {exc}")
+        sb.markdown(f"**Ledger** · {message(exc)}")
         return
     sb.markdown(f"**Ledger** · spent ε = {spent_e:g}, δ = {spent_d:g} on these people")
     sb.caption(f"Cap ε = {cap_e:g}, δ = {cap_d:g} (set by the data curator) · remaining ε = "

@@ -18,12 +18,13 @@ Session entries outside the settings registry (SESSION lists them; nothing else 
   by the default and named in a notice;
 - UPLOADED: the upload's data set and fits, kept in that session only (never a process-wide cache);
 - TEACHING_RUN: `TeachingRun`, the Pipeline's last teaching run: never charged, possibly seeded,
-  never on the Report;
+  never on the Report; shown again while its private settings hold (noise is drawn only when asked);
 - COMPARISON: `ComparisonRecord`, the Compare page's last comparison with the settings it used;
-- the widgets' own keys "upload_file", "compare_methods", "experiments_upload_<figure>" (the Experiments
+- the widgets' own keys "upload_file", "experiments_upload_<figure>" (the Experiments
   page's uploader, one per figure; the page keeps nothing else in the session), "lmin_steps", "lmax_steps"
   and "formulas: <title>" (whether the Pipeline's recursion and formula expanders are open: their charts and
-  formulas are drawn only then).
+  formulas are drawn only then), "whatif_margin" and "privacy_profile" (whether the what-if's 95 % points and the
+  budget's δ(ε) are open: computed only then).
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
 
 from core.accounting import Budget
-from core.compare import Comparison
+from core.compare import METHODS, Comparison, check_methods
 from core.data import Dataset
 from core.data.synthetic import MAX_D, MAX_ROWS, MAX_SCALE
 from core.errors import DataError, InputError
@@ -66,8 +67,11 @@ SESSION = {  # every session entry outside PARAMS, with its type
     IGNORED: "list[str]", UPLOAD: "Upload", UPLOADED: "dict[(DataSpec, ModelSpec | None), Dataset | Problem]",
     PUBLISHED: "dict[(DataSpec, ModelSpec), PublishedRelease]",
     TEACHING_RUN: "TeachingRun", COMPARISON: "ComparisonRecord", "upload_file": "widget: UploadedFile",
-    "compare_methods": "widget: list[str]", "experiments_upload_<figure>": "widget: UploadedFile",
+    "experiments_upload_<figure>": "widget: UploadedFile",
     "lmin_steps": "widget: bool", "lmax_steps": "widget: bool", "formulas: <title>": "widget: bool",
+    "whatif_margin": "widget: bool", "privacy_profile": "widget: bool",
+    "planner_<assumption>": "widget: number or choice (the Planner's n, d, loss, curvature, target; no data)",
+    "planner_search_pld": "widget: bool", "planner_searched": "tuple: the Planner's last PLD search for ε asked for",
 }
 
 
@@ -83,6 +87,14 @@ def _bool(text: str) -> bool:
     if text.lower() not in ("1", "true", "yes", "0", "false", "no"):
         raise ValueError(text)
     return text.lower() in ("1", "true", "yes")
+
+
+def _methods(text: str) -> list[str]:
+    """Distinct Compare methods, comma-separated: an empty or unknown name raises InputError, a ValueError."""
+    names = [name.strip() for name in text.split(",")]
+    if len(set(names)) < len(names):
+        raise ValueError("a method named twice")  # a mangled link, not a choice
+    return list(check_methods(names))
 
 
 @dataclass(frozen=True)
@@ -131,8 +143,11 @@ PARAMS: dict[str, Param] = {
     "fallback": Param("auto", str, ("auto", "on", "off")),
     "noise_seed": Param(None, _opt_int, bounds=(0, SEED_MAX)),
     "mode": Param("teaching", str, tuple(MODES)),
+    # display only: never a new draw
+    "present": Param(False, _bool),
     # compare
     "trials": Param(20, int, bounds=(1, MAX_TRIALS)),
+    "methods": Param(list(METHODS), _methods),  # the multiselect's value, a list; never mutated in place
 }
 
 
@@ -224,6 +239,8 @@ def _format(value: Any) -> str:
         return "1" if value else "0"
     if isinstance(value, float):
         return f"{value:.12g}"
+    if isinstance(value, list):
+        return ",".join(value)
     return str(value)
 
 
@@ -398,9 +415,13 @@ class PublishedRelease(RunRecord):
 
 @dataclass(frozen=True)
 class TeachingRun(RunRecord):
-    """The Pipeline's last teaching run: never charged, possibly seeded, never shown on the Report."""
+    """The Pipeline's last teaching run: never charged, possibly seeded, never shown on the Report.
+
+    settings holds every private setting it was drawn with (teaching_settings()): while they hold, the page shows
+    this same draw again instead of drawing anew, so a display toggle never changes the numbers."""
 
     seed: int | None
+    settings: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -435,11 +456,29 @@ def published() -> PublishedRelease | None:
     return st.session_state.get(PUBLISHED, {}).get((data_spec(), model_spec()))
 
 
+def teaching_settings() -> tuple:
+    """Every setting a teaching draw depends on: the data, the model, the target, the budget, the release's
+    calibration, level and fallback, and the noise seed. Display settings are not among them."""
+    return (data_spec(), model_spec(), get("coordinate"), get("direction"), get("epsilon"), get("delta"), split(),
+            get("accounting"), get("calibration"), get("level"), fallback(), get("noise_seed"))
+
+
+def current_teaching_run() -> TeachingRun | None:
+    """The kept teaching draw if it was made with the current settings, else None (a new draw is due)."""
+    record = st.session_state.get(TEACHING_RUN)
+    return record if record is not None and record.settings == teaching_settings() else None
+
+
 def keep_teaching_run(run: PrivateRun, coordinate: str, seed: int | None) -> TeachingRun:
     """Remember the Pipeline's last teaching run (apart from published releases) and return it."""
-    record = _record(TeachingRun, run, coordinate, seed=seed)
+    record = _record(TeachingRun, run, coordinate, seed=seed, settings=teaching_settings())
     st.session_state[TEACHING_RUN] = record
     return record
+
+
+def forget_teaching_run() -> None:
+    """Drop the kept teaching draw: the next run of the page draws fresh noise ("Draw fresh noise")."""
+    st.session_state.pop(TEACHING_RUN, None)
 
 
 def keep_comparison(settings: tuple, result: Comparison) -> None:
