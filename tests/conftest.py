@@ -45,3 +45,19 @@ def robust_problem():
 def logistic_problem():
     data = synthetic(20_000, 3, "logistic", theta_norm=1.0, seed=12)
     return prepare(data.X, data.y, "logistic", "cube", feature_names=data.feature_names)
+
+
+@pytest.fixture
+def downloads(monkeypatch):
+    """(file name, bytes) of every download an AppTest page offers, by MIME type (the last one of each)."""
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+
+    saved: dict[str, tuple[str | None, bytes]] = {}
+    original = MemoryMediaFileStorage.load_and_get_id
+
+    def record(self, data, mimetype, kind, filename=None):
+        saved[mimetype] = (filename, data.encode() if isinstance(data, str) else data)
+        return original(self, data, mimetype, kind, filename)
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
+    return saved

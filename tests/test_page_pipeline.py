@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 import streamlit as st
-from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 import ui.state
@@ -66,20 +65,6 @@ def charges(at: AppTest) -> list[tuple[float, float]]:
 
 def release(at: AppTest) -> AppTest:
     return at.button(key="release").click().run()
-
-
-@pytest.fixture
-def downloads(monkeypatch):
-    """(file name, bytes) of every download the page offers, by MIME type."""
-    saved: dict[str, tuple[str | None, bytes]] = {}
-    original = MemoryMediaFileStorage.load_and_get_id
-
-    def record(self, data, mimetype, kind, filename=None):
-        saved[mimetype] = (filename, data.encode() if isinstance(data, str) else data)
-        return original(self, data, mimetype, kind, filename)
-
-    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
-    return saved
 
 
 def core_run(epsilon: float, seed: int, j: int):

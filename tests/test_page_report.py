@@ -9,7 +9,6 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 import ui.state
@@ -98,20 +97,6 @@ def secrets(run, problem) -> list[str]:
     r = run.release
     values = [r.u_theta, r.omega, r.Delta, *problem.fit.theta, problem.fit.lambda_min, problem.fit.lambda_max]
     return [f"{v:.6g}" for v in values]
-
-
-@pytest.fixture
-def downloads(monkeypatch):
-    """The bytes of every download the page offers, by MIME type."""
-    saved: dict[str, bytes] = {}
-    original = MemoryMediaFileStorage.load_and_get_id
-
-    def record(self, data, mimetype, kind, filename=None):
-        saved[mimetype] = data.encode() if isinstance(data, str) else data
-        return original(self, data, mimetype, kind, filename)
-
-    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
-    return saved
 
 
 # ---------------------------------------------------------------- private_report
@@ -241,7 +226,7 @@ def test_publish_release_reaches_the_report_and_teaching_does_not_replace_it(dow
     shown = released_value(at)
     assert shown == f"{published.run.release.value:.6g}"
     assert download_labels(at) == DOWNLOADS
-    assert json.loads(downloads["application/json"])["release"]["value"] == published.run.release.value
+    assert json.loads(downloads["application/json"][1])["release"]["value"] == published.run.release.value
     before = page_text(at)
 
     # Back to teaching: seeded and unseeded runs on the same data leave the published record alone.
@@ -289,7 +274,7 @@ def test_release_shows_private_values_only(problem, downloads):
     assert "NOT a private release" not in text
     for secret in secrets(run, problem):
         assert secret not in text
-    html, doc = downloads["text/html"].decode(), json.loads(downloads["application/json"])
+    html, doc = downloads["text/html"][1].decode(), json.loads(downloads["application/json"][1])
     assert f"{run.release.value:.6g}" in html
     assert "<script" not in html and "http" not in html  # self-contained
     assert doc["release"]["value"] == run.release.value
@@ -307,7 +292,7 @@ def test_the_interval_is_contrasted_with_a_population_interval(problem, download
                 "privacy noise only; it is not a confidence interval for a population coefficient, which would also "
                 "have to account for the sampling variability of the n rows.")
     assert sentence in page_text(at)
-    assert html_module.escape(sentence) in downloads["text/html"].decode()
+    assert html_module.escape(sentence) in downloads["text/html"][1].decode()
 
 
 def test_the_script_reruns_the_settings_without_a_seed(problem, downloads):
@@ -315,7 +300,7 @@ def test_the_script_reruns_the_settings_without_a_seed(problem, downloads):
     rel = release(problem)
     at = open_report(rel)
     assert not at.exception
-    code = downloads["text/x-python"].decode()
+    code = downloads["text/x-python"][1].decode()
     compile(code, "reproduce", "exec")
     assert "SEED = None" in code and "FRESH noise from the operating system" in code
     assert "seeded TEACHING" not in code and "replays the run" not in code
@@ -355,8 +340,8 @@ def test_synthetic_rows_are_the_unit(problem, downloads):
     wording = ("Privacy unit: a row. The guarantee is per row of the synthetic data; if one person can fill several "
                "rows, it holds per person only by group privacy.")
     assert wording in page_text(at)
-    assert wording in downloads["text/html"].decode()
-    assert json.loads(downloads["application/json"])["privacy_unit"] == dict(
+    assert wording in downloads["text/html"][1].decode()
+    assert json.loads(downloads["application/json"][1])["privacy_unit"] == dict(
         unit="row", max_rows_per_person=1, epsilon_per_person=8.0, delta_per_person=1e-6)
 
 
@@ -378,8 +363,8 @@ def test_an_uploaded_census_file_protects_each_person(downloads):
     assert not at.exception and not at.error
     wording = "Privacy unit: a person. Each person fills at most one row, so the guarantee above holds per person."
     assert wording in page_text(at)
-    assert wording in downloads["text/html"].decode()
-    assert json.loads(downloads["application/json"])["privacy_unit"]["unit"] == "person"
+    assert wording in downloads["text/html"][1].decode()
+    assert json.loads(downloads["application/json"][1])["privacy_unit"]["unit"] == "person"
 
 
 def test_one_row_per_person(problem, monkeypatch, downloads):
@@ -388,7 +373,7 @@ def test_one_row_per_person(problem, monkeypatch, downloads):
     assert not at.exception
     wording = "Each person fills at most one row, so the guarantee above holds per person."
     assert wording in page_text(at)
-    assert wording in downloads["text/html"].decode()
+    assert wording in downloads["text/html"][1].decode()
 
 
 def test_a_person_in_several_rows_is_covered_by_group_privacy(problem, monkeypatch, downloads):
@@ -401,8 +386,8 @@ def test_a_person_in_several_rows_is_covered_by_group_privacy(problem, monkeypat
                f"is (kε, δ_k) = ({eps:g}, {delta:.3g}) by group privacy")
     assert eps == 24.0
     assert wording in page_text(at)
-    assert wording in downloads["text/html"].decode()
-    doc = json.loads(downloads["application/json"])
+    assert wording in downloads["text/html"][1].decode()
+    doc = json.loads(downloads["application/json"][1])
     assert doc["privacy_unit"] == dict(unit="person", max_rows_per_person=3, epsilon_per_person=eps,
                                        delta_per_person=delta)
 
@@ -427,7 +412,7 @@ def test_a_failed_test_on_logistic_data_falls_back_and_the_report_says_so(downlo
     text = page_text(at)
     assert "released by objective perturbation (15)" in text
     assert "regularised" in text  # what the interval covers, in words
-    assert json.loads(downloads["application/json"])["release"]["branch"] == "objective_perturbation"
+    assert json.loads(downloads["application/json"][1])["release"]["branch"] == "objective_perturbation"
     # plain Algorithm 5 stays one click away
     at2, plain = publish_once(source="synthetic_logistic", n=5_000, epsilon=2.0, fallback="off")
     assert plain.run.release.status == "bottom"
@@ -441,13 +426,13 @@ def test_the_report_shows_the_ledger_of_these_people(downloads):
     at.session_state["mode"] = "publish"
     at.switch_page("pages/report.py").run()
     assert not at.exception
-    doc = json.loads(downloads["application/json"])
+    doc = json.loads(downloads["application/json"][1])
     ledger = doc["ledger"]
     assert (ledger["spent_epsilon"], ledger["cap_epsilon"], ledger["remaining_epsilon"]) == (6.0, 10.0, 4.0)
     assert [h["epsilon"] for h in ledger["history"]] == [3.0, 3.0]
     assert ledger["history"][0]["value"] == first.run.release.value
     assert ledger["history"][0]["outcome"] == first.run.release.status
-    html = downloads["text/html"].decode()
+    html = downloads["text/html"][1].decode()
     assert "Privacy ledger" in html and "Remaining" in html
     assert "Spent on these people" in page_text(at)
 

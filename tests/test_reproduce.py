@@ -243,22 +243,6 @@ def test_unusable_settings_are_input_errors(bad):
 # ---------------------------------------------------------------- the Pipeline page's downloads
 
 
-@pytest.fixture
-def saved(monkeypatch):
-    """(file name, bytes) of every download a page offers, by MIME type."""
-    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
-
-    kept: dict[str, tuple[str, bytes]] = {}
-    original = MemoryMediaFileStorage.load_and_get_id
-
-    def record(self, data, mimetype, kind, filename=None):
-        kept[mimetype] = (filename, data.encode() if isinstance(data, str) else data)
-        return original(self, data, mimetype, kind, filename)
-
-    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
-    return kept
-
-
 def pipeline(**settings: object):
     """The Pipeline page in teaching mode with the given settings, run once."""
     from streamlit.testing.v1 import AppTest
@@ -272,7 +256,7 @@ def pipeline(**settings: object):
     return at
 
 
-def test_the_pipeline_offers_the_teaching_runs_code(saved, tmp_path):
+def test_the_pipeline_offers_the_teaching_runs_code(downloads, tmp_path):
     """A seeded teaching run's script and notebook, downloaded from the page, print the value on the page."""
     at = pipeline(noise_seed=7, coordinate="x2", split_c=2.0)
     buttons = {b.proto.label: b for b in at.get("download_button")}
@@ -280,18 +264,18 @@ def test_the_pipeline_offers_the_teaching_runs_code(saved, tmp_path):
         assert buttons[label].proto.ignore_rerun  # a click must not rerun the page and redraw the noise
     value = at.session_state["teaching_run"].run.release.value
     assert value is not None
-    name, code = saved["text/x-python"]
+    name, code = downloads["text/x-python"]
     assert name == "reproduce_x2.py" and "SEED = 7" in code.decode()
     assert float(printed(run_script(code.decode(), tmp_path))["value"]) == value
-    name, doc = saved["application/x-ipynb+json"]
+    name, doc = downloads["application/x-ipynb+json"]
     assert name == "reproduce_x2.ipynb"
     assert float(printed(run_notebook(doc.decode(), tmp_path))["value"]) == value
 
 
-def test_an_unseeded_teaching_run_gives_code_with_fresh_noise(saved):
+def test_an_unseeded_teaching_run_gives_code_with_fresh_noise(downloads):
     at = pipeline(direction="1, -1, 0, 0, 0")
     assert at.session_state["teaching_run"].seed is None
-    name, code = saved["text/x-python"]
+    name, code = downloads["text/x-python"]
     assert name == "reproduce_u.py"
     text = code.decode()
     assert "SEED = None" in text and "FRESH noise" in text
