@@ -8,11 +8,16 @@ For each method, wall-clock (`time.perf_counter`) of
 - previous: the per-draw loop as `compare` ran it before: Algorithm 5, the oracle and output
   perturbation (theta_lam once) as now; objective perturbation cold from 0 every draw
   (`core.baselines.objective_perturbation`); DP-SGD with one `poisson_batch` per step, fancy-index
-  gathers, per-step noise and the row norms recomputed every draw (`previous_dp_sgd_theta` below).
+  gathers, per-step noise and the row norms recomputed every draw (`previous_dp_sgd_theta` below);
+- fallback (DP-SGD only): `compare(..., ["dp_sgd"])` with DP-SGD's compiled steps and batch
+  selection off (`core.dp_sgd.STEPS_KERNEL` and `DISTINCT_KERNEL` set to None in-process: the
+  NumPy path that PSP_NO_JIT=1 or a missing numba selects), on the same seed as now; the script
+  stops if its K values differ from the compiled ones by more than 1e-12 relative.
 
-The two alternate within each repeat, so both see the same load; the figures are medians over the
+The three alternate within each repeat, so all see the same load; the figures are medians over the
 repeats. DP-SGD's noise-multiplier calibration (lru_cached, public parameters only) is done once
-before the timings and reported apart, and one untimed comparison with K = 1 warms up the rest.
+before the timings and reported apart; one comparison with K = 1, outside the medians, warms up the
+rest, and its time (which includes loading the compiled code from core/__pycache__) is reported too.
 
     python benchmarks/bench_compare.py                 # n = 10^6, K = 20, 3 repeats
     python benchmarks/bench_compare.py --n 20000 --draws 3
@@ -21,6 +26,7 @@ before the timings and reported apart, and one untimed comparison with K = 1 war
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -32,6 +38,7 @@ from numpy.typing import NDArray
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import core.dp_sgd
 from core.accounting import split_budget
 from core.baselines import objective_perturbation, oracle, output_perturbation
 from core.compare import METHODS, compare
@@ -42,6 +49,7 @@ from core.pipeline import Problem, make_rng, prepare, run_private
 from core.release import unit_direction
 
 TARGET_S = 3.0
+AGREE = 1e-12  # compiled DP-SGD against its NumPy fallback, relative
 
 
 def previous_dp_sgd_theta(problem: Problem, epsilon: float, delta: float, rng: np.random.Generator,
@@ -89,6 +97,24 @@ def timed(action: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
+def fallback_dp_sgd(problem: Problem, budget, draws: int, rng: np.random.Generator) -> tuple[float, ...]:
+    """compare's DP-SGD draws with the compiled steps and batch selection off (the NumPy path)."""
+    kernels = core.dp_sgd.STEPS_KERNEL, core.dp_sgd.DISTINCT_KERNEL
+    core.dp_sgd.STEPS_KERNEL = core.dp_sgd.DISTINCT_KERNEL = None
+    try:
+        return compare(problem, 0, budget, draws, rng, ["dp_sgd"]).methods["dp_sgd"].values
+    finally:
+        core.dp_sgd.STEPS_KERNEL, core.dp_sgd.DISTINCT_KERNEL = kernels
+
+
+def machine() -> str:
+    """nproc, the CPU model and the load averages, for the record."""
+    with open("/proc/cpuinfo") as f:
+        model = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "unknown")
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    return f"nproc {len(os.sched_getaffinity(0))}, {model}, load average {load}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--n", type=int, default=1_000_000)
@@ -103,19 +129,34 @@ def main() -> None:
     calibration_s = timed(lambda: calibrate_noise_multiplier(
         budget.epsilon_total, budget.delta_total, cfg.sampling_rate(problem.n), cfg.steps, cfg.accountant,
         cfg.neighbours))
-    compare(problem, 0, budget, 1, make_rng(0))  # warm-up, untimed: imports and compiled kernels
+    if core.dp_sgd.STEPS_KERNEL is None:
+        raise SystemExit("DP-SGD's compiled steps are off (PSP_NO_JIT is set, or numba is missing)")
+    print(f"start: {machine()}")
+    warmup_s = timed(lambda: compare(problem, 0, budget, 1, make_rng(0)))  # imports and compiled kernels
     now: dict[str, list[float]] = {m: [] for m in METHODS}
     before: dict[str, list[float]] = {m: [] for m in METHODS}
+    fallback: list[float] = []
     for rep in range(args.repeats):
         for m in METHODS:
             rng = make_rng(rep)
-            now[m].append(timed(lambda m=m, rng=rng: compare(problem, 0, budget, args.draws, rng, [m])))
+            start = time.perf_counter()
+            got = compare(problem, 0, budget, args.draws, rng, [m]).methods[m].values
+            now[m].append(time.perf_counter() - start)
             rng = make_rng(rep)
             before[m].append(timed(lambda m=m, rng=rng: previous(problem, m, budget, args.draws, rng)))
+            if m == "dp_sgd":
+                start = time.perf_counter()
+                ref = fallback_dp_sgd(problem, budget, args.draws, make_rng(rep))
+                fallback.append(time.perf_counter() - start)
+                worst = max(abs(a - b) / abs(b) for a, b in zip(got, ref, strict=True))
+                if worst > AGREE:
+                    raise SystemExit(f"compiled and NumPy DP-SGD differ by {worst:.1e} relative (repeat {rep})")
+    print(f"end: {machine()}")
 
     print(f"n = {args.n:,}, d = 5, synthetic robust, (eps, delta) = (4, 1e-6), K = {args.draws}, "
           f"medians of {args.repeats} repeats")
     print(f"DP-SGD's noise-multiplier calibration, once (cached): {calibration_s:.2f} s")
+    print(f"warm-up comparison, K = 1 (loads the compiled code): {warmup_s:.2f} s")
     print("| method | previous | now | ratio |")
     print("|---|---|---|---|")
     for m in METHODS:
@@ -128,6 +169,9 @@ def main() -> None:
     print(f"| **total** | {b:.2f} s | **{a:.2f} s** ({min(totals_now):.2f} to {max(totals_now):.2f}) | "
           f"{b / a:.1f}x |")
     print(f"target: total <= {TARGET_S:.0f} s: {verdict}")
+    f, a = statistics.median(fallback), statistics.median(now["dp_sgd"])
+    print(f"DP-SGD, K = {args.draws}: NumPy fallback {f:.3f} s, compiled {a:.3f} s, ratio {f / a:.1f}x "
+          f"(values equal to {AGREE:.0e} relative)")
 
 
 if __name__ == "__main__":

@@ -1,11 +1,18 @@
-"""DP-SGD (core.dp_sgd): calibration, sampling, clipping, accuracy against an a-priori prediction."""
+"""DP-SGD (core.dp_sgd): calibration, sampling, clipping, accuracy against an a-priori prediction,
+and the compiled steps and batches against their NumPy fallback."""
 
+import json
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 from scipy import stats
 
+import core.dp_sgd
 from core.data import synthetic
 from core.dp_sgd import (
     DPSGDConfig,
@@ -15,6 +22,8 @@ from core.dp_sgd import (
     dp_sgd_epsilon,
     dp_sgd_theta,
     poisson_batch,
+    poisson_batches,
+    sgd_rows,
 )
 from core.gaussian import sigma_analytic
 from core.losses import LOGISTIC, ROBUST
@@ -222,3 +231,135 @@ def test_default_config_error_is_small(problem_200k):
     for seed in range(3):
         out = dp_sgd(p, 0, 4.0, DELTA, np.random.default_rng(seed))
         assert abs(out.value - out.u_theta) < 0.02
+
+
+compiled = pytest.mark.skipif(core.dp_sgd.STEPS_KERNEL is None,
+                              reason="the compiled loops are off (no numba or PSP_NO_JIT=1)")
+ROOT = Path(__file__).resolve().parents[1]
+AGREE = 1e-12  # compiled against NumPy: the order of a sum's terms and libm's last bit, compounded over T steps
+
+
+def without_kernels(monkeypatch):
+    monkeypatch.setattr(core.dp_sgd, "STEPS_KERNEL", None)
+    monkeypatch.setattr(core.dp_sgd, "DISTINCT_KERNEL", None)
+
+
+@compiled
+@pytest.mark.parametrize(
+    "loss, n, d, lam_reg, config",
+    [
+        ("robust", 20_000, 5, 0.0, DPSGDConfig(steps=300, **FAST)),
+        ("robust", 3_000, 17, 1e-2, DPSGDConfig(steps=200, clip_norm=0.3, average_fraction=0.0, **FAST)),
+        ("robust", 300, 1, 0.0, DPSGDConfig(steps=100, batch_size=200, **FAST)),  # q = 2/3: one batch at a time
+        ("logistic", 5_000, 3, 1e-3, DPSGDConfig(steps=300, learning_rate=2.0, **FAST)),
+        ("logistic", 100_000, 6, 0.0, DPSGDConfig(steps=100, clip_norm=5.0, **FAST)),
+    ],
+)
+def test_compiled_steps_give_the_numpy_theta(monkeypatch, loss, n, d, lam_reg, config):
+    """Same seed, same theta_hat and z to 1e-12, compiled or not; SAMPLE_BLOCK = 4000 splits the run into blocks."""
+    monkeypatch.setattr(core.dp_sgd, "SAMPLE_BLOCK", 4000)
+    data = synthetic(n, d, loss, theta_norm=1.0, seed=n + d)
+    p = prepare(data.X, data.y, loss, "cube", lam_reg=lam_reg)
+    fast, z = dp_sgd_theta(p, 1.0, DELTA, np.random.default_rng(5), config)
+    without_kernels(monkeypatch)
+    slow, z_slow = dp_sgd_theta(p, 1.0, DELTA, np.random.default_rng(5), config)
+    assert z == z_slow
+    assert np.linalg.norm(fast - slow) <= AGREE * np.linalg.norm(slow)
+    np.testing.assert_allclose(fast, slow, rtol=AGREE, atol=AGREE * np.linalg.norm(slow))
+    other, _ = dp_sgd_theta(p, 1.0, DELTA, np.random.default_rng(6), config)
+    assert np.linalg.norm(other - slow) > 1e-6 * np.linalg.norm(slow)  # the comparison can fail: seeds matter
+
+
+@compiled
+@pytest.mark.parametrize("n, q, steps", [(60, 0.2, 3000), (1000, 0.05, 400), (10**5, 1e-3, 300), (50, 0.5, 200)])
+def test_compiled_batches_are_the_sorted_batches(monkeypatch, n, q, steps):
+    """Marking and sorting find the same distinct indices in the same stream: equal sets, equal generator states.
+
+    At n = 60, q = 0.2 about half the batches repeat an index, and q = 0.5, n = 50 (25 draws a batch)
+    needs several rounds; the sorted path returns each batch sorted, the marked one in stream order.
+    """
+    rng = np.random.default_rng(8)
+    idx, offsets = poisson_batches(rng, n, q, steps)
+    without_kernels(monkeypatch)
+    rng_ref = np.random.default_rng(8)
+    ref, ref_offsets = poisson_batches(rng_ref, n, q, steps)
+    assert offsets == ref_offsets and idx.size == offsets[-1]
+    for t in range(steps):
+        np.testing.assert_array_equal(np.sort(idx[offsets[t] : offsets[t + 1]]), ref[offsets[t] : offsets[t + 1]])
+    assert rng.bit_generator.state == rng_ref.bit_generator.state
+
+
+@compiled
+@pytest.mark.parametrize("loss", [ROBUST, LOGISTIC])
+@pytest.mark.parametrize("margin", [None, 800.0])
+def test_compiled_step_is_the_clipped_gradient_step(loss, margin):
+    """A full-batch step with lr = denom = 1, lam = 0, no noise: theta - theta+ = sum_i w_i x_i (clipped_weights).
+
+    Rows 0-4 have h' = 0 exactly (robust: y = t); with margin = 800, theta is scaled so that row 5
+    has |y - t| = 800 (robust: exp(-|u|) = 0) or y t = 800 (logistic: exp overflows, h' = -0).
+    """
+    rng = np.random.default_rng(3)
+    m, d, C = 4000, 4, 0.7
+    X = rng.uniform(-1, 1, size=(m, d))
+    theta = rng.normal(0, 2, size=d)
+    if margin is not None:
+        theta *= margin / abs(X[5] @ theta)
+    t = X @ theta
+    y = np.sign(rng.normal(size=m)) if loss is LOGISTIC else t + rng.normal(0, 3, size=m)
+    if loss is ROBUST:
+        y[:5] = t[:5]
+        y[5] = 0.0 if margin else y[5]
+    else:
+        y[5] = np.sign(t[5])
+    rows = np.column_stack([y, X, np.linalg.norm(X, axis=1)])
+    want = X.T @ clipped_weights(t, y, rows[:, d + 1], loss, C)
+    after, total = theta.copy(), np.zeros(d)
+    step, kind = (1.0, 1.0, 0.0, C, 0), {"robust": 0, "logistic": 1}[loss.name]
+    offsets = np.array([0, m], dtype=np.int64)
+    core.dp_sgd.STEPS_KERNEL(rows, np.arange(m, dtype=np.int64), offsets, np.zeros((1, d)), after, total, 0, step, kind)
+    np.testing.assert_allclose(theta - after, want, rtol=1e-12, atol=1e-13 * m)
+    np.testing.assert_array_equal(total, after)
+    assert np.abs(want).max() > 1.0  # many clipped terms, not a vacuous sum
+
+
+NO_JIT_SCRIPT = """
+import json, sys
+import numpy as np
+import core.dp_sgd as D
+from core.data import synthetic
+from core.pipeline import prepare
+out = {"jit": D.STEPS_KERNEL is not None}
+for loss, n, d in json.loads(sys.argv[1]):
+    data = synthetic(n, d, loss, theta_norm=1.0, seed=3)
+    p = prepare(data.X, data.y, loss, "cube")
+    cfg = D.DPSGDConfig(steps=200, accountant="rdp", neighbours="add_remove")
+    out[loss] = D.dp_sgd_theta(p, 1.0, 1e-6, np.random.default_rng(4), cfg)[0].tolist()
+print(json.dumps(out))
+"""
+
+
+@compiled
+def test_no_jit_process_gives_the_same_theta():
+    """PSP_NO_JIT=1 in a fresh process (the NumPy steps) against the compiled steps in this one."""
+    cases = [("robust", 5000, 5), ("logistic", 5000, 3)]
+    env = {**os.environ, "PSP_NO_JIT": "1", "PYTHONPATH": str(ROOT)}
+    done = subprocess.run([sys.executable, "-c", NO_JIT_SCRIPT, json.dumps(cases)], env=env, cwd=ROOT,
+                          capture_output=True, text=True, check=True)
+    fallback = json.loads(done.stdout)
+    assert fallback.pop("jit") is False
+    for loss, n, d in cases:
+        data = synthetic(n, d, loss, theta_norm=1.0, seed=3)
+        p = prepare(data.X, data.y, loss, "cube")
+        cfg = DPSGDConfig(steps=200, **FAST)
+        here = dp_sgd_theta(p, 1.0, DELTA, np.random.default_rng(4), cfg)[0]
+        np.testing.assert_allclose(here, fallback[loss], rtol=AGREE, atol=AGREE * np.linalg.norm(here))
+
+
+def test_sgd_rows_layout(robust_problem):
+    """(y, x, ||x||): the scalars first and last, the kernels' and the NumPy steps' shared layout."""
+    p = robust_problem
+    rows = sgd_rows(p)
+    assert rows.shape == (p.n, p.d + 2) and rows.flags.c_contiguous
+    np.testing.assert_array_equal(rows[:, 0], p.y)
+    np.testing.assert_array_equal(rows[:, 1 : p.d + 1], p.X)
+    np.testing.assert_allclose(rows[:, -1], np.linalg.norm(p.X, axis=1), rtol=1e-15)
