@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from core.accounting import Budget
 from core.data import Dataset
@@ -52,23 +53,25 @@ def teaching_run(problem: Problem, b: Budget) -> tuple[state.TeachingRun, int | 
     return rec, u
 
 
-def teaching(problem: Problem, data: Dataset, b: Budget) -> None:
+def teaching(problem: Problem, data: Dataset, b: Budget, top: DeltaGenerator) -> None:
+    """The summary and the downloads in top (above the fit), stages 1-4 and the budget here (below it)."""
     try:
         rec, u = teaching_run(problem, b)
     except InputError as exc:
-        st.error(message(exc))
+        top.error(message(exc))
         return
     run, name, seed = rec.run, rec.coordinate, rec.seed
-    cards.summary(run, name, seed)
-    # on_click="ignore": the download needs no rerun.
-    st.download_button(
-        "Save teaching snapshot", teaching_snapshot(rec, problem, data), snapshot_name(name), "text/markdown",
-        key="teaching_snapshot", on_click="ignore", icon=":material/school:",
-        help="This run's settings and numbers, non-private ones included, in a text file whose first line says "
-        "TEACHING — NOT PRIVATE, NOT CHARGED. It is not a report: only a Publish-mode release reaches the Report.",
-    )
-    reproduce_downloads(problem, b, u, seed)
-    cards.stage0_card(problem, data, u if isinstance(u, int) else None)
+    with top:
+        cards.summary(run, name, seed)
+        # on_click="ignore": the download needs no rerun.
+        st.download_button(
+            "Save teaching snapshot", teaching_snapshot(rec, problem, data), snapshot_name(name), "text/markdown",
+            key="teaching_snapshot", on_click="ignore", icon=":material/school:",
+            help="This run's settings and numbers, non-private ones included, in a text file whose first line says "
+            "TEACHING — NOT PRIVATE, NOT CHARGED. It is not a report: only a Publish-mode release reaches the "
+            "Report.",
+        )
+        reproduce_downloads(problem, b, u, seed)
     private_cards(run, b, name, problem, publish=False)
 
 
@@ -129,24 +132,38 @@ def main() -> None:
     except InputError as exc:
         st.error(message(exc))
         return
-    private_section(problem, data)
+    top = st.container()  # the budget and the summary: written by the fragment below
+    if not state.is_publish():
+        fit_card(problem, data)
+    private_section(problem, data, top)
+
+
+def fit_card(problem: Problem, data: Dataset) -> None:
+    """Stage 0 between the budget and the private stages, outside their fragment: a budget change leaves it as is."""
+    try:
+        u, _ = state.target(problem)
+    except InputError:  # the fragment says why
+        return
+    cards.stage0_card(problem, data, u if isinstance(u, int) else None)
 
 
 @st.fragment
-def private_section(problem: Problem, data: Dataset) -> None:
-    """The budget, the private stages and the sidebar's budget lines: a fragment, so an ε or δ change reruns only
-    these (the fit above and the data are unchanged by it)."""
-    controls.privacy_controls(data.n)
+def private_section(problem: Problem, data: Dataset, top: DeltaGenerator) -> None:
+    """The budget and the summary (in top, above the fit), the private stages (below it) and the sidebar's budget
+    line: a fragment, so an ε or δ change reruns only these; the fit and the data are unchanged by it."""
+    with top:
+        controls.privacy_controls(data.n)
     sidebar.budget_line(st.sidebar)
     try:
         b = controls.budget()
     except InputError as exc:
-        st.error(message(exc))
+        top.error(message(exc))
         return
     if state.is_publish():
-        publish(problem, b)
+        with top:
+            publish(problem, b)
     else:
-        teaching(problem, data, b)
+        teaching(problem, data, b, top)
     state.sync_url()  # a fragment's rerun skips app.py's: the link must keep the new ε and δ
 
 main()

@@ -84,7 +84,7 @@ def test_teaching_page_renders_every_stage():
     assert [t.split(" · ")[0] for t in titles] == ["#### Stage 0", "#### Stage 1", "#### Stage 2", "#### Stage 3",
                                                    "#### Stage 4", "#### Budget"]
     charts = {c.proto.id for c in at.main.get("plotly_chart")}
-    assert len(charts) == 4  # θ, the test, the what-if, the density; the recursions wait in closed expanders
+    assert len(charts) == 3  # θ, the test, the density; the recursions and the what-if's region wait in expanders
 
 
 def test_the_recursions_are_drawn_when_their_expanders_open():
@@ -95,7 +95,7 @@ def test_the_recursions_are_drawn_when_their_expanders_open():
     at.session_state["lmax_steps"] = True
     at.run()
     assert_clean(at)
-    assert len({c.proto.id for c in at.main.get("plotly_chart")}) == 8
+    assert len({c.proto.id for c in at.main.get("plotly_chart")}) == 7
 
 
 def test_released_value_matches_core():
@@ -576,3 +576,13 @@ def test_every_chart_is_described_in_words():
     described = [c.value for c in at.main.caption if c.value.split(":")[0] in
                  {"Stability test (14)", "θ(Pₙ) and θ*"} or "Shown:" in c.value]
     assert len(described) >= len(charts) - 1 and described
+
+
+def test_the_pass_region_is_drawn_once_opened():
+    at = start(epsilon=8.0, noise_seed=1)
+    before = len(at.main.get("plotly_chart"))
+    at.session_state["whatif_region"] = True
+    at.run()
+    assert_clean(at)
+    assert len(at.main.get("plotly_chart")) == before + 1
+    assert any(c.value.startswith("Blue: (14) passes") for c in at.main.caption)

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from core import whatif
 from core.accounting import Budget, basic_shares
@@ -71,14 +72,21 @@ def card_title(text: str) -> None:
     st.markdown(f"#### {text}")
 
 
+def opened(label: str, key: str, icon: str | None = None) -> DeltaGenerator | None:
+    """A closed expander whose content is drawn only once it is opened (None until then): its charts, formulas
+    or computations cost nothing at first render. Call it inside a fragment, so opening it reruns only that."""
+    box = st.expander(label, key=key, on_change="rerun", icon=icon)
+    return box if box.open else None
+
+
 @st.fragment
 def formulas(f: Formulas) -> None:
     """A card's formulas in a closed expander, typeset only once it is opened: typesetting every card's formulas
     is a large part of drawing the page. A fragment, so opening it reruns only the expander. Hidden when presenting."""
     if presenting():
         return
-    box = st.expander(f.title, key=f"formulas: {f.title}", on_change="rerun")
-    if box.open:
+    box = opened(f.title, f"formulas: {f.title}")
+    if box is not None:
         with box:
             for line in f.latex:
                 st.latex(line)
@@ -157,9 +165,8 @@ def bound_figures(b: RecursiveBound, paths: Callable[[], tuple[Steps, Steps]], w
     A fragment, so opening it reruns only this expander. Hidden when presenting."""
     if presenting():
         return
-    box = st.expander(tagged("The recursion step by step"), key=f"{key}_steps", on_change="rerun",
-                      icon=":material/stairs:")
-    if not box.open:
+    box = opened(tagged("The recursion step by step"), f"{key}_steps", ":material/stairs:")
+    if box is None:
         return
     with box:
         names = eigenvalue_names(which)
@@ -259,14 +266,24 @@ def what_if(problem: Problem, b: Budget) -> None:
     try:
         eps_min = cache.smallest_epsilon(*keys, problem)
         n_min = cache.smallest_n(*keys, b.epsilon_total, problem)
-        ns, passes = cache.pass_region(*keys, problem)
     except (InputError, OverflowError) as exc:  # the what-if explores ε up to 1e3, beyond the sliders
         st.warning(f"The what-if is not available for these settings: {message(exc)}")
         return
     metric_row(whatif_metrics(eps_min, n_min, "passes (noise-free, about 50 %)"))
     likely_points(problem, keys, b.epsilon_total)
-    chart(region_figure(ns, WHATIF_EPS, passes, problem.n, b.epsilon_total), "pass_region", 360)
-    st.caption("Blue: (14) passes with noise-free certificates; grey: it fails. The star is this sample and ε.")
+    region(problem, keys, b.epsilon_total)
+
+
+@st.fragment
+def region(problem: Problem, keys: tuple, epsilon: float) -> None:
+    """Where (14) passes over (n, ε) to n = 10¹², drawn once opened."""
+    box = opened(tagged("Where the test passes over n and ε"), "whatif_region", ":material/grid_on:")
+    if box is None:
+        return
+    with box:
+        ns, passes = cache.pass_region(*keys, problem)
+        chart(region_figure(ns, WHATIF_EPS, passes, problem.n, epsilon), "pass_region", 360)
+        st.caption("Blue: (14) passes with noise-free certificates; grey: it fails. The star is this sample and ε.")
 
 
 def whatif_metrics(eps_min: float | None, n_min: int | None, how: str) -> list[Metric]:
@@ -282,9 +299,9 @@ def whatif_metrics(eps_min: float | None, n_min: int | None, how: str) -> list[M
 def likely_points(problem: Problem, keys: tuple, epsilon: float) -> None:
     """The smallest ε and n at which (14) passes with probability >= 0.95 over the certificates' Laplace noise
     (core.whatif.pass_probability): computed when opened, as they take up to seconds on large n and small ε."""
-    box = st.expander(tagged("With a margin: where the test passes 95 % of the time"), key="whatif_margin",
-                      on_change="rerun", icon=":material/verified:")
-    if not box.open:
+    box = opened(tagged("With a margin: where the test passes 95 % of the time"), "whatif_margin",
+                 ":material/verified:")
+    if box is None:
         return
     with box:
         try:
@@ -431,8 +448,8 @@ def profile(b: Budget) -> None:
     the PLD takes up to a second per budget. Public parameters only."""
     if presenting():
         return
-    box = st.expander("Privacy profile δ(ε)", key="privacy_profile", on_change="rerun", icon=":material/show_chart:")
-    if not box.open:
+    box = opened("Privacy profile δ(ε)", "privacy_profile", ":material/show_chart:")
+    if box is None:
         return
     with box:
         chart(profile_figure(cache.privacy_profile(b)), "privacy_profile_chart", 360)
