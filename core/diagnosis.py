@@ -205,7 +205,8 @@ def _summary(d: dict, terms: tuple[Term, ...], binding: Term | None, stretch: fl
     else:
         head = f"n = {n} is too small for κ̂ = {kappa:.3g}"
     factor = d["n_factor"]
-    more = (f"; about {_sci(factor * d['n'])} samples (×{factor:.3g}) would pass if κ̂ held"
+    more = (f"; at this draw's certified bounds, about {_sci(factor * d['n'])} samples (×{factor:.3g}) would pass "
+            "if they held (a rough scaling; the What-if computes the point)"
             if math.isfinite(factor) else "; no n passes at this fit tolerance")
     if d["den_a"] <= 0:
         alone = f"; the term {largest} alone is beyond the threshold {thr:.2g}" if binding.alone > thr else ""

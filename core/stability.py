@@ -110,7 +110,8 @@ def stability_test(
         return StabilityTest(passed=False, reason=reason, **out)
 
     if lambda_hat_min <= 0 or lambda_hat_max is None:
-        return fail("the certified lower bound λ̂min is 0: the sample is too small to certify any curvature")
+        return fail("the certified lower bound λ̂min is 0: no curvature could be certified (too few rows for this ε, "
+                    "or data with little or none)")
     if not c1_holds(lambda_hat_min, g, n, lam_reg):
         return fail("condition (C1) fails: the certified λ̂min is too small for this n")
     lam0, lam1 = lambda_hat_min + lam_reg, lambda_hat_max + lam_reg

@@ -17,12 +17,12 @@ STAGES = """
 digraph {
   rankdir=LR; bgcolor="transparent";
   node [shape=box, style="rounded,filled", fillcolor="#F2F5F8", color="#0072B2", fontname="sans-serif"];
-  edge [color="#555555"];
+  edge [color="#888888", fontcolor="#888888"];
   fit [label="1. Fit θ(Pₙ)\\nthe exact model\\n(not private)"];
   bounds [label="2. Private bounds\\nλ̂min, λ̂max\\non the curvature"];
   test [label="3. Stability test (14)\\nis one coefficient\\nsafe to release?"];
   release [label="4. Release\\nthe coefficient + noise,\\nwith an interval"];
-  bottom [label="⊥ nothing released", shape=plaintext, style=""];
+  bottom [label="⊥ nothing released", shape=plaintext, style="", fontcolor="#888888"];
   fit -> bounds -> test;
   test -> release [label="passes"];
   test -> bottom [label="fails", style=dashed];
@@ -90,7 +90,8 @@ def main() -> None:
     st.markdown(
         "**Two modes.** *Teaching* is for exploring: every intermediate is shown, non-private numbers are "
         "marked as such, and nothing is charged. *Publish* is for a data curator's real releases: each one "
-        "spends privacy budget from a ledger with a cap, and nothing non-private is shown. Before spending any, "
+        "spends privacy budget from a ledger with a cap, and the Pipeline and the Report show only what the "
+        "mechanism releases (the Data page still shows the rows to whoever holds them). Before spending any, "
         "the *Planner* says from public assumptions alone whether a release would pass and how wide its "
         "interval would be; it reads no data. The sidebar's *Presentation* switch shows fewer digits in a larger "
         "type for an audience."

@@ -63,6 +63,7 @@ def teaching(problem: Problem, data: Dataset, b: Budget, top: DeltaGenerator) ->
     run, name, seed = rec.run, rec.coordinate, rec.seed
     with top:
         cards.summary(run, name, seed)
+        cards.projection_note(problem)
         # on_click="ignore": the download needs no rerun.
         st.download_button(
             "Save teaching snapshot", teaching_snapshot(rec, problem, data), snapshot_name(name), "text/markdown",

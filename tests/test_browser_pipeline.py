@@ -36,23 +36,41 @@ def test_an_epsilon_change_updates_the_stages_the_sidebar_and_the_link(browser, 
         tab.close()
 
 
+VALUE_SIZE = """() => parseFloat(getComputedStyle(
+    document.querySelector('[data-testid="stMetricValue"] p')).fontSize)"""
+
+
+def digits(shown: str) -> int:
+    """Significant digits of a shown number such as 0.0123 or 1.25e-05."""
+    return len(shown.lower().split("e")[0].lstrip("-").replace(".", "").lstrip("0"))
+
+
 def test_presentation_mode_and_a_kept_draw(browser, server: str):  # noqa: F811
     tab = new_tab(browser)
     try:
         tab.goto(server + LINK)  # no seed: OS noise
         settle(tab)
+        tab.get_by_text("The count, its noise and the margin").first.click()  # stage 1's intermediates
+        settle(tab)
         laplace = metric_value(tab, "Laplace draw")
-        assert len(laplace.lstrip("-").replace(".", "").replace("e", "").lstrip("0")) > 3
+        assert digits(laplace) > 3
+        tab.get_by_text("Show the PLD total").click()  # a display toggle: the same draw stays on screen
+        settle(tab)
+        assert metric_value(tab, "Laplace draw") == laplace
+        threshold = metric_value(tab, "Threshold of (14)")
+        assert digits(threshold) > 3
+        plain_size = tab.evaluate(VALUE_SIZE)
         tab.get_by_text("Presentation", exact=True).click()
         settle(tab)
         tab.wait_for_function("() => location.search.includes('present=1')")
         assert not tab.get_by_text(re.compile("^Formulas")).count()
-        assert metric_value(tab, "Laplace draw") == f"{float(laplace):.3g}"  # the same draw, to 3 digits
+        assert not tab.get_by_text("Laplace draw").count()  # the intermediates fold away
+        assert metric_value(tab, "Threshold of (14)") == f"{float(threshold):.3g}"
+        assert tab.evaluate(VALUE_SIZE) >= 1.3 * plain_size  # numbers large enough for a room
         check_clean(tab, "21-pipeline-presentation")
         tab.reload()
         settle(tab)
         text(tab, "Privacy budget").wait_for()
-        shown = metric_value(tab, "Laplace draw")  # a new session's draw, still to 3 digits
-        assert shown == f"{float(shown):.3g}"
+        assert metric_value(tab, "Threshold of (14)") == f"{float(threshold):.3g}"
     finally:
         tab.close()

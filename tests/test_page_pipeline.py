@@ -23,10 +23,16 @@ N = 20_000  # small enough to keep every run fast
 REFUSED = "refused:"
 
 
-def start(**settings: object) -> AppTest:
-    """The Pipeline page with n = N and the given registry settings in the session (after the Start page's run)."""
+DETAILS = ("lmin_details", "lmax_details", "test_details", "release_details")
+
+
+def start(details: bool = True, **settings: object) -> AppTest:
+    """The Pipeline page with n = N and the given registry settings in the session (after the Start page's run);
+    with details, the stages' intermediates open."""
     at = AppTest.from_file(str(APP), default_timeout=60)
     at.session_state["n"] = N
+    for key in DETAILS if details else ():
+        at.session_state[key] = True
     for key, value in settings.items():
         at.session_state[key] = value
     at.run()
@@ -546,16 +552,16 @@ def test_whatif_margin_opens_with_the_95_percent_points():
 
 @pytest.mark.parametrize("accounting", ["basic", "pld"])
 def test_budget_rows_add_up_to_the_total(accounting):
-    """The counted column of the Budget card sums to the basic-composition total row, for ε and δ."""
+    """The counted columns of the Budget card sum to the basic-composition totals shown below it, ε and δ."""
     from core.accounting import make_budget
     from ui.cards import budget_table
 
     b = make_budget(4.0, 1e-6, (1.0, 2.0, 3.0), accounting)
     table = budget_table(b, True)
-    assert table["ε counted"].iloc[:3].sum() == pytest.approx(table["ε counted"].iloc[3], rel=1e-12)
-    assert table["δ counted"].iloc[:3].sum() == pytest.approx(table["δ counted"].iloc[3], rel=1e-12)
+    assert table["ε counted"].sum() == pytest.approx(b.epsilon_basic, rel=1e-12)
+    assert table["δ counted"].sum() == pytest.approx(b.delta_basic, rel=1e-12)
     if accounting == "basic":  # under PLD the stages' basic δ may pass the total: PLD composes them tighter
-        assert table["ε counted"].iloc[3] <= 4.0 and table["δ counted"].iloc[3] <= 1e-6
+        assert b.epsilon_basic <= 4.0 and b.delta_basic <= 1e-6
     assert table["ε counted"].iloc[2] == 2 * table["ε of the stage"].iloc[2]
 
 
@@ -586,3 +592,15 @@ def test_the_pass_region_is_drawn_once_opened():
     assert_clean(at)
     assert len(at.main.get("plotly_chart")) == before + 1
     assert any(c.value.startswith("Blue: (14) passes") for c in at.main.caption)
+
+
+def test_the_stages_intermediates_are_drawn_once_opened():
+    """Closed, only each stage's result shows; opened, the count, the test's terms and the release's scale."""
+    at = start(details=False, epsilon=8.0, noise_seed=1)
+    assert_clean(at)
+    assert metrics(at, "$\\hat\\lambda_{\\min}$") and not metrics(at, "Laplace draw")
+    assert not metrics(at, "$\\beta$") and not metrics(at, "Gaussian draw")
+    for key in DETAILS:
+        at.session_state[key] = True
+    at.run()
+    assert len(metrics(at, "Laplace draw")) == 2 and metrics(at, "$\\beta$") and metrics(at, "Gaussian draw")

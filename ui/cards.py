@@ -18,7 +18,7 @@ from core import whatif
 from core.accounting import Budget, basic_shares
 from core.certificates import RecursiveBound
 from core.data import Dataset
-from core.diagnosis import diagnose, fit_diagnosis, projection
+from core.diagnosis import MOSTLY_PROJECTED, diagnose, fit_diagnosis, projection
 from core.errors import InputError
 from core.geometry import Geometry
 from core.pipeline import PrivateRun, Problem
@@ -96,6 +96,9 @@ def formulas(f: Formulas) -> None:
 
 # ---------------------------------------------------------------- stage 0
 
+FALLBACK_NOTE = ("; the fallback, which is on, releases objective perturbation's value instead, a coefficient of "
+                 "these data as projected")
+
 
 def stage0_card(problem: Problem, data: Dataset, j: int | None) -> None:
     """The fit θ(Pₙ), not private: teaching mode only."""
@@ -108,9 +111,10 @@ def stage0_card(problem: Problem, data: Dataset, j: int | None) -> None:
         )
         if not f.has_minimiser:
             why = fit_diagnosis(problem, projection(data.X, problem))
+            then = FALLBACK_NOTE if state.fallback() else ""
             st.warning(f"No certified minimiser ({f.status.replace('_', ' ')}), a non-private diagnosis: "
-                       f"{why}. The private stages take λ_min = 0, so the release is ⊥ through the "
-                       "certificates, exactly as for a neighbouring data set.", icon=":material/report:")
+                       f"{why}. The private stages take λ_min = 0, so Algorithm 5 releases nothing (⊥) through the "
+                       f"certificates, exactly as for a neighbouring data set{then}.", icon=":material/report:")
             return
         chart(theta_figure(problem, data.theta_star, j), "theta")
         metric_row([
@@ -133,17 +137,11 @@ def stage0_card(problem: Problem, data: Dataset, j: int | None) -> None:
 # ---------------------------------------------------------------- stages 1 and 2
 
 
-def bound_metrics(b: RecursiveBound, which: str) -> list[Metric]:
-    """The intermediates of one certificate; which is 'min' or 'max'."""
+def bound_metrics(b: RecursiveBound, which: str) -> tuple[list[Metric], list[Metric]]:
+    """The result of one certificate beside the eigenvalue it bounds, and the count behind it (the details);
+    which is 'min' or 'max'."""
     lam = f"\\lambda_{{\\{which}}}"
-    return [
-        (label(b, "N", "$N$"), str(b.N), "How many steps of the recursion the true eigenvalue survives: a count that "
-         "one person changes by at most 1 (exact, from the data)"),
-        (label(b, "noise", "Laplace draw"), num(b.noise), "The privacy noise added to that count, Lap(1/ε)"),
-        (label(b, "N_hat", "$\\hat N$"), num(b.N_hat), "The noisy count N + Laplace noise: what is released"),
-        (label(b, "k", "$k$"), num(b.k), "A safety margin subtracted from the noisy count so the bound holds "
-         "with probability 1 − δ: ln(1/(2δ))/ε"),
-        (label(b, "m", "$m$"), str(b.m), "How many recursion steps the bound is allowed to take: max(0, ⌊N̂ − k⌋)"),
+    result = [
         (label(b, "lambda_hat", f"$\\hat{lam}$"), num(b.lambda_hat), "The privately certified bound on the "
          "eigenvalue, the result of this stage"),
         (label(b, "statistic", f"${lam}(P_n)$"), num(b.statistic), "The true eigenvalue of the Hessian it bounds "
@@ -151,6 +149,28 @@ def bound_metrics(b: RecursiveBound, which: str) -> list[Metric]:
         # covers compares the bound with the true eigenvalue, so it is not private either.
         (tagged("bound holds"), "yes" if b.covers else "no", "Whether this draw's certificate is correct"),
     ]
+    count = [
+        (label(b, "N", "$N$"), str(b.N), "How many steps of the recursion the true eigenvalue survives: a count that "
+         "one person changes by at most 1 (exact, from the data)"),
+        (label(b, "noise", "Laplace draw"), num(b.noise), "The privacy noise added to that count, Lap(1/ε)"),
+        (label(b, "N_hat", "$\\hat N$"), num(b.N_hat), "The noisy count N + Laplace noise: what is released"),
+        (label(b, "k", "$k$"), num(b.k), "A safety margin subtracted from the noisy count so the bound holds "
+         "with probability 1 − δ: ln(1/(2δ))/ε"),
+        (label(b, "m", "$m$"), str(b.m), "How many recursion steps the bound is allowed to take: max(0, ⌊N̂ − k⌋)"),
+    ]
+    return result, count
+
+
+@st.fragment
+def details(text: str, key: str, metrics: list[Metric]) -> None:
+    """A stage's intermediates in an expander, drawn once opened (fewer elements to redraw on every change).
+    A fragment, so opening it reruns only the expander, on the same draw. Hidden when presenting."""
+    if presenting():
+        return
+    box = opened(text, key, ":material/list:")
+    if box is not None:
+        with box:
+            metric_row(metrics)
 
 
 def stage_budget_caption(what: str, stage: Stage, epsilon: float, delta: float) -> None:
@@ -190,7 +210,9 @@ def lambda_min_card(run: PrivateRun, problem: Problem | None) -> None:
             metric_row([(LAMBDA_MIN.math, num(b.lambda_hat),
              "The privately certified lower bound on the data's least curvature")])
         else:
-            metric_row(bound_metrics(b, "min"))
+            result, count = bound_metrics(b, "min")
+            metric_row(result)
+            details("The count, its noise and the margin", "lmin_details", count)
             bound_figures(b, lambda: (cache.lambda_min_path(state.data_spec(), state.model_spec(), problem),
                                       falling_path(problem, b.lambda_hat)), "min", "lmin")
             formulas(LAMBDA_MIN_FORMULAS)
@@ -210,7 +232,9 @@ def lambda_max_card(run: PrivateRun, problem: Problem | None) -> None:
                 metric_row([(LAMBDA_MAX.math, num(b.lambda_hat),
                  "The privately certified upper bound on the data's greatest curvature")])
             else:
-                metric_row(bound_metrics(b, "max"))
+                result, count = bound_metrics(b, "max")
+                metric_row(result)
+                details("The count, its noise and the margin", "lmax_details", count)
                 lam_hat_min = run.lambda_min.lambda_hat
                 bound_figures(b, lambda: (rising_path(problem, lam_hat_min, b.statistic),
                                           rising_path(problem, lam_hat_min, b.lambda_hat)), "max", "lmax")
@@ -239,16 +263,15 @@ def test_details(run: PrivateRun) -> None:
         ("Threshold of (14)", num(t.threshold), f"The most the test allows: {THRESHOLD}"),
     ])
     chart(test_figure(t.value, t.threshold, t.passed), "test", 160)
-    if presenting():
-        return
-    metric_row([
+    details("The terms of (14), computed from the certified bounds", "test_details", [
         ("$t$", num(t.t), "How far θ can move when one row changes, at the certified curvature: t(λ₀) of (9)"),
         ("$\\beta$", num(t.beta), "How much the curvature itself may change with one row, relative: β of (13)"),
         ("$\\gamma$", num(t.gamma), "The Hessian's relative change along that move: α r t"),
         ("$\\gamma'$", num(t.gamma_prime), "The same at the neighbouring data's curvature: α r t(R_l)"),
         ("$s_1$", num(t.s1), "First term of the ratio bound, (13)"),
         ("$s_2$", num(t.s2), "Second term of the ratio bound, (13)"),
-        ("$\\kappa$", num(t.kappa), "Condition number from the certified bounds: λ̂_max/λ̂_min"),
+        ("$\\hat\\kappa$", num(t.kappa), "Condition number from the certified bounds, λ̂_max/λ̂_min (stage 0's κ is "
+         "the true one)"),
         ("$A$", num(t.A), "Lower side of the ratio of the noise scales of two neighbouring data sets"),
         ("$B$", num(t.B), "Upper side of that ratio"),
     ])
@@ -357,7 +380,7 @@ def release_card(run: PrivateRun, name: str, problem: Problem | None) -> None:
         else:
             metric_row(shown + [(label(r, "oracle_interval", f"{level} oracle interval"), interval(r.oracle_interval),
                                  ORACLE_INTERVAL)])
-            metric_row([
+            details("How the noise was scaled, and the draw", "release_details", [
                 (label(r, "sigma", "$\\sigma(\\varepsilon_c, \\delta_c)$"), num(r.sigma),
                  f"The noise multiplier the release's budget allows: σ(ε_c, δ_c) of (7), {r.calibration} calibration"),
                 (label(r, "w_bar", "$\\bar w$"), num(r.w_bar),
@@ -395,17 +418,17 @@ def guarantee(b: Budget) -> str:
 
 
 def budget_table(b: Budget, reached_stage2: bool) -> pd.DataFrame:
-    """Each stage's (ε, δ), what it counts towards the basic totals (core.accounting.basic_shares), and the total
-    row those add up to."""
+    """Each stage's (ε, δ) and what it counts towards the basic totals (core.accounting.basic_shares): the counted
+    columns add up to the totals shown below the table."""
     stages = [getattr(b, s.key) for s in BUDGET_STAGES]
     counted = basic_shares(*stages)
     return pd.DataFrame({
-        "stage": [budget_row(s, reached_stage2) for s in BUDGET_STAGES] + ["total (basic composition)"],
-        "weight": [*b.split, sum(b.split)],
-        "ε of the stage": [s.epsilon for s in stages] + [None],
-        "δ of the stage": [s.delta for s in stages] + [None],
-        "ε counted": [e for e, _ in counted] + [b.epsilon_basic],
-        "δ counted": [d for _, d in counted] + [b.delta_basic],
+        "stage": [budget_row(s, reached_stage2) for s in BUDGET_STAGES],
+        "weight": b.split,
+        "ε of the stage": [s.epsilon for s in stages],
+        "δ of the stage": [s.delta for s in stages],
+        "ε counted": [e for e, _ in counted],
+        "δ counted": [d for _, d in counted],
     })
 
 
@@ -423,7 +446,7 @@ def budget_card(b: Budget, reached_stage2: bool) -> None:
         })
         st.caption("“Counted” is what each stage adds to the basic-composition totals (the release costs 2ε_c and "
                    "(1 + e^ε_c)δ_c; the certificates' δ grow by e^(ε_a+ε_b)), so those columns add up to the "
-                   "last row.")
+                   "basic-composition totals below.")
         totals = [
             ("ε total (basic composition)", num(b.epsilon_basic), EPSILON_BASIC),
             ("δ total (basic composition)", num(b.delta_basic), DELTA_BASIC),
@@ -455,6 +478,15 @@ def profile(b: Budget) -> None:
         chart(profile_figure(cache.privacy_profile(b)), "privacy_profile_chart", 360)
         st.caption("Every point of a curve is a guarantee of this same release: it is (ε, δ(ε))-differentially "
                    "private for every ε. The star is the chosen (ε, δ).")
+
+
+def projection_note(problem: Problem) -> None:
+    """Teaching only: when most rows were projected onto the domain, the released value is about projected data."""
+    share = problem.clipped_rows / problem.n
+    if share > MOSTLY_PROJECTED:
+        st.warning(tagged(f"{share:.0%} of the rows lay outside the covariate domain and were projected onto it: "
+                          "whatever is released is the coefficient of the projected data. Rescale the features "
+                          "to [−1, 1] (the Data page says how)."), icon=":material/crop:")
 
 
 def summary(run: PrivateRun, name: str, seed: int | None) -> None:

@@ -162,12 +162,20 @@ def privacy_controls(n: int) -> None:
             noise_controls()
 
 
+def certainty(epsilon: float) -> str:
+    """posterior_bound in words, never rounded up to a certainty it is not: "99.97 %", or "all but 1 in 4.85e+08"."""
+    p = posterior_bound(epsilon)
+    if 100 * p < 99.995:
+        return f"{100 * p:.4g} %"
+    return f"all but 1 in {1 + math.exp(epsilon):,.3g}"  # 1 - p = 1/(1 + e^ε)
+
+
 def risk(n: int) -> None:
     """What the chosen (ε, δ) allows an attacker, in words, and a warning when either is weak."""
     eps, delta = state.get("epsilon"), state.get("delta")
     st.caption(
         f"What this means: an attacker who starts 50 % sure that a given person is in the data can end at most "
-        f"{100 * posterior_bound(eps):.3g} % sure, and any test for one person's presence has true-positive rate "
+        f"{certainty(eps)} sure, and any test for one person's presence has true-positive rate "
         f"≤ e^ε × false-positive rate + δ (e^ε ≈ {math.exp(eps):,.3g})."
     )
     for warning in (epsilon_warning(eps), delta_warning(delta, n)):

@@ -48,10 +48,12 @@ def reproduce_downloads(problem: Problem, b: Budget, u: int | np.ndarray, seed: 
         st.warning(message(exc), icon=":material/code_off:")
         return
     tip = SCRIPT_HELP + (SEEDED if r.exact else UNSEEDED)
+    # Only a seeded run can be replayed; without a seed the code reruns these settings with new noise.
+    what = "Reproduce" if r.exact else "These settings (fresh noise)"
     with st.container(horizontal=True):
-        st.download_button("Reproduce: Python script", script(r), download_name(r, ".py"), "text/x-python",
+        st.download_button(f"{what}: Python script", script(r), download_name(r, ".py"), "text/x-python",
                            key="reproduce_script", on_click="ignore", icon=":material/code:", help=tip)
-        st.download_button("Reproduce: Jupyter notebook", notebook(r), download_name(r, ".ipynb"),
+        st.download_button(f"{what}: Jupyter notebook", notebook(r), download_name(r, ".ipynb"),
                            "application/x-ipynb+json", key="reproduce_notebook", on_click="ignore",
                            icon=":material/description:", help=tip + " The same code in cells, each stage explained.")
 

@@ -65,8 +65,8 @@ def noise_source(seed: int | None, fresh: str = "fresh noise from OS entropy") -
 
 
 PRESENTATION_CSS = """<style>
-[data-testid="stMetricValue"] { font-size: 2.6rem; }
 [data-testid="stMarkdownContainer"] p { font-size: 1.15rem; }
+[data-testid="stMetricValue"], [data-testid="stMetricValue"] p { font-size: 3.2rem; }
 </style>"""
 
 

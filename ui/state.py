@@ -24,7 +24,9 @@ Session entries outside the settings registry (SESSION lists them; nothing else 
   page's uploader, one per figure; the page keeps nothing else in the session), "lmin_steps", "lmax_steps"
   and "formulas: <title>" (whether the Pipeline's recursion and formula expanders are open: their charts and
   formulas are drawn only then), "whatif_margin", "whatif_region" and "privacy_profile" (whether the what-if's 95 %
-  points, its pass region and the budget's δ(ε) are open: computed only then).
+  points, its pass region and the budget's δ(ε) are open: computed only then), "lmin_details",
+  "lmax_details", "test_details" and "release_details" (whether a stage's intermediates are open: drawn only
+  then).
 """
 
 from __future__ import annotations
@@ -70,6 +72,8 @@ SESSION = {  # every session entry outside PARAMS, with its type
     "experiments_upload_<figure>": "widget: UploadedFile",
     "lmin_steps": "widget: bool", "lmax_steps": "widget: bool", "formulas: <title>": "widget: bool",
     "whatif_margin": "widget: bool", "whatif_region": "widget: bool", "privacy_profile": "widget: bool",
+    "lmin_details": "widget: bool", "lmax_details": "widget: bool", "test_details": "widget: bool",
+    "release_details": "widget: bool",
     "planner_<assumption>": "widget: number or choice (the Planner's n, d, loss, curvature, target; no data)",
     "planner_search_pld": "widget: bool", "planner_searched": "tuple: the Planner's last PLD search for ε asked for",
 }
