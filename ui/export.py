@@ -49,7 +49,7 @@ def reproduce_downloads(problem: Problem, b: Budget, u: int | np.ndarray, seed: 
         return
     tip = SCRIPT_HELP + (SEEDED if r.exact else UNSEEDED)
     # Only a seeded run can be replayed; without a seed the code reruns these settings with new noise.
-    what = "Reproduce" if r.exact else "These settings (fresh noise)"
+    what = "Reproduce" if r.exact else "These settings, new noise"
     with st.container(horizontal=True):
         st.download_button(f"{what}: Python script", script(r), download_name(r, ".py"), "text/x-python",
                            key="reproduce_script", on_click="ignore", icon=":material/code:", help=tip)
