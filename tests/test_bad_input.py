@@ -1,14 +1,16 @@
 """Every bad input: a clear exception from the library, exit status 2 and one stderr line from the CLI."""
 
+import io
 import json
 import pickle
 import subprocess
-import sys
+from contextlib import redirect_stderr, redirect_stdout
 
 import numpy as np
 import pytest
 
 from core.accounting import parse_split, split_budget
+from core.cli import main as cli_main
 from core.data import read_csv
 from core.errors import SETTINGS, BudgetError, DataError, InputError
 from core.pipeline import prepare
@@ -139,8 +141,16 @@ def test_bad_domain_radius_and_coordinate(robust_problem):
 # --- through the command line ----------------------------------------------------------------
 
 
-def run_cli(*args):
-    return subprocess.run([sys.executable, "-m", "core", *args], capture_output=True, text=True, timeout=120)
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    """`python -m core ARGS` in this process (its exit status, stdout and stderr): the same main() the command runs,
+    without a new interpreter per case."""
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        try:
+            code = cli_main(list(args))
+        except SystemExit as exc:  # argparse's own refusals
+            code = exc.code
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
 def cli_release(path, *extra):
