@@ -51,7 +51,8 @@ DEFAULTS = {  # this page's own widgets; a robust fit on [-1, 1]^5 has eigenvalu
 
 def assumption_controls() -> None:
     """n, d, the loss and the assumed curvature: number boxes without limits, so core.planner checks every value."""
-    for key, value in DEFAULTS.items():
+    # n and d start from the app's own settings (public: typed or linked, as the sidebar shows them).
+    for key, value in {**DEFAULTS, "planner_n": state.get("n"), "planner_d": state.get("d")}.items():
         st.session_state.setdefault(key, value)
     col_n, col_d, col_loss, col_c = st.columns(4)
     col_n.number_input("Sample size n", step=1_000, key="planner_n", persist_state="session",

@@ -24,6 +24,7 @@ def open_planner(query: dict[str, str] | None = None, **settings: object) -> App
     for key, value in (query or {}).items():
         at.query_params[key] = value
     at.session_state["n"] = 2_000  # the sidebar loads the data set; the planner never reads it
+    at.session_state["planner_n"] = 100_000  # the assumed n (by default the app's n setting)
     for key, value in settings.items():
         at.session_state[key] = value
     at.switch_page("pages/planner.py")
@@ -159,3 +160,14 @@ def test_the_figure_marks_failures_the_assumed_n_and_the_target():
     failed = next(t for t in fig.data if t.name.startswith("test (14) fails"))
     assert max(failed.x) < min(curve.x)  # (14) fails below some n and passes above it
     assert list(fig.data[-1].y) == [TARGET, TARGET]
+
+
+def test_the_assumed_n_and_d_start_from_the_apps_settings():
+    """A first visit plans for the n and d the app is set to (public settings, as the sidebar shows them)."""
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.query_params["n"] = "20000"
+    at.query_params["d"] = "3"
+    at.switch_page("pages/planner.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["planner_n"] == 20_000 and at.session_state["planner_d"] == 3
