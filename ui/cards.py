@@ -68,6 +68,15 @@ from ui.theme import NOT_PRIVATE
 # ---------------------------------------------------------------- the cards' parts
 
 
+def fields(result: object, rows: list[tuple[str, str, str]]) -> list[Metric]:
+    """(field, label, help) rows of a core result as metrics: the field's value (integers as they are), its label
+    badged when core marks the field as not private."""
+    def shown(value: object) -> str:
+        return str(value) if isinstance(value, int) else num(value)
+
+    return [(label(result, name, text), shown(getattr(result, name)), help_text) for name, text, help_text in rows]
+
+
 def card_title(text: str) -> None:
     st.markdown(f"#### {text}")
 
@@ -117,20 +126,18 @@ def stage0_card(problem: Problem, data: Dataset, j: int | None) -> None:
                        f"certificates, exactly as for a neighbouring data set{then}.", icon=":material/report:")
             return
         chart(theta_figure(problem, data.theta_star, j), "theta")
-        metric_row([
-            (label(f, "grad_norm", "$\\|\\nabla L\\|_2$"), num(f.grad_norm),
+        metric_row(fields(f, [
+            ("grad_norm", "$\\|\\nabla L\\|_2$",
              "How close the fit is to the exact minimiser: the gradient norm of (1) at θ(Pₙ)"),
-            (label(f, "lambda_min", "$\\lambda_{\\min}(P_n)$"), num(f.lambda_min),
+            ("lambda_min", "$\\lambda_{\\min}(P_n)$",
              "The data's least curvature: the smallest eigenvalue of the Hessian H"),
-            (label(f, "lambda_max", "$\\lambda_{\\max}(P_n)$"), num(f.lambda_max),
+            ("lambda_max", "$\\lambda_{\\max}(P_n)$",
              "The data's greatest curvature: the largest eigenvalue of the Hessian H"),
-            (label(f, "kappa", "$\\kappa$"), num(f.kappa),
-             "How elongated the loss is: the condition number (λ_max + λ_reg)/(λ_min + λ_reg)"),
-            (label(f, "iterations", "Newton steps"), str(f.iterations),
-             "Steps the damped Newton solver took to reach the minimiser"),
-            (label(problem, "clipped_rows", "rows projected"), str(problem.clipped_rows),
-             "Rows outside the covariate domain 𝒳, moved onto it before the fit"),
-        ])
+            ("kappa", "$\\kappa$", "How elongated the loss is: the condition number (λ_max + λ_reg)/(λ_min + λ_reg)"),
+            ("iterations", "Newton steps", "Steps the damped Newton solver took to reach the minimiser"),
+        ]) + fields(problem, [
+            ("clipped_rows", "rows projected", "Rows outside the covariate domain 𝒳, moved onto it before the fit"),
+        ]))
         formulas(fit_formulas(g))
 
 
@@ -380,20 +387,18 @@ def release_card(run: PrivateRun, name: str, problem: Problem | None) -> None:
         else:
             metric_row(shown + [(label(r, "oracle_interval", f"{level} oracle interval"), interval(r.oracle_interval),
                                  ORACLE_INTERVAL)])
-            details("How the noise was scaled, and the draw", "release_details", [
-                (label(r, "sigma", "$\\sigma(\\varepsilon_c, \\delta_c)$"), num(r.sigma),
+            details("How the noise was scaled, and the draw", "release_details", fields(r, [
+                ("sigma", "$\\sigma(\\varepsilon_c, \\delta_c)$",
                  f"The noise multiplier the release's budget allows: σ(ε_c, δ_c) of (7), {r.calibration} calibration"),
-                (label(r, "w_bar", "$\\bar w$"), num(r.w_bar),
+                ("w_bar", "$\\bar w$",
                  "A private upper bound on the local modulus ω, which sets the interval's width: 2G₀/(n λ₀ (1 − γ))"),
-                (label(r, "omega", "$\\omega(u \\mid P_n)$"), num(r.omega),
+                ("omega", "$\\omega(u \\mid P_n)$",
                  "How much one row can move the coefficient at these data (the local modulus (11)); scales the noise"),
-                (label(r, "Delta", "$\\Delta(P_n, u)$"), num(r.Delta),
+                ("Delta", "$\\Delta(P_n, u)$",
                  "How much one row moves the coefficient, to first order: the directional sensitivity (3b)"),
-                (label(r, "u_theta", "$u^\\top\\theta(P_n)$"), num(r.u_theta),
-                 "The coefficient fitted on these rows, without privacy"),
-                (label(r, "z", "Gaussian draw $Z$"), num(r.z),
-                 "The standard normal draw that makes the release private, N(0, 1)"),
-            ])
+                ("u_theta", "$u^\\top\\theta(P_n)$", "The coefficient fitted on these rows, without privacy"),
+                ("z", "Gaussian draw $Z$", "The standard normal draw that makes the release private, N(0, 1)"),
+            ]))
             if released:
                 chart(density_figure(r), "release_density", 300)
             formulas(RELEASE_FORMULAS)
