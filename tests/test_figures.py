@@ -310,6 +310,15 @@ def test_strip_figure_keeps_a_method_that_released_nothing(problem):
     assert len(fig.layout.shapes) == 1  # no θ* given
 
 
+def test_strip_figure_names_a_far_theta_star_at_the_edge(problem):
+    """θ* far from every draw is named at the chart's edge instead of stretching its axis to reach it."""
+    c = compare(problem, J, split_budget(4.0, 1e-6), 3, make_rng(1), ["oracle"], np.full(problem.d, 1e3))
+    fig = figures.strip_figure(c)
+    assert [shape.x0 for shape in fig.layout.shapes] == [c.u_theta]
+    (edge,) = [a for a in fig.layout.annotations if a.xref == "paper"]
+    assert edge.x == 1.0 and edge.text.endswith("→") and "1000" in edge.text
+
+
 def test_histogram_of_a_feature(data):
     x = data.X[:, 0]
     fig = figures.histogram(x, "x0", True)

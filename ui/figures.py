@@ -215,6 +215,13 @@ def release_line(r: Release) -> go.Figure:
 # ---------------------------------------------------------------- Compare
 
 
+def strip_span(c: Comparison) -> tuple[float, float]:
+    """The range of every released value and of uᵀθ(Pₙ): what the strip chart must show."""
+    shown = [v for m in c.methods.values() for v in m.values if v is not None] + [c.u_theta]
+    lo, hi = min(shown), max(shown)
+    return (lo, hi) if hi > lo else (lo - 1.0, hi + 1.0)
+
+
 def strip_figure(c: Comparison) -> go.Figure:
     """One box with every draw per method; ⊥ draws have no value and are counted in the method's label."""
     fig = go.Figure()
@@ -233,9 +240,15 @@ def strip_figure(c: Comparison) -> go.Figure:
         ))
     fig.add_vline(x=c.u_theta, line_dash="dash", line_color="#555555",
                   annotation_text="u<sup>T</sup>θ(P<sub>n</sub>) · not private", annotation_position="top")
-    if c.u_theta_star is not None:
-        fig.add_vline(x=c.u_theta_star, line_dash="dot", line_color=TRUTH,
+    lo, hi = strip_span(c)
+    star = c.u_theta_star
+    if star is not None and lo - (hi - lo) <= star <= hi + (hi - lo):
+        fig.add_vline(x=star, line_dash="dot", line_color=TRUTH,
                       annotation_text="u<sup>T</sup>θ*", annotation_position="top", annotation_yshift=16)
+    elif star is not None:  # far from every draw: named at the edge, so the draws keep the width of the chart
+        fig.add_annotation(x=1.0 if star > hi else 0.0, xref="paper", y=1.0, yref="paper", yshift=16,
+                           xanchor="right" if star > hi else "left", showarrow=False, font=dict(color=TRUTH),
+                           text=f"u<sup>T</sup>θ* = {num(star)} {'→' if star > hi else '←'}")
     fig.update_yaxes(autorange="reversed")  # the first method on top
     fig.update_layout(height=110 + 60 * len(c.methods), margin=dict(l=10, r=10, t=60, b=40), showlegend=False,
                       xaxis_title="released value")
