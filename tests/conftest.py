@@ -61,3 +61,19 @@ def downloads(monkeypatch):
 
     monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", record)
     return saved
+
+
+def binomial_pvalue(sizes, n: int, q: float) -> float:
+    """Chi-square p-value of observed sizes against Binomial(n, q), the tails merged so every bin expects >= 5."""
+    import numpy as np
+    from scipy import stats
+
+    ks = np.arange(n + 1)
+    expected = len(sizes) * stats.binom.pmf(ks, n, q)
+    keep = expected >= 5
+    lo, hi = ks[keep][0], ks[keep][-1]
+    observed = np.bincount(np.clip(sizes, lo, hi) - lo, minlength=hi - lo + 1)
+    merged = expected[keep].copy()
+    merged[0] += expected[:lo].sum()
+    merged[-1] += expected[hi + 1 :].sum()
+    return float(stats.chisquare(observed, merged).pvalue)
