@@ -9,6 +9,7 @@ import math
 import secrets
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from core.accounting import ACCOUNTINGS, Budget, make_budget
 from core.gaussian import CALIBRATIONS, delta_warning, epsilon_warning, posterior_bound
@@ -172,12 +173,18 @@ def certainty(epsilon: float) -> str:
 
 def risk(n: int) -> None:
     """What the chosen (ε, δ) allows an attacker, in words, and a warning when either is weak."""
-    eps, delta = state.get("epsilon"), state.get("delta")
+    eps = state.get("epsilon")
     st.caption(
         f"What this means: an attacker who starts 50 % sure that a given person is in the data can end at most "
         f"{certainty(eps)} sure, and any test for one person's presence has true-positive rate "
         f"≤ e^ε × false-positive rate + δ (e^ε ≈ {math.exp(eps):,.3g})."
     )
-    for warning in (epsilon_warning(eps), delta_warning(delta, n)):
+    budget_warnings(st.container(), n)
+
+
+def budget_warnings(where: DeltaGenerator, n: int | None) -> None:
+    """A warning in words for an ε above 5 and, when n is known, a δ not below 1/n (core.gaussian)."""
+    eps, delta = state.get("epsilon"), state.get("delta")
+    for warning in (epsilon_warning(eps), None if n is None else delta_warning(delta, n)):
         if warning is not None:
-            st.warning(sentence(warning), icon=":material/warning:")
+            where.warning(sentence(warning), icon=":material/warning:")

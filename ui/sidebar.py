@@ -6,9 +6,8 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from core.errors import InputError
-from core.gaussian import delta_warning, epsilon_warning
 from ui import state
-from ui.format import sentence
+from ui.controls import budget_warnings
 from ui.labels import message
 
 
@@ -44,10 +43,7 @@ def render(budget: bool = True) -> None:
         ledger_summary(sb)
     if budget:
         budget_line(sb)
-        eps, delta = state.get("epsilon"), state.get("delta")
-        for warning in (epsilon_warning(eps), None if n is None else delta_warning(delta, n)):
-            if warning is not None:
-                sb.warning(sentence(warning), icon=":material/warning:")
+        budget_warnings(sb, n)
 
 
 def budget_line(sb: DeltaGenerator) -> None:
