@@ -9,9 +9,10 @@ synthetic rows (the data and the fit are then in the server's caches) it measure
 (b) a new tab on the Pipeline page, with the data and the fit cached, until the page is fully drawn.
 
 "Fully updated" or "drawn" is measured in the page itself with performance.now(): a MutationObserver,
-installed before Streamlit's own scripts, stamps every change inside a chart (`stPlotlyChart`), every change
+installed before Streamlit's own scripts, stamps every change inside a chart (`stPlotlyChart`, or an SVG figure
+of ui.svg, `.psp-figure`), every SVG figure added, every change
 of an element's staleness (`data-stale`) and every change of the app's script state. The page counts as
-drawn once the script is not running, no element is stale, every chart has drawn its `.main-svg`, and nothing
+drawn once the script is not running, no element is stale, every Plotly chart has drawn its `.main-svg`, and nothing
 of the above has changed for QUIET_MS; the figure is the stamp of the last such change, from the key press
 (a) or from the start of the navigation (b). Every figure is a median, with the range.
 
@@ -47,8 +48,10 @@ document.addEventListener('keydown', () => { window.__drawn.pressed = performanc
 new MutationObserver((records) => {
   for (const r of records) {
     const el = r.target.nodeType === 1 ? r.target : r.target.parentElement;
-    if (r.attributeName === 'data-stale' || r.attributeName === 'data-test-script-state'
-        || (el && el.closest('[data-testid="stPlotlyChart"]'))) {
+    const figure = Array.from(r.addedNodes || []).some((n) => n.nodeType === 1
+        && (n.matches('.psp-figure') || n.querySelector('.psp-figure')));
+    if (r.attributeName === 'data-stale' || r.attributeName === 'data-test-script-state' || figure
+        || (el && el.closest('[data-testid="stPlotlyChart"], .psp-figure'))) {
       window.__drawn.last = performance.now();
       return;
     }
@@ -65,7 +68,8 @@ DRAWN = f"""() => {{
   if (pressed !== null && window.__drawn.last <= pressed) return false;  // the change has not started yet
   const charts = document.querySelectorAll('[data-testid="stPlotlyChart"]');
   for (const c of charts) if (!c.querySelector('.js-plotly-plot .main-svg')) return false;
-  return charts.length > 0 && performance.now() - window.__drawn.last >= {QUIET_MS};
+  const figures = charts.length + document.querySelectorAll('.psp-figure svg').length;
+  return figures > 0 && performance.now() - window.__drawn.last >= {QUIET_MS};
 }}"""
 
 
@@ -75,6 +79,7 @@ STATUS = """() => ({
   stale: document.querySelectorAll('[data-stale="true"]').length,
   charts: document.querySelectorAll('[data-testid="stPlotlyChart"]').length,
   drawn: document.querySelectorAll('[data-testid="stPlotlyChart"] .js-plotly-plot .main-svg').length,
+  svg: document.querySelectorAll('.psp-figure svg').length,
   quiet_ms: performance.now() - window.__drawn.last, pressed: window.__drawn.pressed, last: window.__drawn.last,
 })"""
 
@@ -84,7 +89,8 @@ def wait_drawn(tab) -> dict:
         tab.wait_for_function(DRAWN, timeout=TIMEOUT_MS, polling=100)
     except PlaywrightTimeout:
         raise SystemExit(f"the page was not drawn within {TIMEOUT_MS / 1e3:g} s: {tab.evaluate(STATUS)}") from None
-    return tab.evaluate("() => ({...window.__drawn, charts: document.querySelectorAll('.js-plotly-plot').length})")
+    return tab.evaluate("() => ({...window.__drawn, charts: document.querySelectorAll('.js-plotly-plot').length"
+                        " + document.querySelectorAll('.psp-figure svg').length})")
 
 
 def epsilon_slider(tab):

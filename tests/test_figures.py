@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import re
 import tomllib
 from pathlib import Path
@@ -21,7 +20,7 @@ from core.pipeline import make_rng, prepare, run_private
 from core.recursion import down_recursion, up_recursion
 from ui import figures
 from ui.format import num
-from ui.theme import ACCENT, BACKGROUNDS, CHOSEN, DARK_COLORS, METHOD_LABELS, OTHER
+from ui.theme import BACKGROUNDS, DARK_COLORS, METHOD_LABELS
 
 ROOT = Path(__file__).resolve().parents[1]
 J = 1  # the coordinate released
@@ -120,33 +119,6 @@ def test_pages_and_ui_leave_the_recursions_to_core_teaching():
         assert not re.search(r"core\.recursion|from core import .*\brecursion\b", path.read_text()), path
 
 
-# ---------------------------------------------------------------- stage 0
-
-
-def test_theta_figure(problem, data):
-    fig = figures.theta_figure(problem, data.theta_star, J)
-    bar, star = fig.data
-    assert (bar.type, star.type) == ("bar", "scatter")
-    assert bar.name == "θ(P<sub>n</sub>) · not private" and star.name == "θ* (generating parameter)"
-    # One row per feature: long census names read horizontally, and nothing but the axis sits above the legend.
-    assert bar.orientation == "h"
-    assert list(bar.y) == list(problem.feature_names) == list(star.y)
-    np.testing.assert_array_equal(values(bar.x), problem.fit.theta)
-    np.testing.assert_array_equal(values(star.x), data.theta_star)
-    assert list(bar.marker.color) == [CHOSEN if i == J else OTHER for i in range(problem.d)]
-    assert fig.layout.xaxis.title.text == "coefficient"
-    assert fig.layout.yaxis.autorange == "reversed" and fig.layout.height == 360
-    assert len(figures.theta_figure(problem, None, None).data) == 1  # no θ* for data that have none
-
-
-def test_theta_figure_gives_every_census_feature_a_row(acs_problem):
-    fig = figures.theta_figure(acs_problem, None, 5)
-    assert list(fig.data[0].y) == list(FEATURE_NAMES) and len(FEATURE_NAMES) == 17
-    assert fig.layout.height == 110 + figures.BAR_HEIGHT * 17
-    assert fig.layout.yaxis.automargin is True
-    assert fig.layout.yaxis.tickfont.size * 1.5 <= figures.BAR_HEIGHT  # a row is taller than its label
-
-
 # ---------------------------------------------------------------- stages 1 and 2
 
 
@@ -189,47 +161,6 @@ def test_lambda_max_staircase(problem, run):
     staircase_checks(fig, true_path, hat_path, b, "max")
 
 
-@pytest.mark.parametrize("which", ["min", "max"])
-def test_bound_line(run, which):
-    b = run.lambda_min if which == "min" else run.lambda_max
-    names = figures.eigenvalue_names(which)
-    fig = figures.bound_line(b, names)
-    assert [list(t.x) for t in fig.data] == [[b.statistic], [b.lambda_hat]]
-    assert [list(t.text) for t in fig.data] == [[f"{names[0]} · not private"], [names[1]]]
-    assert fig.layout.yaxis.visible is False
-
-
-# ---------------------------------------------------------------- stage 3
-
-
-def test_test_figure(run):
-    t = run.test
-    ratio = t.value / t.threshold
-    assert t.passed and ratio <= 1  # core.stability passes exactly when value <= threshold
-    fig = figures.test_figure(t.value, t.threshold, t.passed)
-    (bar,) = fig.data
-    assert bar.orientation == "h" and list(bar.x) == [ratio] and list(bar.text) == [num(ratio)]
-    assert bar.marker.color == CHOSEN
-    assert fig.layout.xaxis.type == "linear" and fig.layout.xaxis.range[0] == 0
-    assert fig.layout.xaxis.title.text == "left side of (14) ÷ threshold; passes at or below 1"
-    (one,) = fig.layout.shapes  # the threshold, at ratio 1
-    assert (one.x0, one.x1) == (1.0, 1.0)
-    assert fig.layout.xaxis.range[1] >= 1.2  # 1 is always on the axis
-    assert fig.layout.title.text == "Stability test (14): passes"
-
-
-def test_test_figure_when_it_fails(run):
-    t = run.test
-    big = figures.test_figure(40 * t.threshold, t.threshold, False)
-    assert list(big.data[0].x) == [40.0] and big.data[0].marker.color == ACCENT
-    assert big.layout.xaxis.range[1] >= 40 and big.layout.title.text == "Stability test (14): fails"
-    failed = figures.test_figure(math.nan, t.threshold, False)  # a ratio bound that could not be formed
-    assert not failed.data
-    assert [a.text for a in failed.layout.annotations if a.text.startswith("the left")] == [
-        "the left side of (14) could not be formed"]
-    assert not figures.test_figure(math.inf, t.threshold, False).data
-
-
 def test_log_edges_are_geometric_midpoints():
     grid = np.array([1.0, 10.0, 100.0])
     np.testing.assert_allclose(figures.log_edges(grid), [10**-0.5, 10**0.5, 10**1.5, 10**2.5])
@@ -246,42 +177,6 @@ def test_region_figure(problem, run):
     assert list(star.x) == [4.0] and list(star.y) == [problem.n] and star.name == "this sample and ε"
     assert (fig.layout.xaxis.type, fig.layout.xaxis.title.text) == ("log", "total ε")
     assert (fig.layout.yaxis.type, fig.layout.yaxis.title.text) == ("log", "n")
-
-
-# ---------------------------------------------------------------- stage 4
-
-
-def test_density_figure(run):
-    r = run.release
-    fig = figures.density_figure(r)
-    assert [t.name for t in fig.data] == ["density of T · not private", "private interval",
-                                          "oracle interval · not private", "T (this draw)",
-                                          "u<sup>⊤</sup>θ(P<sub>n</sub>) · not private"]
-    curve, private, oracle, draw, target = fig.data
-    x, y = values(curve.x), values(curve.y)
-    assert x[np.argmax(y)] == pytest.approx(r.u_theta)
-    assert np.trapezoid(y, x) == pytest.approx(1.0, abs=1e-3)  # N(uᵀθ, (σω)²) over ±4 sd
-    assert list(private.x) == list(r.interval) and list(oracle.x) == list(r.oracle_interval)
-    assert list(draw.x) == [r.value, r.value] and list(target.x) == [r.u_theta, r.u_theta]
-    assert fig.layout.xaxis.title.text == "T = u<sup>⊤</sup>θ(P<sub>n</sub>) + σωZ"
-    assert fig.layout.yaxis.title.text == "density"
-    # Densities only on the density axis, from 0: the intervals have their own strip below.
-    lo, hi = fig.layout.yaxis.range
-    assert lo == 0 and hi >= y.max() and fig.layout.yaxis.rangemode == "nonnegative"
-    assert (private.yaxis, oracle.yaxis) == ("y2", "y2")
-    for trace in (curve, draw, target):
-        assert trace.yaxis in (None, "y") and values(trace.y).min() >= 0
-    assert fig.layout.yaxis2.domain[1] < fig.layout.yaxis.domain[0]  # the strip lies below the curve
-
-
-def test_release_line(run):
-    r = run.release
-    fig = figures.release_line(r)
-    interval, value = fig.data
-    assert interval.name == "95% private interval" and list(interval.x) == list(r.interval)
-    assert value.name == "released T" and list(value.x) == [r.value]
-    assert list(value.text) == [f"T = {num(r.value)}"]
-    assert fig.layout.yaxis.visible is False
 
 
 # ---------------------------------------------------------------- Compare and Data
@@ -364,21 +259,16 @@ def test_profile_figure(profile):
 @pytest.fixture(scope="module")
 def every_figure(problem, data, run, profile):
     """Every figure of ui.figures on the module's run, by name."""
-    b, t, r = run.lambda_min, run.test, run.release
+    b = run.lambda_min
     ns, eps = teaching.whatif_n_grid(problem)[:3], teaching.WHATIF_EPS[::3]
     c = compare(problem, J, split_budget(4.0, 1e-6), 3, make_rng(1), ["oracle", "output_perturbation"],
                 data.theta_star)
     return {
-        "theta": figures.theta_figure(problem, data.theta_star, J),
         "staircase": figures.staircase(
             teaching.falling_path(problem, problem.fit.lambda_min), teaching.falling_path(problem, b.lambda_hat), b,
             figures.eigenvalue_names("min")),
-        "bound": figures.bound_line(b, figures.eigenvalue_names("min")),
-        "test": figures.test_figure(t.value, t.threshold, t.passed),
         "region": figures.region_figure(ns, eps, whatif.pass_region(problem, 1e-6, (1.0, 1.0, 1.0), ns, eps),
                                         problem.n, 4.0),
-        "density": figures.density_figure(r),
-        "release": figures.release_line(r),
         "strip": figures.strip_figure(c),
         "histogram": figures.histogram(data.X[:, 0], "x0", True),
         "profile": figures.profile_figure(profile),
@@ -392,16 +282,10 @@ def test_every_figure_has_a_title(every_figure):
 
 
 def test_alt_text_names_the_title_and_the_key_values(every_figure, run, profile, problem):
-    t, r, b = run.test, run.release, run.lambda_min
+    b = run.lambda_min
     expected = {  # a few values each figure's description must carry, written as the app writes numbers
-        "theta": ["θ(Pn), not private: 3 bars", num(problem.fit.theta.max())],
         "staircase": [f"N, not private at {b.N}", f"m = ⌊N̂ − k⌋ at {b.m}"],
-        "bound": [f"at {num(b.statistic)}", f"λ̂min at {num(b.lambda_hat)}"],
-        "test": [f"left side ÷ threshold: {num(t.value / t.threshold)}", "1 = threshold", "passes at or below 1"],
         "region": ["a 3 × 4 grid", f"this sample and ε at 4, {problem.n}"],
-        "density": [f"T (this draw) at {num(r.value)}", f"private interval from {num(r.interval[0])} to "
-                    f"{num(r.interval[1])}", "density against T"],
-        "release": [f"released T at {num(r.value)}"],
         "strip": ["Oracle, not private: 3 values", "marked: uTθ(Pn), not private, uTθ*"],
         "histogram": ["x0: 40 bars", "rows against x0"],
         "profile": ["δ(ε) (log scale) against ε", "the chosen (ε, δ) at 4, 1e-06",
@@ -413,12 +297,6 @@ def test_alt_text_names_the_title_and_the_key_values(every_figure, run, profile,
         assert "<" not in text and text.count(". ") <= 1 and text.endswith("."), text  # plain, two sentences
         for part in expected[name]:
             assert part in text, (name, part, text)
-
-
-def test_alt_text_of_a_test_that_could_not_be_formed(run):
-    text = figures.alt_text(figures.test_figure(math.nan, run.test.threshold, False))
-    assert text == ("Stability test (14): fails (left side of (14) ÷ threshold; passes at or below 1). "
-                    "Shown: marked: the left side of (14) could not be formed, 1 = threshold.")
 
 
 def test_plain_text_of_plotly_labels():
@@ -473,13 +351,12 @@ def test_light_theme_changes_nothing(every_figure):
             assert figures.themed(fig, theme).to_dict() == fig.to_dict()
 
 
-def test_dark_theme_swaps_only_the_dark_marks(run):
-    fig = figures.density_figure(run.release)
+def test_dark_theme_swaps_only_the_dark_marks(every_figure):
+    """The strip chart's uᵀθ line (dark grey) and θ* line (black) turn light; its methods' colours stay."""
+    fig = every_figure["strip"]
     dark = figures.themed(fig, "dark")
-    draw = [t for t in dark.data if t.name == "T (this draw)"][0]
-    assert draw.line.color == DARK_COLORS["#000000"]
-    assert [t.line.color for t in dark.data if t.name != "T (this draw)"] == \
-        [t.line.color for t in fig.data if t.name != "T (this draw)"]
+    assert [shape.line.color for shape in dark.layout.shapes] == [DARK_COLORS["#555555"], DARK_COLORS["#000000"]]
+    assert [t.marker.color for t in dark.data] == [t.marker.color for t in fig.data]
 
 
 # ---------------------------------------------------------------- drawn: labels and legends in a real browser
@@ -528,15 +405,6 @@ def check_layout(boxes: dict) -> None:
     assert svg[1] <= legend[1] and legend[3] <= svg[3] + 0.5  # not cut off at the bottom
 
 
-@pytest.mark.parametrize("which", ["acs", "synthetic"])
-def test_theta_labels_clear_the_legend(browser, which, acs_problem, problem, data):  # noqa: F811
-    fig = (figures.theta_figure(acs_problem, None, 5) if which == "acs"
-           else figures.theta_figure(problem, data.theta_star, J))
-    boxes = drawn(browser, as_in_a_card(fig, fig.layout.height))
-    assert len(boxes["yticks"]) == (17 if which == "acs" else problem.d)  # every feature labelled
-    check_layout(boxes)
-
-
 def test_staircase_labels_clear_the_legend(browser, problem, run):  # noqa: F811
     b = run.lambda_min
     fig = figures.staircase(teaching.falling_path(problem, problem.fit.lambda_min),
@@ -576,15 +444,6 @@ def test_streamlit_reads_every_theme_key():
 
     for key in keys(parsed, ""):
         assert key in known, key
-
-
-@pytest.mark.parametrize("ratio", [0.6, 5.3, 40.0])
-def test_test_figure_labels_stay_apart(browser, ratio):  # noqa: F811
-    fig = figures.test_figure(ratio, 1.0, ratio <= 1)
-    boxes = drawn(browser, as_in_a_card(fig, 160))
-    (note,) = boxes["notes"]  # "1 = threshold"
-    for label in boxes["titles"] + boxes["xticks"]:
-        assert not overlap(label, note), (label, note)
 
 
 def test_alt_text_of_empty_traces():

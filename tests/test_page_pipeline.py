@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 import shutil
 from pathlib import Path
 
@@ -31,12 +33,19 @@ def start(details: bool = True, **settings: object) -> AppTest:
     with details, the stages' intermediates open."""
     at = AppTest.from_file(str(APP), default_timeout=60)
     at.session_state["n"] = N
+    at.session_state["settings_panel"] = True  # the coordinate's and the model's widgets exist only when open
     for key in DETAILS if details else ():
         at.session_state[key] = True
     for key, value in settings.items():
         at.session_state[key] = value
     at.run()
     return at.switch_page("pages/pipeline.py").run()
+
+
+def figures(at: AppTest) -> list[str]:
+    """The titles of the SVG figures (ui.svg) on the page, in order."""
+    return [re.search(r"<title>(.*?)</title>", m.value).group(1) for m in at.main.markdown
+            if m.value.startswith('<div class="psp-figure">')]
 
 
 def metrics(at: AppTest, label_start: str) -> list[str]:
@@ -89,8 +98,9 @@ def test_teaching_page_renders_every_stage():
     titles = [m.value for m in at.main.markdown if m.value.startswith("####")]
     assert [t.split(" · ")[0] for t in titles] == ["#### Stage 0", "#### Stage 1", "#### Stage 2", "#### Stage 3",
                                                    "#### Stage 4", "#### Budget"]
-    charts = {c.proto.id for c in at.main.get("plotly_chart")}
-    assert len(charts) == 3  # θ, the test, the density; the recursions and the what-if's region wait in expanders
+    assert figures(at) == ["The fit θ(Pn) of (1), by feature, not private", "Stability test (14): passes",
+                           "The release T: its density, this draw and the two intervals"]
+    assert not at.main.get("plotly_chart")  # the recursions and the what-if's region wait in expanders
 
 
 def test_the_recursions_are_drawn_when_their_expanders_open():
@@ -101,7 +111,9 @@ def test_the_recursions_are_drawn_when_their_expanders_open():
     at.session_state["lmax_steps"] = True
     at.run()
     assert_clean(at)
-    assert len({c.proto.id for c in at.main.get("plotly_chart")}) == 7
+    assert len({c.proto.id for c in at.main.get("plotly_chart")}) == 2  # the staircases
+    assert figures(at)[1:3] == ["λmin(Pn) (not private) and its certified bound λ̂min",
+                                "λmax(Pn) (not private) and its certified bound λ̂max"]
 
 
 def test_released_value_matches_core():
@@ -397,7 +409,8 @@ def test_publish_offers_no_teaching_snapshot():
     at = start(mode="publish", epsilon=8.0)
     release(at)
     assert_clean(at)
-    assert not at.get("download_button")
+    # Only the released picture (private values) downloads: no snapshot, no code with a seed.
+    assert [b.key for b in at.get("download_button")] == ["release_line_svg"]
 
 
 def test_publish_sidebar_describes_the_data_without_raw_counts():
@@ -576,12 +589,15 @@ def test_privacy_profile_is_drawn_once_opened():
     assert any("(ε, δ(ε))-differentially private for every ε" in c.value for c in at.main.caption)
 
 
-def test_every_chart_is_described_in_words():
+def test_every_figure_is_described_in_words():
+    """Each SVG figure has its words as its aria label and in the caption below it."""
     at = start(epsilon=8.0, noise_seed=1)
-    charts = at.main.get("plotly_chart")
-    described = [c.value for c in at.main.caption if c.value.split(":")[0] in
-                 {"Stability test (14)", "θ(Pₙ) and θ*"} or "Shown:" in c.value]
-    assert len(described) >= len(charts) - 1 and described
+    shown = [m for m in at.main.markdown if m.value.startswith('<div class="psp-figure">')]
+    captions = [c.value for c in at.main.caption]
+    assert len(shown) == 3
+    for m in shown:
+        words = html.unescape(re.search(r'aria-label="(.*?)"', m.value).group(1))
+        assert "Shown:" in words and any(c.replace("\\", "") == words for c in captions)
 
 
 def test_the_pass_region_is_drawn_once_opened():
@@ -604,3 +620,17 @@ def test_the_stages_intermediates_are_drawn_once_opened():
         at.session_state[key] = True
     at.run()
     assert len(metrics(at, "Laplace draw")) == 2 and metrics(at, "$\\beta$") and metrics(at, "Gaussian draw")
+
+
+def test_the_settings_panel_keeps_its_settings_while_folded():
+    """Folded, the panel draws no widget, yet its settings hold across runs; opened, its widgets show them."""
+    at = start(settings_panel=False, coordinate="x2", level=0.9, epsilon=8.0, noise_seed=1)
+    assert_clean(at)
+    assert not [w for w in at.main.selectbox if w.key == "coordinate"]
+    at.run()
+    assert at.session_state["coordinate"] == "x2" and at.session_state["level"] == 0.9
+    assert any("`x2`" in m.value for m in at.main.markdown if m.value.startswith("#### Stage 4"))
+    assert metrics(at, "90% interval (privacy noise only)")
+    at.session_state["settings_panel"] = True
+    at.run()
+    assert at.selectbox(key="coordinate").value == "x2" and at.slider(key="level").value == 0.9

@@ -12,7 +12,6 @@ from collections.abc import Callable
 
 import pandas as pd
 import streamlit as st
-from streamlit.delta_generator import DeltaGenerator
 
 from core import whatif
 from core.accounting import Budget, basic_shares
@@ -24,19 +23,9 @@ from core.geometry import Geometry
 from core.pipeline import PrivateRun, Problem
 from core.teaching import WHATIF_EPS, Steps, falling_path, rising_path
 from ui import cache, state
-from ui.charts import chart
-from ui.figures import (
-    bound_line,
-    density_figure,
-    eigenvalue_names,
-    profile_figure,
-    region_figure,
-    release_line,
-    staircase,
-    test_figure,
-    theta_figure,
-)
-from ui.format import Metric, interval, label, metric_row, noise_source, num, presenting, tagged
+from ui.charts import chart, sketch
+from ui.figures import eigenvalue_names, profile_figure, region_figure, staircase
+from ui.format import Metric, interval, label, metric_row, noise_source, num, opened, presenting, tagged
 from ui.formulas import (
     ACCOUNTING_NAMES,
     BUDGET_STAGES,
@@ -63,6 +52,7 @@ from ui.formulas import (
     test_formulas,
 )
 from ui.labels import message
+from ui.svg import bound_line, density_figure, release_line, test_figure, theta_figure
 from ui.theme import NOT_PRIVATE
 
 # ---------------------------------------------------------------- the cards' parts
@@ -79,13 +69,6 @@ def fields(result: object, rows: list[tuple[str, str, str]]) -> list[Metric]:
 
 def card_title(text: str) -> None:
     st.markdown(f"#### {text}")
-
-
-def opened(label: str, key: str, icon: str | None = None) -> DeltaGenerator | None:
-    """A closed expander whose content is drawn only once it is opened (None until then): its charts, formulas
-    or computations cost nothing at first render. Call it inside a fragment, so opening it reruns only that."""
-    box = st.expander(label, key=key, on_change="rerun", icon=icon)
-    return box if box.open else None
 
 
 @st.fragment
@@ -125,7 +108,7 @@ def stage0_card(problem: Problem, data: Dataset, j: int | None) -> None:
                        f"{why}. The private stages take λ_min = 0, so Algorithm 5 releases nothing (⊥) through the "
                        f"certificates, exactly as for a neighbouring data set{then}.", icon=":material/report:")
             return
-        chart(theta_figure(problem, data.theta_star, j), "theta")
+        sketch("theta", theta_figure, problem, data.theta_star, j)
         metric_row(fields(f, [
             ("grad_norm", "$\\|\\nabla L\\|_2$",
              "How close the fit is to the exact minimiser: the gradient norm of (1) at θ(Pₙ)"),
@@ -198,7 +181,7 @@ def bound_figures(b: RecursiveBound, paths: Callable[[], tuple[Steps, Steps]], w
     with box:
         names = eigenvalue_names(which)
         chart(staircase(*paths(), b, names), f"{key}_staircase", top=60)  # titles below the toolbar
-        chart(bound_line(b, names), f"{key}_line", 130)
+        sketch(f"{key}_line", bound_line, b, names)
 
 
 def lambda_min_card(run: PrivateRun, problem: Problem | None) -> None:
@@ -269,7 +252,7 @@ def test_details(run: PrivateRun) -> None:
          "ratio bound: the left side of (14)"),
         ("Threshold of (14)", num(t.threshold), f"The most the test allows: {THRESHOLD}"),
     ])
-    chart(test_figure(t.value, t.threshold, t.passed), "test", 160)
+    sketch("test", test_figure, t.value, t.threshold, t.passed)
     details("The terms of (14), computed from the certified bounds", "test_details", [
         ("$t$", num(t.t), "How far θ can move when one row changes, at the certified curvature: t(λ₀) of (9)"),
         ("$\\beta$", num(t.beta), "How much the curvature itself may change with one row, relative: β of (13)"),
@@ -383,7 +366,7 @@ def release_card(run: PrivateRun, name: str, problem: Problem | None) -> None:
         if problem is None:
             metric_row(shown)
             if released:
-                chart(release_line(r), "release_line", 130)
+                sketch("release_line", release_line, r)
         else:
             metric_row(shown + [(label(r, "oracle_interval", f"{level} oracle interval"), interval(r.oracle_interval),
                                  ORACLE_INTERVAL)])
@@ -400,7 +383,7 @@ def release_card(run: PrivateRun, name: str, problem: Problem | None) -> None:
                 ("z", "Gaussian draw $Z$", "The standard normal draw that makes the release private, N(0, 1)"),
             ]))
             if released:
-                chart(density_figure(r), "release_density", 300)
+                sketch("release_density", density_figure, r)
             formulas(RELEASE_FORMULAS)
         if released or fell_back:
             st.caption(INTERVAL_MEANING)
@@ -437,18 +420,19 @@ def budget_table(b: Budget, reached_stage2: bool) -> pd.DataFrame:
     })
 
 
+BUDGET_FORMATS = {"weight": "%.4f", "ε of the stage": "%.6g", "δ of the stage": "%.4e", "ε counted": "%.6g",
+                  "δ counted": "%.4e"}
+
+
 def budget_card(b: Budget, reached_stage2: bool) -> None:
     """Each stage's (ε, δ) and the totals they compose to."""
     with st.container(border=True):
         card_title(f"Budget · {b.accounting} accounting")
         st.markdown(guarantee(b))
-        st.dataframe(budget_table(b, reached_stage2), hide_index=True, column_config={
-            "weight": st.column_config.NumberColumn(format="%.4f"),
-            "ε of the stage": st.column_config.NumberColumn(format="%.6g"),
-            "δ of the stage": st.column_config.NumberColumn(format="%.4e"),
-            "ε counted": st.column_config.NumberColumn(format="%.6g"),
-            "δ counted": st.column_config.NumberColumn(format="%.4e"),
-        })
+        # A static table: the interactive grid's script would cost a new tab about 0.1 s to load.
+        table = budget_table(b, reached_stage2)
+        st.table(table.assign(**{column: table[column].map(form.__mod__) for column, form in BUDGET_FORMATS.items()}),
+                 hide_index=True)
         st.caption("“Counted” is what each stage adds to the basic-composition totals (the release costs 2ε_c and "
                    "(1 + e^ε_c)δ_c; the certificates' δ grow by e^(ε_a+ε_b)), so those columns add up to the "
                    "basic-composition totals below.")

@@ -1,12 +1,17 @@
-"""How every page draws a Plotly figure of ui.figures: in the app's theme, with its title on the exported PNG, and
-described in words below it for readers who cannot see it."""
+"""How every page draws a figure: a Plotly figure of ui.figures in the app's theme, with its title on the exported
+PNG, or an SVG figure of ui.svg; each described in words below it for readers who cannot see it."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
 
 import plotly.graph_objects as go
 import streamlit as st
 
 from ui.figures import alt_text, themed
+from ui.format import md, presenting
+from ui.svg import PRESENTING_WIDTH, WIDTH, Sketch
 
 
 def chart(fig: go.Figure, key: str, height: int | None = None, top: int = 30, restyle: bool = True) -> None:
@@ -18,4 +23,16 @@ def chart(fig: go.Figure, key: str, height: int | None = None, top: int = 30, re
         fig.update_layout(height=height or fig.layout.height or 300, margin=dict(l=10, r=10, t=top, b=10),
                           legend=dict(orientation="h", yanchor="top", y=-0.25, xanchor="left", x=0.0))
     st.plotly_chart(fig, key=key, config={"toImageButtonOptions": {"format": "png", "filename": key, "scale": 2}})
-    st.caption(alt_text(fig))
+    st.caption(md(alt_text(fig)))
+
+
+def sketch(key: str, draw: Callable[..., Sketch], *args: object) -> None:
+    """An SVG figure of ui.svg, draw(*args, width=...), drawn narrower in presentation mode so that its text is
+    scaled up with it; described in words below it, and downloadable as an SVG file named after the key (written
+    only when asked for)."""
+    s = draw(*args, width=PRESENTING_WIDTH if presenting() else WIDTH)
+    st.markdown(s.html(), unsafe_allow_html=True)
+    st.caption(md(s.alt))
+    st.download_button("Figure (SVG)", partial(s.svg, standalone=True), f"{key}.svg", "image/svg+xml",
+                       key=f"{key}_svg", on_click="ignore", type="tertiary", icon=":material/download:",
+                       help="This figure as an SVG file, with its title, for slides or a report")

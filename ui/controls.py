@@ -16,7 +16,7 @@ from core.gaussian import CALIBRATIONS, delta_warning, epsilon_warning, posterio
 from core.geometry import DOMAINS, MAX_RADIUS, MIN_RADIUS
 from core.model import MAX_LAM_REG
 from ui import state
-from ui.format import sentence
+from ui.format import opened, sentence
 from ui.formulas import BUDGET_STAGES, DELTA_BASIC, EPSILON_BASIC, ORACLE_INTERVAL, PRIVATE_INTERVAL, split_help
 
 # Log grids of the sliders: the R10 preferred numbers for epsilon, 1-2-5 for delta. Epsilon stops at 20: beyond,
@@ -146,10 +146,13 @@ def noise_controls() -> None:
 
 def controls(names: tuple[str, ...]) -> None:
     """The Settings expander: what to release and the model, whose change refits θ(P_n) and reruns the page.
-    Folded: the data are loaded by now, and the budget below is what a user changes most."""
-    with st.expander("Settings · coordinate and model", expanded=False, icon=":material/tune:"):
-        target_controls(names)
-        model_controls()
+    Folded, and its widgets drawn only once it is opened (a third of a new tab's server time): the data are
+    loaded by now, the budget below is what a user changes most, and ui.state keeps the settings meanwhile."""
+    box = opened("Settings · coordinate and model", "settings_panel", ":material/tune:")
+    if box is not None:
+        with box:
+            target_controls(names)
+            model_controls()
 
 
 def privacy_controls(n: int) -> None:

@@ -1,4 +1,5 @@
-"""Every figure of the app, each a pure function from core results (or data) to a plotly Figure.
+"""The app's Plotly figures, each a pure function from core results (or data) to a plotly Figure; the Pipeline's
+figures that every change redraws are SVG (ui.svg), which shares the names and words of this module.
 
 Nothing here draws on the page: the pages and ui.cards pass the figures to Streamlit. Traces computed from
 the data without privacy say so in their names ("· not private").
@@ -21,13 +22,10 @@ if TYPE_CHECKING:
     from core.accounting import PrivacyProfile
     from core.certificates import RecursiveBound
     from core.compare import Comparison
-    from core.pipeline import Problem
-    from core.release import Release
     from core.teaching import Steps
 
 GREY = METHOD_COLORS["oracle"]
 MAX_LEVELS = 12  # a histogram's column with at most this many distinct values gets one bar per value
-BAR_HEIGHT = 22  # pixels per feature in theta_figure: room for one line of tick label
 
 
 def titled(fig: go.Figure, text: str) -> go.Figure:
@@ -35,25 +33,6 @@ def titled(fig: go.Figure, text: str) -> go.Figure:
     toolbar carries it."""
     fig.update_layout(title=dict(text=text, x=0.01, xanchor="left", xref="container", font=dict(size=14)))
     return fig
-
-
-# ---------------------------------------------------------------- Pipeline: stage 0
-
-
-def theta_figure(problem: Problem, theta_star: NDArray | None, j: int | None) -> go.Figure:
-    """θ(Pₙ) as horizontal bars, one row per feature, coordinate j highlighted, and the generating θ* of synthetic
-    data as diamonds. Rows, not columns: census features have names of up to 46 characters, which read
-    horizontally and leave the space below the plot to the legend. layout.height gives every row room."""
-    names = list(problem.feature_names)
-    colors = [CHOSEN if i == j else OTHER for i in range(len(names))]
-    fig = go.Figure(go.Bar(y=names, x=problem.fit.theta, orientation="h", marker_color=colors,
-                           name="θ(P<sub>n</sub>) · not private"))
-    if theta_star is not None:
-        fig.add_trace(go.Scatter(y=names, x=theta_star, mode="markers", name="θ* (generating parameter)",
-                                 marker=dict(symbol="diamond", size=11, color=ACCENT)))
-    fig.update_yaxes(autorange="reversed", automargin=True, tickfont=dict(size=11))  # the first feature on top
-    fig.update_layout(showlegend=True, xaxis_title="coefficient", height=max(360, 110 + BAR_HEIGHT * len(names)))
-    return titled(fig, "The fit θ(P<sub>n</sub>) of (1), by feature · not private")
 
 
 # ---------------------------------------------------------------- Pipeline: stages 1 and 2
@@ -104,51 +83,10 @@ def in_window(k: NDArray, v: NDArray, window: list[float]) -> tuple[NDArray, NDA
     return k[start:inside[-1] + 1], v[start:inside[-1] + 1]
 
 
-def number_line(points: list[tuple[str, float, str]], title: str = "") -> go.Figure:
-    """(label, value, colour) points on one horizontal axis, each with its label above, under title."""
-    fig = go.Figure()
-    for text, x, color in points:
-        fig.add_trace(go.Scatter(x=[x], y=[0], mode="markers+text", text=[text], textposition="top center",
-                                 name=text, marker=dict(size=13, color=color), showlegend=False, cliponaxis=False))
-    fig.update_yaxes(visible=False, range=[-0.5, 1.5])
-    return titled(fig, title)
-
-
-def bound_line(b: RecursiveBound, names: tuple[str, str]) -> go.Figure:
-    """The true eigenvalue (not private) beside its certified bound, on one axis."""
-    return number_line([(f"{names[0]} · not private", b.statistic, GREY), (names[1], b.lambda_hat, CHOSEN)],
-                       f"{names[0]} (not private) and its certified bound {names[1]}")
-
-
 # ---------------------------------------------------------------- Pipeline: stage 3
 
 
 TEST_AXIS = "left side of (14) ÷ threshold; passes at or below 1"
-
-
-def test_figure(value: float, threshold: float, passed: bool) -> go.Figure:
-    """The test (14) as one ratio, value/threshold, on a linear axis against 1: core.stability passes when
-    value <= threshold, i.e. at a ratio of at most 1. A value that could not be formed (NaN, inf) draws no bar and
-    says so."""
-    fig = go.Figure()
-    ratio = value / threshold if math.isfinite(value) and threshold > 0 else math.nan
-    if math.isfinite(ratio):
-        fig.add_trace(go.Bar(
-            y=["(14)"], x=[ratio], orientation="h", marker_color=CHOSEN if passed else ACCENT,
-            name="left side ÷ threshold", text=[num(ratio)], width=0.5, textposition="outside", cliponaxis=False,
-            showlegend=False, customdata=[[value, threshold]],
-            hovertemplate="max(A, B)² − 1 = %{customdata[0]:.4g}<br>threshold = %{customdata[1]:.4g}<extra></extra>",
-        ))
-    else:
-        fig.add_annotation(text="the left side of (14) could not be formed", x=0.5, xref="x", y="(14)",
-                           showarrow=False)
-    top = max(1.25, 1.15 * ratio) if math.isfinite(ratio) else 1.25
-    # The label goes below the half-height bar: at the top it would meet the title when 1 is near the left end.
-    fig.add_vline(x=1.0, line_dash="dash", line_color=TRUTH, annotation_text="1 = threshold",
-                  annotation_position="bottom right")
-    fig.update_xaxes(type="linear", range=[0.0, top], title=TEST_AXIS, rangemode="tozero")
-    fig.update_yaxes(type="category", categoryarray=["(14)"])
-    return titled(fig, f"Stability test (14): {'passes' if passed else 'fails'}")
 
 
 def log_edges(grid: NDArray) -> NDArray:
@@ -170,46 +108,6 @@ def region_figure(ns: NDArray, eps: NDArray, passes: NDArray, n: int, epsilon: f
     fig.update_xaxes(type="log", title="total ε")
     fig.update_yaxes(type="log", title="n")
     return titled(fig, "Where the noise-free test (14) passes (blue), over n and total ε · not private")
-
-
-# ---------------------------------------------------------------- Pipeline: stage 4
-
-
-def density_figure(r: Release) -> go.Figure:
-    """N(u^T θ, (σω)²) on a density axis from 0, the draw T, and the two intervals in a strip below the curve."""
-    sd = r.noise_sd
-    x = r.u_theta + sd * np.linspace(-4, 4, 241)
-    y = np.exp(-0.5 * ((x - r.u_theta) / sd) ** 2) / (sd * math.sqrt(2 * math.pi))
-    peak = float(y.max())
-    fig = go.Figure(go.Scatter(x=x, y=y, mode="lines", name="density of T · not private", line=dict(color=GREY)))
-    # The intervals have no density: they get their own strip (y2), so the density axis holds densities only.
-    for (lo, hi), text, color, row in ((r.interval, "private interval", CHOSEN, "private"),
-                                       (r.oracle_interval, "oracle interval · not private", ACCENT, "oracle")):
-        fig.add_trace(go.Scatter(x=[lo, hi], y=[row] * 2, mode="lines+markers", name=text, yaxis="y2",
-                                 line=dict(color=color, width=5), marker=dict(symbol="line-ns-open", size=12)))
-    for x, text, color, dash in ((r.value, "T (this draw)", TRUTH, "solid"),
-                                 (r.u_theta, "u<sup>⊤</sup>θ(P<sub>n</sub>) · not private", GREY, "dash")):
-        fig.add_trace(go.Scatter(x=[x, x], y=[0, peak], mode="lines", name=text, line=dict(color=color, dash=dash)))
-    fig.update_layout(
-        xaxis=dict(title="T = u<sup>⊤</sup>θ(P<sub>n</sub>) + σωZ", anchor="y2"),
-        yaxis=dict(title="density", domain=[0.3, 1.0], range=[0.0, 1.08 * peak], rangemode="nonnegative"),
-        yaxis2=dict(domain=[0.0, 0.22], type="category", categoryarray=["oracle", "private"], anchor="x"),
-    )
-    return titled(fig, "The release T: its density, this draw and the two intervals")
-
-
-def release_line(r: Release) -> go.Figure:
-    """The released T on its private interval: the publish-mode picture, private values only."""
-    lo, hi = r.interval
-    fig = go.Figure(go.Scatter(
-        x=[lo, hi], y=[0, 0], mode="lines+markers", name=f"{r.interval_level:.0%} private interval",
-        line=dict(color=CHOSEN, width=6), marker=dict(symbol="line-ns-open", size=14),
-    ))
-    fig.add_trace(go.Scatter(x=[r.value], y=[0], mode="markers+text", text=[f"T = {num(r.value)}"],
-                             textposition="top center", name="released T", marker=dict(size=13, color=TRUTH)))
-    fig.update_yaxes(visible=False, range=[-0.5, 1.5])
-    fig.update_xaxes(title="released value")
-    return titled(fig, f"The released T and its {r.interval_level:.0%} private interval")
 
 
 # ---------------------------------------------------------------- Compare

@@ -11,6 +11,7 @@ import math
 import re
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from core.marks import not_private
 from ui.theme import NOT_PRIVATE
@@ -81,3 +82,10 @@ def metric_row(items: list[Metric], gap: str = "medium") -> None:
     with st.container(horizontal=True, gap=gap):
         for text, value, help_text in items:
             st.metric(text, value, help=help_text, width="content")
+
+
+def opened(label: str, key: str, icon: str | None = None) -> DeltaGenerator | None:
+    """A closed expander whose content is drawn only once it is opened (None until then): its widgets, charts,
+    formulas or computations cost nothing at first render. Opening it reruns the fragment it is in, or the page."""
+    box = st.expander(label, key=key, on_change="rerun", icon=icon)
+    return box if box.open else None

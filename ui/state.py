@@ -73,7 +73,8 @@ SESSION = {  # every session entry outside PARAMS, with its type
     "lmin_steps": "widget: bool", "lmax_steps": "widget: bool", "formulas: <title>": "widget: bool",
     "whatif_margin": "widget: bool", "whatif_region": "widget: bool", "privacy_profile": "widget: bool",
     "lmin_details": "widget: bool", "lmax_details": "widget: bool", "test_details": "widget: bool",
-    "release_details": "widget: bool",
+    "release_details": "widget: bool", "settings_panel": "widget: bool",
+    "<figure>_svg": "widget: an SVG figure's download button (ui.charts.sketch)",
     "planner_<assumption>": "widget: number or choice (the Planner's n, d, loss, curvature, target; no data)",
     "planner_search_pld": "widget: bool", "planner_searched": "tuple: the Planner's last PLD search for ε asked for",
 }
