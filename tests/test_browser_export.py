@@ -1,4 +1,5 @@
-"""Exports in a real browser: the Pipeline's script prints the value on the page, and the Report prints to PDF.
+"""Exports in a real browser: the Pipeline's script prints the value on the page, its figures download as SVG, and
+the Report prints to PDF.
 
 The server, Chromium and the helpers are test_browser's; screenshots and the PDF go to test-artifacts/.
 """
@@ -10,6 +11,7 @@ import re
 import subprocess
 import sys
 import unicodedata
+import xml.etree.ElementTree as ET
 import zlib
 from pathlib import Path
 
@@ -42,7 +44,7 @@ def run_script(path: Path) -> dict[str, str]:
 
 def download(tab, label: str, folder: Path) -> Path:
     """Click the download button whose label ends with label; the file, saved under its suggested name."""
-    button = tab.locator('[data-testid="stDownloadButton"]').filter(has_text=re.compile(rf"{label}\s*$"))
+    button = tab.locator('[data-testid="stDownloadButton"]').filter(has_text=re.compile(rf"{re.escape(label)}\s*$"))
     with tab.expect_download() as info:
         button.first.click()
     path = folder / info.value.suggested_filename
@@ -66,6 +68,11 @@ def test_the_downloaded_script_prints_the_value_on_the_page(browser, server: str
         assert f"{float(printed['value']):.6g}" == shown
         notebook = download(tab, "Reproduce: Jupyter notebook", tmp_path)
         assert notebook.suffix == ".ipynb" and '"nbformat": 4' in notebook.read_text()
+        figure = download(tab, "Figure (SVG)", tmp_path)  # the first: the fit's, written only on the click
+        assert figure.name == "theta.svg"
+        root = ET.fromstring(figure.read_text())
+        assert root.find("{http://www.w3.org/2000/svg}title").text.startswith("The fit θ(Pn)")
+        assert "background:#FFFFFF" in root.get("style")  # the light theme's colours, whatever the page's
         check_clean(tab, "40-export-pipeline")
     finally:
         tab.close()

@@ -431,8 +431,8 @@ def budget_card(b: Budget, reached_stage2: bool) -> None:
         st.markdown(guarantee(b))
         # A static table: the interactive grid's script would cost a new tab about 0.1 s to load.
         table = budget_table(b, reached_stage2)
-        st.table(table.assign(**{column: table[column].map(form.__mod__) for column, form in BUDGET_FORMATS.items()}),
-                 hide_index=True)
+        st.table(pd.DataFrame({column: table[column].map(BUDGET_FORMATS[column].__mod__) if column in BUDGET_FORMATS
+                               else table[column] for column in table}), hide_index=True)
         st.caption("“Counted” is what each stage adds to the basic-composition totals (the release costs 2ε_c and "
                    "(1 + e^ε_c)δ_c; the certificates' δ grow by e^(ε_a+ε_b)), so those columns add up to the "
                    "basic-composition totals below.")
