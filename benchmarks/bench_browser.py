@@ -6,7 +6,9 @@ synthetic rows (the data and the fit are then in the server's caches) it measure
 
 (a) an ε change: one key press on the ε slider, to the next value of its grid (first seven values up, each new
     to the server's caches, then seven back down, each seen before), until the page is fully updated;
-(b) a new tab on the Pipeline page, with the data and the fit cached, until the page is fully drawn.
+(b) a new tab on the Pipeline page, with the data and the fit cached, until the page is fully drawn;
+(c) the peer: a new tab on a bare Streamlit page (a title, 20 metrics with tooltips, one SVG figure) served the
+    same way, the least a new tab costs on this machine and browser.
 
 "Fully updated" or "drawn" is measured in the page itself with performance.now(): a MutationObserver,
 installed before Streamlit's own scripts, stamps every change inside a chart (`stPlotlyChart`, or an SVG figure
@@ -40,6 +42,14 @@ QUIET_MS = 1500  # no change for this long: the page is drawn
 TIMEOUT_MS = 120_000  # the first load generates the data and fits them
 STEPS = 7  # ε changes in each direction
 TABS = 5
+PEER = """import streamlit as st
+
+st.title("A bare Streamlit page")
+for i in range(20):
+    st.metric(f"metric {i}", i, help="a tooltip")
+st.markdown('<div class="psp-figure"><svg viewBox="0 0 100 10"><rect width="50" height="10"/></svg></div>',
+            unsafe_allow_html=True)
+"""
 
 # Stamps the last change that belongs to drawing the page (window.__drawn), from the document's start.
 OBSERVER = """
@@ -129,8 +139,11 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1_000_000)
     args = parser.parse_args()
     url_path = f"/pipeline?n={args.n}"  # the Pipeline page, by its URL path
-    ledger = Path(tempfile.mkdtemp(prefix="psp-bench-ledger-")) / "ledger.sqlite3"
-    with serve("streamlit-bench.log", ledger) as server, sync_playwright() as pw:
+    folder = Path(tempfile.mkdtemp(prefix="psp-bench-"))
+    peer = folder / "peer.py"
+    peer.write_text(PEER)
+    with serve("streamlit-bench.log", folder / "ledger.sqlite3") as server, \
+            serve("streamlit-bench-peer.log", script=peer) as peer_server, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
         context = browser.new_context(viewport={"width": 1400, "height": 1000})
         context.add_init_script(OBSERVER)
@@ -142,6 +155,7 @@ def main() -> None:
         changes = epsilon_changes(tab)
         tab.close()
         tabs = new_tabs(context, server + url_path)
+        bare = new_tabs(context, peer_server + "/")
         browser.close()
     every = [ms for _, ms, _ in changes]
     fresh = [ms for key, ms, _ in changes if key == "ArrowRight"]
@@ -153,8 +167,12 @@ def main() -> None:
     print(f"| ε change → fully updated, median of {len(every)} | {spread(every)} |")
     print(f"| of which to ε values new to the server, median of {len(fresh)} | {spread(fresh)} |")
     print(f"| new tab, data cached → fully drawn, median of {len(tabs)} | {spread([ms for ms, _ in tabs])} |")
+    print(f"| peer: new tab on a bare Streamlit page, median of {len(bare)} | {spread([ms for ms, _ in bare])} |")
+    ratio = statistics.median(ms for ms, _ in tabs) / statistics.median(ms for ms, _ in bare)
+    print(f"| new tab ÷ peer | {ratio:.2f} |")
     print("individual ε changes (ms):", ", ".join(f"{ms:.0f}" for ms in every))
     print("individual new tabs (ms):", ", ".join(f"{ms:.0f}" for ms, _ in tabs))
+    print("individual peer tabs (ms):", ", ".join(f"{ms:.0f}" for ms, _ in bare))
 
 
 if __name__ == "__main__":

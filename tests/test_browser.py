@@ -72,8 +72,9 @@ def wait_until_serving(url: str, proc: subprocess.Popen, log: Path) -> None:
 
 
 @contextmanager
-def serve(log_name: str = "streamlit.log", ledger: Path | None = None) -> Iterator[str]:
-    """A Streamlit server of the app in a subprocess, its log in test-artifacts/; yields its URL.
+def serve(log_name: str = "streamlit.log", ledger: Path | None = None, script: Path | None = None) -> Iterator[str]:
+    """A Streamlit server of the app (or of another script) in a subprocess, its log in test-artifacts/; yields its
+    URL.
 
     Its privacy ledger is a file of its own (PSP_LEDGER), never the user's default one."""
     ARTIFACTS.mkdir(exist_ok=True)
@@ -82,7 +83,7 @@ def serve(log_name: str = "streamlit.log", ledger: Path | None = None) -> Iterat
     env = {**os.environ, "PSP_LEDGER": str(ledger)}
     port = free_port()
     log = ARTIFACTS / log_name
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+    command = [sys.executable, "-m", "streamlit", "run", str(script or "app.py"), "--server.headless", "true",
                "--server.address", "127.0.0.1", "--server.port", str(port),
                "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
     with log.open("w") as out:
