@@ -38,7 +38,7 @@ PRESENTING_WIDTH = 700  # drawn narrower, scaled to the same card: text about 1.
 FONT = 13
 INK = "currentColor"  # the page's text colour, in either theme
 FILE_STYLE = "color:#31333F;background:#FFFFFF;font-family:'Source Sans Pro',sans-serif"  # a downloaded file
-Kind = Literal["bar", "line", "dash", "diamond", "point", "span"]
+Kind = Literal["bar", "line", "dash", "diamond", "span"]
 
 
 @dataclass(frozen=True)
@@ -197,8 +197,6 @@ def key_mark(kind: Kind, x: float, y: float, color: str) -> str:
         return rect(x, y - 6, 16, 12, color)
     if kind == "diamond":
         return diamond(x + 8, y, 6, color)
-    if kind == "point":
-        return dot(x + 8, y, 5, color)
     if kind == "span":
         return line(x, y, x + 16, y, color, 5)
     return line(x, y, x + 16, y, color, 2, dash=kind == "dash")
