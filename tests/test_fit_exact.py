@@ -231,3 +231,25 @@ def test_compare_on_data_without_a_minimiser_says_why(tmp_path):
     )
     assert out.returncode == 2 and out.stderr.count("\n") == 1
     assert "no minimiser" in out.stderr and "separable" in out.stderr
+
+
+def test_logistic_newton_starts_from_the_gram_without_another_pass(monkeypatch):
+    """At theta = 0 every logistic weight is 1/4, so the first Hessian is 1/4 of the rank check's Gram: the same
+    bits as forming it again (scaling by a power of two is exact), one pass over X fewer, the same fit."""
+    import core.fit as fitting
+
+    d = synthetic(30_000, 5, "logistic", seed=4)
+    X = d.X
+    assert np.array_equal(fitting.weighted_gram(X, np.full(len(X), 0.25)),
+                          0.25 * fitting.weighted_gram(X, np.ones(len(X))))
+    calls = []
+    counted = fitting.weighted_gram
+    monkeypatch.setattr(fitting, "weighted_gram", lambda *a: calls.append(1) or counted(*a))
+    short = fit(X, d.y, LOGISTIC)
+    passes = len(calls)
+    monkeypatch.setattr(fitting, "_hessian", lambda X, w, gram: fitting.weighted_gram(X, w))
+    calls.clear()
+    full = fit(X, d.y, LOGISTIC)
+    assert passes == len(calls) - 1 and short.status == full.status == MINIMISER
+    assert np.array_equal(short.theta, full.theta)
+    assert (short.lambda_min, short.lambda_max) == (full.lambda_min, full.lambda_max)
