@@ -197,7 +197,8 @@ def fit(
     since_best = 0
     for it in range(max_iter + 1):
         t = X @ theta
-        grad = mean_rows(X, loss.d1(t, y)) + lam_reg * theta + b
+        h1 = loss.d1(t, y)
+        grad = mean_rows(X, h1) + lam_reg * theta + b
         grad_norm = float(np.linalg.norm(grad))
         H = _hessian(X, loss.d2(t, y), gram)
         if grad_norm <= GRAD_TOL * G0:
@@ -214,10 +215,10 @@ def fit(
         eye = lam_reg * np.eye(d)
         step, a = _solve(H + eye, grad), 0.0
         if step is not None:
-            a = _line_search(X, y, loss, lam_reg, b, theta, t, step)
+            a = _line_search(X, y, loss, lam_reg, b, theta, t, step, h1)
         if a == 0.0:  # Newton's model failed (a singular Hessian): the majoriser's direction
             step = _solve(_majoriser(X, y, t, loss) + eye, grad)
-            a = _line_search(X, y, loss, lam_reg, b, theta, t, step) if step is not None else 0.0
+            a = _line_search(X, y, loss, lam_reg, b, theta, t, step, h1) if step is not None else 0.0
         if a == 0.0:  # no descent measurable: the rounding floor, above the tolerance
             break
         theta = theta + a * step
@@ -247,16 +248,18 @@ def _majoriser(X: Array, y: Array, t: Array, loss: Loss) -> Array:
 
 
 def _line_search(X: Array, y: Array, loss: Loss, lam_reg: float, b: Array, theta: Array, t: Array,
-                 step: Array) -> float:
+                 step: Array, h1: Array) -> float:
     """A step a in (0, 1] with psi'(a) in [0.1 psi'(0), 0]; 0 when none is found (rounding floor).
 
     psi(a) = F(theta + a step) is convex, so psi' <= 0 on [0, a] and psi decreases there; psi'(a) >=
     0.1 psi'(0) rules out steps too short to matter. The full Newton step is taken when psi'(1) <= 0.
+    h1 = loss.d1(t, y), computed for the gradient: psi'(0) needs no pass of its own.
     """
     dt = X @ step
 
-    def slope(a: float) -> float:
-        return _mean(loss.d1(t + a * dt, y) * dt) + float((lam_reg * (theta + a * step) + b) @ step)
+    def slope(a: float) -> float:  # h1 = loss.d1(t, y), the gradient's: reused at a = 0, the same values
+        h1_a = h1 if a == 0.0 else loss.d1(t + a * dt, y)
+        return _mean(h1_a * dt) + float((lam_reg * (theta + a * step) + b) @ step)
 
     f0 = slope(0.0)
     if not f0 < 0:
