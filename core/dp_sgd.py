@@ -48,7 +48,7 @@ from dp_accounting.rdp import rdp_privacy_accountant
 from numpy.typing import NDArray
 
 from core.baselines import BaselineRelease
-from core.errors import BudgetError
+from core.errors import BudgetError, is_integer, is_real
 from core.gaussian import check_epsilon_delta
 from core.losses import Loss
 from core.pipeline import Problem
@@ -105,18 +105,18 @@ class DPSGDConfig:
     neighbours: str = "replace_one"
 
     def __post_init__(self) -> None:
-        if not (_is_real(self.clip_norm) and math.isfinite(self.clip_norm) and self.clip_norm > 0):
+        if not (is_real(self.clip_norm) and self.clip_norm > 0):
             raise BudgetError(f"clip_norm must be a positive finite number, got {self.clip_norm!r}")
-        if not (_is_int(self.batch_size) and self.batch_size >= 1):
+        if not (is_integer(self.batch_size) and self.batch_size >= 1):
             raise BudgetError(f"batch_size (the expected batch size) must be an integer >= 1, got {self.batch_size!r}")
-        if not (_is_int(self.steps) and self.steps >= 1):
+        if not (is_integer(self.steps) and self.steps >= 1):
             raise BudgetError(f"steps must be an integer >= 1, got {self.steps!r}")
         lr = self.learning_rate
-        if lr is not None and not (_is_real(lr) and math.isfinite(lr) and lr > 0):
+        if lr is not None and not (is_real(lr) and lr > 0):
             raise BudgetError(f"learning_rate must be a positive finite number or None (for 1/(G1 + lambda_reg)), "
                              f"got {lr!r}")
         f = self.average_fraction
-        if not (_is_real(f) and 0 <= f <= 1):
+        if not (is_real(f) and 0 <= f <= 1):
             raise BudgetError(f"average_fraction must lie in [0, 1] (0 = final iterate), got {f!r}")
         _check_accounting(self.accountant, self.neighbours)
 
@@ -127,14 +127,6 @@ class DPSGDConfig:
     def averaged_steps(self) -> int:
         """How many final iterates are averaged: ceil(f T), at least one."""
         return max(1, math.ceil(self.average_fraction * self.steps))
-
-
-def _is_real(x: object) -> bool:
-    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
-
-
-def _is_int(x: object) -> bool:
-    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)
 
 
 def _check_accounting(accountant: str, neighbours: str) -> None:
@@ -162,9 +154,9 @@ def dp_sgd_event(z: float, sampling_rate: float, steps: int) -> dp_event.DpEvent
 
 
 def _check_schedule(sampling_rate: float, steps: int) -> None:
-    if not (_is_real(sampling_rate) and 0 < sampling_rate <= 1):
+    if not (is_real(sampling_rate) and 0 < sampling_rate <= 1):
         raise BudgetError(f"the sampling rate must lie in (0, 1], got {sampling_rate!r}")
-    if not (_is_int(steps) and steps >= 1):
+    if not (is_integer(steps) and steps >= 1):
         raise BudgetError(f"the number of steps must be an integer >= 1, got {steps!r}")
 
 
@@ -172,9 +164,9 @@ def _check_schedule(sampling_rate: float, steps: int) -> None:
 def dp_sgd_epsilon(z: float, delta: float, sampling_rate: float, steps: int, accountant: str = "pld",
                    neighbours: str = "replace_one") -> float:
     """The accountant's epsilon at `delta` for T steps of DP-SGD with noise multiplier z."""
-    if not (_is_real(z) and z > 0):
+    if not (is_real(z) and z > 0):
         raise BudgetError(f"the noise multiplier must be positive, got {z!r}")
-    if not (_is_real(delta) and 0 < delta < 1):
+    if not (is_real(delta) and 0 < delta < 1):
         raise BudgetError(f"delta for DP-SGD must lie strictly between 0 and 1, got {delta!r}")
     _check_schedule(sampling_rate, steps)
     _check_accounting(accountant, neighbours)

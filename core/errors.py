@@ -8,6 +8,7 @@ the option `flag(setting)` (e.g. `--loss`), and the app fills in the widget's la
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Callable
 
@@ -63,9 +64,19 @@ class NoMinimizerError(InputError):
 MAX_SEED = 2**63 - 1  # seeds are taken as non-negative 64-bit integers everywhere
 
 
+def is_integer(x: object) -> bool:
+    """An integer, Python's or NumPy's, and not a bool: True is an int to Python, never a count here."""
+    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
+
+
+def is_real(x: object) -> bool:
+    """A finite real number, Python's or NumPy's, and not a bool."""
+    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)
+
+
 def check_seed(seed: object, what: str) -> None:
     """Raise InputError unless seed is None or an integer from 0 to MAX_SEED (what names it, e.g. "--seed")."""
     if seed is None:
         return
-    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed <= MAX_SEED:
+    if not is_integer(seed) or not 0 <= seed <= MAX_SEED:
         raise InputError(f"{what} must be an integer from 0 to 2^63 - 1, got {seed!r}")

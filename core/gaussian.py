@@ -15,7 +15,7 @@ from dp_accounting import gaussian_mechanism
 from scipy.optimize import brentq
 from scipy.special import erfcx, log_ndtr, ndtri
 
-from core.errors import BudgetError
+from core.errors import BudgetError, is_real
 
 CALIBRATIONS = ("paper", "analytic")
 SAFETY = 1e-12  # relative margin added to every calibrated sigma: rounding can only add noise
@@ -35,14 +35,10 @@ MIN_EPSILON = 1e-6
 def check_epsilon_delta(epsilon: float, delta: float, what: str = "") -> None:
     """Raise BudgetError unless eps > 0 and 0 < delta < 1 (both finite)."""
     label = f" for {what}" if what else ""
-    if not (_real(epsilon) and math.isfinite(epsilon) and epsilon > 0):
+    if not (is_real(epsilon) and epsilon > 0):
         raise BudgetError(f"epsilon{label} must be a positive finite number, got {epsilon}")
-    if not (_real(delta) and 0 < delta < 1):
+    if not (is_real(delta) and 0 < delta < 1):
         raise BudgetError(f"delta{label} must lie strictly between 0 and 1, got {delta}")
-
-
-def _real(x: object) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 def check_total_budget(epsilon: float, delta: float, max_delta: float = MAX_DELTA) -> None:

@@ -10,13 +10,12 @@ bound (8), phi(s) <= alpha s for s <= (1-rho)/alpha, alpha = 1.2332 and rho = 1/
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
-from core.errors import DataError
+from core.errors import DataError, is_real
 from core.losses import Loss
 
 ALPHA = 1.2332
@@ -74,7 +73,7 @@ def make_geometry(loss: Loss, domain: str, d: int, radius: float | None = None) 
         radius, r, d_p = 1.0, math.sqrt(d), float(d)
     else:
         radius = 1.0 if radius is None else radius
-        if isinstance(radius, bool) or not isinstance(radius, numbers.Real) or not (
+        if not is_real(radius) or not (
             MIN_RADIUS <= radius <= MAX_RADIUS
         ):
             raise DataError(f"the ball radius must be a positive number from {MIN_RADIUS:g} to {MAX_RADIUS:g}, "

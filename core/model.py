@@ -8,10 +8,9 @@ and radius from the resolved spec (a `core.pipeline.Problem` carries it as `prob
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 
-from core.errors import DataError
+from core.errors import DataError, is_real
 from core.geometry import Geometry, make_geometry
 from core.losses import get_loss
 
@@ -47,7 +46,7 @@ class ModelSpec:
             radius = math.sqrt(d) if public_radius is None else public_radius
         geometry = make_geometry(get_loss(self.loss), self.domain, d, radius)
         lam_reg = self.lam_reg
-        if isinstance(lam_reg, bool) or not isinstance(lam_reg, numbers.Real) or not (
+        if not is_real(lam_reg) or not (
             0 <= lam_reg <= MAX_LAM_REG
         ):
             raise DataError(f"lambda_reg must be a finite number >= 0 and at most {MAX_LAM_REG:g}, "

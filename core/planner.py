@@ -22,13 +22,12 @@ no privacy and is not a private release. Whether the data meet the assumptions i
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
 
 from core.accounting import ACCOUNTINGS, DEFAULT_SPLIT, Budget, make_budget
-from core.errors import InputError
+from core.errors import InputError, is_integer, is_real
 from core.gaussian import CALIBRATIONS, MAX_DELTA, MIN_EPSILON, normal_quantile, sigma
 from core.geometry import DOMAINS, Geometry
 from core.losses import LOSSES
@@ -46,18 +45,10 @@ PLAN_NOTE = ("A plan from assumptions, not a measurement: it reads no data, so i
              "spends no budget; the data's own eigenvalues are known only to the private certificates.")
 
 
-def _is_int(x: object) -> bool:
-    return isinstance(x, numbers.Integral) and not isinstance(x, bool)
-
-
-def _is_real(x: object) -> bool:
-    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(float(x))
-
-
 def _check_real(x: object, label: str, lo: float, hi: float, *, open_lo: bool = False, why: str = "") -> float:
     """x as a float within [lo, hi] ((lo, hi] when open_lo), else InputError naming the control `label`."""
     low = "above" if open_lo else "at least"
-    if not _is_real(x) or not (lo < float(x) <= hi if open_lo else lo <= float(x) <= hi):
+    if not is_real(x) or not (lo < float(x) <= hi if open_lo else lo <= float(x) <= hi):
         top = "" if math.isinf(hi) else f" and at most {hi:g}"
         raise InputError(f"{label} must be a finite number {low} {lo:g}{top}{why}, got {x!r}.")
     return float(x)
@@ -89,9 +80,9 @@ class Assumptions:
 
     def __post_init__(self) -> None:
         self._check_choices()
-        if not (_is_int(self.d) and 1 <= self.d <= MAX_D):
+        if not (is_integer(self.d) and 1 <= self.d <= MAX_D):
             raise InputError(f"Dimension d must be an integer from 1 to {MAX_D:,}, got {self.d!r}.")
-        if not (_is_int(self.n) and self.d < self.n <= N_MAX):
+        if not (is_integer(self.n) and self.d < self.n <= N_MAX):
             raise InputError(f"Sample size n must be an integer above d = {self.d} and at most {N_MAX:,}, "
                              f"got {self.n!r}.")
         g1 = self.geometry.G1  # validates the radius and lambda_reg through core.model
@@ -101,10 +92,10 @@ class Assumptions:
                     why=" (the assumed λmax)")
         _check_real(self.epsilon, "Total ε", MIN_EPSILON, MAX_EPSILON)
         _check_real(self.delta, "Total δ", 0.0, MAX_DELTA, open_lo=True)
-        if not (_is_real(self.level) and 0.0 < self.level < 1.0):
+        if not (is_real(self.level) and 0.0 < self.level < 1.0):
             raise InputError(f"Interval level must be a number strictly between 0 and 1, got {self.level!r}.")
         if not (isinstance(self.split, tuple) and len(self.split) == 3
-                and all(_is_real(w) and 1.0 / MAX_SPLIT <= w <= MAX_SPLIT for w in self.split)):
+                and all(is_real(w) and 1.0 / MAX_SPLIT <= w <= MAX_SPLIT for w in self.split)):
             raise InputError(f"Split must be three weights from {1 / MAX_SPLIT:g} to {MAX_SPLIT:g} "
                              f"(λ̂min, λ̂max, release), got {self.split!r}.")
 

@@ -19,7 +19,6 @@ only into a seeded script, which is not private anyway; without a seed the file 
 from __future__ import annotations
 
 import json
-import math
 import re
 import textwrap
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from pathlib import PureWindowsPath
 import numpy as np
 
 from core.accounting import ACCOUNTINGS, DEFAULT_SPLIT
-from core.errors import InputError, check_seed
+from core.errors import InputError, check_seed, is_real
 from core.gaussian import CALIBRATIONS, check_total_budget
 from core.model import ModelSpec
 from core.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec
@@ -85,7 +84,7 @@ class Reproduction:
 
 def _finite(value: object, what: str) -> float:
     """value as a finite float (repr of inf or nan is not a Python literal), else InputError naming what."""
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if not is_real(value):
         raise InputError(f"{what} must be a finite number, got {value!r}; give a finite one")
     return float(value)
 
