@@ -40,12 +40,12 @@ def problem():
     return prepare(data.X, data.y, "robust", "cube", None, 0.0, data.feature_names)
 
 
-def release(problem, epsilon: float = 8.0, coordinate: int = 2) -> PublishedRelease:
+def release(problem, epsilon: float = 8.0, coordinate: int = 2, fallback: bool = False) -> PublishedRelease:
     """A record as the Pipeline page's publish path stores it (seeded here only so the outcome is fixed)."""
     budget = split_budget(epsilon, 1e-6)
-    run = run_private(problem, coordinate, budget, make_rng(7), "paper", 0.95)
+    run = run_private(problem, coordinate, budget, make_rng(7), "paper", 0.95, fallback=fallback)
     return PublishedRelease(run=run, coordinate=problem.feature_names[coordinate], budget=budget,
-                            calibration="paper", level=0.95, data=DATA, model=MODEL)
+                            calibration="paper", level=0.95, fallback=fallback, data=DATA, model=MODEL)
 
 
 def charges(at: AppTest, published: PublishedRelease) -> list[tuple[float, float]]:
@@ -307,6 +307,15 @@ def test_the_script_reruns_the_settings_without_a_seed(problem, downloads):
     assert "COEFFICIENT = 'x2'" in code and f"SyntheticSpec(loss='robust', n={N}," in code
     assert "make_budget(8.0, 1e-06," in code
     assert "the data are synthetic" in code.lower()
+
+
+@pytest.mark.parametrize("fallback", [True, False])
+def test_the_script_keeps_the_fallback_the_release_was_drawn_with(problem, downloads, fallback):
+    """A release that passed (14) with the fallback on (or off): the script says so, whatever the setting is now."""
+    rel = release(problem, fallback=fallback)
+    assert rel.run.release.status == "released"
+    open_report(rel, fallback="off" if fallback else "on")
+    assert f"fallback={fallback})" in downloads["text/x-python"][1].decode()
 
 
 def test_bottom_shows_the_reason(problem):

@@ -13,7 +13,6 @@ import streamlit as st
 from core.accounting import Budget
 from core.errors import InputError
 from core.pipeline import Problem
-from core.release import FALLBACK
 from core.reproduce import Reproduction, Target, download_name, notebook, script
 from ui import state
 from ui.labels import message
@@ -61,16 +60,15 @@ def reproduce_downloads(problem: Problem, b: Budget, u: int | np.ndarray, seed: 
 def published_reproduction(release: state.PublishedRelease, names: tuple[str, ...]) -> Reproduction:
     """The settings of a published release, with no seed: its noise came from the OS and cannot be drawn again.
 
-    The record keeps the budget's normalised split (the same stages) and the normalised u. It does not keep
-    the fallback setting: a fallback release had it on, any other takes the current setting.
+    The record keeps the budget's normalised split (the same stages), the normalised u and the fallback setting
+    the release was drawn with.
     """
-    b, rel = release.budget, release.run.release
-    fallback = rel.status == FALLBACK or state.fallback()
+    b = release.budget
     u = release.run.u
     basis = np.count_nonzero(u) == 1 and float(u.max()) == 1.0  # e_j: named by its feature
     target = names[int(np.argmax(u))] if basis else target_of(u, names)
     return Reproduction(release.data, release.model, target, b.epsilon_total, b.delta_total, b.split, b.accounting,
-                        release.calibration, release.level, fallback, None)
+                        release.calibration, release.level, release.fallback, None)
 
 
 def rerun_download(release: state.PublishedRelease, names: tuple[str, ...]) -> None:

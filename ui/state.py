@@ -399,13 +399,15 @@ def refuse_reason(epsilon: float, delta: float) -> str | None:
 
 @dataclass(frozen=True)
 class RunRecord:
-    """One run of the private stages on the Pipeline page, with the data and model it was made on."""
+    """One run of the private stages on the Pipeline page, with the data and model it was made on, and the
+    release's settings (calibration, level, whether a failed test falls back)."""
 
     run: PrivateRun
     coordinate: str
     budget: Budget
     calibration: str
     level: float
+    fallback: bool
     data: DataSpec
     model: ModelSpec
 
@@ -439,7 +441,7 @@ class ComparisonRecord:
 
 def _record(kind: type[RunRecord], run: PrivateRun, coordinate: str, **extra: Any) -> RunRecord:
     return kind(run=run, coordinate=coordinate, budget=run.budget, calibration=get("calibration"),
-                level=get("level"), data=data_spec(), model=model_spec(), **extra)
+                level=get("level"), fallback=fallback(), data=data_spec(), model=model_spec(), **extra)
 
 
 def publish(run: PrivateRun, coordinate: str) -> PublishedRelease:
