@@ -4,6 +4,7 @@ Chromium, that no two pieces of their text overlap."""
 from __future__ import annotations
 
 import math
+import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -82,9 +83,11 @@ def test_theta_bars_measure_the_fit(problem, data):
     stars = [tipped(root, "path", f"{name}: θ* =") for name in problem.feature_names]
     assert all(len(s) == 1 and s[0].get("fill") == ACCENT for s in stars)
     assert "θ* (generating parameter)" in texts(root) and "coefficient" in texts(root)
+    assert f"{problem.feature_names[J]}: the coefficient released" in texts(root)  # the key of the highlighted bar
     bare = tree(svg.theta_figure(problem, None, None))
     assert not tipped(bare, "path", "") and "θ* (generating parameter)" not in texts(bare)
     assert {b.get("fill") for b in tipped(bare, "rect", "")} == {OTHER}
+    assert not [t for t in texts(bare) if t.endswith("the coefficient released")]
 
 
 def test_theta_gives_every_census_feature_a_row(acs_problem, problem):
@@ -181,7 +184,8 @@ def test_ticks_are_round_and_written_alike():
     assert svg.tick_texts(svg.ticks(-0.66, 0.8)) == ["−0.50", "−0.25", "0", "0.25", "0.50", "0.75"]
     assert svg.tick_texts(svg.ticks(0.1425, 0.1452)) == ["0.1425", "0.1430", "0.1435", "0.1440", "0.1445", "0.1450"]
     assert svg.tick_texts(svg.ticks(0, 2.5e6)) == ["0", "5e+05", "1e+06", "1.5e+06", "2e+06", "2.5e+06"]
-    for lo, hi in [(0.0, 3e-7), (-7.3, 1e4), (3.0, 3.0000001), (-1e9, -1e8)]:
+    assert svg.tick_texts(svg.ticks(1e6 - 3, 1e6 + 3)) == [f"{v:.0f}" for v in range(999_997, 1_000_004)]
+    for lo, hi in [(0.0, 3e-7), (-7.3, 1e4), (3.0, 3.0000001), (-1e9, -1e8), (1e6, 1e6 + 0.01), (2e-9, 2.00001e-9)]:
         values = svg.ticks(lo, hi)
         assert 3 <= len(values) <= 11 and lo - 1e-12 <= values[0] and values[-1] <= hi + 1e-12
         assert len(set(svg.tick_texts(values))) == len(values)  # distinct labels
@@ -189,16 +193,16 @@ def test_ticks_are_round_and_written_alike():
 
 def test_markup_and_hostile_names_are_escaped():
     assert svg.rich("λ<sub>min</sub>") == 'λ<tspan baseline-shift="sub" font-size="75%">min</tspan>'
-    names = ('<script>alert(1)</script>', 'a & "b"', "$x$ *y*", "line\nbreak")
-    d = synthetic(2_000, 4, "robust", seed=1)
+    names = ('<script>alert(1)</script>', 'a & "b"', "$x$ *y*", "line\nbreak", "cr\r\n\r\n[x](y)\x01")
+    d = synthetic(2_000, len(names), "robust", seed=1)
     p = prepare(d.X, d.y, "robust", "cube", feature_names=names)
     sketch = svg.theta_figure(p, None, 0)
     root = tree(sketch)  # well-formed XML: nothing of the names escaped the text
     assert not list(root.iter("script")) and not list(root.iter(f"{{{NS['s']}}}script"))
     assert [e.find("s:title", NS).text for e in root.iter(f"{{{NS['s']}}}text")
-            if e.find("s:title", NS) is not None] == list(names)
+            if e.find("s:title", NS) is not None] == [re.sub(r"[\x00-\x1f]", " ", n) for n in names]
     page = sketch.html()
-    assert "<script>" not in page and "$" not in page and "\n" not in page
+    assert "<script>" not in page and "$" not in page and not re.search(r"[\x00-\x1f]", page)
 
 
 def test_presentation_draws_narrower_with_the_same_marks(problem, data, run):

@@ -9,8 +9,9 @@ writes SVG too, took 36 to 50 ms per figure, more than Plotly.
 
 Text and axes take the page's colour (currentColor), so both themes read them; the palette is ui.theme's.
 Labels use Plotly's <sub>/<sup> markup, so the names of ui.figures serve both; every other character is
-escaped, as feature names come from the user's file. A Sketch is drawn at WIDTH pixels and scaled to its
-container: a narrower drawing (presentation mode) is scaled up, so its text is larger."""
+escaped and every control character (a line break would end Markdown's HTML block) becomes a space, as feature
+names come from the user's file (whose own <sub> would only become a subscript). A Sketch is drawn at WIDTH
+pixels and scaled to its container: a narrower drawing (presentation mode) is scaled up, so its text is larger."""
 
 from __future__ import annotations
 
@@ -69,7 +70,8 @@ class Sketch:
 
 
 def attr(text: str) -> str:
-    return html.escape(text, quote=True)
+    """text for SVG: escaped, and control characters (\\r, \\n, ...) as spaces."""
+    return html.escape(re.sub(r"[\x00-\x1f\x7f]", " ", text), quote=True)
 
 
 def rich(text: str) -> str:
@@ -164,15 +166,21 @@ def ticks(lo: float, hi: float, count: int = 6) -> list[float]:
 
 
 def tick_texts(values: list[float]) -> list[str]:
-    """Ticks' values written alike: as many decimals as their step needs, or powers of ten when the largest is
+    """Ticks' values written alike with the digits their step needs: decimals, or e-notation when the largest is
     outside [1e-4, 1e6); 0 without a sign or a rounding residue."""
     step = values[1] - values[0] if len(values) > 1 else abs(values[0]) or 1.0
     top = max(abs(v) for v in values)
     power = math.floor(math.log10(step) + 1e-9)
-    decimals = max(0, -power + (1 if round(step / 10.0**power, 6) == 2.5 else 0))
-    plain_digits = 1e-4 <= top < 1e6
-    return ["0" if abs(v) < step * 1e-6 else (f"{v:,.{decimals}f}" if plain_digits else f"{v:.3g}").replace("-", "−")
-            for v in values]
+    extra = 1 if round(step / 10.0**power, 6) == 2.5 else 0
+    decimals = max(0, -power + extra)
+    digits = max(1, math.floor(math.log10(top)) - power + 1 + extra)  # significant digits, for e-notation
+
+    def text(v: float) -> str:
+        if abs(v) < step * 1e-6:
+            return "0"
+        return (f"{v:,.{decimals}f}" if 1e-4 <= top < 1e6 else f"{v:.{digits}g}").replace("-", "−")
+
+    return [text(v) for v in values]
 
 
 def x_axis(s: Scale, y: float, name: str = "", grid_top: float | None = None) -> str:
@@ -228,7 +236,8 @@ def theta_figure(problem: Problem, theta_star: NDArray | None, j: int | None, wi
     names, theta = list(problem.feature_names), np.asarray(problem.fit.theta, dtype=float)
     star = None if theta_star is None else np.asarray(theta_star, dtype=float)
     heading = "The fit θ(P<sub>n</sub>) of (1), by feature · not private"
-    left = min(0.4 * width, max(text_width(shorten(n)) for n in names) + 16)
+    fits = int((0.4 * width - 16) / (0.56 * (FONT - 1)))  # characters of a name that fit the label column
+    left = min(0.4 * width, max(text_width(shorten(n, fits), FONT - 1) for n in names) + 16)
     top, row = 34.0, 22.0
     bottom = top + row * len(names)
     s = Scale(*extent([0.0, *theta, *(star if star is not None else [])]), left, width - 16)
@@ -237,11 +246,12 @@ def theta_figure(problem: Problem, theta_star: NDArray | None, j: int | None, wi
         y = top + row * k
         x0, x1 = sorted((s(0.0), s(t)))
         out.append(rect(x0, y + 4, x1 - x0, row - 8, CHOSEN if k == j else OTHER, f"{name}: θ = {num(t)}"))
-        out.append(label(left - 6, y + row / 2 + 4, shorten(name), "end", FONT - 1, tip=name))
+        out.append(label(left - 6, y + row / 2 + 4, shorten(name, fits), "end", FONT - 1, tip=name))
         if star is not None:
             out.append(diamond(s(star[k]), y + row / 2, 6, ACCENT, f"{name}: θ* = {num(star[k])}"))
     out.append(line(s(0.0), top, s(0.0), bottom + 4, INK, 1, opacity=0.6))
-    keys = [("θ(P<sub>n</sub>) · not private", CHOSEN, "bar")]
+    keys: list[tuple[str, str, Kind]] = [("θ(P<sub>n</sub>) · not private", OTHER, "bar")]
+    keys += [(f"{names[j]}: the coefficient released", CHOSEN, "bar")] if j is not None else []
     keys += [("θ* (generating parameter)", ACCENT, "diamond")] if star is not None else []
     marks, used = legend(keys, bottom + 60, width)
     shown = [bars_in_words("θ(P<sub>n</sub>) · not private", names, theta)]
@@ -270,6 +280,8 @@ def test_figure(value: float, threshold: float, passed: bool, width: int = WIDTH
     value <= threshold. A value that could not be formed (NaN, inf) draws no bar and says so."""
     heading = f"Stability test (14): {'passes' if passed else 'fails'}"
     ratio = value / threshold if math.isfinite(value) and threshold > 0 else math.nan
+    missing = "the threshold of (14) is not positive" if math.isfinite(value) and not threshold > 0 else \
+        "the left side of (14) could not be formed"
     s = Scale(0.0, max(1.25, 1.15 * ratio) if math.isfinite(ratio) else 1.25, 44, width - 60)
     out = [title(heading), label(38, 56, "(14)", "end", FONT - 1), x_axis(s, 76, TEST_AXIS, grid_top=34)]
     if math.isfinite(ratio):
@@ -278,8 +290,8 @@ def test_figure(value: float, threshold: float, passed: bool, width: int = WIDTH
         out.append(label(s(ratio) + 6, 56, num(ratio)))
         shown = [f"left side ÷ threshold: {num(ratio)}"]
     else:
-        out.append(label((s.a + s.b) / 2, 56, "the left side of (14) could not be formed", "middle"))
-        shown = ["the left side of (14) could not be formed"]
+        out.append(label((s.a + s.b) / 2, 56, missing, "middle"))
+        shown = [missing]
     out.append(line(s(1.0), 32, s(1.0), 76, INK, 1.5, dash=True) + label(s(1.0) + 5, 72, "1 = threshold",
                                                                          size=FONT - 1))
     return Sketch(heading, "".join(out), width, 124, words(heading, TEST_AXIS, shown + ["marked: 1 = threshold"]))
@@ -336,7 +348,7 @@ def number_line(heading: str, points: list[tuple[str, float, str]], axis_name: s
         out.append(span(s(lo), s(hi), 80, color, 6))
         shown.append(f"{plain(name)} from {num(lo)} to {num(hi)}")
     last = -math.inf  # where the last name on the lower row ends
-    for name, v, color in sorted(points, key=lambda p: p[1]):
+    for name, v, color in sorted((p for p in points if math.isfinite(p[1])), key=lambda p: p[1]):
         x, w = s(v), text_width(name)
         high = x - w / 2 < last + 8
         out.append(dot(x, 80, 6.5, color) + label(x, 40 if high else 64, name, "middle"))
