@@ -165,7 +165,7 @@ def dp_sgd_epsilon(z: float, delta: float, sampling_rate: float, steps: int, acc
                    neighbours: str = "replace_one") -> float:
     """The accountant's epsilon at `delta` for T steps of DP-SGD with noise multiplier z."""
     if not (is_real(z) and z > 0):
-        raise BudgetError(f"the noise multiplier must be positive, got {z!r}")
+        raise BudgetError(f"the noise multiplier must be a positive finite number, got {z!r}")
     if not (is_real(delta) and 0 < delta < 1):
         raise BudgetError(f"delta for DP-SGD must lie strictly between 0 and 1, got {delta!r}")
     _check_schedule(sampling_rate, steps)

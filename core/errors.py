@@ -70,8 +70,14 @@ def is_integer(x: object) -> bool:
 
 
 def is_real(x: object) -> bool:
-    """A finite real number, Python's or NumPy's, and not a bool."""
-    return isinstance(x, numbers.Real) and not isinstance(x, bool) and math.isfinite(x)
+    """A finite real number (any numbers.Real: Python's, NumPy's, a Fraction) and not a bool; an integer too large
+    for a float is not finite here."""
+    if not isinstance(x, numbers.Real) or isinstance(x, bool):
+        return False
+    try:
+        return math.isfinite(x)
+    except OverflowError:
+        return False
 
 
 def check_seed(seed: object, what: str) -> None:

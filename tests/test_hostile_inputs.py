@@ -259,7 +259,8 @@ def test_run_private_refuses_bad_settings(problem, kwargs, kind, needle):
 
 @pytest.mark.parametrize("epsilon,delta,needle", [(1.0, 0.9999, "at most 0.1"), (1.0, 0.11, "at most 0.1"),
                                                   (1e-320, 1e-6, "at least 1e-06"), (True, 1e-6, "positive finite"),
-                                                  ("1", 1e-6, "positive finite"), (1.0, "1e-6", "strictly")])
+                                                  ("1", 1e-6, "positive finite"), (1.0, "1e-6", "strictly"),
+                                                  (10**400, 1e-6, "positive finite"), (1.0, -10**400, "strictly")])
 def test_the_total_budget_check_shared_by_the_command_line_and_the_app(epsilon, delta, needle):
     with pytest.raises(BudgetError, match=needle):
         check_total_budget(epsilon, delta)
