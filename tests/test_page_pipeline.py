@@ -634,3 +634,11 @@ def test_the_settings_panel_keeps_its_settings_while_folded():
     at.session_state["settings_panel"] = True
     at.run()
     assert at.selectbox(key="coordinate").value == "x2" and at.slider(key="level").value == 0.9
+
+
+def test_a_coordinate_of_other_data_goes_back_to_the_first_while_folded():
+    """A coordinate no feature of these data has (another data set's, or a link's) is reset even with the settings
+    panel folded, so a later data set with a feature of that name cannot pick it up silently."""
+    at = start(settings_panel=False, coordinate="zzz", epsilon=8.0, noise_seed=1)
+    assert_clean(at)
+    assert at.session_state["coordinate"] == "" and "coordinate" not in at.query_params

@@ -47,11 +47,17 @@ def fresh_noise() -> None:
     state.forget_teaching_run()
 
 
-def target_controls(names: tuple[str, ...]) -> None:
-    # The registry stores the first feature as "", its default, so a link to it stays short.
+def coordinate_options(names: tuple[str, ...]) -> tuple[str, ...]:
+    """The coordinate's choices; the registry stores the first feature as "", its default, so a link to it stays
+    short. A coordinate of another data set (or from a link) goes back to the first feature, even while the settings
+    panel is folded: a later data set with a feature of that name must not pick it up silently."""
     options = ("", *names[1:])
     if state.get("coordinate") not in options:
-        st.session_state["coordinate"] = ""  # the first feature, or one of another data set
+        st.session_state["coordinate"] = ""
+    return options
+
+
+def target_controls(names: tuple[str, ...], options: tuple[str, ...]) -> None:
     col_j, col_u = st.columns(2)
     col_j.selectbox(
         "Coordinate j", options, key="coordinate", format_func=lambda name: name or names[0],
@@ -148,10 +154,11 @@ def controls(names: tuple[str, ...]) -> None:
     """The Settings expander: what to release and the model, whose change refits θ(P_n) and reruns the page.
     Folded, and its widgets drawn only once it is opened (a third of a new tab's server time): the data are
     loaded by now, the budget below is what a user changes most, and ui.state keeps the settings meanwhile."""
+    options = coordinate_options(names)
     box = opened("Settings · coordinate and model", "settings_panel", ":material/tune:")
     if box is not None:
         with box:
-            target_controls(names)
+            target_controls(names, options)
             model_controls()
 
 
