@@ -256,8 +256,10 @@ def _line_search(X: Array, y: Array, loss: Loss, lam_reg: float, b: Array, theta
     h1 = loss.d1(t, y), computed for the gradient: psi'(0) needs no pass of its own.
     """
     dt = X @ step
+    if not np.all(np.isfinite(dt)):  # an overflowed step: no slope can be formed
+        return 0.0
 
-    def slope(a: float) -> float:  # h1 = loss.d1(t, y), the gradient's: reused at a = 0, the same values
+    def slope(a: float) -> float:
         h1_a = h1 if a == 0.0 else loss.d1(t + a * dt, y)
         return _mean(h1_a * dt) + float((lam_reg * (theta + a * step) + b) @ step)
 
