@@ -10,42 +10,17 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 from test_browser import browser, executable  # noqa: F401  (fixtures: the system Chromium)
+from test_figures import J, acs_problem, data, problem, run  # noqa: F401  (the figures' fixtures)
 
-from core.accounting import split_budget
 from core.data import synthetic
 from core.data.acs import FEATURE_NAMES
-from core.pipeline import make_rng, prepare, run_private
+from core.pipeline import prepare
 from ui import svg
 from ui.figures import eigenvalue_names
 from ui.format import num
 from ui.theme import ACCENT, CHOSEN, OTHER
 
 NS = {"s": "http://www.w3.org/2000/svg"}
-J = 1
-
-
-@pytest.fixture(scope="module")
-def data():
-    return synthetic(20_000, 3, "robust", seed=11)
-
-
-@pytest.fixture(scope="module")
-def problem(data):
-    return prepare(data.X, data.y, "robust", "cube", feature_names=data.feature_names)
-
-
-@pytest.fixture(scope="module")
-def acs_problem():
-    """The census data's 17 feature names (the values are synthetic: only the labels matter)."""
-    d = synthetic(5_000, len(FEATURE_NAMES), "robust", seed=3)
-    return prepare(d.X, d.y, "robust", "cube", feature_names=FEATURE_NAMES)
-
-
-@pytest.fixture(scope="module")
-def run(problem):
-    out = run_private(problem, J, split_budget(4.0, 1e-6), make_rng(5), "paper", 0.95)
-    assert out.release.status == "released" and out.lambda_max is not None
-    return out
 
 
 def tree(sketch: svg.Sketch) -> ET.Element:
@@ -69,7 +44,7 @@ def floats(e: ET.Element, *names: str) -> list[float]:
 # ---------------------------------------------------------------- the fit
 
 
-def test_theta_bars_measure_the_fit(problem, data):
+def test_theta_bars_measure_the_fit(problem, data):  # noqa: F811
     root = tree(svg.theta_figure(problem, data.theta_star, J))
     theta = problem.fit.theta
     bars = [tipped(root, "rect", f"{name}: θ =")[0] for name in problem.feature_names]
@@ -90,7 +65,7 @@ def test_theta_bars_measure_the_fit(problem, data):
     assert not [t for t in texts(bare) if t.endswith("the coefficient released")]
 
 
-def test_theta_gives_every_census_feature_a_row(acs_problem, problem):
+def test_theta_gives_every_census_feature_a_row(acs_problem, problem):  # noqa: F811
     root = tree(svg.theta_figure(acs_problem, None, 5))
     rows = [e for e in root.iter(f"{{{NS['s']}}}text") if e.find("s:title", NS) is not None]
     assert [e.find("s:title", NS).text for e in rows] == list(FEATURE_NAMES)
@@ -127,7 +102,7 @@ def test_test_that_could_not_be_formed_draws_no_bar(value):
 # ---------------------------------------------------------------- the release
 
 
-def test_density_measures_the_release(run):
+def test_density_measures_the_release(run):  # noqa: F811
     r = run.release
     root = tree(svg.density_figure(r))
     points = np.array([[float(v) for v in p.split(",")]
@@ -150,7 +125,7 @@ def test_density_measures_the_release(run):
         assert part in words, words
 
 
-def test_release_line_and_bound_line(run):
+def test_release_line_and_bound_line(run):  # noqa: F811
     r, b = run.release, run.lambda_min
     root = tree(svg.release_line(r))
     (span,) = [e for e in root.iter(f"{{{NS['s']}}}line") if e.get("stroke-width") == "6"]
@@ -205,14 +180,14 @@ def test_markup_and_hostile_names_are_escaped():
     assert "<script>" not in page and "$" not in page and not re.search(r"[\x00-\x1f]", page)
 
 
-def test_presentation_draws_narrower_with_the_same_marks(problem, data, run):
+def test_presentation_draws_narrower_with_the_same_marks(problem, data, run):  # noqa: F811
     for draw, args in ((svg.theta_figure, (problem, data.theta_star, J)), (svg.density_figure, (run.release,))):
         wide, narrow = draw(*args), draw(*args, width=svg.PRESENTING_WIDTH)
         assert (wide.width, narrow.width) == (svg.WIDTH, svg.PRESENTING_WIDTH) and wide.alt == narrow.alt
         assert len(list(tree(wide).iter())) == len(list(tree(narrow).iter()))
 
 
-def test_a_downloaded_file_carries_its_own_colours(run):
+def test_a_downloaded_file_carries_its_own_colours(run):  # noqa: F811
     file = svg.density_figure(run.release).svg(standalone=True)
     assert "color:#31333F;background:#FFFFFF" in file and "max-width" not in file
     assert ET.fromstring(file).find("s:title", NS).text.startswith("The release T")
