@@ -429,7 +429,7 @@ def budget_card(b: Budget, reached_stage2: bool) -> None:
     with st.container(border=True):
         card_title(f"Budget · {b.accounting} accounting")
         st.markdown(guarantee(b))
-        # A static table: the interactive grid's script would cost a new tab about 0.1 s to load.
+        # A static table: the interactive grid's script cost a new tab about 0.2 s to load.
         table = budget_table(b, reached_stage2)
         st.table(pd.DataFrame({column: table[column].map(BUDGET_FORMATS[column].__mod__) if column in BUDGET_FORMATS
                                else table[column] for column in table}), hide_index=True)

@@ -62,8 +62,9 @@ class Sketch:
                 f'style="{style}"><title>{attr(plain(self.title))}</title>{self.body}</svg>')
 
     def html(self) -> str:
-        """For st.markdown: one line (a blank line would end Markdown's HTML block), $ escaped (no maths)."""
-        return f'<div class="psp-figure">{self.svg()}</div>'.replace("\n", " ").replace("$", "&#36;")
+        """For st.markdown, $ escaped (no maths). One line, as a blank line would end Markdown's HTML block: the
+        drawing writes none, and attr turns the control characters of any text into spaces."""
+        return f'<div class="psp-figure">{self.svg()}</div>'.replace("$", "&#36;")
 
 
 # ---------------------------------------------------------------- drawing
