@@ -217,7 +217,7 @@ def fit(
         if step is not None:
             a = _line_search(X, y, loss, lam_reg, b, theta, t, step, h1)
         if a == 0.0:  # Newton's model failed (a singular Hessian): the majoriser's direction
-            step = _solve(_majoriser(X, y, t, loss) + eye, grad)
+            step = _solve(_majoriser(X, y, t, loss, gram) + eye, grad)
             a = _line_search(X, y, loss, lam_reg, b, theta, t, step, h1) if step is not None else 0.0
         if a == 0.0:  # no descent measurable: the rounding floor, above the tolerance
             break
@@ -236,12 +236,13 @@ def _solve(M: Array, grad: Array) -> Array | None:
     return step if np.all(np.isfinite(step)) and float(grad @ step) < 0 else None
 
 
-def _majoriser(X: Array, y: Array, t: Array, loss: Loss) -> Array:
+def _majoriser(X: Array, y: Array, t: Array, loss: Loss, gram: Array | None) -> Array:
     """Curvature of a quadratic majoriser: tanh(s/2)/s >= phi''(s) for the robust loss (IRLS weights) and
-    Boehning's 1/4 >= h'' for the logistic loss; positive, so it gives a descent direction for full-rank X
-    where the Hessian is (numerically) singular, e.g. when every residual is huge."""
+    Boehning's 1/4 >= h'' for the logistic loss (1/4 of the Gram, when the rank check formed it); positive, so it
+    gives a descent direction for full-rank X where the Hessian is (numerically) singular, e.g. when every
+    residual is huge."""
     if loss.name == "logistic":
-        return weighted_gram(X, np.full_like(t, 0.25))
+        return _hessian(X, np.full_like(t, 0.25), gram)
     s = y - t
     w = np.divide(np.tanh(0.5 * s), s, out=np.full_like(s, 0.5), where=np.abs(s) > 1e-8)
     return weighted_gram(X, w)
