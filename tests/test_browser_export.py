@@ -90,10 +90,15 @@ def _objects(data: bytes) -> dict[int, bytes]:
 
 
 def _stream(body: bytes) -> bytes:
-    raw = re.search(rb"stream\r?\n(.*?)\r?\nendstream", body, re.S)
-    if raw is None:
+    """An object's stream: the /Length bytes after the stream keyword's end of line (compressed data may itself
+    end in a carriage return), or up to endstream when the length is not given directly."""
+    start = re.search(rb"stream\r?\n", body)
+    if start is None:
         return b""
-    return zlib.decompress(raw.group(1)) if b"/FlateDecode" in body else raw.group(1)
+    length = re.search(rb"/Length (\d+)(?!\s+\d+\s+R)", body[:start.start()])
+    rest = body[start.end():]
+    raw = rest[:int(length.group(1))] if length else re.search(rb"(.*?)\r?\nendstream", rest, re.S).group(1)
+    return zlib.decompress(raw) if b"/FlateDecode" in body else raw
 
 
 def _cmap(stream: bytes) -> dict[int, str]:
