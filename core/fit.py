@@ -23,7 +23,10 @@ a private run must end alike on neighbouring data (docs/privacy.md, "Data with n
 
 from __future__ import annotations
 
+import functools
 import math
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,6 +38,7 @@ from scipy.optimize import linprog
 from core.errors import DataError, NoMinimizerError
 from core.losses import Loss
 from core.marks import NOT_PRIVATE
+from core.recursion import KERNELS
 
 Array = NDArray[np.float64]
 GRAD_TOL = 1e-12  # the solver's target: ||grad F|| <= GRAD_TOL * G0 (computed)
@@ -43,7 +47,8 @@ SUM_BLOCK = 4096  # rows per block of the gradient sum: rounding <= 4096 * 2^-53
 MAX_ITER = 200
 STALL_STEPS = 12  # Newton steps without halving the gradient norm: the rounding floor was reached
 MINIMISER, RANK_DEFICIENT, NO_MINIMISER = "minimiser", "rank_deficient", "no_minimiser"
-_CHUNK = 1 << 15  # rows per block of the weighted Gram: keeps the temporaries in cache
+_CHUNK = 1 << 15  # rows per block of the BLAS Gram: keeps the temporaries in cache
+GRAM_PARTS = 8  # row ranges of the compiled Gram, each summed on its own, then in order
 _SEPARATION_CHECK_NORM = 30.0  # a logistic ||theta||_2 past this triggers the exact separation check
 
 
@@ -96,16 +101,39 @@ class FitResult:
         return self
 
 
-def weighted_gram(X: Array, w: Array) -> Array:
-    """(1/n) X^T diag(w) X for w >= 0, by blocked symmetric rank-k updates (half of a GEMM's work)."""
+def weighted_gram(X: Array, w: Array | None = None) -> Array:
+    """(1/n) X^T diag(w) X for w >= 0 (None: all ones): compiled on GRAM_PARTS row ranges side by side, or by
+    blocked symmetric rank-k updates (BLAS) without the compiled kernels."""
     n, d = X.shape
+    if KERNELS is None:
+        upper = _blas_gram(X, w)
+    else:
+        w = np.ones(n) if w is None else w
+        cuts = [n * k // GRAM_PARTS for k in range(GRAM_PARTS + 1)]
+        parts = np.empty((GRAM_PARTS, d, d))
+        list(_threads().map(lambda k: KERNELS.gram_rows(X, w, cuts[k], cuts[k + 1], parts[k]), range(GRAM_PARTS)))
+        upper = parts.sum(axis=0)
+    return (upper + np.triu(upper, 1).T) / n
+
+
+def _blas_gram(X: Array, w: Array | None) -> Array:
+    """The upper triangle of X^T diag(w) X by syrk on blocks scaled by sqrt(w) (half of a GEMM's work)."""
+    d = X.shape[1]
     acc = np.zeros((d, d), order="F")
-    for start in range(0, n, _CHUNK):
-        block = X[start : start + _CHUNK] * np.sqrt(w[start : start + _CHUNK])[:, None]
+    for start in range(0, X.shape[0], _CHUNK):
+        block = X[start : start + _CHUNK]
+        if w is not None:
+            block = block * np.sqrt(w[start : start + _CHUNK])[:, None]
         # block^T block via syrk on the transposed (Fortran-ordered) view, upper triangle only.
         acc = dsyrk(1.0, block.T, beta=1.0, c=acc, trans=0, lower=0, overwrite_c=1)
-    upper = np.triu(acc)
-    return (upper + np.triu(upper, 1).T) / n
+    return np.triu(acc)
+
+
+@functools.cache
+def _threads() -> ThreadPoolExecutor:
+    """The workers of weighted_gram, one per core; the row ranges are fixed, so the sum is the same on any machine
+    (and the kernel releases the GIL)."""
+    return ThreadPoolExecutor(max_workers=min(GRAM_PARTS, os.cpu_count() or 1), thread_name_prefix="gram")
 
 
 def mean_rows(X: Array, v: Array) -> Array:
@@ -185,7 +213,7 @@ def fit(
     tau = TAU_FACTOR * G0
     gram = None  # (1/n) X^T X, when the rank check has formed it
     if lam_reg == 0:
-        gram = weighted_gram(X, np.ones(n))
+        gram = weighted_gram(X)
         null = _null_direction(gram)
         if null is not None:
             return _failed(RANK_DEFICIENT, _rank_message(null), tau, lam_reg, n, d)
@@ -195,12 +223,12 @@ def fit(
     theta = np.zeros(d) if start is None else np.array(start, dtype=np.float64)
     grad_norm = best = math.inf
     since_best = 0
+    ahead = None  # (X theta, h') at theta, when the line search has formed them
     for it in range(max_iter + 1):
-        t = X @ theta
-        h1 = loss.d1(t, y)
+        t, h1 = ahead if ahead is not None else _derivative(X, y, loss, theta)
         grad = mean_rows(X, h1) + lam_reg * theta + b
         grad_norm = float(np.linalg.norm(grad))
-        H = _hessian(X, loss.d2(t, y), gram)
+        H = _hessian(X, loss.d2_of_d1(h1), gram)
         if grad_norm <= GRAD_TOL * G0:
             result = _certify(theta, H, grad_norm, tau, r, lam_reg, it, n, d)
             if result is not None:
@@ -213,12 +241,12 @@ def fit(
         if it == max_iter or since_best > STALL_STEPS:
             break
         eye = lam_reg * np.eye(d)
-        step, a = _solve(H + eye, grad), 0.0
+        step, a, ahead = _solve(H + eye, grad), 0.0, None
         if step is not None:
-            a = _line_search(X, y, loss, lam_reg, b, theta, t, step, h1)
+            a, ahead = _line_search(X, y, loss, lam_reg, b, theta, t, step, h1)
         if a == 0.0:  # Newton's model failed (a singular Hessian): the majoriser's direction
             step = _solve(_majoriser(X, y, t, loss, gram) + eye, grad)
-            a = _line_search(X, y, loss, lam_reg, b, theta, t, step, h1) if step is not None else 0.0
+            a, ahead = _line_search(X, y, loss, lam_reg, b, theta, t, step, h1) if step is not None else (0.0, None)
         if a == 0.0:  # no descent measurable: the rounding floor, above the tolerance
             break
         theta = theta + a * step
@@ -248,28 +276,37 @@ def _majoriser(X: Array, y: Array, t: Array, loss: Loss, gram: Array | None) -> 
     return weighted_gram(X, w)
 
 
+def _derivative(X: Array, y: Array, loss: Loss, theta: Array) -> tuple[Array, Array]:
+    """(t, h'(t)) with t = X theta, formed afresh (no drift); theta = 0, where Newton starts, needs no product."""
+    t = X @ theta if theta.any() else np.zeros(X.shape[0])
+    return t, loss.d1(t, y)
+
+
 def _line_search(X: Array, y: Array, loss: Loss, lam_reg: float, b: Array, theta: Array, t: Array,
-                 step: Array, h1: Array) -> float:
-    """A step a in (0, 1] with psi'(a) in [0.1 psi'(0), 0]; 0 when none is found (rounding floor).
+                 step: Array, h1: Array) -> tuple[float, tuple[Array, Array] | None]:
+    """A step a in (0, 1] with psi'(a) in [0.1 psi'(0), 0], or 0 when none is found (rounding floor); with the
+    full step, also _derivative at theta + step, for the next Newton step.
 
     psi(a) = F(theta + a step) is convex, so psi' <= 0 on [0, a] and psi decreases there; psi'(a) >=
-    0.1 psi'(0) rules out steps too short to matter. The full Newton step is taken when psi'(1) <= 0.
-    h1 = loss.d1(t, y), computed for the gradient: psi'(0) needs no pass of its own.
+    0.1 psi'(0) rules out steps too short to matter. The full Newton step is taken when psi'(1) <= 0; its slope
+    is formed at X (theta + step) itself, exactly as the next step's gradient will be, so that gradient reuses
+    it. h1 = loss.d1(t, y), computed for the gradient: psi'(0) needs no pass of its own.
     """
     dt = X @ step
     if not np.all(np.isfinite(dt)):  # an overflowed step: no slope can be formed
-        return 0.0
+        return 0.0, None
+    ahead = _derivative(X, y, loss, theta + step)
 
     def slope(a: float) -> float:
-        h1_a = h1 if a == 0.0 else loss.d1(t + a * dt, y)
+        h1_a = h1 if a == 0.0 else ahead[1] if a == 1.0 else loss.d1(t + a * dt, y)
         return _mean(h1_a * dt) + float((lam_reg * (theta + a * step) + b) @ step)
 
     f0 = slope(0.0)
     if not f0 < 0:
-        return 0.0
+        return 0.0, None
     f1 = slope(1.0)
     if f1 <= 0:
-        return 1.0
+        return 1.0, ahead
     lo, hi, flo, fhi = 0.0, 1.0, f0, f1 if math.isfinite(f1) else math.inf
     for i in range(80):
         # Regula falsi while it makes progress, bisection otherwise.
@@ -278,14 +315,14 @@ def _line_search(X: Array, y: Array, loss: Loss, lam_reg: float, b: Array, theta
             a = 0.5 * (lo + hi)
         fa = slope(a)
         if 0.1 * f0 <= fa <= 0:
-            return a
+            return a, None
         if fa <= 0:
             lo, flo = a, fa
         else:
             hi, fhi = a, fa
         if hi - lo <= 1e-15 * hi:
             break
-    return lo
+    return lo, None
 
 
 def certified_distance(tau: float, r: float, mu: float) -> float:

@@ -37,6 +37,12 @@ def _robust_d2(t: Array, y: Array) -> Array:
     return 2.0 * e / (1.0 + e) ** 2
 
 
+def _robust_d2_of_d1(h1: Array) -> Array:
+    # (1/2) sech^2(s/2) = (1/2)(1 - tanh^2(s/2)) = (1/2)(1 - |h'|)(1 + |h'|); 1 - |h'| is exact for |h'| >= 1/2.
+    a = np.abs(h1)
+    return 0.5 * (1.0 - a) * (1.0 + a)
+
+
 def _logistic_value(t: Array, y: Array) -> Array:
     return np.logaddexp(0.0, -y * t)
 
@@ -50,6 +56,12 @@ def _logistic_d2(t: Array, y: Array) -> Array:
     return p * (1.0 - p)
 
 
+def _logistic_d2_of_d1(h1: Array) -> Array:
+    # |h'| = expit(-y t) for y in {-1, +1}, and h'' = expit(t) expit(-t) = |h'| (1 - |h'|).
+    q = np.abs(h1)
+    return q * (1.0 - q)
+
+
 @dataclass(frozen=True)
 class Loss:
     """A GLM loss h(t, y) with the derivative bounds the privacy constants need.
@@ -60,6 +72,8 @@ class Loss:
     h1_sup : sup |h'|, so that G0 = h1_sup * r.
     h2_sup : ||h''||_inf, so that G1 = h2_sup * r^2 (also the ||h''|| of constants (13)).
     h3_sup : ||h'''||_inf, so that G2 = h3_sup * r^3 (Algorithm 7 only).
+    d2_of_d1 : h'' as a function of h' at the same point (an identity of each loss, for valid labels): the
+        fit gets the Hessian's weights from the gradient's without another transcendental pass.
     """
 
     name: str
@@ -69,6 +83,7 @@ class Loss:
     value: Callable[[Array, Array], Array]
     d1: Callable[[Array, Array], Array]
     d2: Callable[[Array, Array], Array]
+    d2_of_d1: Callable[[Array], Array]
 
     def labels(self, y: Array) -> Array:
         """Validate responses; logistic labels {0,1}, booleans or {-1,+1} become {-1,+1}."""
@@ -100,6 +115,7 @@ ROBUST = Loss(
     value=_robust_value,
     d1=_robust_d1,
     d2=_robust_d2,
+    d2_of_d1=_robust_d2_of_d1,
 )
 
 LOGISTIC = Loss(
@@ -110,6 +126,7 @@ LOGISTIC = Loss(
     value=_logistic_value,
     d1=_logistic_d1,
     d2=_logistic_d2,
+    d2_of_d1=_logistic_d2_of_d1,
 )
 
 LOSSES: dict[str, Loss] = {"robust": ROBUST, "logistic": LOGISTIC}

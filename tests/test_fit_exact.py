@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -253,3 +256,80 @@ def test_logistic_newton_starts_from_the_gram_without_another_pass(monkeypatch):
     assert passes == len(calls) - 1 and short.status == full.status == MINIMISER
     assert np.array_equal(short.theta, full.theta)
     assert (short.lambda_min, short.lambda_max) == (full.lambda_min, full.lambda_max)
+
+
+@pytest.mark.parametrize("n", [5, 1_000, 70_001])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_the_compiled_gram_is_the_blas_gram_up_to_rounding(n, weighted):
+    """The compiled Gram (8 fixed row ranges) against the BLAS blocks: the same sum in another order, so within
+    a sum's rounding bound of each other (n 2^-52 max_i w_i ||x_i||^2, over n: 17 2^-52 here); symmetric, and
+    the same bits however many workers run the ranges."""
+    import core.fit as fitting
+
+    if fitting.KERNELS is None:
+        pytest.skip("the compiled loops are off (no numba or PSP_NO_JIT=1)")
+    rng = np.random.default_rng(n)
+    X = rng.uniform(-1, 1, (n, 17))
+    X[: n // 2, 0] = 1.0  # an intercept-like column and exact zeros, as in a one-hot design
+    X[:, 3] = (X[:, 3] > 0).astype(float)
+    w = rng.uniform(0, 0.25, n) if weighted else None
+    fast, slow = fitting.weighted_gram(X, w), (lambda u: (u + np.triu(u, 1).T) / n)(fitting._blas_gram(X, w))
+    assert np.array_equal(fast, fast.T)
+    assert np.max(np.abs(fast - slow)) <= 17 * 2.0**-52
+    assert np.max(np.abs(fast - slow)) > 0 or n < 1_000  # really two different sums
+    with ThreadPoolExecutor(max_workers=1) as one:
+        original = fitting._threads
+        fitting._threads = lambda: one
+        try:
+            serial = fitting.weighted_gram(X, w)
+        finally:
+            fitting._threads = original
+    assert np.array_equal(serial, fast)
+
+
+@pytest.mark.parametrize("loss", [ROBUST, LOGISTIC])
+def test_the_hessian_weights_from_the_gradient_weights(loss):
+    """h'' = d2_of_d1(h') is an identity of each loss: checked against h'' itself on a grid of margins up to
+    |t - y| = 800 (both tails, where h'' underflows), to 2^-52 absolutely (h'' <= 1/2)."""
+    tails = np.geomspace(1e-12, 800, 2_000)
+    t = np.concatenate([np.linspace(-40, 40, 40_001), tails, -tails])
+    for label in ([-1.0, 1.0] if loss is LOGISTIC else [0.0, 3.5, -1e3]):
+        y = np.full_like(t, label)
+        assert np.max(np.abs(loss.d2_of_d1(loss.d1(t, y)) - loss.d2(t, y))) <= 2.0**-52
+
+
+def test_the_line_search_hands_on_exactly_what_the_next_step_would_form(monkeypatch):
+    """A full Newton step's slope is formed at X (theta + step), and the next gradient reuses it: the same bits
+    as a fit that forms it again (theta, the eigenvalues, the steps), on a logistic and a robust sample."""
+    import core.fit as fitting
+
+    cases = [(synthetic(20_000, 6, "logistic", seed=2), LOGISTIC), (synthetic(20_000, 4, "robust", seed=3), ROBUST)]
+    reused = [fit(d.X, d.y, loss) for d, loss in cases]
+    searched = fitting._line_search
+    monkeypatch.setattr(fitting, "_line_search", lambda *a: (searched(*a)[0], None))
+    for (d, loss), a in zip(cases, reused, strict=True):
+        b = fit(d.X, d.y, loss)
+        assert a.status == b.status == MINIMISER and a.iterations == b.iterations >= 3
+        assert np.array_equal(a.theta, b.theta) and np.array_equal(a.eigenvalues, b.eigenvalues)
+
+
+def test_the_fit_without_compiled_kernels_agrees():
+    """PSP_NO_JIT=1 (the BLAS Gram) in a fresh process against the compiled Gram here: the same status and steps,
+    theta and the eigenvalues equal up to the Gram's rounding."""
+    import core.fit as fitting
+
+    if fitting.KERNELS is None:
+        pytest.skip("the compiled loops are off (no numba or PSP_NO_JIT=1)")
+    script = ("import json; from core.data import synthetic; from core.fit import fit;"
+              "from core.losses import LOGISTIC; d = synthetic(30_000, 5, 'logistic', seed=7);"
+              "f = fit(d.X, d.y, LOGISTIC);"
+              "print(json.dumps([f.status, f.iterations, f.theta.tolist(), f.eigenvalues.tolist()]))")
+    env = {**os.environ, "PSP_NO_JIT": "1", "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    status, iterations, theta, eigenvalues = json.loads(out.stdout)
+    d = synthetic(30_000, 5, "logistic", seed=7)
+    here = fit(d.X, d.y, LOGISTIC)
+    assert (status, iterations) == (here.status, here.iterations)
+    np.testing.assert_allclose(theta, here.theta, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(eigenvalues, here.eigenvalues, rtol=1e-12)
+    assert not np.array_equal(eigenvalues, here.eigenvalues)  # the two paths really ran
