@@ -111,7 +111,7 @@ def weighted_gram(X: Array, w: Array | None = None) -> Array:
         w = np.ones(n) if w is None else w
         cuts = [n * k // GRAM_PARTS for k in range(GRAM_PARTS + 1)]
         parts = np.empty((GRAM_PARTS, d, d))
-        list(_threads().map(lambda k: KERNELS.gram_rows(X, w, cuts[k], cuts[k + 1], parts[k]), range(GRAM_PARTS)))
+        list(_threads(os.getpid()).map(lambda k: KERNELS.gram_rows(X, w, cuts[k], cuts[k + 1], parts[k]), range(GRAM_PARTS)))
         upper = parts.sum(axis=0)
     return (upper + np.triu(upper, 1).T) / n
 
@@ -130,9 +130,9 @@ def _blas_gram(X: Array, w: Array | None) -> Array:
 
 
 @functools.cache
-def _threads() -> ThreadPoolExecutor:
-    """The workers of weighted_gram, one per core; the row ranges are fixed, so the sum is the same on any machine
-    (and the kernel releases the GIL)."""
+def _threads(pid: int) -> ThreadPoolExecutor:
+    """The workers of weighted_gram, one per core (the kernel releases the GIL); the row ranges are fixed, so the
+    sum is the same on any machine. One pool per process: a forked child has none of its parent's threads."""
     return ThreadPoolExecutor(max_workers=min(GRAM_PARTS, os.cpu_count() or 1), thread_name_prefix="gram")
 
 

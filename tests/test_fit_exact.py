@@ -12,6 +12,7 @@ import math
 import os
 import subprocess
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -279,7 +280,7 @@ def test_the_compiled_gram_is_the_blas_gram_up_to_rounding(n, weighted):
     assert np.max(np.abs(fast - slow)) > 0 or n < 1_000  # really two different sums
     with ThreadPoolExecutor(max_workers=1) as one:
         original = fitting._threads
-        fitting._threads = lambda: one
+        fitting._threads = lambda pid: one
         try:
             serial = fitting.weighted_gram(X, w)
         finally:
@@ -333,3 +334,25 @@ def test_the_fit_without_compiled_kernels_agrees():
     np.testing.assert_allclose(theta, here.theta, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(eigenvalues, here.eigenvalues, rtol=1e-12)
     assert not np.array_equal(eigenvalues, here.eigenvalues)  # the two paths really ran
+
+
+def test_a_forked_child_forms_the_gram_with_threads_of_its_own():
+    """A child forked after the parent formed a Gram (fork keeps no threads) forms the same Gram, instead of
+    waiting forever on its parent's pool."""
+    import core.fit as fitting
+
+    X = np.random.default_rng(0).uniform(-1, 1, (5_000, 4))
+    parent = fitting.weighted_gram(X)
+    pid = os.fork()
+    if pid == 0:  # the child: exit at once, without pytest's teardown
+        os._exit(0 if np.array_equal(fitting.weighted_gram(X), parent) else 3)
+    for _ in range(300):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child did not finish its Gram in 30 s")
+    assert os.waitstatus_to_exitcode(status) == 0
