@@ -108,10 +108,13 @@ def weighted_gram(X: Array, w: Array | None = None) -> Array:
     if KERNELS is None:
         upper = _blas_gram(X, w)
     else:
-        w = np.ones(n) if w is None else w
+        # One compiled signature: C-ordered native float64 (any other layout or dtype is copied once).
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        w = np.ones(n) if w is None else np.ascontiguousarray(w, dtype=np.float64)
         cuts = [n * k // GRAM_PARTS for k in range(GRAM_PARTS + 1)]
         parts = np.empty((GRAM_PARTS, d, d))
-        list(_threads(os.getpid()).map(lambda k: KERNELS.gram_rows(X, w, cuts[k], cuts[k + 1], parts[k]), range(GRAM_PARTS)))
+        pool = _threads(os.getpid())
+        list(pool.map(lambda k: KERNELS.gram_rows(X, w, cuts[k], cuts[k + 1], parts[k]), range(GRAM_PARTS)))
         upper = parts.sum(axis=0)
     return (upper + np.triu(upper, 1).T) / n
 
@@ -132,7 +135,8 @@ def _blas_gram(X: Array, w: Array | None) -> Array:
 @functools.cache
 def _threads(pid: int) -> ThreadPoolExecutor:
     """The workers of weighted_gram, one per core (the kernel releases the GIL); the row ranges are fixed, so the
-    sum is the same on any machine. One pool per process: a forked child has none of its parent's threads."""
+    sum does not depend on the number of workers. One pool per process: a forked child has none of its parent's
+    threads."""
     return ThreadPoolExecutor(max_workers=min(GRAM_PARTS, os.cpu_count() or 1), thread_name_prefix="gram")
 
 
@@ -295,16 +299,15 @@ def _line_search(X: Array, y: Array, loss: Loss, lam_reg: float, b: Array, theta
     dt = X @ step
     if not np.all(np.isfinite(dt)):  # an overflowed step: no slope can be formed
         return 0.0, None
-    ahead = _derivative(X, y, loss, theta + step)
 
-    def slope(a: float) -> float:
-        h1_a = h1 if a == 0.0 else ahead[1] if a == 1.0 else loss.d1(t + a * dt, y)
+    def slope(a: float, h1_a: Array) -> float:
         return _mean(h1_a * dt) + float((lam_reg * (theta + a * step) + b) @ step)
 
-    f0 = slope(0.0)
+    f0 = slope(0.0, h1)
     if not f0 < 0:
         return 0.0, None
-    f1 = slope(1.0)
+    ahead = _derivative(X, y, loss, theta + step)
+    f1 = slope(1.0, ahead[1])
     if f1 <= 0:
         return 1.0, ahead
     lo, hi, flo, fhi = 0.0, 1.0, f0, f1 if math.isfinite(f1) else math.inf
@@ -313,7 +316,7 @@ def _line_search(X: Array, y: Array, loss: Loss, lam_reg: float, b: Array, theta
         a = lo - flo * (hi - lo) / (fhi - flo) if math.isfinite(fhi) and i % 3 != 2 else 0.5 * (lo + hi)
         if not lo < a < hi:
             a = 0.5 * (lo + hi)
-        fa = slope(a)
+        fa = slope(a, loss.d1(t + a * dt, y))
         if 0.1 * f0 <= fa <= 0:
             return a, None
         if fa <= 0:
