@@ -93,10 +93,32 @@ def release_once(problem: Problem, b: Budget) -> None:
     st.rerun()  # the whole app, so the sidebar's ledger shows the new spend
 
 
+def refusal_notice(b: Budget) -> str | None:
+    """Why the ledger would refuse this draw now, told with the sidebar's figures (not the ledger's description of
+    the people, which may name a file), or None. InputError when there is no cap or the ledger is unusable."""
+    if state.refuse_reason(b.epsilon_total, b.delta_total) is None:
+        return None
+    (spent_e, spent_d), (cap_e, cap_d) = state.spent(), state.caps()
+    left_e, left_d = max(cap_e - spent_e, 0.0), max(cap_d - spent_d, 0.0)
+    then = ("Lower “Total ε” or “Total δ” above to draw within it." if left_e > 0 and left_d > 0 else
+            "Nothing more can be released on these people unless the data's curator raises the cap.")
+    return (f"Release is off: this draw costs ε = {b.epsilon_total:g}, δ = {b.delta_total:g}, and what remains of "
+            f"the cap on these people is ε = {left_e:g}, δ = {left_d:g}. {then}")
+
+
 def publish(problem: Problem, b: Budget) -> None:
+    try:
+        blocked = refusal_notice(b)
+    except InputError as exc:  # no cap, or an unusable ledger file: every release is refused
+        blocked = message(exc)
+        st.error(blocked)
+    else:
+        if blocked:
+            st.warning(blocked, icon=":material/block:")
     if st.button("Release (spends ε, δ)", key="release", type="primary", icon=":material/publish:",
+                 disabled=blocked is not None,
                  help="Runs Algorithm 5 once with fresh noise from the OS and adds (ε, δ) to the ledger of these data"):
-        release_once(problem, b)
+        release_once(problem, b)  # checks again: another session may have spent since this page was drawn
     rec = state.published()
     if rec is None:
         st.info("Nothing released yet on these data and model settings. Each release draws fresh noise and "

@@ -63,8 +63,9 @@ def test_the_cap_of_the_deployment_is_enforced(locked):
     at.button(key="release").click().run()
     assert not at.exception and not at.error
     at.session_state["cap_epsilon"] = 100.0  # a session entry is not a cap
-    at.button(key="release").click().run()
-    assert at.error and at.error[0].value.startswith("refused:")
+    at.run()
+    assert at.button(key="release").disabled  # 4 + 4 > 5: off before any click, and it says why
+    assert any(w.value.startswith("Release is off:") and "is ε = 1, δ = 9e-06" in w.value for w in at.warning)
 
 
 def test_the_data_page_shows_no_rows_or_statistics(locked):
@@ -106,8 +107,9 @@ def test_an_unusable_ledger_file_refuses_every_release(tmp_path, monkeypatch):
     monkeypatch.setenv("PSP_LEDGER", str(bad))
     at = app(mode="publish", epsilon=4.0)
     at.session_state["mode"] = "publish"
-    at.button(key="release").click().run()
+    at.run()
     assert not at.exception
+    assert at.button(key="release").disabled
     assert at.error and str(bad) in at.error[0].value
     assert "published" not in at.session_state
     assert "Released value" not in text(at)

@@ -23,6 +23,7 @@ from ui.state import PUBLISHED, TEACHING_RUN, PublishedRelease, TeachingRun, Upl
 APP = Path(__file__).resolve().parents[1] / "app.py"
 N = 20_000  # small enough to keep every run fast
 REFUSED = "refused:"
+OFF = "Release is off:"
 
 
 DETAILS = ("lmin_details", "lmax_details", "test_details", "release_details")
@@ -80,6 +81,13 @@ def charges(at: AppTest) -> list[tuple[float, float]]:
 
 def release(at: AppTest) -> AppTest:
     return at.button(key="release").click().run()
+
+
+def release_off(at: AppTest) -> str:
+    """The notice of a draw the ledger would refuse, shown before any click; the Release button is then off."""
+    assert at.button(key="release").disabled
+    (notice,) = [w.value for w in at.warning if w.value.startswith(OFF)]
+    return notice
 
 
 def core_run(epsilon: float, seed: int, j: int):
@@ -360,6 +368,8 @@ def curator_cap(monkeypatch, epsilon: float, delta: float = 1e-5) -> None:
 def test_publish_release_spends_and_refuses_beyond_the_cap(monkeypatch):
     curator_cap(monkeypatch, 10.0)
     at = start(mode="publish", epsilon=8.0)
+    stale = start(mode="publish", epsilon=8.0)  # another session, drawn before the spend: its button is on
+    assert not stale.button(key="release").disabled and not any(w.value.startswith(OFF) for w in stale.warning)
     release(at)
     assert_clean(at)
     assert not at.error
@@ -368,16 +378,36 @@ def test_publish_release_spends_and_refuses_beyond_the_cap(monkeypatch):
     (published,) = at.session_state[PUBLISHED].values()
     assert isinstance(published, PublishedRelease)
     assert f"{published.run.release.value:.6g}" == shown
-    release(at)
-    assert_clean(at)
-    assert at.error[0].value.startswith(REFUSED)
-    assert "already spent" in at.error[0].value
+    # Before any click, the button is off and says why, in the sidebar's figures (8 of 10 spent).
+    notice = release_off(at)
+    assert "this draw costs ε = 8, δ = 1e-06" in notice and "remains of the cap on these people is ε = 2" in notice
+    assert "Lower “Total ε”" in notice
+    release(stale)  # a click on a page drawn before the spend: the rerun finds the button off and ignores it
+    assert_clean(stale)
+    assert not stale.error and release_off(stale) == notice
+    assert PUBLISHED not in stale.session_state
     assert charges(at) == [(8.0, 1e-6)]
     (kept,) = at.session_state[PUBLISHED].values()
-    assert kept is published  # a refused draw records nothing
-    assert metric(at, "Released value") == shown  # the past release stays on screen
+    assert kept is published  # nothing else was recorded
     at.run()
-    assert metric(at, "Released value") == shown and not at.error
+    assert metric(at, "Released value") == shown and not at.error  # the past release stays on screen
+
+
+def test_the_ledgers_charge_refuses_even_when_the_page_checks_are_passed(monkeypatch):
+    """Both of the page's checks (the notice and release_once's) skipped, as a click racing another session's spend
+    would find them: the ledger's charge itself refuses the draw, records nothing, and the page says so."""
+    import ui.state
+
+    curator_cap(monkeypatch, 10.0)
+    at = start(mode="publish", epsilon=8.0)
+    release(at)
+    monkeypatch.setattr(ui.state, "refuse_reason", lambda epsilon, delta: None)
+    at.run()
+    assert not at.button(key="release").disabled
+    release(at)
+    assert_clean(at)
+    assert at.error[0].value.startswith(REFUSED) and "already spent" in at.error[0].value
+    assert charges(at) == [(8.0, 1e-6)] and len(at.session_state[PUBLISHED]) == 1
 
 
 def test_publish_ignores_the_seed(monkeypatch):
@@ -397,9 +427,8 @@ def test_publish_ignores_the_seed(monkeypatch):
 def test_publish_refused_at_once_records_nothing(monkeypatch):
     curator_cap(monkeypatch, 4.0)
     at = start(mode="publish", epsilon=8.0)
-    release(at)
     assert_clean(at)
-    assert at.error[0].value.startswith(REFUSED)
+    assert "what remains of the cap on these people is ε = 4" in release_off(at)
     assert PUBLISHED not in at.session_state
     assert charges(at) == []
     assert any("Nothing released yet" in i.value for i in at.info)
@@ -469,9 +498,9 @@ def test_resampling_or_the_download_flag_keeps_the_census_budget(tmp_path, monke
         for key, value in change.items():
             at.session_state[key] = value
         at.session_state["mode"] = "publish"
-        release(at)
+        at.run()
         assert_clean(at)
-        assert at.error[0].value.startswith(REFUSED), change  # 6 + 6 > 10 on the same people
+        assert "remains of the cap on these people is ε = 4" in release_off(at), change  # 6 + 6 > 10, same people
         assert spent() == [(6.0, 1e-6)]
 
 
