@@ -211,6 +211,7 @@ def results(c: Comparison) -> None:
 def number_formats(table: pd.DataFrame) -> dict:
     formats = {c: st.column_config.NumberColumn(format="%.4g") for c in table.columns
                if c != "private" and pd.api.types.is_numeric_dtype(table[c])}
+    formats["method"] = st.column_config.TextColumn(pinned=True)  # stays in view while the wide table scrolls
     formats["private"] = st.column_config.CheckboxColumn(help="Unticked: NOT private, a reference only")
     for name in (COVERAGE_FIT, COVERAGE_STAR):
         formats[name] = st.column_config.TextColumn(help="NOT private: measured against a value computed from the "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -85,6 +86,8 @@ def test_full_vector_methods_get_their_own_table():
     singles, vectors = (d.value for d in at.dataframe)
     assert list(singles["method"]) == [METHOD_LABELS["local"]]
     assert list(vectors["method"]) == [METHOD_LABELS["algorithm3"], METHOD_LABELS["algorithm7"]]
+    for table in at.dataframe:  # the method stays in view while a wide table scrolls sideways
+        assert json.loads(table.proto.columns)["method"]["pinned"] is True
 
 
 def test_publish_mode_shows_only_an_explanation():
