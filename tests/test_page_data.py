@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -331,3 +332,16 @@ def test_every_setting_a_message_names_has_a_control():
     for label, page in LABELS.values():
         if page == "Pipeline":
             assert label.split(" a, b, c")[0] in controls
+
+
+def test_presentation_enlarges_the_plotly_text():
+    """The Plotly figure's text, ticks and axis titles included (the chart theme sets those itself): 18 px in
+    presentation mode, the theme's otherwise."""
+    for present, size in ((False, None), (True, 18)):
+        at = open_data_page(present=present)
+        assert_clean(at)
+        (spec,) = [json.loads(c.proto.spec)["layout"] for c in at.get("plotly_chart")]
+        sizes = [spec.get("font", {}).get("size")]
+        for axis in (spec["xaxis"], spec["yaxis"]):
+            sizes += [axis.get("tickfont", {}).get("size"), axis.get("title", {}).get("font", {}).get("size")]
+        assert sizes == [size] * 5
