@@ -98,8 +98,7 @@ def refusal_notice(b: Budget) -> str | None:
     the people, which may name a file), or None. InputError when there is no cap or the ledger is unusable."""
     if state.refuse_reason(b.epsilon_total, b.delta_total) is None:
         return None
-    (spent_e, spent_d), (cap_e, cap_d) = state.spent(), state.caps()
-    left_e, left_d = max(cap_e - spent_e, 0.0), max(cap_d - spent_d, 0.0)
+    left_e, left_d = state.remaining()
     then = ("Lower “Total ε” or “Total δ” above to draw within it." if left_e > 0 and left_d > 0 else
             "Nothing more can be released on these people unless the data's curator raises the cap.")
     return (f"Release is off: this draw costs ε = {b.epsilon_total:g}, δ = {b.delta_total:g}, and what remains of "

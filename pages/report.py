@@ -218,7 +218,7 @@ def ledger_account(people: Population) -> dict:
     """What the durable ledger holds on these people: spent, cap, remaining and every charged release (private
     outputs and public settings only)."""
     book = state.ledger()
-    (spent_e, spent_d), (cap_e, cap_d) = book.spent(people), book.cap(people)
+    (spent_e, spent_d), (cap_e, cap_d), (left_e, left_d) = book.spent(people), book.cap(people), book.remaining(people)
     history = [
         dict(time=datetime.fromtimestamp(e.time, UTC).isoformat(timespec="seconds"), epsilon=e.epsilon,
              delta=e.delta, **({} if e.details is None else dict(
@@ -227,8 +227,7 @@ def ledger_account(people: Population) -> dict:
         for e in book.entries(people)
     ]
     return dict(population=people.describe(), spent_epsilon=spent_e, spent_delta=spent_d, cap_epsilon=cap_e,
-                cap_delta=cap_d, remaining_epsilon=max(cap_e - spent_e, 0.0),
-                remaining_delta=max(cap_d - spent_d, 0.0), history=history)
+                cap_delta=cap_d, remaining_epsilon=left_e, remaining_delta=left_d, history=history)
 
 
 def ledger_history() -> None:

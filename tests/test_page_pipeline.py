@@ -396,8 +396,6 @@ def test_publish_release_spends_and_refuses_beyond_the_cap(monkeypatch):
 def test_the_ledgers_charge_refuses_even_when_the_page_checks_are_passed(monkeypatch):
     """Both of the page's checks (the notice and release_once's) skipped, as a click racing another session's spend
     would find them: the ledger's charge itself refuses the draw, records nothing, and the page says so."""
-    import ui.state
-
     curator_cap(monkeypatch, 10.0)
     at = start(mode="publish", epsilon=8.0)
     release(at)
@@ -502,6 +500,29 @@ def test_resampling_or_the_download_flag_keeps_the_census_budget(tmp_path, monke
         assert_clean(at)
         assert "remains of the cap on these people is ε = 4" in release_off(at), change  # 6 + 6 > 10, same people
         assert spent() == [(6.0, 1e-6)]
+
+
+def test_what_remains_is_counted_state_by_state(tmp_path, monkeypatch):
+    """CA (cap 10) has spent 8 and MI (cap 5) nothing: a draw on both states may still cost 2 (what CA has left),
+    not the smallest cap less the largest spend (0). The notice and the Report's ledger say 2."""
+    folder = tmp_path / "2018" / "1-Year"
+    folder.mkdir(parents=True)
+    for code, name in (("06", "CA"), ("26", "MI")):
+        shutil.copy(Path(__file__).resolve().parent / "data" / f"SYNTHETIC_psam_p{code}_{name}_2018_1-Year.csv",
+                    folder / f"psam_p{code}.csv")
+    ca, mi = (AcsSpec((name,), 2018, "1-Year").population() for name in ("CA", "MI"))
+    ledger = open_ledger()
+    ledger.set_cap(ca, (10.0, 1e-5))
+    ledger.set_cap(mi, (5.0, 1e-5))
+    ledger.spend(ca, 8.0, 1e-6)
+    at = start(source="acs", acs_root=str(tmp_path), states="CA,MI", acs_n=300, mode="publish", epsilon=4.0,
+               coordinate="female")
+    assert_clean(at)
+    assert "what remains of the cap on these people is ε = 2, δ = 9e-06. Lower" in release_off(at)
+    at.session_state["mode"] = "publish"
+    at.switch_page("pages/report.py").run()  # the ledger of these people, with nothing released in this session
+    assert_clean(at)
+    assert "**Remaining** · ε = 2, δ = 9e-06" in page_text(at)
 
 
 def test_a_failed_test_says_why_in_numbers_in_both_modes():

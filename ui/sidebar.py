@@ -56,10 +56,10 @@ def ledger_summary(sb: DeltaGenerator) -> None:
     """What was spent on the people of the loaded data, their cap and what remains: read only, the caps are the
     data curator's (python -m core ledger set-cap)."""
     try:
-        (spent_e, spent_d), (cap_e, cap_d) = state.spent(), state.caps()
+        (spent_e, spent_d), (cap_e, cap_d), (left_e, left_d) = state.spent(), state.caps(), state.remaining()
     except InputError as exc:  # no data, or an unusable ledger file: releases are refused
         sb.markdown(f"**Ledger** · {message(exc)}")
         return
     sb.markdown(f"**Ledger** · spent ε = {spent_e:g}, δ = {spent_d:g} on these people")
     sb.caption(f"Cap ε = {cap_e:g}, δ = {cap_d:g} (set by the data curator) · remaining ε = "
-               f"{max(cap_e - spent_e, 0.0):g}, δ = {max(cap_d - spent_d, 0.0):g}")
+               f"{left_e:g}, δ = {left_d:g}")

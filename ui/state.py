@@ -389,6 +389,11 @@ def spent() -> tuple[float, float]:
     return ledger().spent(data_spec().population())
 
 
+def remaining() -> tuple[float, float]:
+    """What a draw on the people of the loaded data may still cost (core.ledger: state by state), each at least 0."""
+    return ledger().remaining(data_spec().population())
+
+
 def refuse_reason(epsilon: float, delta: float) -> str | None:
     """Why a draw of (epsilon, delta) would pass the cap on these people, or None if it fits."""
     return ledger().refusal(data_spec().population(), epsilon, delta)
