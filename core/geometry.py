@@ -73,9 +73,7 @@ def make_geometry(loss: Loss, domain: str, d: int, radius: float | None = None) 
         radius, r, d_p = 1.0, math.sqrt(d), float(d)
     else:
         radius = 1.0 if radius is None else radius
-        if not is_real(radius) or not (
-            MIN_RADIUS <= radius <= MAX_RADIUS
-        ):
+        if not (is_real(radius) and MIN_RADIUS <= radius <= MAX_RADIUS):
             raise DataError(f"the ball radius must be a positive number from {MIN_RADIUS:g} to {MAX_RADIUS:g}, "
                             f"got {radius!r}")
         radius = float(radius)

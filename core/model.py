@@ -46,9 +46,7 @@ class ModelSpec:
             radius = math.sqrt(d) if public_radius is None else public_radius
         geometry = make_geometry(get_loss(self.loss), self.domain, d, radius)
         lam_reg = self.lam_reg
-        if not is_real(lam_reg) or not (
-            0 <= lam_reg <= MAX_LAM_REG
-        ):
+        if not (is_real(lam_reg) and 0 <= lam_reg <= MAX_LAM_REG):
             raise DataError(f"lambda_reg must be a finite number >= 0 and at most {MAX_LAM_REG:g}, "
                             f"got {lam_reg!r}")
         return ModelSpec(self.loss, self.domain, geometry.radius if self.domain == "ball" else None, float(lam_reg))

@@ -11,9 +11,9 @@ the release of Algorithm 5), then print the released value, its interval and the
 Every value is written with repr(), so floats and strings round-trip exactly and no name or path can
 end a literal or a comment; names never enter the notebook's markdown. With a seed the code replays
 the run exactly on the same kind of processor (on another, the fit's sums, vectorised for it and by
-BLAS, may differ in the last bits). Without one the noise comes from the operating system: the code reruns the settings
-with fresh noise, and on data about people that is a new release, charged to no ledger; the header
-says so. A file's SHA-256 digest is a function of the data (`core.population`), so it is written
+BLAS, may differ in the last bits). Without one the noise comes from the operating system: the code
+reruns the settings with fresh noise, and on data about people that is a new release, charged to no
+ledger; the header says so. A file's SHA-256 digest is a function of the data (`core.population`), so it is written
 only into a seeded script, which is not private anyway; without a seed the file is read as it is.
 """
 

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 WIDTH = 960  # the Pipeline's cards on a 1400-pixel screen: drawn at this size, text appears at its own size
 PRESENTING_WIDTH = 700  # drawn narrower, scaled to the same card: text about 1.4x larger
 FONT = 13
+CHAR_WIDTH = 0.56  # an average character's width, in font sizes
 INK = "currentColor"  # the page's text colour, in either theme
 FILE_STYLE = "color:#31333F;background:#FFFFFF;font-family:'Source Sans Pro',sans-serif"  # a downloaded file
 Kind = Literal["bar", "line", "dash", "diamond", "span"]
@@ -86,7 +87,7 @@ def rich(text: str) -> str:
 
 def text_width(text: str, size: float = FONT) -> float:
     """An estimate of the drawn width of text (its plain characters), for layout."""
-    return 0.56 * size * len(plain(text))
+    return CHAR_WIDTH * size * len(plain(text))
 
 
 def hint(tip: str | None) -> str:
@@ -237,7 +238,7 @@ def theta_figure(problem: Problem, theta_star: NDArray | None, j: int | None, wi
     names, theta = list(problem.feature_names), np.asarray(problem.fit.theta, dtype=float)
     star = None if theta_star is None else np.asarray(theta_star, dtype=float)
     heading = "The fit θ(P<sub>n</sub>) of (1), by feature · not private"
-    fits = int((0.4 * width - 16) / (0.56 * (FONT - 1)))  # characters of a name that fit the label column
+    fits = int((0.4 * width - 16) / (CHAR_WIDTH * (FONT - 1)))  # characters of a name that fit the label column
     left = min(0.4 * width, max(text_width(shorten(n, fits), FONT - 1) for n in names) + 16)
     top, row = 34.0, 22.0
     bottom = top + row * len(names)
