@@ -10,13 +10,21 @@ How the fit stays exact for every input the domain admits:
   objective 1e11 but leaves every gradient term bounded.
 - No objective values. The line search works on the directional derivative psi'(a) = grad F(theta + a p)^T p,
   which is exact to rounding however large a residual is, and psi' is nondecreasing (F is convex).
-- t = X theta is recomputed at every step (no drift) and the gradient is summed in blocks of SUM_BLOCK rows
-  with an exact sum of the block sums, so its rounding error is at most ~SUM_BLOCK * 2^-53 * G0.
+- Residuals without cancellation. theta is carried as a pair hi + lo (twice the working precision) and
+  z = X theta - y (robust) or X theta (logistic) is formed in compensated arithmetic (core.kernels.
+  residual_rows, Dot2) whenever plain arithmetic could err by more than a small share of the tolerance,
+  so the rounding of a residual is about 2^-53 |z| + gamma^2 (|y| + |x|^T |theta|), not 2^-53 |x|^T |theta|:
+  a response of 1e9 on coefficients of 1e9 loses nothing. The gradient is summed in blocks of SUM_BLOCK
+  rows with an exact sum of the block sums. `rounding_bound` bounds the whole error of the computed
+  gradient, and a fit is certified only when the computed norm plus that bound is at most tau.
 - A certificate of existence. Both losses satisfy h''(t + s) >= e^(-|s|) h''(t), so along any ray from
   theta~ the directional derivative of F grows at least like mu (1 - e^(-r l))/r, mu = lambda_min(H(theta~))
   + lam_reg. With ||grad F(theta~)|| <= tau and q = r tau / mu < 1, F increases on every ray beyond
-  l = -ln(1 - q)/r: a minimiser exists and ||theta~ - theta(P_n)|| <= l. Without that certificate the
-  result says there is no (certified) minimiser, and the private stages treat lambda_min as 0.
+  l = -ln(1 - q)/r: a minimiser exists and ||theta~ - theta(P_n)|| <= l. Certified only when q <= 1/2
+  (then every eigenvalue moves by a factor within e^(+-r l) <= 2, which `eigen_error` turns into public
+  bounds). Without that certificate the result says there is no (certified) minimiser, and the private
+  stages treat lambda_min as 0; docs/privacy.md ("Data with no minimiser") says exactly which data can
+  end there and why the count keeps sensitivity 1.
 Data-dependent failures (rank deficiency, separable labels, no convergence) are results, not exceptions:
 a private run must end alike on neighbouring data (docs/privacy.md, "Data with no minimiser").
 """
@@ -28,6 +36,7 @@ import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 from numpy.typing import NDArray
@@ -39,11 +48,19 @@ from core.errors import DataError, NoMinimizerError
 from core.losses import Loss
 from core.marks import NOT_PRIVATE
 from core.recursion import KERNELS
+from core.rounding import (
+    GRAD_TOL,
+    H1_ROUNDING,
+    PLAIN_SHARE,
+    SUM_BLOCK,
+    TAU_FACTOR,
+    UNIT,
+    gamma,
+    hessian_error,
+    residual_error,
+)
 
 Array = NDArray[np.float64]
-GRAD_TOL = 1e-12  # the solver's target: ||grad F|| <= GRAD_TOL * G0 (computed)
-TAU_FACTOR = 2e-12  # the certified bound tau = TAU_FACTOR * G0 allows for the rounding of the computed gradient
-SUM_BLOCK = 4096  # rows per block of the gradient sum: rounding <= 4096 * 2^-53 ~ 4.6e-13 relative to G0
 MAX_ITER = 200
 STALL_STEPS = 12  # Newton steps without halving the gradient norm: the rounding floor was reached
 MINIMISER, RANK_DEFICIENT, NO_MINIMISER = "minimiser", "rank_deficient", "no_minimiser"
@@ -62,12 +79,13 @@ class FitResult:
         or "no_minimiser" (none exists, e.g. separable logistic labels, or none could be certified).
         For the last two, lambda_min is defined as 0 and theta, the Hessian and lambda_max are NaN.
     diagnosis : why, in words, for teaching views.
-    theta : the minimiser theta(P_n) of (1) (to within `distance`).
+    theta : the minimiser theta(P_n) of (1) (to within `distance`), rounded to float64.
+    theta_lo : what theta lacks: the certified point is theta + theta_lo exactly (twice the working precision).
     hessian : H = P_n h''(<theta, x>, y) x x^T, without lam_reg.
     eigenvalues : all eigenvalues of H, ascending.
     lambda_min, lambda_max : extreme eigenvalues of H.
     kappa : (lambda_max + lam_reg) / (lambda_min + lam_reg), the condition number of Theorem 2.
-    grad_norm : ||gradient of (1)||_2 at theta, the solver's certificate of optimality.
+    grad_norm : a bound on ||gradient of (1)||_2 at theta + theta_lo: the computed norm plus its rounding bound.
     distance : the certified bound on ||theta - theta(P_n)||_2 (module docstring).
     iterations : Newton steps taken.
     grad_tol : tau, the public bound on ||grad F|| that a certified fit meets (TAU_FACTOR * G0).
@@ -76,6 +94,7 @@ class FitResult:
     status: str = field(metadata=NOT_PRIVATE)
     diagnosis: str = field(metadata=NOT_PRIVATE)
     theta: Array = field(metadata=NOT_PRIVATE)
+    theta_lo: Array = field(metadata=NOT_PRIVATE)
     hessian: Array = field(metadata=NOT_PRIVATE)
     eigenvalues: Array = field(metadata=NOT_PRIVATE)
     lambda_min: float = field(metadata=NOT_PRIVATE)
@@ -93,6 +112,14 @@ class FitResult:
     def has_minimiser(self) -> bool:
         """Whether theta is a certified minimiser. NOT private."""
         return self.status == MINIMISER
+
+    def along(self, u: Array) -> tuple[float, float]:
+        """u^T (theta + theta_lo) as a pair (value, rest) whose exact sum is the exact inner product, so noise can be
+        added before the one rounding of a release. NOT private."""
+        exact = sum((Fraction(float(a)) * (Fraction(float(h)) + Fraction(float(low)))
+                     for a, h, low in zip(u, self.theta, self.theta_lo, strict=True) if a), Fraction(0))
+        value = float(exact)
+        return value, float(exact - Fraction(value))
 
     def require_minimiser(self) -> FitResult:
         """This result, or NoMinimizerError with the diagnosis (for non-private callers only)."""
@@ -179,17 +206,34 @@ def _rank_message(null: Array) -> str:
     )
 
 
-def separable(X: Array, y: Array) -> bool:
-    """Whether labels y in {-1, +1} are (quasi-)separable: some theta != 0 has y_i <x_i, theta> >= 0 for all i.
+def separable(X: Array, y: Array) -> Array | None:
+    """A proven separating direction of labels y in {-1, +1}, or None: theta != 0 with y_i <x_i, theta> >= 0 for
+    all i and > 0 for some.
 
     Exactly then the logistic loss without a ridge has no minimiser (Albert & Anderson, 1984), for a
-    full-rank design. Decided by a linear programme: maximise sum_i y_i <x_i, theta> over the box
-    |theta_j| <= 1 subject to y_i <x_i, theta> >= 0; the optimum is positive iff the labels separate.
+    full-rank design. A linear programme proposes theta: maximise sum_i y_i <x_i, theta> over the box
+    |theta_j| <= 1 subject to y_i <x_i, theta> >= 0. The proposal counts only once every margin is proven:
+    by Dot2 with its error bound, and exactly (rational arithmetic) for the few rows within that bound of 0,
+    so a solver's tolerance can never declare data with a minimiser separable.
     """
     A = X * y[:, None]
     res = linprog(-A.sum(axis=0), A_ub=-A, b_ub=np.zeros(len(y)), bounds=[(-1.0, 1.0)] * X.shape[1],
                   method="highs")
-    return bool(res.status == 0 and -res.fun > 1e-7 * len(y))
+    if res.status != 0 or not -res.fun > 1e-7 * len(y):
+        return None
+    theta = np.asarray(res.x, dtype=np.float64)
+    margins = y * residuals(X, y, theta, np.zeros_like(theta), False)
+    r = float(np.sqrt(np.max(np.einsum("ij,ij->i", X, X))))
+    err = UNIT * np.abs(margins) + residual_error(X.shape[1], r * float(np.linalg.norm(theta)) * 1.01, True)
+    unsure = np.flatnonzero(np.abs(margins) <= err)
+    if np.any(margins < -err) or unsure.size > 10 * X.shape[1] or not np.any(margins > err):
+        return None
+    exact = [Fraction(float(y[i])) * sum(map(_product, X[i], theta), Fraction(0)) for i in unsure]
+    return theta if all(m >= 0 for m in exact) else None
+
+
+def _product(a: float, b: float) -> Fraction:
+    return Fraction(float(a)) * Fraction(float(b))
 
 
 def fit(
@@ -222,41 +266,158 @@ def fit(
         if null is not None:
             return _failed(RANK_DEFICIENT, _rank_message(null), tau, lam_reg, n, d)
     b = np.zeros(d) if linear is None else np.asarray(linear, dtype=np.float64)
+    res = _Residuals(X, y, loss, r)
     may_separate = loss.name == "logistic" and lam_reg == 0 and linear is None
     checked_separation = False
-    theta = np.zeros(d) if start is None else np.array(start, dtype=np.float64)
+    hi = np.zeros(d) if start is None else np.array(start, dtype=np.float64)
+    lo = np.zeros(d)
     grad_norm = best = math.inf
     since_best = 0
-    ahead = None  # (X theta, h') at theta, when the line search has formed them
+    ahead = None  # (z, h') at theta + step, when the line search has formed them
     for it in range(max_iter + 1):
-        t, h1 = ahead if ahead is not None else _derivative(X, y, loss, theta)
-        grad = mean_rows(X, h1) + lam_reg * theta + b
+        hi, lo = res.point(hi, lo)
+        z, h1 = ahead if ahead is not None else res.derivative(hi, lo)
+        grad = mean_rows(X, h1) + lam_reg * hi + (lam_reg * lo + b)
         grad_norm = float(np.linalg.norm(grad))
         H = _hessian(X, loss.d2_of_d1(h1), gram)
         if grad_norm <= GRAD_TOL * G0:
-            result = _certify(theta, H, grad_norm, tau, r, lam_reg, it, n, d)
+            bound = res.bound(hi, z, lam_reg, b, tau - grad_norm)
+            result = _certify(hi, lo, H, grad_norm + bound, tau, r, lam_reg, loss, it, n, d)
             if result is not None:
                 return result
-        if may_separate and not checked_separation and float(np.linalg.norm(theta)) > _SEPARATION_CHECK_NORM:
+        if may_separate and not checked_separation and float(np.linalg.norm(hi)) > _SEPARATION_CHECK_NORM:
             checked_separation = True
-            if separable(X, y):
-                return _failed(NO_MINIMISER, _separable_message(X, y, theta), tau, lam_reg, n, d)
+            if separable(X, y) is not None:
+                return _failed(NO_MINIMISER, _separable_message(X, y), tau, lam_reg, n, d)
         best, since_best = (grad_norm, 0) if grad_norm < 0.5 * best else (best, since_best + 1)
         if it == max_iter or since_best > STALL_STEPS:
             break
         eye = lam_reg * np.eye(d)
         step, a, ahead = _solve(H + eye, grad), 0.0, None
         if step is not None:
-            a, ahead = _line_search(X, y, loss, lam_reg, b, theta, t, step, h1)
+            a, ahead = _line_search(res, lam_reg, b, hi, lo, z, step, h1)
         if a == 0.0:  # Newton's model failed (a singular Hessian): the majoriser's direction
-            step = _solve(_majoriser(X, y, t, loss, gram) + eye, grad)
-            a, ahead = _line_search(X, y, loss, lam_reg, b, theta, t, step, h1) if step is not None else (0.0, None)
+            step = _solve(_majoriser(X, z, loss, gram) + eye, grad)
+            a, ahead = _line_search(res, lam_reg, b, hi, lo, z, step, h1) if step is not None else (0.0, None)
         if a == 0.0:  # no descent measurable: the rounding floor, above the tolerance
             break
-        theta = theta + a * step
-    if may_separate and not checked_separation and separable(X, y):
-        return _failed(NO_MINIMISER, _separable_message(X, y, theta), tau, lam_reg, n, d)
-    return _failed(NO_MINIMISER, _stall_message(it, grad_norm, tau, theta), tau, lam_reg, n, d)
+        hi, lo = _advance(hi, lo, a * step)
+    if may_separate and not checked_separation and separable(X, y) is not None:
+        return _failed(NO_MINIMISER, _separable_message(X, y), tau, lam_reg, n, d)
+    return _failed(NO_MINIMISER, _stall_message(it, grad_norm, tau, hi), tau, lam_reg, n, d)
+
+
+class _Residuals:
+    """z = X theta - y (robust) or X theta (logistic) at theta = hi + lo, and h'(z) = h'(t, y), with a bound on
+    the rounding of both. Plain arithmetic (one BLAS product at hi) is used while its bound is below PLAIN_SHARE
+    of G0, compensated arithmetic (Dot2 at hi + lo) beyond: the choice changes the bits, never the bound."""
+
+    def __init__(self, X: Array, y: Array, loss: Loss, r: float) -> None:
+        self.X, self.y, self.loss, self.r = X, y, loss, r
+        self.y_max = float(np.max(np.abs(y))) if y.size else 0.0
+        self.shift = y if loss.centred else None
+
+    def _size(self, hi: Array) -> float:
+        # |y_i| + sum_j |x_ij theta_j| <= max|y| + r ||theta||_2 (Cauchy-Schwarz on the domain), with room for lo.
+        return self.y_max + self.r * float(np.linalg.norm(hi)) * (1.0 + 4.0 * UNIT)
+
+    def compensated(self, hi: Array) -> bool:
+        d = self.X.shape[1]
+        return self.loss.h2_sup * residual_error(d, self._size(hi), False) > PLAIN_SHARE * self.loss.h1_sup
+
+    def point(self, hi: Array, lo: Array) -> tuple[Array, Array]:
+        """The iterate as evaluated: in plain arithmetic lo is folded into hi (the point is then hi itself)."""
+        if lo.any() and not self.compensated(hi):
+            return hi + lo, np.zeros_like(lo)
+        return hi, lo
+
+    def derivative(self, hi: Array, lo: Array) -> tuple[Array, Array]:
+        """(z, h') at hi + lo, formed afresh (no drift); theta = 0, where Newton starts, needs no product."""
+        X, y = self.X, self.y
+        if not (hi.any() or lo.any()):
+            z = -y if self.shift is not None else np.zeros(X.shape[0])
+        elif self.compensated(hi):
+            z = residuals(X, y, hi, lo, self.shift is not None)
+        else:
+            z = X @ hi - y if self.shift is not None else X @ hi
+        return z, self.loss.d1_of_z(z, y)
+
+    def bound(self, hi: Array, z: Array, lam_reg: float, b: Array, room: float) -> float:
+        """An upper bound on ||computed gradient - grad F(hi + lo)||_2 (docs/privacy.md, "The fit's tolerance"), z
+        the residuals as computed at hi + lo.
+
+        Row i's residual errs by at most D_i = residual_error(d, |y_i| + r ||theta||) (plus 2^-53 |z_i| for Dot2),
+        so h' errs by at most h''(max(0, |z_i| - D_i)) D_i (h'' decreases in |z|: a huge residual, an outlier,
+        costs nothing) plus H1_ROUNDING; the mean of x_i times those errors is at most r times the largest. The
+        block sums err by gamma_(SUM_BLOCK + 2) G0, the ridge and linear terms by a few units of 2^-53 of their size.
+        The row-by-row pass is made only when the bound with h'' <= h''_sup for every row exceeds `room`.
+        """
+        d, loss, compensated = self.X.shape[1], self.loss, self.compensated(hi)
+        G0 = loss.h1_sup * self.r
+        other = G0 + lam_reg * float(np.linalg.norm(hi)) + float(np.linalg.norm(b))
+        fixed = gamma(SUM_BLOCK + 2) * G0 + 4.0 * UNIT * other + self.r * H1_ROUNDING
+        # |s h''(s)| <= 1/2 for both losses: Dot2's 2^-53 |z| moves h' by at most 2^-54.
+        flat = loss.h2_sup * residual_error(d, self._size(hi), compensated) + (0.5 * UNIT if compensated else 0.0)
+        if fixed + self.r * flat <= room:
+            return fixed + self.r * flat
+        size = np.abs(self.y) + self.r * float(np.linalg.norm(hi)) * (1.0 + 4.0 * UNIT)
+        err = residual_error(d, size, compensated) + (UNIT * np.abs(z) if compensated else 0.0)
+        near = np.maximum(np.abs(z) - err, 0.0)
+        h1_err = float(np.max(loss.d2(near, np.zeros_like(near)) * err)) * (1.0 + 1e-9)
+        return fixed + self.r * h1_err
+
+
+def residuals(X: Array, y: Array, hi: Array, lo: Array, centred: bool) -> Array:
+    """x_i^T (hi + lo) - y_i (centred) or x_i^T (hi + lo) for every row, by Dot2 (core.kernels.residual_rows):
+    compiled on GRAM_PARTS row ranges side by side, or the same operations column by column in NumPy (the same
+    bits) without the compiled kernels."""
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    hi, lo = np.ascontiguousarray(hi, dtype=np.float64), np.ascontiguousarray(lo, dtype=np.float64)
+    n = X.shape[0]
+    out = np.empty(n)
+    if KERNELS is not None:
+        cuts = [n * k // GRAM_PARTS for k in range(GRAM_PARTS + 1)]
+        pool = _threads(os.getpid())
+        list(pool.map(lambda k: KERNELS.residual_rows(X, y, hi, lo, centred, cuts[k], cuts[k + 1], out),
+                      range(GRAM_PARTS)))
+        return out
+    for s in range(0, n, _CHUNK):
+        out[s : s + _CHUNK] = _dot2_columns(X[s : s + _CHUNK], y[s : s + _CHUNK], hi, lo, centred)
+    return out
+
+
+def _dot2_columns(X: Array, y: Array, hi: Array, lo: Array, centred: bool) -> Array:
+    """core.kernels.residual_rows in NumPy: the same operations in the same order, column by column."""
+    split = 134217729.0
+    S = -y if centred else np.zeros(X.shape[0])
+    C = np.zeros(X.shape[0])
+    for j in range(X.shape[1]):
+        c = split * hi[j]
+        bh = c - (c - hi[j])
+        bl = hi[j] - bh
+        a = X[:, j]
+        p = a * hi[j]
+        t = split * a
+        ah = t - (t - a)
+        al = a - ah
+        e = al * bl - (((p - ah * bh) - al * bh) - ah * bl)
+        s2 = S + p
+        zz = s2 - S
+        q = (S - (s2 - zz)) + (p - zz)
+        S = s2
+        C += q + e + a * lo[j]
+    return S + C
+
+
+def _advance(hi: Array, lo: Array, step: Array) -> tuple[Array, Array]:
+    """(hi, lo) + step in twice the working precision: Knuth's TwoSum, then a renormalisation."""
+    s = hi + step
+    v = s - hi
+    err = (hi - (s - v)) + (step - v)
+    lo = lo + err
+    new_hi = s + lo
+    return new_hi, lo - (new_hi - s)
 
 
 def _solve(M: Array, grad: Array) -> Array | None:
@@ -268,64 +429,60 @@ def _solve(M: Array, grad: Array) -> Array | None:
     return step if np.all(np.isfinite(step)) and float(grad @ step) < 0 else None
 
 
-def _majoriser(X: Array, y: Array, t: Array, loss: Loss, gram: Array | None) -> Array:
-    """Curvature of a quadratic majoriser: tanh(s/2)/s >= phi''(s) for the robust loss (IRLS weights) and
+def _majoriser(X: Array, z: Array, loss: Loss, gram: Array | None) -> Array:
+    """Curvature of a quadratic majoriser: tanh(s/2)/s >= phi''(s) for the robust loss (IRLS weights, s = -z) and
     Boehning's 1/4 >= h'' for the logistic loss (1/4 of the Gram, when the rank check formed it); positive, so it
     gives a descent direction for full-rank X where the Hessian is (numerically) singular, e.g. when every
     residual is huge."""
     if loss.name == "logistic":
-        return _hessian(X, np.full_like(t, 0.25), gram)
-    s = y - t
-    w = np.divide(np.tanh(0.5 * s), s, out=np.full_like(s, 0.5), where=np.abs(s) > 1e-8)
+        return _hessian(X, np.full_like(z, 0.25), gram)
+    w = np.divide(np.tanh(0.5 * z), z, out=np.full_like(z, 0.5), where=np.abs(z) > 1e-8)
     return weighted_gram(X, w)
 
 
-def _derivative(X: Array, y: Array, loss: Loss, theta: Array) -> tuple[Array, Array]:
-    """(t, h'(t)) with t = X theta, formed afresh (no drift); theta = 0, where Newton starts, needs no product."""
-    t = X @ theta if theta.any() else np.zeros(X.shape[0])
-    return t, loss.d1(t, y)
-
-
-def _line_search(X: Array, y: Array, loss: Loss, lam_reg: float, b: Array, theta: Array, t: Array,
+def _line_search(res: _Residuals, lam_reg: float, b: Array, hi: Array, lo: Array, z: Array,
                  step: Array, h1: Array) -> tuple[float, tuple[Array, Array] | None]:
     """A step a in (0, 1] with psi'(a) in [0.1 psi'(0), 0], or 0 when none is found (rounding floor); with the
-    full step, also _derivative at theta + step, for the next Newton step.
+    full step, also the residuals and h' at theta + step, for the next Newton step.
 
     psi(a) = F(theta + a step) is convex, so psi' <= 0 on [0, a] and psi decreases there; psi'(a) >=
     0.1 psi'(0) rules out steps too short to matter. The full Newton step is taken when psi'(1) <= 0; its slope
-    is formed at X (theta + step) itself, exactly as the next step's gradient will be, so that gradient reuses
-    it. h1 = loss.d1(t, y), computed for the gradient: psi'(0) needs no pass of its own.
+    is formed at the full step's own residuals, exactly as the next step's gradient will be, so that gradient
+    reuses them. h1 = h' at theta, computed for the gradient: psi'(0) needs no pass of its own.
     """
-    dt = X @ step
-    if not np.all(np.isfinite(dt)):  # an overflowed step: no slope can be formed
+    dz = res.X @ step
+    if not np.all(np.isfinite(dz)):  # an overflowed step: no slope can be formed
         return 0.0, None
+    theta = hi + lo
 
     def slope(a: float, h1_a: Array) -> float:
-        return _mean(h1_a * dt) + float((lam_reg * (theta + a * step) + b) @ step)
+        return _mean(h1_a * dz) + float((lam_reg * (theta + a * step) + b) @ step)
 
     f0 = slope(0.0, h1)
     if not f0 < 0:
         return 0.0, None
-    ahead = _derivative(X, y, loss, theta + step)
+    new_hi, new_lo = res.point(*_advance(hi, lo, step))
+    ahead = res.derivative(new_hi, new_lo)
     f1 = slope(1.0, ahead[1])
     if f1 <= 0:
         return 1.0, ahead
-    lo, hi, flo, fhi = 0.0, 1.0, f0, f1 if math.isfinite(f1) else math.inf
+    lo_a, hi_a, flo, fhi = 0.0, 1.0, f0, f1 if math.isfinite(f1) else math.inf
+    d1_of_z, y = res.loss.d1_of_z, res.y
     for i in range(80):
         # Regula falsi while it makes progress, bisection otherwise.
-        a = lo - flo * (hi - lo) / (fhi - flo) if math.isfinite(fhi) and i % 3 != 2 else 0.5 * (lo + hi)
-        if not lo < a < hi:
-            a = 0.5 * (lo + hi)
-        fa = slope(a, loss.d1(t + a * dt, y))
+        a = lo_a - flo * (hi_a - lo_a) / (fhi - flo) if math.isfinite(fhi) and i % 3 != 2 else 0.5 * (lo_a + hi_a)
+        if not lo_a < a < hi_a:
+            a = 0.5 * (lo_a + hi_a)
+        fa = slope(a, d1_of_z(z + a * dz, y))
         if 0.1 * f0 <= fa <= 0:
             return a, None
         if fa <= 0:
-            lo, flo = a, fa
+            lo_a, flo = a, fa
         else:
-            hi, fhi = a, fa
-        if hi - lo <= 1e-15 * hi:
+            hi_a, fhi = a, fa
+        if hi_a - lo_a <= 1e-15 * hi_a:
             break
-    return lo, None
+    return lo_a, None
 
 
 def certified_distance(tau: float, r: float, mu: float) -> float:
@@ -337,25 +494,30 @@ def certified_distance(tau: float, r: float, mu: float) -> float:
     return -math.log1p(-q) / r if r > 0 else tau / mu
 
 
-def _certify(theta: Array, H: Array, grad_norm: float, tau: float, r: float, lam_reg: float, it: int, n: int,
-             d: int) -> FitResult | None:
-    """The result when the existence certificate q = r tau / mu < 1 holds (module docstring), else None."""
+def _certify(hi: Array, lo: Array, H: Array, grad_bound: float, tau: float, r: float, lam_reg: float,
+             loss: Loss, it: int, n: int, d: int) -> FitResult | None:
+    """The result when the true gradient norm is at most tau (grad_bound: the computed norm plus its rounding
+    bound) and the existence certificate q = r tau / mu <= 1/2 holds, mu the smallest eigenvalue of H(theta) +
+    lam_reg less the Hessian's rounding bound (module docstring); else None."""
+    if not grad_bound <= tau:
+        return None
     vals = eigh(H, eigvals_only=True)
     lmin, lmax = float(max(vals[0], 0.0)), float(vals[-1])
-    mu = lmin + lam_reg
-    distance = certified_distance(tau, r, mu)
-    if not math.isfinite(distance):
+    mu = lmin - hessian_error(n, d, loss.h2_sup * r * r, r, tau) + lam_reg
+    if not (mu > 0 and r * tau / mu <= 0.5):
         return None
+    distance = certified_distance(tau, r, mu)
     return FitResult(
         status=MINIMISER,
         diagnosis="theta is the minimiser of (1), certified by its gradient norm and Hessian",
-        theta=theta,
+        theta=hi,
+        theta_lo=lo,
         hessian=H,
         eigenvalues=vals,
         lambda_min=lmin,
         lambda_max=lmax,
-        kappa=(lmax + lam_reg) / mu,
-        grad_norm=grad_norm,
+        kappa=(lmax + lam_reg) / (lmin + lam_reg),
+        grad_norm=grad_bound,
         distance=distance,
         iterations=it,
         grad_tol=tau,
@@ -369,23 +531,21 @@ def _failed(status: str, why: str, tau: float, lam_reg: float, n: int, d: int) -
     """A fit without a certified minimiser: lambda_min is 0 by definition, everything else NaN."""
     nan = np.full(d, np.nan)
     return FitResult(
-        status=status, diagnosis=why, theta=nan, hessian=np.full((d, d), np.nan), eigenvalues=nan,
+        status=status, diagnosis=why, theta=nan, theta_lo=nan, hessian=np.full((d, d), np.nan), eigenvalues=nan,
         lambda_min=0.0, lambda_max=math.nan, kappa=math.inf, grad_norm=math.nan, distance=math.inf,
         iterations=0, grad_tol=tau, lam_reg=float(lam_reg), n=n, d=d,
     )
 
 
 def _stall_message(it: int, grad_norm: float, tau: float, theta: Array) -> str:
-    size = float(np.linalg.norm(theta))
-    hint = (f"the coefficients are huge (||theta|| ~ {size:.1e}), beyond what double precision can resolve to "
-            "the tolerance: rescale the responses y" if size > 1e4 else
-            "check the data for extreme or duplicated columns")
-    return (f"no certified minimiser after {it} Newton steps (gradient norm {grad_norm:.2e}, tolerance "
-            f"{tau:.1e}); {hint}")
+    return (f"no certified minimiser after {it} Newton steps (gradient norm {grad_norm:.2e}, tolerance {tau:.1e}): "
+            "the fit's curvature is too small to certify (nearly collinear columns, or no minimiser at all); "
+            "drop redundant columns or set a positive lambda_reg")
 
 
-def _separable_message(X: Array, y: Array, theta: Array) -> str:
-    everyone = bool(np.all(y * (X @ theta) > 0))
+def _separable_message(X: Array, y: Array) -> str:
+    theta = separable(X, y)
+    everyone = theta is not None and bool(np.all(y * (X @ theta) > 0))
     which = "every training point is classified correctly" if everyone else "no point is misclassified"
     return (
         f"the logistic loss has no minimiser: the labels are separable ({which} by a linear rule), so the "

@@ -118,7 +118,7 @@ def _finish(name, fit, cert, s, scale, why_bottom, epsilon, delta, rng) -> FullV
         return FullVectorRelease(status="bottom", reason="the data have no certified minimiser", value=None,
                                  noise_scale=None, **common)
     noise_scale = s * scale
-    value = fit.theta + noise_scale * rng.standard_normal(fit.d)
+    value = fit.theta + (fit.theta_lo + noise_scale * rng.standard_normal(fit.d))  # one rounding, after the noise
     return FullVectorRelease(status="released", reason="certified", value=value, noise_scale=noise_scale, **common)
 
 

@@ -216,3 +216,53 @@ def gram_rows(X: np.ndarray, w: np.ndarray, r0: int, r1: int, out: np.ndarray) -
                     a += V[j, i] * W[k, i]
                 acc[j, k] += a
     out[:] = acc
+
+
+SPLIT = 134217729.0  # 2^27 + 1: Veltkamp's splitter, a double into two halves of 26 bits
+RESIDUAL_ROWS = 256  # rows per block of residual_rows: the block's transposed copy stays in L1
+
+
+@jit
+def residual_rows(X: np.ndarray, y: np.ndarray, hi: np.ndarray, lo: np.ndarray, centred: bool, r0: int, r1: int,
+                  out: np.ndarray) -> None:
+    """out_i = x_i^T (hi + lo) - y_i (centred) or x_i^T (hi + lo), for r0 <= i < r1, in compensated arithmetic.
+
+    Dot2 of Ogita, Rump & Oishi (2005) with Dekker's error-free product (no fused multiply-add, so the same
+    bits on every processor): the result is as if computed in twice the working precision, then rounded,
+    |out_i - exact| <= u |exact| + gamma_(2d+1)^2 (|y_i| + sum_j |x_ij theta_j|) (core.fit.residual_error).
+    The x_ij lo_j products are added to the error term: their own rounding is of order u^2 |x_ij hi_j|.
+    Rows are taken GRAM-style, a transposed block at a time, so the loop over a block's rows vectorises
+    without reassociating anything.
+    """
+    d = X.shape[1]
+    hh, hl = np.empty(d), np.empty(d)
+    for j in range(d):
+        c = SPLIT * hi[j]
+        hh[j] = c - (c - hi[j])
+        hl[j] = hi[j] - hh[j]
+    W = np.empty((d, RESIDUAL_ROWS))
+    S, C = np.empty(RESIDUAL_ROWS), np.empty(RESIDUAL_ROWS)
+    for b0 in range(r0, r1, RESIDUAL_ROWS):
+        m = min(RESIDUAL_ROWS, r1 - b0)
+        for i in range(m):
+            for j in range(d):
+                W[j, i] = X[b0 + i, j]
+            S[i] = -y[b0 + i] if centred else 0.0
+            C[i] = 0.0
+        for j in range(d):
+            b, bh, bl, blo = hi[j], hh[j], hl[j], lo[j]
+            for i in range(m):
+                a = W[j, i]
+                p = a * b
+                t = SPLIT * a
+                ah = t - (t - a)
+                al = a - ah
+                e = al * bl - (((p - ah * bh) - al * bh) - ah * bl)  # a b = p + e exactly
+                s = S[i]
+                s2 = s + p
+                z = s2 - s
+                q = (s - (s2 - z)) + (p - z)  # s + p = s2 + q exactly
+                S[i] = s2
+                C[i] += q + e + a * blo
+        for i in range(m):
+            out[b0 + i] = S[i] + C[i]

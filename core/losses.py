@@ -31,6 +31,11 @@ def _robust_d1(t: Array, y: Array) -> Array:
     return -np.tanh(0.5 * (y - t))
 
 
+def _robust_d1_of_z(z: Array, y: Array) -> Array:
+    # z = t - y: -tanh((y - t)/2) = tanh(z/2)
+    return np.tanh(0.5 * z)
+
+
 def _robust_d2(t: Array, y: Array) -> Array:
     # phi''(s) = (1/2) sech^2(s/2) = 2 e^s / (1 + e^s)^2, written with |s| to avoid overflow.
     e = np.exp(-np.abs(y - t))
@@ -49,6 +54,10 @@ def _logistic_value(t: Array, y: Array) -> Array:
 
 def _logistic_d1(t: Array, y: Array) -> Array:
     return -y * expit(-y * t)
+
+
+def _logistic_d1_of_z(z: Array, y: Array) -> Array:
+    return _logistic_d1(z, y)
 
 
 def _logistic_d2(t: Array, y: Array) -> Array:
@@ -72,6 +81,9 @@ class Loss:
     h1_sup : sup |h'|, so that G0 = h1_sup * r.
     h2_sup : ||h''||_inf, so that G1 = h2_sup * r^2 (also the ||h''|| of constants (13)).
     h3_sup : ||h'''||_inf, so that G2 = h3_sup * r^3 (Algorithm 7 only).
+    centred : whether h depends on (t, y) through t - y only (the robust loss); the fit then forms z = t - y
+        in compensated arithmetic, where a large response would otherwise cancel (core.fit).
+    d1_of_z : h' as a function of z = t - y (centred) or z = t, and y.
     d2_of_d1 : h'' as a function of h' at the same point (an identity of each loss, for labels validated by
         `labels`): the fit gets the Hessian's weights from the gradient's without another transcendental pass.
         Accurate to about 2^-53 absolutely, not relatively: in the tails, where h'' < 1e-16, it may read 0.
@@ -85,6 +97,8 @@ class Loss:
     d1: Callable[[Array, Array], Array]
     d2: Callable[[Array, Array], Array]
     d2_of_d1: Callable[[Array], Array]
+    centred: bool
+    d1_of_z: Callable[[Array, Array], Array]
 
     def labels(self, y: Array) -> Array:
         """Validate responses; logistic labels {0,1}, booleans or {-1,+1} become {-1,+1}."""
@@ -117,6 +131,8 @@ ROBUST = Loss(
     d1=_robust_d1,
     d2=_robust_d2,
     d2_of_d1=_robust_d2_of_d1,
+    centred=True,
+    d1_of_z=_robust_d1_of_z,
 )
 
 LOGISTIC = Loss(
@@ -128,6 +144,8 @@ LOGISTIC = Loss(
     d1=_logistic_d1,
     d2=_logistic_d2,
     d2_of_d1=_logistic_d2_of_d1,
+    centred=False,
+    d1_of_z=_logistic_d1_of_z,
 )
 
 LOSSES: dict[str, Loss] = {"robust": ROBUST, "logistic": LOGISTIC}

@@ -176,10 +176,10 @@ def release(
         raise DataError(f"the interval level must lie strictly between 0 and 1, got {level}")
     s = sigma(epsilon, delta, calibration)
     if fit.has_minimiser:
-        u_theta, delta_u = float(u @ fit.theta), directional_sensitivity(fit, g, u)
+        (u_theta, u_rest), delta_u = fit.along(u), directional_sensitivity(fit, g, u)
         om = _omega(delta_u, fit, g, u)
     else:
-        u_theta = delta_u = om = math.nan
+        u_theta = u_rest = delta_u = om = math.nan
     common = dict(interval_level=level, sigma=s, epsilon=float(epsilon), delta=float(delta), calibration=calibration,
                   u_theta=u_theta, Delta=delta_u, omega=om)
     if not test.passed:
@@ -193,7 +193,8 @@ def release(
     E, eta = test.fit_slack, test.fit_ratio
     mult = (om + E) / (1.0 - eta)
     z = float(rng.standard_normal())
-    value = u_theta + s * mult * z
+    # The noise joins u^T theta~ before its one rounding, so the release's mean is the certified point's, exactly.
+    value = u_theta + (u_rest + s * mult * z)
     q = normal_quantile(0.5 + level / 2.0)
     w_bar, half = interval_half_width(test, g, fit.n, s, level)
     return Release(

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +27,10 @@ from core.data import synthetic
 from core.fit import MINIMISER, NO_MINIMISER, RANK_DEFICIENT, TAU_FACTOR, fit, mean_rows
 from core.full_vector import objective_perturbation_parameters, regularised_fit_theta
 from core.losses import LOGISTIC, ROBUST
-from core.pipeline import make_rng, prepare, run_private
+from core.errors import DataError
+from core.model import ModelSpec
+from core.pipeline import make_rng, prepare, prepare_model, run_private
+from core.rounding import response_capacity
 
 
 def outlier_pair(n: int = 50_000, big: float = 1e16):
@@ -203,14 +207,50 @@ def test_logistic_fit_certifies_against_an_independent_solver():
     assert f.distance < 1e-6
 
 
-def test_coefficients_beyond_double_precision_end_in_bottom_with_a_reason():
-    """||theta|| ~ 1e7 on the unit cube: the gradient's rounding floor exceeds tau; no result is faked."""
+@pytest.mark.parametrize("scale", [1e7, 1e10, 1e12])
+def test_coefficients_far_beyond_double_precision_are_certified(scale):
+    """||theta|| up to 1e12 on the unit cube: the plain residual x^T theta - y would round by ~1e-4, Dot2 does not;
+    the certified point (theta + theta_lo) has a true gradient norm below tau (exact rational arithmetic). Adding
+    X c to y moves the minimiser by c and leaves every residual, so the Hessian, the counts and the outcome are
+    those of the unshifted data, and the release moves by u^T c (same seed)."""
     rng = np.random.default_rng(0)
-    X = rng.uniform(-1, 1, (400, 3))
-    y = 1e7 * (X @ rng.standard_normal(3)) + rng.laplace(size=400)
-    p = prepare(X, y)
-    assert p.fit.status == NO_MINIMISER and "rescale the responses y" in p.fit.diagnosis
-    assert run_private(p, 0, split_budget(4.0, 1e-6), make_rng(0)).release.status == "bottom"
+    n = 20_000
+    X = rng.uniform(-1, 1, (n, 3))
+    base = X @ np.array([1.0, -0.5, 0.25]) + rng.laplace(size=n)
+    c = scale * rng.standard_normal(3)
+    p, q = prepare(X, base), prepare(X, base + X @ c)
+    assert q.fit.status == MINIMISER and q.clipped_responses == 0
+    assert exact_gradient_norm(q.X, q.y, q.fit.theta, q.fit.theta_lo) <= TAU_FACTOR * q.geometry.G0
+    # y itself is rounded to float64: the residuals differ by about 2^-53 |y|, no more.
+    assert q.fit.lambda_min == pytest.approx(p.fit.lambda_min, abs=1e-15 * scale)
+    budget = split_budget(8.0, 1e-6)
+    a, b = run_private(p, 0, budget, make_rng(3)), run_private(q, 0, budget, make_rng(3))
+    assert a.lambda_min.N == b.lambda_min.N and a.release.status == b.release.status == "released"
+    assert b.release.value - a.release.value == pytest.approx(c[0], abs=1e-14 * scale + a.release.Delta)
+
+
+def exact_gradient_norm(X, y, hi, lo):
+    """||grad F(hi + lo)|| for the robust loss, the residuals in rational arithmetic (tanh of each in float64)."""
+    theta = [Fraction(float(a)) + Fraction(float(b)) for a, b in zip(hi, lo, strict=True)]
+    z = np.array([float(sum((Fraction(float(x)) * t for x, t in zip(row, theta, strict=True)), Fraction(0))
+                        - Fraction(float(v))) for row, v in zip(X, y, strict=True)])
+    return float(np.linalg.norm(X.T @ np.tanh(0.5 * z) / len(y)))
+
+
+def test_a_response_bound_beyond_what_the_fit_certifies_is_refused_before_the_fit():
+    """A public fact (n, d and the declared bound), not the data, decides the refusal; the message names the
+    setting. Within the bound, responses beyond it are clipped and counted."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (20_000, 3))
+    y = X @ np.array([1.0, -0.5, 0.25]) + rng.laplace(size=20_000)
+    capacity = response_capacity(20_000, 3, ROBUST)
+    with pytest.raises(DataError, match="--response-bound") as err:
+        prepare_model(X, y, ModelSpec("robust", response_bound=2 * capacity))
+    assert err.value.setting == "response_bound"
+    y[:7] = 1e15
+    p = prepare_model(X, y, ModelSpec("robust", response_bound=100.0))
+    assert p.clipped_responses == 7 and p.response_bound == 100.0 and float(p.y.max()) == 100.0
+    assert prepare(X, y).response_bound == capacity
 
 
 def test_a_seeded_command_line_run_records_its_seed(tmp_path):
