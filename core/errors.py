@@ -13,7 +13,8 @@ import numbers
 from collections.abc import Callable
 
 # The settings a message may name: each is an option of the command line and a control of the app.
-SETTINGS = ("data", "pums", "loss", "domain", "radius", "split", "state", "download", "with_replacement")
+SETTINGS = ("data", "pums", "loss", "domain", "radius", "split", "state", "download", "with_replacement",
+            "response_bound")
 
 
 def flag(setting: str) -> str:

@@ -10,6 +10,7 @@ radius the fit used from `problem.model`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -34,7 +35,9 @@ from core.stability import StabilityTest, stability_test
 class Problem:
     """Validated data on its declared domain, with the fit (stage 0). Nothing here is private.
 
-    clipped_rows counts the rows that projection onto the domain changed. model is the resolved
+    clipped_rows counts the rows that projection onto the domain changed; response_bound is the public bound B
+    on |y| the fit's certificate rests on (inf for logistic labels), and clipped_responses counts the responses
+    clipped to [-B, B]. model is the resolved
     model spec the geometry and the fit were built from (its radius is the ball's, None on the
     cube); data_spec names the data when the problem was prepared from a spec (None otherwise).
     """
@@ -47,6 +50,8 @@ class Problem:
     clipped_rows: int = field(metadata=NOT_PRIVATE)
     model: ModelSpec
     data_spec: DataSpec | None = None
+    response_bound: float = math.inf
+    clipped_responses: int = field(default=0, metadata=NOT_PRIVATE)
 
     @property
     def n(self) -> int:
@@ -152,15 +157,22 @@ def prepare_model(
     feature_names: tuple[str, ...] | None = None,
     data_spec: DataSpec | None = None,
 ) -> Problem:
-    """Stage 0: validate, resolve the model for d, project onto the domain (counted), fit theta(P_n)."""
+    """Stage 0: validate, resolve the model for (n, d), project onto the domain and clip the responses to the public
+    bound (both counted), fit theta(P_n). A declared response bound the fit cannot certify is refused here, from
+    public facts, before anything is computed on the data."""
     X, names = validate_design(X, y, feature_names)
     resolved = model.resolve(X.shape[1], None if data_spec is None else data_spec.public_radius)
+    bound = resolved.bound_for(*X.shape)
     h = get_loss(resolved.loss)
     yv = h.labels(y)
+    clipped_y = int(np.count_nonzero(np.abs(yv) > bound))
+    if clipped_y:
+        yv = np.clip(yv, -bound, bound)
     g = resolved.geometry(X.shape[1])
     Xp, clipped = project(X, g)
     return Problem(X=Xp, y=yv, feature_names=names, geometry=g, fit=fit(Xp, yv, h, resolved.lam_reg, radius=g.r),
-                   clipped_rows=clipped, model=resolved, data_spec=data_spec)
+                   clipped_rows=clipped, model=resolved, data_spec=data_spec, response_bound=bound,
+                   clipped_responses=clipped_y)
 
 
 def run_private(

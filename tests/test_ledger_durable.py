@@ -302,3 +302,13 @@ def test_command_line_census_charged_through_one_spec_refused_through_another(tm
 def test_command_line_ledger_and_repeat(tmp_path):
     proc = run(*SYNTH_RELEASE, "--repeat", "2", "--ledger", str(tmp_path / "l.sqlite3"))
     assert proc.returncode == 2 and "--repeat" in proc.stderr
+
+
+def test_a_response_bound_the_fit_cannot_certify_is_refused_before_any_charge(tmp_path):
+    """Decided from n, d and the declared bound alone: exit 2, one line naming the option, nothing charged."""
+    path = str(tmp_path / "ledger.sqlite3")
+    assert run("ledger", "set-cap", "--default", "--epsilon", "10", "--delta", "1e-5", "--ledger", path).returncode == 0
+    refused = run(*SYNTH_RELEASE, "--response-bound", "1e15", "--ledger", path)
+    assert refused.returncode == 2 and refused.stdout == ""
+    assert len(refused.stderr.strip().splitlines()) == 1 and "lower --response-bound" in refused.stderr
+    assert json.loads(run("ledger", "show", "--ledger", path).stdout)["populations"] == []

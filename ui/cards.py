@@ -111,7 +111,8 @@ def stage0_card(problem: Problem, data: Dataset, j: int | None) -> None:
         sketch("theta", theta_figure, problem, data.theta_star, j)
         metric_row(fields(f, [
             ("grad_norm", "$\\|\\nabla L\\|_2$",
-             "How close the fit is to the exact minimiser: the gradient norm of (1) at θ(Pₙ)"),
+             "How close the fit is to the exact minimiser: a bound on the gradient norm of (1) at θ(Pₙ), its "
+             "rounding included"),
             ("lambda_min", "$\\lambda_{\\min}(P_n)$",
              "The data's least curvature: the smallest eigenvalue of the Hessian H"),
             ("lambda_max", "$\\lambda_{\\max}(P_n)$",
@@ -120,6 +121,8 @@ def stage0_card(problem: Problem, data: Dataset, j: int | None) -> None:
             ("iterations", "Newton steps", "Steps the damped Newton solver took to reach the minimiser"),
         ]) + fields(problem, [
             ("clipped_rows", "rows projected", "Rows outside the covariate domain 𝒳, moved onto it before the fit"),
+            ("clipped_responses", "responses clipped",
+             "Responses beyond the public bound |y| ≤ B, clipped to ±B before the fit"),
         ]))
         formulas(fit_formulas(g))
 

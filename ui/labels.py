@@ -19,6 +19,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "state": ("States", "Data"),
     "download": ("Download missing files", "Data"),
     "with_replacement": ("Draw with replacement", "Data"),
+    "response_bound": ("Response bound |y| ≤ B", "Pipeline"),
 }
 
 

@@ -50,7 +50,7 @@ from core.gaussian import MAX_DELTA
 from core.geometry import MAX_RADIUS, MIN_RADIUS
 from core.ledger import Ledger, release_details
 from core.ledger_store import default_ledger_path, open_ledger
-from core.model import MAX_LAM_REG, ModelSpec
+from core.model import MAX_LAM_REG, MAX_RESPONSE_BOUND, MIN_RESPONSE_BOUND, ModelSpec
 from core.pipeline import PrivateRun, Problem, prepare_spec
 from core.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, file_spec
 
@@ -134,6 +134,7 @@ PARAMS: dict[str, Param] = {
     "lam_reg": Param(0.0, float, bounds=(0.0, MAX_LAM_REG)),
     "domain": Param("cube", str, ("cube", "ball")),
     "radius": Param(None, _opt_float, bounds=(MIN_RADIUS, MAX_RADIUS)),
+    "response_bound": Param(None, _opt_float, bounds=(MIN_RESPONSE_BOUND, MAX_RESPONSE_BOUND)),
     # privacy
     "epsilon": Param(4.0, float, bounds=(1e-3, 100.0)),
     "delta": Param(1e-6, float, bounds=(1e-15, MAX_DELTA)),
@@ -318,7 +319,8 @@ def loss_name() -> str:
 def model_spec() -> ModelSpec:
     """Which model the settings name (core.model), resolved on the loaded data (the ball's radius sqrt(d))."""
     domain = get("domain")
-    model = ModelSpec(loss_name(), domain, get("radius") if domain == "ball" else None, get("lam_reg"))
+    model = ModelSpec(loss_name(), domain, get("radius") if domain == "ball" else None, get("lam_reg"),
+                      get("response_bound"))
     return model.resolve(dataset().d, data_spec().public_radius)
 
 
