@@ -4,7 +4,7 @@
   N_hat = N + Lap(1/eps), k = ln(1/(2 delta))/eps, m = max(0, floor(N_hat - k)), then the
   recursion inverted m times. Pure eps-DP (N has sensitivity 1, Proposition 6.1); the bound
   holds with probability >= 1 - delta.
-- lambda_min_certificate: Algorithm 2, recursion (10), floor 0.
+- lambda_min_certificate: Algorithm 2, recursion (10) widened for rounding (core.recursion.down_recursion).
 - lambda_max_certificate: Algorithm 4, recursion (12); m uses N_hat, not the printed "N - k".
 """
 
@@ -22,6 +22,7 @@ from core.gaussian import check_epsilon_delta
 from core.geometry import Geometry
 from core.marks import NOT_PRIVATE
 from core.recursion import down_recursion, up_recursion
+from core.rounding import eigen_error, hessian_error
 
 
 class Recursion(Protocol):
@@ -112,9 +113,30 @@ def recursive_bound(
 def lambda_min_certificate(
     fit: FitResult, g: Geometry, epsilon: float, delta: float, rng: np.random.Generator
 ) -> RecursiveBound:
-    """Algorithm 2: a private lower bound on lambda_min(P_n), eps-DP, valid w.p. >= 1 - delta."""
+    """Algorithm 2: a private lower bound on lambda_min(P_n), eps-DP, valid w.p. >= 1 - delta.
+
+    The statistic is the computed lambda_min less its public rounding bound e (core.rounding.eigen_error), 0 for
+    data without a certified minimiser: never above lambda_min(P_n), at most 2e below it, and counted by the
+    widened recursion of core.recursion.down_recursion (docs/privacy.md, "Data with no minimiser").
+    """
     rec = down_recursion(g, fit.n, fit.lam_reg)
-    return recursive_bound(fit.lambda_min, rec, epsilon, delta, rng, "lower")
+    return recursive_bound(lambda_min_statistic(fit, g), rec, epsilon, delta, rng, "lower")
+
+
+def lambda_min_statistic(fit: FitResult, g: Geometry) -> float:
+    """Stage 1's statistic: max(0, computed lambda_min - e) for a certified fit, 0 otherwise. NOT private."""
+    if not fit.has_minimiser:
+        return 0.0
+    return max(0.0, fit.lambda_min - eigen_error(fit.n, fit.d, g.G1, g.r, fit.grad_tol))
+
+
+def lambda_max_statistic(fit: FitResult, g: Geometry) -> float:
+    """Stage 2's statistic: min(G1, (computed lambda_max + e_H) e^(r l)), l the fit's certified distance, for a
+    certified fit (never below lambda_max(P_n)); the cap G1 otherwise. NOT private."""
+    if not fit.has_minimiser:
+        return g.G1
+    raised = (fit.lambda_max + hessian_error(fit.n, fit.d, g.G1, g.r, fit.grad_tol)) * math.exp(g.r * fit.distance)
+    return min(g.G1, raised)
 
 
 def lambda_max_certificate(
@@ -131,5 +153,4 @@ def lambda_max_certificate(
     lambda_max is taken as the cap G1, so the count is 0 and nothing fails.
     """
     rec = up_recursion(lambda_hat_min, g, fit.n, fit.lam_reg)
-    statistic = fit.lambda_max if fit.has_minimiser else g.G1
-    return recursive_bound(statistic, rec, epsilon, delta, rng, "upper")
+    return recursive_bound(lambda_max_statistic(fit, g), rec, epsilon, delta, rng, "upper")

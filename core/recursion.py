@@ -34,6 +34,7 @@ from types import ModuleType
 import numpy as np
 
 from core.geometry import Geometry, phi_qsc
+from core.rounding import count_slack, up_slack
 
 MAX_STEPS = 50_000_000  # a recursion needing more steps than this means n is beyond reach here
 _TOL_ULPS = 8.0  # bracket width at which an inverse step stops: R is evaluated to a few ulp
@@ -89,12 +90,12 @@ def recursion_down(lam: float, g: Geometry, n: int, lam_reg: float) -> float:
     R(lam) = max(0, lam [1 - phi(r t(lam + lam_reg))]_+ - G1/n) when lam > 0 and (C1) holds at lam,
     else 0 (Corollary 5.2: lambda_min(P'_n) >= R(lambda_min(P_n)) for neighbours).
     """
-    return down_recursion(g, n, lam_reg).step(lam)
+    return down_recursion(g, n, lam_reg, widened=False).step(lam)
 
 
 def recursion_up(lam: float, lam_hat_min: float, g: Geometry, n: int, lam_reg: float) -> float:
     """Increasing recursion (12): min(lam (1 + phi(r t(lam_hat_min + lam_reg))) + G1/n, G1)."""
-    return up_recursion(lam_hat_min, g, n, lam_reg).step(lam)
+    return up_recursion(lam_hat_min, g, n, lam_reg, widened=False).step(lam)
 
 
 def recursion_smooth(lam: float, g: Geometry, n: int, lam_reg: float) -> float:
@@ -128,6 +129,7 @@ class DecreasingRecursion:
     floor: float
     scale: float  # a positive length of the order of one step, to start bracketing
     accelerating: bool
+    origin: float | None = None  # inf C, what no inversion gives (inverse(0)); the floor when None
     kernel: Kernel | None = field(default=None, compare=False, repr=False)
     _chain: array = field(default_factory=lambda: array("d"), compare=False, repr=False)  # doubles, unboxed
     _verified: dict[int, float] = field(default_factory=dict, compare=False, repr=False)
@@ -173,9 +175,9 @@ class DecreasingRecursion:
         return k
 
     def inverse(self, m: int) -> float:
-        """sup{lam >= floor : R^m(lam) <= floor}, the boundary point (R^m)^{-1}(inf C); floor if m = 0."""
+        """sup{lam >= floor : R^m(lam) <= floor}, the boundary point (R^m)^{-1}(inf C); origin if m = 0."""
         if m <= 0:
-            return self.floor
+            return self.floor if self.origin is None else self.origin
         with self._lock:  # the chain and its verified entries are extended by one caller at a time
             done = self._verified.get(m)
             if done is not None:
@@ -313,9 +315,18 @@ class AffineIncreasingRecursion:
 
 
 @lru_cache(maxsize=32)
-def down_recursion(g: Geometry, n: int, lam_reg: float) -> DecreasingRecursion:
-    """The recursion (10) packaged for Algorithm 2 (floor 0), memoised per public constants."""
-    G1_n = g.G1 / n
+def down_recursion(g: Geometry, n: int, lam_reg: float, widened: bool = True) -> DecreasingRecursion:
+    """The recursion (10) as Algorithm 2 counts it, memoised per public constants: R_s(lam) = R(lam) - 2 e, and 0
+    once that is at most zeta, with e = core.rounding.eigen_error and zeta = core.rounding.count_floor (the floor).
+
+    Stage 1's statistic is the computed lambda_min less e (core.certificates), within [lambda_min - 2e, lambda_min]
+    of the exact one; R_s is nondecreasing and every neighbour's statistic is at least R_s of this one's
+    (docs/privacy.md, "Data with no minimiser"), so the count keeps sensitivity 1 whatever the rounding. zeta is
+    below one step G1/n of (10): it moves a count by at most 1. inverse(0) is 0, inf C of (10).
+    widened=False is (10) itself, in exact arithmetic: the what-if's hypothetical samples beyond any run's size.
+    """
+    shift, floor = count_slack(n, g.d, g.G1, g.r, g.G0) if widened else (0.0, 0.0)
+    G1_n = g.G1 / n + shift
     c1 = c1_threshold(g, n)
     ar = g.alpha * g.r
     k8 = 8.0 * ar * g.G0 / n
@@ -337,9 +348,10 @@ def down_recursion(g: Geometry, n: int, lam_reg: float) -> DecreasingRecursion:
 
     return DecreasingRecursion(
         step=step,
-        floor=0.0,
-        scale=max(G1_n, c1 * 1e-6),
+        floor=floor,
+        scale=max(g.G1 / n, c1 * 1e-6),
         accelerating=lam_reg == 0,
+        origin=0.0,
         kernel=(_DOWN, params),
     )
 
@@ -357,9 +369,15 @@ def smooth_recursion(g: Geometry, n: int, lam_reg: float) -> DecreasingRecursion
     )
 
 
-def up_recursion(lam_hat_min: float, g: Geometry, n: int, lam_reg: float) -> AffineIncreasingRecursion:
-    """The recursion (12) with lam_hat = lam_hat_min + lam_reg, as Algorithm 4 step i sets it."""
+def up_recursion(lam_hat_min: float, g: Geometry, n: int, lam_reg: float,
+                 widened: bool = True) -> AffineIncreasingRecursion:
+    """The recursion (12) with lam_hat = lam_hat_min + lam_reg, as Algorithm 4 step i sets it, widened for the
+    rounding of lambda_max: R_s(lam) = (1 + xi) R(lam) + 4 e_H below the cap, xi = core.rounding.ratio_error and
+    e_H = core.rounding.hessian_error (Algorithm 4's statistic is within a factor 1 + xi and 4 e_H above
+    lambda_max(P_n), never below: core.certificates). widened=False is (12) itself, as down_recursion's."""
     rt = g.r * t_bound(lam_hat_min + lam_reg, g, n)
     if not math.isfinite(rt):
         raise ValueError("the increasing recursion (12) needs t(lam_hat_min + lam_reg) finite")
-    return AffineIncreasingRecursion(growth=phi_qsc(rt), b=g.G1 / n, cap=g.G1)
+    xi, extra = up_slack(n, g.d, g.G1, g.r, g.G0) if widened else (0.0, 0.0)
+    growth = (1.0 + phi_qsc(rt)) * (1.0 + xi) - 1.0
+    return AffineIncreasingRecursion(growth=growth, b=(1.0 + xi) * g.G1 / n + extra, cap=g.G1)

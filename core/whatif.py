@@ -45,10 +45,12 @@ from scipy.optimize import brentq
 
 from core.accounting import Budget, make_budget
 from core.certificates import steps_to_invert
+from core.data.synthetic import MAX_ROWS
 from core.errors import InputError
 from core.geometry import Geometry
 from core.pipeline import Problem
 from core.recursion import AffineIncreasingRecursion, DecreasingRecursion, c1_threshold, down_recursion, up_recursion
+from core.rounding import count_slack
 from core.stability import StabilityTest, stability_test
 
 N_MAX = 10**12  # the largest n a what-if explores
@@ -96,12 +98,17 @@ class DownCount:
     exact_steps: int = EXACT_STEPS
 
     def step_size(self, x: np.ndarray) -> np.ndarray:
-        """s(x) = x - R(x) = x (e^(r t(x + lam_reg)) - 1) + G1/n, where (C1) holds and R(x) > 0."""
+        """s(x) = x - R(x) = x (e^(r t(x + lam_reg)) - 1) + G1/n + shift, where (C1) holds and R(x) > 0 (shift: the
+        rounding slack of the widened recursion, core.recursion.down_recursion)."""
         g, n = self.g, self.n
         ar = g.alpha * g.r
         arg = 1.0 - 8.0 * ar * g.G0 / ((x + self.lam_reg) * n)
         t = (1.0 - arg) / (1.0 + np.sqrt(arg)) / (2.0 * ar)
-        return x * np.expm1(g.r * t) + g.G1 / n
+        return x * np.expm1(g.r * t) + g.G1 / n + self.shift
+
+    @cached_property
+    def shift(self) -> float:
+        return count_slack(self.n, self.g.d, self.g.G1, self.g.r, self.g.G0)[0] if widened(self.n) else 0.0
 
     @cached_property
     def anchor(self) -> tuple[float, int]:
@@ -174,7 +181,13 @@ class DownCount:
 
 def down_count(problem: Problem | Curvature, n: int, exact_steps: int = EXACT_STEPS) -> DownCount:
     c = curvature(problem)
-    return DownCount(down_recursion(c.geometry, n, c.lam_reg), c.geometry, n, c.lam_reg, exact_steps)
+    return DownCount(down_recursion(c.geometry, n, c.lam_reg, widened(n)), c.geometry, n, c.lam_reg, exact_steps)
+
+
+def widened(n: int) -> bool:
+    """Whether the counts at n allow for rounding as a run's do (core.rounding): up to the largest sample a run
+    takes (MAX_ROWS); beyond, the hypothetical sample is counted in exact arithmetic, as the paper's (10)."""
+    return n <= MAX_ROWS
 
 
 def noise_free_test(problem: Problem | Curvature, epsilon: float, delta: float, split: tuple[float, float, float],
@@ -197,7 +210,7 @@ def certified_test(problem: Problem | Curvature, down: DownCount, count_min: flo
     lam_hat_min = down.inverse(steps_to_invert(count_min, a_stage.epsilon, a_stage.delta)[1])
     lam_hat_max = None
     if lam_hat_min > 0:
-        up = up_recursion(lam_hat_min, g, n, c.lam_reg)
+        up = up_recursion(lam_hat_min, g, n, c.lam_reg, widened(n))
         lam_hat_max = up.inverse(steps_to_invert(up.count(c.lambda_max), b_stage.epsilon, b_stage.delta)[1])
     return stability_test(lam_hat_min, lam_hat_max, g, n, c.lam_reg, b.release.epsilon, b.release.delta)
 
@@ -244,7 +257,7 @@ def pass_probability(problem: Problem | Curvature, epsilon: float, delta: float,
         lam_min = down.inverse(ma)
         if not lam_min > 0:
             break
-        up = up_recursion(lam_min, g, n, c.lam_reg)
+        up = up_recursion(lam_min, g, n, c.lam_reg, widened(n))
         Nb = up.count(c.lambda_max)
         mb_hi = max(0, math.floor(Nb - kb) + math.ceil(math.log(0.5 / tail) / eb.epsilon) + 1)
         if not passes(lam_min, up.inverse(mb_hi)):

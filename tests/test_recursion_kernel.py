@@ -39,7 +39,8 @@ def geometry(loss: str, domain: str, d: int):
 
 def reference(rec: DecreasingRecursion) -> DecreasingRecursion:
     """The same recursion without its kernel: the pure-Python loops, with an empty chain of its own."""
-    return DecreasingRecursion(step=rec.step, floor=rec.floor, scale=rec.scale, accelerating=rec.accelerating)
+    return DecreasingRecursion(step=rec.step, floor=rec.floor, scale=rec.scale, accelerating=rec.accelerating,
+                               origin=rec.origin)
 
 
 def within_reach(rec: DecreasingRecursion, lams: list[float]) -> list[float]:
