@@ -444,6 +444,21 @@ def separable_pair(n: int = 5_000, seed: int = 20250302) -> tuple[Sample, Sample
     return p, replace_row(p, 0, y=-p.y[0])
 
 
+def large_coefficient_pair(n: int = 20_000, scale: float = 3.16e5, seed: int = 20250306) -> tuple[Sample, Sample]:
+    """Robust, d = 3, theta* = scale (1, -0.5, 0.25), responses of about 3e5 (incomes in dollars on features scaled
+    to [-1, 1]); P' replaces the last row by a fresh draw of the same model.
+
+    Before the fit was exact at every scale, P was certified and P' was not: stage-1 counts 328 and 1, and P
+    released in every run while P' never did (eps_lb 9.4 for a claim of 4).
+    """
+    rng = np.random.default_rng(seed)
+    theta = scale * np.array([1.0, -0.5, 0.25])
+    X = rng.uniform(-1.0, 1.0, size=(n + 1, 3))
+    y = X @ theta + rng.laplace(size=n + 1)
+    p = Sample(X[:n], y[:n], "robust")
+    return p, replace_row(p, n - 1, x=X[n], y=float(y[n]))
+
+
 def exact_count(problem: Problem) -> int:
     """N of stage 1, the exact (non-private) recursion count at the fit's lambda_min."""
     return lambda_min_certificate(problem.fit, problem.geometry, 1.0, 0.1, np.random.default_rng(0)).N
@@ -526,6 +541,7 @@ PAIRS: dict[str, PairSpec] = {
         PairSpec("separable", separable_pair, 2.0, 1e-6),
         PairSpec("tightest", tightest_pair, 3.0, 1e-6),
         PairSpec("near threshold", near_threshold_pair, NEAR_EPSILON, 1e-6),
+        PairSpec("large coefficient", large_coefficient_pair, 4.0, 1e-6),
     )
 }
 

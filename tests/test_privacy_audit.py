@@ -7,8 +7,8 @@ intervals: eps_lb = ln((p_lo(P) - delta) / p_hi(P')), both orders, complements i
 Error rates.
 - Every assertion `eps_lb <= claim` fails with probability at most ALPHA = 1e-3 when the mechanism
   meets its claim (Bonferroni over the KEEP = 4 events tested, each Clopper-Pearson bound at
-  1.25e-4). This file makes 23 such assertions, so with fresh noise a correct mechanism would fail
-  one of them with probability at most 2.3e-2; the noise seeds are fixed (derived from the data),
+  1.25e-4). This file makes 29 such assertions, so with fresh noise a correct mechanism would fail
+  one of them with probability at most 2.9e-2; the noise seeds are fixed (derived from the data),
   so a run is repeatable and a failure is not a fluke of this run's noise alone.
 - The separable pair's outcome check allows at most binom.ppf(1 - 1e-3, DRAWS, delta_a) releases
   on each side (a release needs stage 1's failure event, probability <= delta_a per draw).
@@ -73,6 +73,18 @@ def test_tightest_pair_stage1(features):
     eps_a = d.spec.budget.lambda_min.epsilon
     assert result.eps_lb <= eps_a, str(result)
     assert result.eps_lb >= 0.5 * eps_a, f"the audit lacks power: {result}"
+
+
+@pytest.mark.parametrize("stage", list(A.STAGES))
+def test_large_coefficient_pair(stage):
+    """Responses of about 3e5: both data sets are certified, their counts differ by at most one, and no stage or
+    the joint release tells them apart beyond the claim."""
+    d = pair_draws("large coefficient")
+    assert [p.fit.status for p in d.problems] == ["minimiser", "minimiser"]
+    counts = [A.exact_count(p) for p in d.problems]
+    assert abs(counts[0] - counts[1]) <= 1 and min(counts) > 100, counts
+    result = d.audit(stage)
+    assert result.passed, str(result)
 
 
 def test_near_threshold_pair_is_borderline():
