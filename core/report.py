@@ -18,6 +18,7 @@ from core.data.dataset import PrivacyUnit
 from core.marks import not_private
 from core.model import ModelSpec
 from core.pipeline import PrivateRun, Problem
+from core.population import ACS, Population
 from core.release import Release
 
 # Dotted paths of values computed from the data without privacy; everything else is private
@@ -25,6 +26,7 @@ from core.release import Release
 NOT_PRIVATE_PATHS = (
     "fit",
     "clipped_rows",
+    "clipped_responses",
     *sorted(f"{stage}.{name}" for stage in ("lambda_min", "lambda_max") for name in not_private(RecursiveBound)),
     *sorted(f"release.{name}" for name in not_private(Release) | {"noise_sd"}),
 )
@@ -186,6 +188,10 @@ def release_document(
         coordinate=dict(index=coordinate, name=None if coordinate is None else problem.feature_names[coordinate]),
         u=runs[0].u,
         clipped_rows=problem.clipped_rows,
+        response_bound=problem.response_bound,
+        clipped_responses=problem.clipped_responses,
+        assumptions=assumptions(f.n, m, problem.response_bound,
+                                None if problem.data_spec is None else problem.data_spec.population()),
         budget=dict(
             epsilon_total=b.epsilon_total,
             delta_total=b.delta_total,
@@ -263,6 +269,28 @@ def compare_document(problem: Problem, coordinate: int, comparison: Comparison, 
 
 
 
+def assumptions(n: int, model: ModelSpec, response_bound: float, people: Population | None = None) -> list[str]:
+    """What the guarantee rests on beyond (epsilon, delta), in words (docs/privacy.md): public facts it takes as
+    given and the neighbouring relation it is stated for."""
+    if model.domain == "cube":
+        domain = "the cube [−1, 1]ᵈ"
+    else:
+        domain = f"the ball ‖x‖₂ ≤ {model.radius:g}"
+    out = [
+        f"The number of rows n = {n:,} is public: the guarantee is for data sets of the same size that differ in "
+        "one row (replace-one neighbours).",
+        f"Every row's features lie in the declared domain, {domain}; rows outside it were projected onto it first.",
+    ]
+    if math.isfinite(response_bound):
+        out.append(f"Every response lies within the public bound |y| ≤ {response_bound:.3g}; responses beyond it were "
+                   "clipped to it first. The fit's certificate rests on this bound.")
+    if people is not None and people.kind == ACS:
+        out.append(f"The census population ({people.label}) and its size are treated as public; under add/remove "
+                   "neighbours its size would not be.")
+    out.append("The noise comes from the operating system's entropy; a run with a fixed seed is not private.")
+    return out
+
+
 def private_report(
     run: PrivateRun,
     coordinate: str,
@@ -279,6 +307,7 @@ def private_report(
     noise_seed: int | None = None,
     privacy_unit: PrivacyUnit | None = None,
     model: ModelSpec | None = None,
+    assumed: list[str] | None = None,
 ) -> dict:
     """A stakeholder's report of one release: private values and public settings only.
 
@@ -321,6 +350,7 @@ def private_report(
             warning=None if noise_seed is None else SEEDED_WARNING,
         ),
         privacy_unit=privacy_unit_dict(budget, privacy_unit),
+        assumptions=assumed,
         method=dict(
             algorithm="Algorithm 5 of Asi, Duchi & Talwar (2025), On privately estimating a single parameter",
             calibration=r.calibration,

@@ -19,7 +19,7 @@ import streamlit as st
 
 from core.errors import InputError
 from core.population import Population
-from core.report import PRINT_STYLE, interval_scope, private_report
+from core.report import PRINT_STYLE, assumptions, interval_scope, private_report
 from ui import state
 from ui.boot import through_navigation
 from ui.export import rerun_download
@@ -192,7 +192,8 @@ def report_html(rep: dict) -> str:
 <div class="result"><div class="note">Released value of {e(coefficient(rep))}</div>
 <div class="value">{e(value)}</div><div>{e(detail)}</div>{scope}</div>
 <section class="card"><h2>Guarantee</h2><p class="guarantee">{e(guarantee(rep))}</p>
-<p class="unit">{e(privacy_unit(rep))}</p></section>
+<p class="unit">{e(privacy_unit(rep))}</p>
+<p class="unit">The guarantee rests on: {e(" ".join(rep.get("assumptions") or ()))}</p></section>
 <section class="card"><h2>Certificates and test</h2>{table(certificates(rep))}</section>
 <section class="card"><h2>Method</h2>{table(method(rep))}</section>
 <section class="card"><h2>Settings</h2>{table(settings(rep))}</section>
@@ -210,6 +211,7 @@ def build(release: state.PublishedRelease) -> dict:
     rep = private_report(
         release.run, release.coordinate, release.budget, release.data.describe(), data.n, data.d,
         feature_names=data.feature_names, model=release.model, privacy_unit=data.privacy_unit,
+        assumed=assumptions(data.n, release.model, release.model.bound_for(data.n, data.d), release.data.population()),
     )
     return rep | {"ledger": ledger_account(release.data.population())}
 
@@ -281,6 +283,9 @@ def show(rep: dict) -> None:
     ], gap="large")
     st.success(md(guarantee(rep)), icon=":material/verified_user:")
     st.info(md(privacy_unit(rep)), icon=":material/person:")
+    with st.expander("What the guarantee rests on"):
+        for line in rep.get("assumptions") or ():
+            st.markdown(f"- {md(line)}")
     method_col, settings_col = st.columns(2)
     with method_col:
         st.markdown("##### Method")

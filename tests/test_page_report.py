@@ -106,7 +106,7 @@ def test_report_has_every_section(problem):
     rel = release(problem)
     rep = private_report(rel.run, "x2", rel.budget, "synthetic", problem.n, problem.d)
     assert set(rep) == {"data", "coefficient", "release", "interval_coverage", "lambda_min", "lambda_max", "test",
-                        "guarantee", "privacy_unit", "method"}
+                        "guarantee", "privacy_unit", "assumptions", "method"}
     assert {"status", "reason", "value", "interval", "interval_level", "sigma", "calibration"} <= set(rep["release"])
     assert {"lambda_hat", "N_hat", "m"} <= set(rep["lambda_min"])
     assert {"passed", "value", "threshold", "reason"} <= set(rep["test"])
