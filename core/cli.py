@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from core.accounting import ACCOUNTINGS, Budget, make_budget, parse_split
+from core.charge import SEEDED, charge, default_cap, open_charged
 from core.compare import EXTRA_METHODS, FULL_VECTOR_METHODS, METHODS, check_methods, compare
 from core.data import Dataset
 from core.diagnosis import Projection, fit_diagnosis, projection
@@ -26,7 +27,7 @@ from core.errors import InputError, check_seed, flag
 from core.gaussian import CALIBRATIONS, check_total_budget, delta_warning
 from core.geometry import DOMAINS
 from core.ledger import Ledger, release_details
-from core.ledger_store import default_ledger_path, open_ledger, population_to_json
+from core.ledger_store import default_ledger_path, population_to_json
 from core.losses import LOSSES
 from core.model import ModelSpec
 from core.pipeline import Problem, make_rng, prepare_spec, run_private
@@ -234,12 +235,15 @@ def cmd_release(args: argparse.Namespace) -> dict:
         raise InputError(f"--repeat must be at least 1, got {args.repeat}")
     if args.ledger is not None and args.repeat != 1:
         raise InputError("--ledger charges one release at a time; drop --repeat or run the command again")
-    ledger = None if args.ledger is None else open_ledger(args.ledger or None)  # refuses an unusable file now
+    if args.ledger is not None and args.seed is not None:
+        raise InputError(SEEDED[0].upper() + SEEDED[1:] + ": drop --seed or --ledger")
+    # An unusable file is refused now, before anything is read.
+    ledger = None if args.ledger is None else open_charged(args.ledger or None, default_cap())
     budget, spec, data, problem, j, where = _prepared(args)
     rng = make_rng(args.seed)
     if ledger is not None:
-        # the whole budget is spent whether the run releases or gives bottom: charge it before any noise is drawn
-        entry = ledger.spend(spec.population(), budget.epsilon_total, budget.delta_total)
+        # the whole budget is spent whether the run releases or gives bottom, per person: charged before any noise
+        entry = charge(ledger, spec.population(), budget, data.privacy_unit, args.seed)
         runs = [run_private(problem, j, budget, rng, args.calibration, args.level, fallback=args.fallback)]
         ledger.record_outcome(entry, release_details(runs[0], problem.feature_names[j]))
     else:
@@ -287,7 +291,7 @@ def _population(p: Population) -> dict:
 
 
 def cmd_ledger_show(args: argparse.Namespace) -> dict:
-    ledger = open_ledger(args.ledger)
+    ledger = open_charged(args.ledger, default_cap())
     store = ledger.store
     default, caps = store.caps()  # type: ignore[attr-defined]
     rows = []
@@ -300,7 +304,7 @@ def cmd_ledger_show(args: argparse.Namespace) -> dict:
 
 
 def cmd_ledger_set_cap(args: argparse.Namespace) -> dict:
-    ledger = open_ledger(args.ledger)
+    ledger = open_charged(args.ledger, default_cap())
     cap = (args.epsilon, args.delta)
     if args.default:
         ledger.set_default_cap(cap)
@@ -321,7 +325,7 @@ def _log(ledger: Ledger) -> list[dict]:
 
 
 def cmd_ledger_export(args: argparse.Namespace) -> dict | str:
-    ledger = open_ledger(args.ledger)
+    ledger = open_charged(args.ledger, default_cap())
     rows = _log(ledger)
     if args.format == "json":
         return dict(ledger=str(ledger.store), entries=rows)

@@ -80,13 +80,10 @@ def release_once(problem: Problem, b: Budget) -> None:
     """One publish-mode draw from OS entropy, refused when it would pass the ledger's cap."""
     try:
         u, name = state.target(problem)
-        refused = state.refuse_reason(b.epsilon_total, b.delta_total)
-        if refused:
-            st.error(refused)
-            return
+        entry = state.charge(b)  # per person, before any noise; refused past the cap, nothing spent
         run = run_private(problem, u, b, make_rng(None), state.get("calibration"), state.get("level"),
                           fallback=state.fallback())
-        state.publish(run, name)  # charges the ledger, then records the release for the Report
+        state.publish(entry, run, name)  # records the outcome on its charge and keeps it for the Report
     except InputError as exc:
         st.error(message(exc))
         return
@@ -96,12 +93,13 @@ def release_once(problem: Problem, b: Budget) -> None:
 def refusal_notice(b: Budget) -> str | None:
     """Why the ledger would refuse this draw now, told with the sidebar's figures (not the ledger's description of
     the people, which may name a file), or None. InputError when there is no cap or the ledger is unusable."""
-    if state.refuse_reason(b.epsilon_total, b.delta_total) is None:
+    if state.refuse_reason(b) is None:
         return None
+    cost_e, cost_d = state.cost(b)
     left_e, left_d = state.remaining()
     then = ("Lower “Total ε” or “Total δ” above to draw within it." if left_e > 0 and left_d > 0 else
             "Nothing more can be released on these people unless the data's curator raises the cap.")
-    return (f"Release is off: this draw costs ε = {b.epsilon_total:g}, δ = {b.delta_total:g}, and what remains of "
+    return (f"Release is off: this draw costs each person ε = {cost_e:g}, δ = {cost_d:g}, and what remains of "
             f"the cap on these people is ε = {left_e:g}, δ = {left_d:g}. {then}")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import multiprocessing
 import os
 import shutil
@@ -275,7 +276,13 @@ def test_command_line_default_path_and_a_corrupt_file(tmp_path):
     proc = run(*SYNTH_RELEASE, "--ledger", str(bad))
     assert proc.returncode == 2 and str(bad) in proc.stderr and "not a readable SQLite database" in proc.stderr
     assert proc.stdout == "" and len(proc.stderr.strip().splitlines()) == 1
-    assert run(*SYNTH_RELEASE, "--ledger", str(tmp_path / "new.sqlite3")).returncode == 2  # no cap set: refused
+    # A new file starts with the default cap every surface gives it (core.charge.default_cap), as the app's does.
+    fresh = str(tmp_path / "new.sqlite3")
+    assert run(*SYNTH_RELEASE, "--ledger", fresh).returncode == 0
+    assert json.loads(run("ledger", "show", "--ledger", fresh).stdout)["default_cap"] == {"epsilon": 10.0,
+                                                                                           "delta": 1e-5}
+    closed = run(*SYNTH_RELEASE, "--ledger", str(tmp_path / "closed.sqlite3"), env={"PSP_CAP_EPSILON": "0"})
+    assert closed.returncode == 2 and "refused" in closed.stderr  # a deployment's cap of 0 refuses everything
 
 
 def test_command_line_census_charged_through_one_spec_refused_through_another(tmp_path):
@@ -290,9 +297,9 @@ def test_command_line_census_charged_through_one_spec_refused_through_another(tm
                "--ledger", path).returncode == 0
     base = ("release", "--acs-root", str(tmp_path / "census"), "--coordinate", "female", "--epsilon", "4",
             "--delta", "1e-6", "--ledger", path)
-    first = run(*base, "--state", "CA", "--state", "MI", "--n", "3000", "--sample-seed", "2", "--with-replacement")
+    first = run(*base, "--state", "CA", "--state", "MI", "--n", "300", "--sample-seed", "2")
     assert first.returncode == 0, first.stderr
-    other = run(*base, "--state", "MI", "--n", "2000", "--sample-seed", "7", "--with-replacement")
+    other = run(*base, "--state", "MI", "--n", "150", "--sample-seed", "7")
     assert other.returncode == 2 and "refused" in other.stderr and "person file of MI" in other.stderr
     shown = json.loads(run("ledger", "show", "--ledger", path).stdout)
     spent = {tuple(r["population"]["key"][0]): r["spent"]["epsilon"] for r in shown["populations"]}
@@ -312,3 +319,46 @@ def test_a_response_bound_the_fit_cannot_certify_is_refused_before_any_charge(tm
     assert refused.returncode == 2 and refused.stdout == ""
     assert len(refused.stderr.strip().splitlines()) == 1 and "lower --response-bound" in refused.stderr
     assert json.loads(run("ledger", "show", "--ledger", path).stdout)["populations"] == []
+
+
+def census_root(tmp_path: Path) -> str:
+    from core.data import acs
+
+    for state, src in FIXTURES.items():
+        dst = acs.census_path(tmp_path / "census", state)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(src, dst)
+    return str(tmp_path / "census")
+
+
+def test_a_sample_with_replacement_is_charged_per_person(tmp_path):
+    """k = 4 rows of one person (n = 198 of CA's 200, seed 3): a release at (1, 1e-7) costs that person
+    (4, 1e-7 (1 + e + e^2 + e^3)) = (4, 3.12e-6), which passes a cap of (5, 1e-6): refused, nothing charged. Under a
+    cap of (9, 1e-5) it is charged (4, 3.12e-6), twice, and a third time refused: the total per person never passes
+    the cap."""
+    path = str(tmp_path / "ledger.sqlite3")
+    base = ("release", "--acs-root", census_root(tmp_path), "--state", "CA", "--n", "198", "--with-replacement",
+            "--sample-seed", "3", "--coordinate", "female", "--epsilon", "1", "--delta", "1e-7", "--ledger", path)
+    assert run("ledger", "set-cap", "--state", "CA", "--epsilon", "5", "--delta", "1e-6", "--ledger", path).returncode == 0
+    refused = run(*base)
+    assert refused.returncode == 2 and "refused" in refused.stderr, refused.stderr
+    assert json.loads(run("ledger", "export", "--ledger", path).stdout)["entries"] == []
+    assert run("ledger", "set-cap", "--state", "CA", "--epsilon", "9", "--delta", "1e-5", "--ledger", path).returncode == 0
+    delta_k = 1e-7 * sum(math.exp(j) for j in range(4))
+    for _ in range(2):
+        first = run(*base)
+        assert first.returncode == 0, first.stderr
+        unit = json.loads(first.stdout)["privacy_unit"]
+        assert unit["max_rows_per_person"] == 4 and unit["delta_per_person"] == pytest.approx(delta_k, rel=1e-12)
+    assert run(*base).returncode == 2
+    entries = json.loads(run("ledger", "export", "--ledger", path).stdout)["entries"]
+    assert [(e["epsilon"], e["delta"]) for e in entries] == [(4.0, pytest.approx(delta_k, rel=1e-12))] * 2
+
+
+def test_a_seeded_release_is_never_charged(tmp_path):
+    path = str(tmp_path / "ledger.sqlite3")
+    seeded = run(*SYNTH_RELEASE, "--seed", "7", "--ledger", path)
+    assert seeded.returncode == 2 and seeded.stdout == ""
+    assert len(seeded.stderr.strip().splitlines()) == 1 and "not private" in seeded.stderr
+    assert "drop --seed or --ledger" in seeded.stderr
+    assert not Path(path).exists()  # refused before the ledger was even opened

@@ -42,14 +42,17 @@ import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
 
 from core.accounting import Budget
+from core.charge import charge as charge_release
+from core.charge import cost as charge_cost
+from core.charge import default_cap, open_charged
 from core.compare import METHODS, Comparison, check_methods
 from core.data import Dataset
 from core.data.synthetic import MAX_D, MAX_ROWS, MAX_SCALE
 from core.errors import DataError, InputError
 from core.gaussian import MAX_DELTA
 from core.geometry import MAX_RADIUS, MIN_RADIUS
-from core.ledger import Ledger, release_details
-from core.ledger_store import default_ledger_path, open_ledger
+from core.ledger import Ledger, LedgerEntry, release_details
+from core.ledger_store import default_ledger_path
 from core.model import MAX_LAM_REG, MAX_RESPONSE_BOUND, MIN_RESPONSE_BOUND, ModelSpec
 from core.pipeline import PrivateRun, Problem, prepare_spec
 from core.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, file_spec
@@ -61,7 +64,6 @@ SOURCES = {
     "upload": "Upload a CSV",
 }
 MODES = {"teaching": "Teaching", "publish": "Publish"}
-DEFAULT_CAP = (10.0, 1e-5)  # a new ledger file's default cap unless the deployment says otherwise
 UPLOAD, PUBLISHED, TEACHING_RUN, COMPARISON = "upload", "published", "teaching_run", "comparison"
 UPLOADED = "uploaded"  # the upload's data set and fits, kept in its own session only
 IGNORED = "ignored_link_values"  # unusable link values, each replaced by its default (shown once)
@@ -222,16 +224,9 @@ def locked() -> bool:
 
 
 def deployment_caps() -> tuple[float, float]:
-    """The default cap a new ledger file starts with (PSP_CAP_EPSILON, PSP_CAP_DELTA or the secrets of the same
-    names; DEFAULT_CAP when unset). A value that is not a positive number gives 0: every release is refused."""
-    caps = []
-    for name, default in zip(("cap_epsilon", "cap_delta"), DEFAULT_CAP, strict=True):
-        try:
-            value = float(_deployment(name, default))
-        except (TypeError, ValueError):
-            value = 0.0  # a mistyped cap refuses every release rather than allowing any
-        caps.append(value if math.isfinite(value) and value > 0 else 0.0)
-    return caps[0], caps[1]
+    """The default cap a new ledger file starts with: core.charge.default_cap over PSP_CAP_EPSILON, PSP_CAP_DELTA or
+    the secrets of the same names, as the command line reads them."""
+    return default_cap(lambda name: _deployment(name, None))
 
 
 def get(key: str) -> Any:
@@ -369,10 +364,7 @@ def problem() -> Problem:
 @st.cache_resource(show_spinner=False)
 def _ledger(path: str) -> Ledger:
     """The durable ledger at path, shared by every session and tab of this server (and by the command line)."""
-    book = open_ledger(path)
-    if book.default_cap is None:  # a new file: the deployment's default cap, until the curator sets another
-        book.set_default_cap(deployment_caps())
-    return book
+    return open_charged(path, deployment_caps())  # a new file: the deployment's default cap
 
 
 def ledger() -> Ledger:
@@ -396,9 +388,21 @@ def remaining() -> tuple[float, float]:
     return ledger().remaining(data_spec().population())
 
 
-def refuse_reason(epsilon: float, delta: float) -> str | None:
-    """Why a draw of (epsilon, delta) would pass the cap on these people, or None if it fits."""
-    return ledger().refusal(data_spec().population(), epsilon, delta)
+def cost(b: Budget) -> tuple[float, float]:
+    """What a release of budget b costs a person of the loaded data (core.charge.cost: per person; BudgetError when
+    a sample drawn with replacement leaves no guarantee)."""
+    return charge_cost(b, dataset().privacy_unit)
+
+
+def refuse_reason(b: Budget) -> str | None:
+    """Why a release of budget b would pass the cap on these people, or None if it fits."""
+    return ledger().refusal(data_spec().population(), *cost(b))
+
+
+def charge(b: Budget) -> LedgerEntry:
+    """Charge a publish-mode release of budget b to the people of the loaded data, per person, before its noise is
+    drawn (core.charge.charge: the ledger's one transaction; BudgetError past the cap)."""
+    return charge_release(ledger(), data_spec().population(), b, dataset().privacy_unit, None)
 
 
 # ------------------------------------------------------------------ published releases and teaching runs
@@ -451,16 +455,11 @@ def _record(kind: type[RunRecord], run: PrivateRun, coordinate: str, **extra: An
                 level=get("level"), fallback=fallback(), data=data_spec(), model=model_spec(), **extra)
 
 
-def publish(run: PrivateRun, coordinate: str) -> PublishedRelease:
-    """Charge a fresh publish-mode run's (ε, δ) to the people of the loaded data, then keep it for the Report.
-
-    The caller drew the run from OS entropy; the ledger checks the cap and records the charge in one
-    step (BudgetError past the cap), so a release past the cap is never recorded.
-    """
+def publish(entry: LedgerEntry, run: PrivateRun, coordinate: str) -> PublishedRelease:
+    """Record a publish-mode run on the charge made for it (`charge`, before its noise was drawn) and keep it for
+    the Report. The run drew its noise from OS entropy."""
     record = _record(PublishedRelease, run, coordinate)
-    b, book = run.budget, ledger()
-    entry = book.spend(record.data.population(), b.epsilon_total, b.delta_total, record=record)
-    book.record_outcome(entry, release_details(run, coordinate))
+    ledger().record_outcome(entry, release_details(run, coordinate))
     st.session_state.setdefault(PUBLISHED, {})[(record.data, record.model)] = record
     return record
 
