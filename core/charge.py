@@ -39,8 +39,8 @@ def cost(budget: Budget, unit: PrivacyUnit | None) -> tuple[float, float]:
     if not (math.isfinite(eps_k) and delta_k < 1.0):
         raise BudgetError(
             f"one person fills up to {k} rows of this sample drawn with replacement, so the release would cost that "
-            f"person δ = {delta_k:.3g} ≥ 1, no guarantee at all: draw without replacement (turn off {{with_replacement}}) or "
-            "lower the total ε", "with_replacement")
+            f"person δ = {delta_k:.3g} ≥ 1, no guarantee at all: draw without replacement (turn off "
+            "{with_replacement}) or lower the total ε", "with_replacement")
     return eps_k, delta_k
 
 

@@ -24,10 +24,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from core.fit import TAU_FACTOR, certified_distance
+from core.fit import certified_distance
 from core.gaussian import check_epsilon_delta, normal_quantile
 from core.geometry import Geometry, phi_qsc
 from core.recursion import c1_holds, recursion_down, t_bound
+from core.rounding import TAU_FACTOR
 
 NAN = math.nan
 

@@ -345,8 +345,8 @@ def test_the_spent_budget_survives_a_reload_and_a_new_browser(browser, server: s
     text(other, r"spent ε = 6\b").wait_for()
     # 6 + 6 > 10 on the same people: the button is off before any click, and the page says why.
     assert other.get_by_role("button", name=re.compile(r"Release \(spends")).is_disabled()
-    text(other, r"Release is off: this draw costs each person ε = 6, δ = 1e-06, and what remains of the cap on these people "
-                r"is ε = 4").wait_for()
+    text(other, r"Release is off: this draw costs each person ε = 6, δ = 1e-06, and what remains of the cap on these "
+                r"people is ε = 4").wait_for()
     text(other, r"spent ε = 6\b").wait_for()
     first.close()
     second.close()

@@ -63,7 +63,8 @@ def test_third_derivative_is_the_derivative_of_h2(loss):
 
 @pytest.mark.parametrize("eps", [4.0, 0.5])
 def test_warm_start_gives_the_cold_minimiser_both_certified(problem, eps):
-    """Same b, cold (from 0) and warm: both certified (true gradient norm at most tau), within their certified distances."""
+    """Same b, cold (from 0) and warm: both certified (true gradient norm at most tau), within their certified
+    distances."""
     delta, g = 1e-6, problem.geometry
     lam, s = objective_perturbation_parameters(problem, eps, delta)
     warm = objective_warm_start(problem, eps, delta)

@@ -24,10 +24,10 @@ from hypothesis import strategies as st
 
 from core.accounting import split_budget
 from core.data import synthetic
+from core.errors import DataError
 from core.fit import MINIMISER, NO_MINIMISER, RANK_DEFICIENT, TAU_FACTOR, fit, mean_rows
 from core.full_vector import objective_perturbation_parameters, regularised_fit_theta
 from core.losses import LOGISTIC, ROBUST
-from core.errors import DataError
 from core.model import ModelSpec
 from core.pipeline import make_rng, prepare, prepare_model, run_private
 from core.rounding import response_capacity

@@ -339,11 +339,13 @@ def test_a_sample_with_replacement_is_charged_per_person(tmp_path):
     path = str(tmp_path / "ledger.sqlite3")
     base = ("release", "--acs-root", census_root(tmp_path), "--state", "CA", "--n", "198", "--with-replacement",
             "--sample-seed", "3", "--coordinate", "female", "--epsilon", "1", "--delta", "1e-7", "--ledger", path)
-    assert run("ledger", "set-cap", "--state", "CA", "--epsilon", "5", "--delta", "1e-6", "--ledger", path).returncode == 0
+    assert run("ledger", "set-cap", "--state", "CA", "--epsilon", "5", "--delta", "1e-6",
+               "--ledger", path).returncode == 0
     refused = run(*base)
     assert refused.returncode == 2 and "refused" in refused.stderr, refused.stderr
     assert json.loads(run("ledger", "export", "--ledger", path).stdout)["entries"] == []
-    assert run("ledger", "set-cap", "--state", "CA", "--epsilon", "9", "--delta", "1e-5", "--ledger", path).returncode == 0
+    assert run("ledger", "set-cap", "--state", "CA", "--epsilon", "9", "--delta", "1e-5",
+               "--ledger", path).returncode == 0
     delta_k = 1e-7 * sum(math.exp(j) for j in range(4))
     for _ in range(2):
         first = run(*base)

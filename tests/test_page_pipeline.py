@@ -380,7 +380,8 @@ def test_publish_release_spends_and_refuses_beyond_the_cap(monkeypatch):
     assert f"{published.run.release.value:.6g}" == shown
     # Before any click, the button is off and says why, in the sidebar's figures (8 of 10 spent).
     notice = release_off(at)
-    assert "this draw costs each person ε = 8, δ = 1e-06" in notice and "remains of the cap on these people is ε = 2" in notice
+    assert "this draw costs each person ε = 8, δ = 1e-06" in notice
+    assert "remains of the cap on these people is ε = 2" in notice
     assert "Lower “Total ε”" in notice
     release(stale)  # a click on a page drawn before the spend: the rerun finds the button off and ignores it
     assert_clean(stale)
