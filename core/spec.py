@@ -24,11 +24,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeAlias
 
+import numpy as np
+
 from core.data.csvfile import read_csv_bytes
 from core.data.dataset import Dataset
 from core.data.synthetic import MAX_ROWS, synthetic
 from core.errors import DataError, InputError, check_seed
-from core.population import Population
+from core.population import Population, content_key
 
 SYNTHETIC_N = 100_000  # rows drawn when no n is given
 INCOME_TASK = "ACSIncome's filter, y = +1 when income > $40,000"
@@ -176,9 +178,6 @@ class _FileSpec:
     name: str
     path: str | None = field(default=None, compare=False, repr=False)
 
-    def population(self) -> Population:
-        return Population.file(self.digest, self.name)
-
     def _content(self, content: bytes | None) -> bytes:
         """The file's bytes (given, or read from path), checked against the digest."""
         if content is None:
@@ -194,16 +193,22 @@ class _FileSpec:
 class CsvSpec(_FileSpec):
     """A CSV file with a header and a column y; the loss is the user's choice (fixed_loss None)."""
 
+    key: str = ""  # who the rows are: core.population.content_key of its numbers (the digest if they cannot be read)
+
     @classmethod
     def from_bytes(cls, name: str, content: bytes) -> CsvSpec:
         """The spec of an upload; pass the same bytes to load()."""
-        return cls(digest(content), name)
+        return cls(digest(content), name, None, _rows_key(content, name))
 
     @classmethod
     def from_path(cls, path: str | os.PathLike) -> CsvSpec:
-        """The spec of a file on disk (read once for its digest, again by load())."""
+        """The spec of a file on disk (read once for its digest and key, again by load())."""
         content = _read(path, f"data file not found: {path}; check the path passed to {{data}}", setting="data")
-        return cls(digest(content), str(path), os.fspath(path))
+        return cls(digest(content), str(path), os.fspath(path), _rows_key(content, str(path)))
+
+    def population(self) -> Population:
+        """The rows by their content key: renaming, reordering, rescaling or re-encoding the file keeps them."""
+        return Population.file(self.key or self.digest, self.name)
 
     @property
     def fixed_loss(self) -> None:
@@ -229,6 +234,7 @@ class PumsSpec(_CensusIncome, _FileSpec):
     n: int | None = None
     sample_seed: int | None = None
     with_replacement: bool = False
+    people: tuple = ()  # (states, year, horizon) of its records (core.data.acs.census_people)
 
     def __post_init__(self) -> None:
         _check_sample(self.n, self.sample_seed)
@@ -236,18 +242,28 @@ class PumsSpec(_CensusIncome, _FileSpec):
     @classmethod
     def from_bytes(cls, name: str, content: bytes, **sample: int | bool | None) -> PumsSpec:
         """The spec of an upload (sample: n, sample_seed, with_replacement); pass the same bytes to load()."""
-        return cls(digest(content), name, None, **sample)
+        return cls(digest(content), name, None, **sample, people=_people(content, name))
 
     @classmethod
     def from_path(cls, path: str | os.PathLike, **sample: int | bool | None) -> PumsSpec:
-        """The spec of a file on disk (read once for its digest, again by load())."""
+        """The spec of a file on disk (read once for its digest and its people, again by load())."""
         content = _read(path, f"file not found: {path}; check the path passed to {{pums}}", setting="pums")
-        return cls(digest(content), str(path), os.fspath(path), **sample)
+        return cls(digest(content), str(path), os.fspath(path), **sample, people=_people(content, str(path)))
+
+    def population(self) -> Population:
+        """The census persons of its states and survey, whichever route loads them (not the file's bytes)."""
+        if not self.people:
+            raise DataError(f"{self.name} names no census persons (its ST and SERIALNO columns); load it for the "
+                            "reason", "pums")
+        return Population.census(*self.people)
 
     def load(self, content: bytes | None = None) -> Dataset:
         from core.data import acs  # folktables and pandas load only for census data
 
-        data = acs.read_pums(self._content(content), self.name, self.n, self.sample_seed, self.with_replacement)
+        content = self._content(content)
+        data = acs.read_pums(content, self.name, self.n, self.sample_seed, self.with_replacement)
+        if not self.people:  # nobody could tell whose budget it spends: the reason, as census_people gives it
+            acs.census_people(content, self.name)
         return replace(data, source=self.describe())
 
     def describe(self) -> str:
@@ -256,6 +272,26 @@ class PumsSpec(_CensusIncome, _FileSpec):
 
 
 DataSpec: TypeAlias = SyntheticSpec | AcsSpec | CsvSpec | PumsSpec
+
+
+def _people(content: bytes, name: str) -> tuple:
+    """core.data.acs.census_people, or () when the file does not name its people (load() then says why)."""
+    from core.data import acs  # folktables and pandas load only for census data
+
+    try:
+        return acs.census_people(content, name)
+    except DataError:
+        return ()
+
+
+def _rows_key(content: bytes, name: str) -> str:
+    """content_key of a CSV's numbers (every column, the response included); the byte digest when the file cannot
+    be read as numbers (it cannot be released then: loading it fails with the reason)."""
+    try:
+        data = read_csv_bytes(content, name)
+    except DataError:
+        return digest(content)
+    return content_key(np.column_stack([data.X, data.y]))
 
 
 def is_pums(content: bytes) -> bool:

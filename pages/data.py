@@ -102,6 +102,11 @@ def acs_controls() -> None:
                "path it is expected at and the address it is published at, so it can be fetched by hand.")
 
 
+IDENTITY = ("How the privacy ledger knows an upload: a census person file by the persons it holds (its state and "
+            "survey, as the census folder's), any other CSV by its rows — renaming or reordering its columns, "
+            "reordering its rows, rescaling a column or saving it again keeps the budget it has spent.")
+
+
 def census_folder_hint() -> str:
     """One sentence pointing census person files to the census-folder source (the upload limit is the server's)."""
     limit = st.get_option("server.maxUploadSize")
@@ -122,6 +127,7 @@ def upload_controls() -> None:
         help="An ACS PUMS person file (its header names PINCP; encoded as the ACS income problem) or any CSV "
         "with a header, a column y (label or response) and numeric features. " + census_folder_hint(),
     )
+    st.caption(IDENTITY)
     if upload is None:
         st.caption(census_folder_hint())  # a file past the limit never reaches the page: say so before it is chosen
         return

@@ -364,3 +364,23 @@ def test_a_seeded_release_is_never_charged(tmp_path):
     assert len(seeded.stderr.strip().splitlines()) == 1 and "not private" in seeded.stderr
     assert "drop --seed or --ledger" in seeded.stderr
     assert not Path(path).exists()  # refused before the ledger was even opened
+
+
+def test_the_ca_people_are_charged_once_whichever_route_they_come_by(tmp_path):
+    """Cap of CA: epsilon 1. Charged through the census folder; then refused through the person file itself, the
+    file with a trailing newline and the file with an unused column renamed (keyed by its people, not its bytes)."""
+    path = str(tmp_path / "ledger.sqlite3")
+    assert run("ledger", "set-cap", "--state", "CA", "--epsilon", "1", "--delta", "1e-5",
+               "--ledger", path).returncode == 0
+    common = ("--coordinate", "female", "--epsilon", "1", "--delta", "1e-7", "--ledger", path)
+    first = run("release", "--acs-root", census_root(tmp_path), "--state", "CA", *common)
+    assert first.returncode == 0, first.stderr
+    content = FIXTURES["CA"].read_bytes()
+    header, rest = content.split(b"\n", 1)
+    for i, variant in enumerate([content, content + b"\n", header.replace(b"DIVISION", b"DIV") + b"\n" + rest]):
+        f = tmp_path / f"copy{i}.csv"
+        f.write_bytes(variant)
+        again = run("release", "--pums", str(f), *common)
+        assert again.returncode == 2 and "refused" in again.stderr, (i, again.stderr)
+    (row,) = json.loads(run("ledger", "show", "--ledger", path).stdout)["populations"]
+    assert row["population"]["key"][0] == ["CA"] and row["spent"]["epsilon"] == 1.0 and row["entries"] == 1

@@ -124,20 +124,68 @@ def test_repeated_states_are_read_once(root):
     assert spec.states == ("CA",) and spec.load().n == CA_FILTERED
 
 
-def test_upload_population_is_the_digest(tmp_path):
+def test_upload_population_is_its_rows_not_its_bytes(tmp_path):
     content = csv_bytes()
-    sha = hashlib.sha256(content).hexdigest()
     upload = CsvSpec.from_bytes("mine.csv", content)
     (tmp_path / "renamed.csv").write_bytes(content)
     on_disk = CsvSpec.from_path(tmp_path / "renamed.csv")
-    assert upload.digest == sha and upload.population() == Population("file", (sha,))
+    assert upload.digest == hashlib.sha256(content).hexdigest()  # the bytes still check that a file is unchanged
     assert on_disk.population() == upload.population() and on_disk != upload  # another name, the same rows
     assert CsvSpec.from_bytes("mine.csv", csv_bytes(seed=1)).population() != upload.population()
     pums = CA_FILE.read_bytes()
     as_pums = PumsSpec.from_bytes("a.csv", pums, n=50, sample_seed=1)
-    assert as_pums.population() == PumsSpec.from_path(CA_FILE).population() == Population.file(
-        hashlib.sha256(pums).hexdigest())
+    assert as_pums.population() == PumsSpec.from_path(CA_FILE).population() == Population.census(("CA",), 2018,
+                                                                                                    "1-Year")
     assert as_pums != PumsSpec.from_bytes("a.csv", pums)  # another sample of the same people
+
+
+def edits(content: bytes) -> dict[str, bytes]:
+    """Trivial edits of a CSV that leave its people as they were."""
+    header, *rows = content.decode().strip().split("\n")
+    cells = [r.split(",") for r in rows]
+    return {
+        "a column renamed": ("a,x1,y\n" + "\n".join(rows) + "\n").encode(),
+        "columns reordered": ("y,x1,x0\n" + "\n".join(f"{c},{b},{a}" for a, b, c in cells) + "\n").encode(),
+        "rows reversed": (header + "\n" + "\n".join(rows[::-1]) + "\n").encode(),
+        "y rescaled (dollars to thousands)": (header + "\n" + "\n".join(
+            f"{a},{b},{float(c) / 1000:.9g}" for a, b, c in cells) + "\n").encode(),
+        "y negated and shifted": (header + "\n" + "\n".join(
+            f"{a},{b},{40 - 3 * float(c):.12g}" for a, b, c in cells) + "\n").encode(),
+        "re-encoded (CRLF, BOM, quotes, no trailing newline)": ("\ufeff" + header + "\r\n" + "\r\n".join(
+            ",".join(f'"{float(v)!r}"' for v in c) for c in cells)).encode(),
+    }
+
+
+@pytest.mark.parametrize("edit", list(edits(csv_bytes())))
+def test_a_trivial_edit_of_a_csv_keeps_its_people(edit):
+    original = CsvSpec.from_bytes("mine.csv", csv_bytes())
+    edited = CsvSpec.from_bytes("mine (2).csv", edits(csv_bytes())[edit])
+    assert edited.digest != original.digest and edited.population() == original.population()
+
+
+def test_the_census_people_are_one_population_by_every_route(tmp_path, root):
+    """The census folder, the person file itself, the file with a trailing newline or an unused column renamed:
+    the CA persons of the 2018 survey, one budget. A 5-Year file shares its five 1-Year surveys' people."""
+    census = AcsSpec(("CA",), root=str(root)).population()
+    content = CA_FILE.read_bytes()
+    header, rest = content.split(b"\n", 1)
+    variants = [content, content + b"\n", header.replace(b"DIVISION", b"DIVISION_X") + b"\n" + rest]
+    for variant in variants:
+        assert PumsSpec.from_bytes("upload.csv", variant).population() == census
+        assert file_spec("upload.csv", variant).population() == census
+    five = Population.census(("CA",), 2019, "5-Year")
+    assert census in five.parts() and Population.census(("CA",), 2013, "1-Year") not in five.parts()
+
+
+def test_a_person_file_that_names_no_people_is_refused():
+    content = CA_FILE.read_bytes()
+    header, rest = content.split(b"\n", 1)
+    nameless = header.replace(b",ST,", b",STATE,") + b"\n" + rest
+    spec = PumsSpec.from_bytes("x.csv", nameless)
+    for call in (lambda: spec.load(nameless), spec.population):
+        with pytest.raises(DataError, match="ST") as err:
+            call()
+        assert err.value.setting == "pums"
 
 
 def test_file_specs_are_small_hashable_and_load_what_they_name(tmp_path):
@@ -254,8 +302,8 @@ def test_command_line_builds_specs(tmp_path, root):
     assert spec_from_args(synth) == SyntheticSpec("logistic", 500, 2, 1.0, 1.0, None)
     path = tmp_path / "c.csv"
     path.write_bytes(csv_bytes())
-    assert spec_from_args(parse(["release", "--data", str(path), *common])).population() == Population.file(
-        hashlib.sha256(csv_bytes()).hexdigest())
+    assert spec_from_args(parse(["release", "--data", str(path), *common])).population() == CsvSpec.from_bytes(
+        "other.csv", csv_bytes()).population()
     pums = spec_from_args(parse(["release", "--pums", str(CA_FILE), "--n", "20", *common]))
     assert isinstance(pums, PumsSpec) and pums.n == 20
 

@@ -184,6 +184,49 @@ def read_person_columns(source: str | os.PathLike | bytes, label: str) -> pd.Dat
     Declaring the ten columns float64 lets pyarrow skip type inference and the other ~280
     columns: about a third of the memory and half the time of letting it infer.
     """
+    header = _pums_header(source, label)
+    options = pa_csv.ConvertOptions(include_columns=list(COLUMNS), column_types=dict.fromkeys(COLUMNS, pa.float64()))
+    try:
+        table = pa_csv.read_csv(_open(source), convert_options=options)
+    except pa.ArrowInvalid as exc:
+        raise _explain(str(exc), source, header, label) from None
+    return table.to_pandas()
+
+
+def census_people(source: str | os.PathLike | bytes, label: str) -> tuple[tuple[str, ...], int, str]:
+    """Whose records a PUMS person file holds, from its ST and SERIALNO columns: (states, year, horizon).
+
+    The ledger charges people, not files: the persons of California's 2018 survey are the same whether they arrive
+    through the census folder, this file, or the same file with a trailing newline or a renamed column. SERIALNO
+    begins with the survey year of the record: one year is a 1-Year file, several a 5-Year file ending in the last.
+    A file without those columns, or with values that name no state or year, is refused: nobody could tell whose
+    budget it spends.
+    """
+    header = _pums_header(source, label)
+    why = (f"{label} cannot be charged to its people: an ACS PUMS person file names them by its ST (state) and "
+           "SERIALNO (survey year) columns")
+    if "ST" not in header or "SERIALNO" not in header:
+        raise DataError(f"{why}, and one of them is missing; use the file as the Census Bureau publishes it",
+                        "pums")
+    options = pa_csv.ConvertOptions(include_columns=["ST", "SERIALNO"],
+                                    column_types={"ST": pa.string(), "SERIALNO": pa.string()})
+    try:
+        table = pa_csv.read_csv(_open(source), convert_options=options)
+    except pa.ArrowInvalid:
+        raise DataError(f"{why}, which could not be read", "pums") from None
+    by_code = {int(code): state for state, code in fk_load._STATE_CODES.items()}
+    try:
+        states = {by_code[int(float(code))] for code in set(table.column("ST").to_pylist())}
+        years = {int(str(serial)[:4]) for serial in set(table.column("SERIALNO").to_pylist())}
+    except (KeyError, ValueError, TypeError):
+        raise DataError(f"{why}, and some of their values name no state or survey year", "pums") from None
+    if not states or not years or min(years) < 2000:
+        raise DataError(f"{why}, and they name no state or survey year", "pums")
+    return tuple(sorted(states)), max(years), "1-Year" if len(years) == 1 else "5-Year"
+
+
+def _pums_header(source: str | os.PathLike | bytes, label: str) -> list[str]:
+    """The header of a PUMS person CSV, refused unless it has every column the income problem reads."""
     header = _header(source, label)
     missing = [c for c in COLUMNS if c not in header]
     if missing:
@@ -191,12 +234,7 @@ def read_person_columns(source: str | os.PathLike | bytes, label: str) -> pd.Dat
             f"{label} is not an ACS PUMS person file: the column(s) {', '.join(missing)} are missing "
             f"(needed: {', '.join(COLUMNS)})"
         )
-    options = pa_csv.ConvertOptions(include_columns=list(COLUMNS), column_types=dict.fromkeys(COLUMNS, pa.float64()))
-    try:
-        table = pa_csv.read_csv(_open(source), convert_options=options)
-    except pa.ArrowInvalid as exc:
-        raise _explain(str(exc), source, header, label) from None
-    return table.to_pandas()
+    return header
 
 
 def _open(source: str | os.PathLike | bytes) -> str | io.BytesIO:
