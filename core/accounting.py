@@ -27,10 +27,11 @@ import numpy as np
 from dp_accounting.pld import common, privacy_loss_distribution
 from numpy.typing import NDArray
 
-from core.errors import BudgetError
+from core.errors import BudgetError, is_real
 from core.gaussian import check_epsilon_delta
 
 DEFAULT_SPLIT = (1.0, 1.0, 1.0)
+MIN_WEIGHT, MAX_WEIGHT = 1e-3, 1e3  # a split weight's range: a ratio of a million between stages is already extreme
 ACCOUNTINGS = ("basic", "pld")
 STAGES = ("lambda_min", "lambda_max", "release")  # the budget's stages, in the order they run
 PLD_GRID = 1e-4  # privacy-loss discretisation; pessimistic rounding adds up to ~2 grid steps to eps
@@ -108,8 +109,9 @@ def split_budget(
 ) -> Budget:
     """Per-stage parameters meeting the total (eps, delta) exactly under basic composition."""
     check_epsilon_delta(epsilon, delta, "the total budget")
-    if len(split) != 3 or not all(math.isfinite(w) and w > 0 for w in split):
-        raise BudgetError(f"the split needs three positive weights (lambda_min, lambda_max, release), got {split}")
+    if len(split) != 3 or not all(is_real(w) and MIN_WEIGHT <= w <= MAX_WEIGHT for w in split):
+        raise BudgetError(f"{{split}} needs three weights (lambda_min, lambda_max, release) from {MIN_WEIGHT:g} to "
+                          f"{MAX_WEIGHT:g}, got {split}", "split")
     total = sum(split)
     a, b, c = (w / total for w in split)
     eps_a, eps_b = a * epsilon, b * epsilon

@@ -7,8 +7,8 @@
   b ~ N(0, s^2 I), s = (2 r/(n eps)) [sqrt(2 ln(4/delta)) + sqrt(2 ln(4/delta) + 2 eps)]; the printed
   variance lost its brackets, and this is SPEC's conservative reconstruction (eps/2 pays for the
   regulariser's Jacobian, eps/2 for Gaussian noise on a gradient of sensitivity 2 G0/n).
-- local_with_fallback: Algorithm 5, but objective perturbation with the budget the later stages would
-  have used when lambda_hat_min = 0 (the paper's section 4.2 variant; off unless asked for).
+- fallback_budget: what objective perturbation gets when lambda_hat_min = 0 in the paper's section 4.2 variant
+  (core.compare's local_with_fallback): the budget Algorithm 5's later stages would have used.
 DP-SGD lives in core.dp_sgd. Output and objective perturbation are u^T times the full-vector
 releases of core.full_vector (post-processing), where their formulas live.
 """
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,30 +24,8 @@ from numpy.typing import NDArray
 from core.accounting import Budget
 from core.full_vector import OUTPUT_PERTURBATION_LAMBDA, objective_perturbation_vector, output_perturbation_vector
 from core.gaussian import check_epsilon_delta, sigma
-from core.marks import NOT_PRIVATE
-from core.pipeline import PrivateRun, Problem, run_private
-from core.release import directional_sensitivity, unit_direction
-
-
-@dataclass(frozen=True)
-class BaselineRelease:
-    """One released value of u^T theta by a comparison method.
-
-    value is None when the method declines to release (bottom). noise_scale is the method's own
-    noise parameter: Delta(P_n, u) sigma(eps, delta) for the oracle, 2 G0/(n lam) sigma(eps, delta)
-    for output perturbation, the standard deviation s of b for objective perturbation, the noise
-    multiplier z for DP-SGD. private tells whether the release is (epsilon, delta)-DP.
-    """
-
-    method: str
-    value: float | None
-    noise_scale: float
-    private: bool
-    epsilon: float
-    delta: float
-    lambda_reg: float | None
-    seconds: float
-    u_theta: float = field(metadata=NOT_PRIVATE)  # u^T theta(P_n) of the unregularised fit
+from core.problem import Problem
+from core.release import BaselineRelease, directional_sensitivity, unit_direction
 
 
 def oracle(problem: Problem, u: NDArray | int, epsilon: float, delta: float, rng: np.random.Generator,
@@ -96,13 +73,3 @@ def fallback_budget(budget: Budget) -> tuple[float, float]:
     """
     b, c = budget.lambda_max, budget.release
     return b.epsilon + 2.0 * c.epsilon, b.delta + (1.0 + math.exp(c.epsilon)) * c.delta
-
-
-def local_with_fallback(problem: Problem, u: NDArray | int, budget: Budget, rng: np.random.Generator,
-                        calibration: str = "paper", level: float = 0.95) -> tuple[PrivateRun, BaselineRelease | None]:
-    """Algorithm 5; when lambda_hat_min = 0, objective perturbation with the remaining budget instead."""
-    run = run_private(problem, u, budget, rng, calibration, level)
-    if run.lambda_min.lambda_hat > 0:
-        return run, None
-    eps, dlt = fallback_budget(budget)
-    return run, objective_perturbation(problem, u, eps, dlt, rng)

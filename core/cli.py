@@ -33,6 +33,7 @@ from core.model import ModelSpec
 from core.pipeline import Problem, make_rng, prepare_spec, run_private
 from core.population import Population
 from core.report import compare_document, release_document
+from core.settings import check
 from core.spec import SYNTHETIC_N, AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, model_loss
 
 
@@ -231,6 +232,7 @@ def _prepared(args: argparse.Namespace) -> tuple[Budget, DataSpec, Dataset, Prob
 
 
 def cmd_release(args: argparse.Namespace) -> dict:
+    check("level", args.level, "--level")
     if args.repeat < 1:
         raise InputError(f"--repeat must be at least 1, got {args.repeat}")
     if args.ledger is not None and args.repeat != 1:
@@ -257,6 +259,7 @@ def cmd_release(args: argparse.Namespace) -> dict:
 
 
 def cmd_compare(args: argparse.Namespace) -> dict:
+    check("trials", args.trials, "--trials")
     methods = check_methods([m.strip() for m in args.methods.split(",") if m.strip()])
     config = DPSGDConfig(
         clip_norm=args.sgd_clip, batch_size=args.sgd_batch, steps=args.sgd_steps, learning_rate=args.sgd_learning_rate

@@ -36,7 +36,7 @@ from numpy.typing import NDArray
 from scipy.stats import binomtest
 
 from core.accounting import Budget
-from core.baselines import local_with_fallback, oracle, output_perturbation
+from core.baselines import fallback_budget, objective_perturbation, oracle, output_perturbation
 from core.dp_sgd import DPSGDConfig, dp_sgd, sgd_rows
 from core.errors import InputError
 from core.fallback import fallback_half_width
@@ -51,8 +51,9 @@ from core.full_vector import (
 )
 from core.gaussian import normal_quantile
 from core.marks import NOT_PRIVATE
-from core.pipeline import Problem, run_private
-from core.release import unit_direction
+from core.pipeline import PrivateRun, Problem, run_private
+from core.release import BaselineRelease, unit_direction
+from core.settings import check
 
 METHODS = ("local", "oracle", "output_perturbation", "objective_perturbation", "dp_sgd")
 EXTRA_METHODS = ("local_fallback",)
@@ -209,10 +210,8 @@ def compare(
     A comparison measures errors against the fit, a non-private quantity: data without a certified
     minimiser raise NoMinimizerError with the fit's diagnosis (a private release would be bottom).
     """
-    if isinstance(trials, bool) or not isinstance(trials, int) or trials < 1:
-        raise InputError(f"the number of trials must be an integer of at least 1, got {trials!r}")
-    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
-        raise InputError(f"the interval level must lie strictly between 0 and 1, got {level!r}")
+    check("trials", trials, "the number of trials")
+    check("level", level, "the interval level")
     names = check_methods(methods)
     problem.fit.require_minimiser()
     uv = unit_direction(u, problem.d)
@@ -316,3 +315,13 @@ def _runners(problem: Problem, u: NDArray, budget: Budget, calibration: str,
         "algorithm3": full(algorithm3),
         "algorithm7": full(algorithm7),
     }
+
+
+def local_with_fallback(problem: Problem, u: NDArray | int, budget: Budget, rng: np.random.Generator,
+                        calibration: str = "paper", level: float = 0.95) -> tuple[PrivateRun, BaselineRelease | None]:
+    """Algorithm 5; when lambda_hat_min = 0, objective perturbation with the remaining budget instead."""
+    run = run_private(problem, u, budget, rng, calibration, level)
+    if run.lambda_min.lambda_hat > 0:
+        return run, None
+    eps, dlt = fallback_budget(budget)
+    return run, objective_perturbation(problem, u, eps, dlt, rng)

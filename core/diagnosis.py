@@ -33,7 +33,7 @@ from numpy.typing import NDArray
 
 from core.fit import RANK_DEFICIENT, weighted_gram
 from core.geometry import Geometry
-from core.pipeline import Problem
+from core.problem import Problem
 from core.stability import StabilityTest
 
 SUPERSCRIPTS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")

@@ -47,13 +47,12 @@ from dp_accounting.privacy_accountant import NeighboringRelation, PrivacyAccount
 from dp_accounting.rdp import rdp_privacy_accountant
 from numpy.typing import NDArray
 
-from core.baselines import BaselineRelease
 from core.errors import BudgetError, is_integer, is_real
 from core.gaussian import check_epsilon_delta
 from core.losses import Loss
-from core.pipeline import Problem
+from core.problem import Problem
 from core.recursion import KERNELS
-from core.release import unit_direction
+from core.release import BaselineRelease, unit_direction
 
 ACCOUNTANTS = ("rdp", "pld")
 NEIGHBOURS = {"add_remove": NeighboringRelation.ADD_OR_REMOVE_ONE, "replace_one": NeighboringRelation.REPLACE_ONE}

@@ -62,7 +62,7 @@ class NoMinimizerError(InputError):
     """The empirical risk (1) has no minimizer, or the solver could not reach it."""
 
 
-MAX_SEED = 2**63 - 1  # seeds are taken as non-negative 64-bit integers everywhere
+MAX_SEED = 2**53 - 1  # every seed, on every surface: the largest integer a number widget (a JS number) holds exactly
 
 
 def is_integer(x: object) -> bool:
@@ -86,4 +86,4 @@ def check_seed(seed: object, what: str) -> None:
     if seed is None:
         return
     if not is_integer(seed) or not 0 <= seed <= MAX_SEED:
-        raise InputError(f"{what} must be an integer from 0 to 2^63 - 1, got {seed!r}")
+        raise InputError(f"{what} must be an integer from 0 to {MAX_SEED} (2^53 - 1), got {seed!r}")

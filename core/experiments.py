@@ -112,9 +112,10 @@ class Plan:
 
 
 def derived_seed(*parts: object) -> int:
-    """A 63-bit seed from the root seed and a configuration, stable across runs and platforms."""
+    """A 53-bit seed (every seed's range, core.settings) from the root seed and a configuration, stable across runs
+    and platforms."""
     digest = hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> 1
+    return int.from_bytes(digest[:8], "big") >> 11
 
 
 def _ints(values: Sequence[float]) -> list[int]:

@@ -26,7 +26,7 @@ from core.baselines import objective_perturbation
 from core.errors import NoMinimizerError
 from core.gaussian import normal_quantile
 from core.geometry import Geometry
-from core.pipeline import Problem
+from core.problem import Problem
 from core.release import FALLBACK, Release
 from core.stability import solver_slack
 

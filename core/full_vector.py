@@ -23,7 +23,6 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
@@ -31,6 +30,7 @@ from scipy.linalg import cho_factor, cho_solve
 from scipy.special import expit
 
 from core.certificates import RecursiveBound, lambda_min_certificate, recursive_bound
+from core.dp_sgd import DPSGDConfig, dp_sgd_theta
 from core.errors import InputError
 from core.fit import FitResult
 from core.fit import fit as fit_objective
@@ -38,12 +38,9 @@ from core.gaussian import check_epsilon_delta, sigma
 from core.geometry import Geometry
 from core.losses import Loss
 from core.marks import NOT_PRIVATE
-from core.pipeline import Problem
+from core.problem import Problem
 from core.recursion import c1_holds, recursion_down, smooth_recursion, t_bound
 from core.stability import solver_slack
-
-if TYPE_CHECKING:  # core.dp_sgd imports core.baselines, which imports this module
-    from core.dp_sgd import DPSGDConfig
 
 VECTOR_METHODS = ("algorithm3", "algorithm7", "oracle", "objective_perturbation", "output_perturbation", "dp_sgd")
 OUTPUT_PERTURBATION_LAMBDA = 1e-2
@@ -325,8 +322,6 @@ def objective_perturbation_vector(problem: Problem, epsilon: float, delta: float
 def dp_sgd_vector(problem: Problem, epsilon: float, delta: float, rng: np.random.Generator,
                   config: DPSGDConfig | None = None) -> VectorRelease:
     """DP-SGD's theta_hat (core.dp_sgd.dp_sgd_theta, defaults DPSGDConfig()); noise_scale is z."""
-    from core.dp_sgd import DPSGDConfig, dp_sgd_theta  # here: core.dp_sgd imports core.baselines
-
     start = time.perf_counter()
     theta, z = dp_sgd_theta(problem, epsilon, delta, rng, config or DPSGDConfig())
     return VectorRelease("dp_sgd", theta, z, True, epsilon, delta, problem.fit.lam_reg, time.perf_counter() - start)

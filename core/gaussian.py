@@ -29,7 +29,8 @@ _TAYLOR_REMAINDER = 2e-10  # largest relative Taylor remainder for which the mid
 # little (delta is the chance the guarantee fails outright); an epsilon below 1e-6 drowns any coefficient in
 # noise and pushes the recursions' counts past what floats represent.
 MAX_DELTA = 0.1
-MIN_EPSILON = 1e-6
+MIN_EPSILON, MAX_EPSILON = 1e-3, 100.0  # a total epsilon's range on every surface (core.settings)
+MIN_DELTA = 1e-15  # a total delta's floor on every surface: below it no stage's sigma is finite in float64 terms
 
 
 def check_epsilon_delta(epsilon: float, delta: float, what: str = "") -> None:
@@ -42,10 +43,12 @@ def check_epsilon_delta(epsilon: float, delta: float, what: str = "") -> None:
 
 
 def check_total_budget(epsilon: float, delta: float, max_delta: float = MAX_DELTA) -> None:
-    """Raise BudgetError unless MIN_EPSILON <= eps (finite) and 0 < delta <= max_delta: the total budget."""
+    """Raise BudgetError unless MIN_EPSILON <= eps <= MAX_EPSILON and 0 < delta <= max_delta: the total budget."""
     check_epsilon_delta(epsilon, delta, "the total budget")
-    if epsilon < MIN_EPSILON:
-        raise BudgetError(f"the total epsilon must be at least {MIN_EPSILON:g}, got {epsilon:g}")
+    if not MIN_EPSILON <= epsilon <= MAX_EPSILON:
+        raise BudgetError(f"the total epsilon must be from {MIN_EPSILON:g} to {MAX_EPSILON:g}, got {epsilon:g}")
+    if delta < MIN_DELTA:
+        raise BudgetError(f"the total delta must be at least {MIN_DELTA:g}, got {delta:g}")
     if delta > max_delta:
         raise BudgetError(f"the total delta must be at most {max_delta:g} (it is the chance the guarantee fails), "
                           f"got {delta:g}")

@@ -28,7 +28,7 @@ from functools import cached_property
 
 from core.accounting import ACCOUNTINGS, DEFAULT_SPLIT, Budget, make_budget
 from core.errors import InputError, is_integer, is_real
-from core.gaussian import CALIBRATIONS, MAX_DELTA, MIN_EPSILON, normal_quantile, sigma
+from core.gaussian import CALIBRATIONS, MAX_DELTA, MAX_EPSILON, MIN_EPSILON, normal_quantile, sigma
 from core.geometry import DOMAINS, Geometry
 from core.losses import LOSSES
 from core.model import ModelSpec
@@ -36,7 +36,6 @@ from core.release import interval_half_width
 from core.stability import StabilityTest
 from core.whatif import N_MAX, Curvature, noise_free_test, pass_probability
 
-MAX_EPSILON = 100.0  # beyond it the guarantee means nothing and e^(eps_a + eps_b) nears overflow (core.accounting)
 MAX_D = 10_000  # the largest dimension a plan accepts; the recursions' constants grow with r = sqrt(d) on the cube
 MAX_SPLIT = 1e3  # the split's weights lie in [1/MAX_SPLIT, MAX_SPLIT], as the app's split controls
 EPSILON_RATIO = 1.001  # the epsilon search stops when its bracket's ratio is at most this

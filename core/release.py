@@ -4,6 +4,7 @@
 - omega: the local modulus bound (11).
 - release: T = u^T theta + sigma(eps_c, delta_c) omega Z when the test (14) passed, else bottom
   (core.fallback replaces that bottom by objective perturbation when asked for).
+- BaselineRelease: one release of u^T theta by a comparison method (core.baselines, core.dp_sgd, core.compare).
 The private interval uses only lambda_hat_min (post-processing): Delta <= 2 G0/(n lam0) and
 g <= gamma give omega <= w_bar = 2 G0 / (n lam0 (1 - gamma)) (SPEC section 4).
 The fit is exact to its certified tolerance only, so the noise multiplier is (omega + E)/(1 - eta) with
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
-from core.errors import DataError
+from core.errors import DataError, is_real
 from core.fit import FitResult
 from core.gaussian import normal_quantile, sigma
 from core.geometry import Geometry
@@ -27,6 +28,7 @@ from core.recursion import t_bound
 from core.stability import StabilityTest, solver_slack
 
 RELEASED, FALLBACK, BOTTOM = "released", "fallback", "bottom"
+MIN_LEVEL, MAX_LEVEL = 0.5, 0.99  # an interval level's range on every surface (core.settings)
 BRANCHES = {RELEASED: "algorithm5", FALLBACK: "objective_perturbation", BOTTOM: None}
 ALGORITHM5_NOTE = (
     "Algorithm 5: the interval covers u^T theta(P_n), the sample estimate, with probability at least "
@@ -172,8 +174,8 @@ def release(
     level: float = 0.95,
 ) -> Release:
     """Algorithm 5 steps ii-iii: bottom unless (14) passed, else T = u^T theta + sigma multiplier Z."""
-    if not 0 < level < 1:
-        raise DataError(f"the interval level must lie strictly between 0 and 1, got {level}")
+    if not (is_real(level) and MIN_LEVEL <= level <= MAX_LEVEL):
+        raise DataError(f"the interval level must be from {MIN_LEVEL:g} to {MAX_LEVEL:g}, got {level!r}")
     s = sigma(epsilon, delta, calibration)
     if fit.has_minimiser:
         (u_theta, u_rest), delta_u = fit.along(u), directional_sensitivity(fit, g, u)
@@ -214,3 +216,24 @@ def release(
 def _bottom(reason: str, common: dict) -> Release:
     return Release(status=BOTTOM, reason=reason, value=None, interval=None, w_bar=None, multiplier=math.nan,
                    oracle_interval=None, z=None, **common)
+
+
+@dataclass(frozen=True)
+class BaselineRelease:
+    """One released value of u^T theta by a comparison method.
+
+    value is None when the method declines to release (bottom). noise_scale is the method's own
+    noise parameter: Delta(P_n, u) sigma(eps, delta) for the oracle, 2 G0/(n lam) sigma(eps, delta)
+    for output perturbation, the standard deviation s of b for objective perturbation, the noise
+    multiplier z for DP-SGD. private tells whether the release is (epsilon, delta)-DP.
+    """
+
+    method: str
+    value: float | None
+    noise_scale: float
+    private: bool
+    epsilon: float
+    delta: float
+    lambda_reg: float | None
+    seconds: float
+    u_theta: float = field(metadata=NOT_PRIVATE)  # u^T theta(P_n) of the unregularised fit

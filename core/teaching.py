@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from core.pipeline import Problem
+from core.problem import Problem
 from core.recursion import down_recursion, up_recursion
 
 MAX_POINTS = 1000  # plotted points per recursion path: enough for the eye, light for the browser

@@ -48,7 +48,7 @@ from core.certificates import steps_to_invert
 from core.data.synthetic import MAX_ROWS
 from core.errors import InputError
 from core.geometry import Geometry
-from core.pipeline import Problem
+from core.problem import Problem
 from core.recursion import AffineIncreasingRecursion, DecreasingRecursion, c1_threshold, down_recursion, up_recursion
 from core.rounding import count_slack
 from core.stability import StabilityTest, stability_test

@@ -41,7 +41,7 @@ from ui.theme import METHOD_LABELS, NOT_PRIVATE
 
 through_navigation()  # a deep link's first run on a fresh server goes through app.py
 
-MAX_TRIALS = 500
+MAX_TRIALS = int(state.PARAMS["trials"].bounds[1])  # core.settings: the command line's limit too
 
 
 # ---------------------------------------------------------------- settings

@@ -109,7 +109,7 @@ def test_bad_delta(delta):
 
 
 def test_bad_split():
-    with pytest.raises(BudgetError, match="three positive weights"):
+    with pytest.raises(BudgetError, match="three weights .* from 0.001 to 1000"):
         split_budget(1.0, 1e-6, (1.0, 0.0, 1.0))
     with pytest.raises(BudgetError, match="exactly three weights"):
         parse_split("1,2")

@@ -15,11 +15,11 @@ from core.accounting import (
 )
 from core.baselines import (
     fallback_budget,
-    local_with_fallback,
     objective_perturbation,
     oracle,
     output_perturbation,
 )
+from core.compare import local_with_fallback
 from core.data import synthetic
 from core.full_vector import objective_perturbation_parameters, regularised_fit_theta
 from core.gaussian import sigma

@@ -263,7 +263,6 @@ def test_private_settings_do_not_refit(monkeypatch):
         dict(direction="1,abc"),
         dict(direction="1, 2"),  # d = 5 numbers needed
         dict(direction="0, 0, 0, 0, 0"),
-        dict(split_b=0.0),
         dict(epsilon=0.0),
         dict(epsilon=0.01, delta=0.9, split_a=100.0),  # stage-1 delta above 1/2
     ],

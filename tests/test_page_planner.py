@@ -103,7 +103,6 @@ def test_a_failing_plan_says_so():
     (dict(planner_n=0), "Sample size n"), (dict(planner_d=0), "Dimension d"),
     (dict(planner_lambda_min=-0.1), "Assumed λmin"), (dict(planner_lambda_max=100.0), "Assumed λmax"),
     (dict(planner_curvature="kappa", planner_kappa=0.5), "Assumed κ"),
-    (dict(split_b=0.0), "Split"),
 ])
 def test_bad_assumptions_are_one_error_naming_the_control(settings, control):
     at = open_planner(**settings)

@@ -88,9 +88,11 @@ def budget_controls() -> None:
     cols = st.columns(5)
     for col, stage in zip(cols[:3], BUDGET_STAGES, strict=True):
         weight = stage.share[-1]
-        col.number_input(f"Split {weight}", min_value=0.0, max_value=state.SPLIT[1], step=0.5, format="%g",
+        low, high = state.PARAMS["split_a"].bounds
+        col.number_input(f"Split {weight}", min_value=low, max_value=high, step=0.5, format="%g",
                          key=f"split{stage.share}", persist_state=KEEP,
-                         help=f"Weight {weight} > 0: {split_help(stage)}; δ is split in the same proportions (SPEC §6)")
+                         help=f"Weight {weight} from {low:g} to {high:g}: {split_help(stage)}; δ is split in the same "
+                         "proportions (SPEC §6)")
     cols[3].radio(
         "Accounting", ACCOUNTINGS, key="accounting", horizontal=True, persist_state=KEEP,
         help="How the total (ε, δ) is split into the stages: basic composition (SPEC §6, Lemma 2.5) or "

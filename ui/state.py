@@ -47,14 +47,13 @@ from core.charge import cost as charge_cost
 from core.charge import default_cap, open_charged
 from core.compare import METHODS, Comparison, check_methods
 from core.data import Dataset
-from core.data.synthetic import MAX_D, MAX_ROWS, MAX_SCALE
 from core.errors import DataError, InputError
-from core.gaussian import MAX_DELTA
 from core.geometry import MAX_RADIUS, MIN_RADIUS
 from core.ledger import Ledger, LedgerEntry, release_details
 from core.ledger_store import default_ledger_path
-from core.model import MAX_LAM_REG, MAX_RESPONSE_BOUND, MIN_RESPONSE_BOUND, ModelSpec
+from core.model import ModelSpec
 from core.pipeline import PrivateRun, Problem, prepare_spec
+from core.settings import RANGES
 from core.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, file_spec
 
 SOURCES = {
@@ -112,49 +111,53 @@ class Param:
     bounds: tuple[float, float] | None = None  # the closed range a link's value must lie in (the widget's range)
 
 
-SEED_MAX = 2**53 - 1  # the largest integer a number widget (a JavaScript number) holds exactly
-SPLIT = (1e-3, 1e3)  # relative weights: a ratio of a million between stages is already extreme
-MAX_TRIALS = 500  # the Compare page's limit on K
+SEED_MAX = RANGES["seed"].high
+
+
+def _range(name: str) -> tuple[float, float]:
+    """A setting's closed range, the one core.settings gives every surface."""
+    return RANGES[name].low, RANGES[name].high
+
 
 PARAMS: dict[str, Param] = {
     # data
     "source": Param("synthetic_robust", str, tuple(SOURCES)),
-    "n": Param(100_000, int, bounds=(2, MAX_ROWS)),
-    "d": Param(5, int, bounds=(1, MAX_D)),
-    "theta_norm": Param(1.0, float, bounds=(0.0, MAX_SCALE)),
-    "noise_scale": Param(1.0, float, bounds=(0.0, MAX_SCALE)),
-    "sample_seed": Param(0, int, bounds=(0, SEED_MAX)),
+    "n": Param(100_000, int, bounds=_range("n")),
+    "d": Param(5, int, bounds=_range("d")),
+    "theta_norm": Param(1.0, float, bounds=_range("scale")),
+    "noise_scale": Param(1.0, float, bounds=_range("scale")),
+    "sample_seed": Param(0, int, bounds=_range("seed")),
     "states": Param("CA", str),
     "year": Param(2018, int, bounds=(2014, 2100)),
     "horizon": Param("1-Year", str, ("1-Year", "5-Year")),
     "acs_root": Param("", str),
-    "acs_n": Param(None, _opt_int, bounds=(1, MAX_ROWS)),
+    "acs_n": Param(None, _opt_int, bounds=(1, RANGES["n"].high)),
     "download": Param(False, _bool),
     "with_replacement": Param(False, _bool),
     "upload_loss": Param("logistic", str, ("robust", "logistic")),
     # model
-    "lam_reg": Param(0.0, float, bounds=(0.0, MAX_LAM_REG)),
+    "lam_reg": Param(0.0, float, bounds=_range("lam_reg")),
     "domain": Param("cube", str, ("cube", "ball")),
     "radius": Param(None, _opt_float, bounds=(MIN_RADIUS, MAX_RADIUS)),
-    "response_bound": Param(None, _opt_float, bounds=(MIN_RESPONSE_BOUND, MAX_RESPONSE_BOUND)),
+    "response_bound": Param(None, _opt_float, bounds=_range("response_bound")),
     # privacy
-    "epsilon": Param(4.0, float, bounds=(1e-3, 100.0)),
-    "delta": Param(1e-6, float, bounds=(1e-15, MAX_DELTA)),
-    "split_a": Param(1.0, float, bounds=SPLIT),
-    "split_b": Param(1.0, float, bounds=SPLIT),
-    "split_c": Param(1.0, float, bounds=SPLIT),
+    "epsilon": Param(4.0, float, bounds=_range("epsilon")),
+    "delta": Param(1e-6, float, bounds=_range("delta")),
+    "split_a": Param(1.0, float, bounds=_range("split")),
+    "split_b": Param(1.0, float, bounds=_range("split")),
+    "split_c": Param(1.0, float, bounds=_range("split")),
     "calibration": Param("paper", str, ("paper", "analytic")),
     "accounting": Param("basic", str, ("basic", "pld")),
     "coordinate": Param("", str),
     "direction": Param("", str),
-    "level": Param(0.95, float, bounds=(0.5, 0.99)),
+    "level": Param(0.95, float, bounds=_range("level")),
     "fallback": Param("auto", str, ("auto", "on", "off")),
-    "noise_seed": Param(None, _opt_int, bounds=(0, SEED_MAX)),
+    "noise_seed": Param(None, _opt_int, bounds=_range("seed")),
     "mode": Param("teaching", str, tuple(MODES)),
     # display only: never a new draw
     "present": Param(False, _bool),
     # compare
-    "trials": Param(20, int, bounds=(1, MAX_TRIALS)),
+    "trials": Param(20, int, bounds=_range("trials")),
     "methods": Param(list(METHODS), _methods),  # the multiselect's value, a list; never mutated in place
 }
 
@@ -163,18 +166,25 @@ def _from_url(key: str, param: Param) -> Any:
     raw = st.query_params.get(key)
     if raw is None:
         return param.default
+    value, why = link_value(key, raw)
+    return _ignored(key, raw, why) if why is not None else value  # a mangled link never leads to an error page
+
+
+def link_value(key: str, raw: str) -> tuple[Any, str | None]:
+    """A link's text for setting key as its value, or (None, why it cannot be used)."""
+    param = PARAMS[key]
     try:
         value = param.parse(raw)
     except (TypeError, ValueError):
-        return _ignored(key, raw, "not a value of this setting")  # a mangled link never leads to an error page
+        return None, "not a value of this setting"
     if param.choices is not None and value not in param.choices:
-        return _ignored(key, raw, "not one of " + ", ".join(map(str, param.choices)))
+        return None, "not one of " + ", ".join(map(str, param.choices))
     if isinstance(value, float) and not math.isfinite(value):
-        return _ignored(key, raw, "not a finite number")
+        return None, "not a finite number"
     if param.bounds is not None and value is not None and not param.bounds[0] <= value <= param.bounds[1]:
-        lo, hi = param.bounds
-        return _ignored(key, raw, f"outside {lo:g} to {hi:g}")
-    return value
+        lo, hi = (int(b) if param.parse in (int, _opt_int) else b for b in param.bounds)
+        return None, f"outside the range {lo:,} to {hi:,}" if isinstance(lo, int) else f"outside {lo:g} to {hi:g}"
+    return value, None
 
 
 def _ignored(key: str, raw: str, why: str) -> Any:
