@@ -405,49 +405,6 @@ def write_csv(rows: list[dict], path: Path) -> None:
     _write_atomic(path, text.getvalue())
 
 
-def results_figure(rows: list[dict], title: str = ""):
-    """The plot of a figure's tidy rows: one subplot per metric (row) and panel (column), one line per method,
-    error bars of 2 standard errors. Pure: the same rows give the same figure (the command's HTML and the
-    Experiments page both draw with it)."""
-    import plotly.graph_objects as go
-    from plotly.subplots import make_subplots
-
-    panels = list(dict.fromkeys(r["panel"] for r in rows))
-    metrics = list(dict.fromkeys(r["metric"] for r in rows))
-    methods = list(dict.fromkeys(r["method"] for r in rows))
-    fig = make_subplots(rows=len(metrics), cols=len(panels), column_titles=panels, row_titles=metrics,
-                        horizontal_spacing=0.06, vertical_spacing=0.08)
-    palette = ("#d62728", "#ff7f0e", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
-    for i, metric in enumerate(metrics, 1):
-        for j, panel in enumerate(panels, 1):
-            for k, method in enumerate(methods):
-                sel = sorted((r for r in rows if r["panel"] == panel and r["metric"] == metric
-                              and r["method"] == method), key=lambda r: r["x"])
-                if not sel:
-                    continue
-                se = [0.0 if math.isnan(r["se"]) else 2 * r["se"] for r in sel]
-                fig.add_trace(go.Scatter(x=[r["x"] for r in sel], y=[r["mean"] for r in sel], name=method,
-                                         legendgroup=method, showlegend=(i == 1 and j == 1), mode="lines+markers",
-                                         line=dict(color=palette[k % len(palette)], dash=_dash(method)),
-                                         error_y=dict(type="data", array=se, visible=True)), row=i, col=j)
-            x_name = rows[0]["x_name"]
-            fig.update_xaxes(type="linear" if x_name == "epsilon" else "log", title_text=x_name, row=i, col=j)
-            log_y = metric not in ("p_zero", "release_rate")
-            fig.update_yaxes(type="log" if log_y else "linear", row=i, col=j)
-    fig.update_layout(title=title or CAPTION,
-                      height=320 * len(metrics), width=380 * len(panels) + 200)
-    return fig
-
-
-def _dash(method: str) -> str:
-    """Reference curves (a rate, a non-private method) are dotted: they are not private releases."""
-    return "dot" if method in NOT_PRIVATE_METHODS else "solid"
-
-
-def write_html(p: Plan, rows: list[dict], path: Path) -> None:
-    _write_atomic(path, results_figure(rows, f"{p.figure}: {CAPTION}").to_html(include_plotlyjs=True, full_html=True))
-
-
 def read_rows(source: str | Path | bytes, name: str = "the CSV") -> list[dict]:
     """The rows of a CSV written by write_csv, checked: every required column, numbers where numbers belong,
     a known figure. Anything else raises InputError naming the file and the row, never quoting a value."""
@@ -514,8 +471,7 @@ def run_figure(figure: str, out: str | Path, quick: bool = False, reps: int | No
                  p.metrics)
     results = run_plan(p, out, jobs, log)
     rows = summarise(p, results)
-    csv_path, html_path = out / f"{figure}.csv", out / f"{figure}.html"
+    csv_path = out / f"{figure}.csv"
     write_csv(rows, csv_path)
-    write_html(p, rows, html_path)
-    return dict(figure=figure, csv=str(csv_path), html=str(html_path), tasks=len(p.tasks),
+    return dict(figure=figure, csv=str(csv_path), tasks=len(p.tasks),
                 seconds=round(time.perf_counter() - start, 3))

@@ -12,6 +12,7 @@ import pytest
 
 from core import experiments
 from core.cli import main
+from ui import experiments as experiment_figures
 
 REQUIRED = ("figure", "panel", "x_name", "x", "method", "metric", "mean", "se", "reps", "release_rate")
 
@@ -43,6 +44,8 @@ def test_fig1_columns_and_shape(fig1):
     assert {r["metric"] for r in rows} == {"relative_error", "p_zero"}
     assert all(r["figure"] == "fig1" and r["x_name"] == "n/d" and r["reps"] == "3" for r in rows)
     assert len(rows) == 2 * 7 * 2  # panels x grid x metrics, one method
+    assert not (out / "fig1.html").exists()  # core draws no figures: the app's side does
+    assert experiment_figures.main([str(out)]) == 0
     html = (out / "fig1.html").read_text()
     assert "<html>" in html and "plotly" in html.lower() and "<script src=" not in html
 
@@ -190,7 +193,7 @@ def test_read_rows_refuses_what_the_command_did_not_write(tmp_path, fig6):
     out, _ = fig6
     rows = experiments.read_rows((out / "fig6.csv").read_bytes(), "fig6.csv")
     assert rows[0]["figure"] == "fig6" and isinstance(rows[0]["x"], float)
-    assert experiments.results_figure(rows).data  # one figure builder for the file and the app
+    assert experiment_figures.results_figure(rows).data  # one figure builder for the file and the app
     text = (out / "fig6.csv").read_text()
     for bad in (b"\x00\xff junk", b"", b"a,b\n1,2\n", text.split("\n")[0].encode(),
                 text.replace("eps=2,n,10000", "eps=2,n,ten", 1).encode(),

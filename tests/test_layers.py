@@ -54,14 +54,10 @@ def cycle(graph: dict[str, set[str]]) -> list[str] | None:
     return None
 
 
-# The one module still drawing with plotly: the experiment command's HTML figure (to move to the app's side).
-KNOWN = {"experiments.py": {"plotly"}}
-
-
 def test_core_imports_no_user_interface():
     for path in CORE.rglob("*.py"):
         ui = {m.split(".")[0] for m in imports(path) if m.split(".")[0] in ("streamlit", "plotly", "ui", "pages")}
-        assert ui == KNOWN.get(path.name, set()), (path.name, ui)
+        assert not ui, (path.name, ui)
 
 
 def test_core_import_graph_is_acyclic():

@@ -9,6 +9,7 @@ docs/experiments.md. Every helper takes the environment as an argument so that i
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import signal
@@ -19,9 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
 
 from core.errors import InputError
-from core.experiments import NOT_PRIVATE_METHODS, plan, read_rows, results_figure
+from core.experiments import CAPTION, NOT_PRIVATE_METHODS, plan, read_rows
 from ui.theme import METHOD_LABELS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -441,3 +444,67 @@ def table(rows: list[dict]) -> pd.DataFrame:
 def x_name(rows: list[dict]) -> str:
     return str(rows[0]["x_name"])
 
+
+def results_figure(rows: list[dict], title: str = ""):
+    """The plot of a figure's tidy rows: one subplot per metric (row) and panel (column), one line per method,
+    error bars of 2 standard errors. Pure: the same rows give the same figure (the HTML files and the
+    Experiments page both draw with it)."""
+    panels = list(dict.fromkeys(r["panel"] for r in rows))
+    metrics = list(dict.fromkeys(r["metric"] for r in rows))
+    methods = list(dict.fromkeys(r["method"] for r in rows))
+    fig = make_subplots(rows=len(metrics), cols=len(panels), column_titles=panels, row_titles=metrics,
+                        horizontal_spacing=0.06, vertical_spacing=0.08)
+    palette = ("#d62728", "#ff7f0e", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
+    for i, metric in enumerate(metrics, 1):
+        for j, panel in enumerate(panels, 1):
+            for k, method in enumerate(methods):
+                sel = sorted((r for r in rows if r["panel"] == panel and r["metric"] == metric
+                              and r["method"] == method), key=lambda r: r["x"])
+                if not sel:
+                    continue
+                se = [0.0 if math.isnan(r["se"]) else 2 * r["se"] for r in sel]
+                fig.add_trace(go.Scatter(x=[r["x"] for r in sel], y=[r["mean"] for r in sel], name=method,
+                                         legendgroup=method, showlegend=(i == 1 and j == 1), mode="lines+markers",
+                                         line=dict(color=palette[k % len(palette)], dash=_dash(method)),
+                                         error_y=dict(type="data", array=se, visible=True)), row=i, col=j)
+            x_name = rows[0]["x_name"]
+            fig.update_xaxes(type="linear" if x_name == "epsilon" else "log", title_text=x_name, row=i, col=j)
+            log_y = metric not in ("p_zero", "release_rate")
+            fig.update_yaxes(type="log" if log_y else "linear", row=i, col=j)
+    fig.update_layout(title=title or CAPTION,
+                      height=320 * len(metrics), width=380 * len(panels) + 200)
+    return fig
+
+
+def _dash(method: str) -> str:
+    """Reference curves (a rate, a non-private method) are dotted: they are not private releases."""
+    return "dot" if method in NOT_PRIVATE_METHODS else "solid"
+
+
+def write_html(rows: list[dict], path: Path) -> None:
+    """The figure of a CSV's rows as a standalone HTML page (plotly.js inside, no network needed)."""
+    title = f"{rows[0]['figure']}: {CAPTION}" if rows else CAPTION
+    path.write_text(results_figure(rows, title).to_html(include_plotlyjs=True, full_html=True))
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m ui.experiments DIR: DIR/<figure>.html beside every DIR/<figure>.csv that
+    `python -m core experiment` wrote (core draws no figures)."""
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1 or not Path(args[0]).is_dir():
+        print("usage: python -m ui.experiments DIR (the folder passed to python -m core experiment --out)",
+              file=sys.stderr)
+        return 2
+    for csv_path in sorted(Path(args[0]).glob("fig*.csv")):
+        try:
+            rows = read_rows(csv_path, csv_path.name)
+        except InputError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        write_html(rows, csv_path.with_suffix(".html"))
+        print(csv_path.with_suffix(".html"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
