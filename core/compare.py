@@ -51,14 +51,17 @@ from core.full_vector import (
 )
 from core.gaussian import normal_quantile
 from core.marks import NOT_PRIVATE
+from core.methods import SINGLE, VECTOR, names
 from core.pipeline import PrivateRun, Problem, run_private
 from core.release import BaselineRelease, unit_direction
 from core.settings import check
 
-METHODS = ("local", "oracle", "output_perturbation", "objective_perturbation", "dp_sgd")
-EXTRA_METHODS = ("local_fallback",)
-FULL_VECTOR_METHODS = ("algorithm3", "algorithm7")
-INTERVAL_METHODS = ("local", "local_fallback", "oracle")  # the methods that state an interval for u^T theta
+# From the one table of methods (core.methods): Compare's default u^T theta methods, the other one, the whole-vector
+# methods, and those that state an interval for u^T theta.
+METHODS = names(kind=SINGLE, compared=True)
+EXTRA_METHODS = names(kind=SINGLE, compared=False)
+FULL_VECTOR_METHODS = names(kind=VECTOR)
+INTERVAL_METHODS = names(interval=True)
 RATE_CONFIDENCE = 0.95  # the confidence of every rate's Clopper-Pearson interval
 
 Interval = tuple[float, float]

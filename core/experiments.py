@@ -53,6 +53,7 @@ from core.data.synthetic_pums import write_synthetic_pums
 from core.dp_sgd import DPSGDConfig, dp_sgd_theta
 from core.errors import InputError
 from core.full_vector import release_vector
+from core.methods import names
 from core.pipeline import Problem, prepare, run_private
 
 CACHE_VERSION = 1
@@ -70,7 +71,7 @@ RATE = "score_attack_rate"
 CAPTION = "mean over repetitions, bars = 2 standard errors (bottom excluded)"
 TUNED = "dp_sgd_tuned"  # DP-SGD with batch size and steps picked on the fit, as the paper did: not private
 DP_SGD_GRID = tuple(DPSGDConfig(batch_size=b, steps=t) for b in (1000, 4000) for t in (1000, 4000))
-NOT_PRIVATE_METHODS = ("oracle", RATE, TUNED)
+NOT_PRIVATE_METHODS = names(private=False)  # core.methods: the oracle, the score-attack rate, DP-SGD tuned on the fit
 _NUMBERS = ("x", "mean", "se", "release_rate", "epsilon", "delta", "theta_norm")
 DELTA = 1e-6
 

@@ -25,15 +25,13 @@ from plotly.subplots import make_subplots
 
 from core.errors import InputError
 from core.experiments import CAPTION, NOT_PRIVATE_METHODS, plan, read_rows
-from ui.theme import METHOD_LABELS
+from ui.theme import METHOD_COLORS, METHOD_LABELS, TRUTH
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_BYTES = 5_000_000  # a full figure's CSV is a few hundred rows (tens of kB); more is not one of ours
 MAX_ROWS = 5_000
 MAX_PANELS, MAX_METRICS, MAX_METHODS = 12, 8, 12  # bounds the subplot grid a file can ask for
 TABLE_COLUMNS = ("panel", "x", "method", "metric", "mean", "se", "release_rate")
-EXTRA_LABELS = {"algorithm2": "Algorithm 2 (λ̂min)", "local_fallback_paper": "Local with fallback (paper's split)",
-                "local_fallback_app": "Local with the app's fallback"}
 _PROGRESS = re.compile(r"^\[[^\]]*\] (\d+)/(\d+) ")
 
 
@@ -273,7 +271,7 @@ def tab_label(figure: str) -> str:
 
 def method_label(method: str) -> str:
     """The app's name of a method; a method that is not private says so wherever it is named."""
-    label = METHOD_LABELS.get(method) or EXTRA_LABELS.get(method) or method.replace("_", " ").capitalize()
+    label = METHOD_LABELS.get(method) or method.replace("_", " ").capitalize()
     if method in NOT_PRIVATE_METHODS and "not private" not in label:
         label += " · not private"
     return label
@@ -454,10 +452,9 @@ def results_figure(rows: list[dict], title: str = ""):
     methods = list(dict.fromkeys(r["method"] for r in rows))
     fig = make_subplots(rows=len(metrics), cols=len(panels), column_titles=panels, row_titles=metrics,
                         horizontal_spacing=0.06, vertical_spacing=0.08)
-    palette = ("#d62728", "#ff7f0e", "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")
     for i, metric in enumerate(metrics, 1):
         for j, panel in enumerate(panels, 1):
-            for k, method in enumerate(methods):
+            for method in methods:
                 sel = sorted((r for r in rows if r["panel"] == panel and r["metric"] == metric
                               and r["method"] == method), key=lambda r: r["x"])
                 if not sel:
@@ -465,7 +462,7 @@ def results_figure(rows: list[dict], title: str = ""):
                 se = [0.0 if math.isnan(r["se"]) else 2 * r["se"] for r in sel]
                 fig.add_trace(go.Scatter(x=[r["x"] for r in sel], y=[r["mean"] for r in sel], name=method,
                                          legendgroup=method, showlegend=(i == 1 and j == 1), mode="lines+markers",
-                                         line=dict(color=palette[k % len(palette)], dash=_dash(method)),
+                                         line=dict(color=METHOD_COLORS.get(method, TRUTH), dash=_dash(method)),
                                          error_y=dict(type="data", array=se, visible=True)), row=i, col=j)
             x_name = rows[0]["x_name"]
             fig.update_xaxes(type="linear" if x_name == "epsilon" else "log", title_text=x_name, row=i, col=j)
