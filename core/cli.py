@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from core.accounting import ACCOUNTINGS, Budget, make_budget, parse_split
-from core.charge import SEEDED, charge, default_cap, open_charged
+from core.charge import SEEDED, default_cap, open_charged
 from core.compare import EXTRA_METHODS, FULL_VECTOR_METHODS, METHODS, check_methods, compare
 from core.data import Dataset
 from core.diagnosis import Projection, fit_diagnosis, projection
@@ -26,11 +26,12 @@ from core.dp_sgd import DPSGDConfig
 from core.errors import InputError, check_seed, flag
 from core.gaussian import CALIBRATIONS, check_total_budget, delta_warning
 from core.geometry import DOMAINS
-from core.ledger import Ledger, release_details
+from core.ledger import Ledger
 from core.ledger_store import default_ledger_path, population_to_json
 from core.losses import LOSSES
 from core.model import ModelSpec
-from core.pipeline import Problem, make_rng, prepare_spec, run_private
+from core.pipeline import Problem, make_rng, prepare_spec
+from core.plan import ReleasePlan, charge_and_execute, execute
 from core.population import Population
 from core.report import compare_document, release_document
 from core.settings import check
@@ -233,7 +234,7 @@ def _prepared(args: argparse.Namespace) -> tuple[Budget, DataSpec, Dataset, Prob
 
 
 def cmd_release(args: argparse.Namespace) -> dict:
-    check("level", args.level, "--level")
+    check("level", args.level, "--level")  # before anything is read, as every option (ReleasePlan checks it too)
     if args.repeat < 1:
         raise InputError(f"--repeat must be at least 1, got {args.repeat}")
     if args.ledger is not None and args.repeat != 1:
@@ -243,15 +244,13 @@ def cmd_release(args: argparse.Namespace) -> dict:
     # An unusable file is refused now, before anything is read.
     ledger = None if args.ledger is None else open_charged(args.ledger or None, default_cap())
     budget, spec, data, problem, j, where = _prepared(args)
-    rng = make_rng(args.seed)
-    if ledger is not None:
-        # the whole budget is spent whether the run releases or gives bottom, per person: charged before any noise
-        entry = charge(ledger, spec.population(), budget, data.privacy_unit, args.seed)
-        runs = [run_private(problem, j, budget, rng, args.calibration, args.level, fallback=args.fallback)]
-        ledger.record_outcome(entry, release_details(runs[0], problem.feature_names[j]))
+    plan = ReleasePlan(data=spec, model=problem.model, target=j, name=problem.feature_names[j], budget=budget,
+                       calibration=args.calibration, level=args.level, fallback=args.fallback, seed=args.seed)
+    if ledger is not None:  # the whole budget, per person, whether it releases or gives bottom: before any noise
+        runs = [charge_and_execute(plan, problem, ledger, data.privacy_unit)[0]]
     else:
-        runs = [run_private(problem, j, budget, rng, args.calibration, args.level, fallback=args.fallback)
-                for _ in range(args.repeat)]
+        rng = make_rng(args.seed)
+        runs = [execute(plan, problem, rng) for _ in range(args.repeat)]
     doc = release_document(problem, j, runs, spec.describe(), privacy_unit=data.privacy_unit, noise_seed=args.seed)
     doc["fit"]["diagnosis"] = fit_diagnosis(problem, where)  # names the projection when it caused a singular design
     if data.theta_star is not None:

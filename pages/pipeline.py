@@ -19,7 +19,8 @@ from streamlit.delta_generator import DeltaGenerator
 from core.accounting import Budget
 from core.data import Dataset
 from core.errors import InputError
-from core.pipeline import PrivateRun, Problem, make_rng, run_private
+from core.pipeline import PrivateRun, Problem
+from core.plan import execute
 from ui import cards, controls, sidebar, state
 from ui.boot import through_navigation
 from ui.export import reproduce_downloads
@@ -44,13 +45,11 @@ def teaching_run(problem: Problem, b: Budget) -> tuple[state.TeachingRun, int | 
     """The draw to show: the kept one while every private setting holds, else a new one (state.teaching_settings).
     So only "Draw fresh noise" or a private setting draws anew, never a display toggle."""
     seed = state.get("noise_seed")
-    u, name = state.target(problem)
+    plan = state.plan(problem, b, seed)
     rec = state.current_teaching_run()
     if rec is None:
-        run = run_private(problem, u, b, make_rng(seed), state.get("calibration"), state.get("level"),
-                          fallback=state.fallback())
-        rec = state.keep_teaching_run(run, name, seed)  # never charged, never shown on the Report
-    return rec, u
+        rec = state.keep_teaching_run(execute(plan, problem), plan.name, seed)  # never charged, never reported
+    return rec, plan.target if isinstance(plan.target, int) else np.asarray(plan.target)
 
 
 def teaching(problem: Problem, data: Dataset, b: Budget, top: DeltaGenerator) -> None:
@@ -79,11 +78,7 @@ def teaching(problem: Problem, data: Dataset, b: Budget, top: DeltaGenerator) ->
 def release_once(problem: Problem, b: Budget) -> None:
     """One publish-mode draw from OS entropy, refused when it would pass the ledger's cap."""
     try:
-        u, name = state.target(problem)
-        entry = state.charge(b)  # per person, before any noise; refused past the cap, nothing spent
-        run = run_private(problem, u, b, make_rng(None), state.get("calibration"), state.get("level"),
-                          fallback=state.fallback())
-        state.publish(entry, run, name)  # records the outcome on its charge and keeps it for the Report
+        state.publish(problem, b)  # charged per person before any noise; refused past the cap, nothing spent
     except InputError as exc:
         st.error(message(exc))
         return

@@ -42,17 +42,17 @@ import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
 
 from core.accounting import Budget
-from core.charge import charge as charge_release
 from core.charge import cost as charge_cost
 from core.charge import default_cap, open_charged
 from core.compare import METHODS, Comparison, check_methods
 from core.data import Dataset
 from core.errors import DataError, InputError
 from core.geometry import MAX_RADIUS, MIN_RADIUS
-from core.ledger import Ledger, LedgerEntry, release_details
+from core.ledger import Ledger
 from core.ledger_store import default_ledger_path
 from core.model import ModelSpec
 from core.pipeline import PrivateRun, Problem, prepare_spec
+from core.plan import ReleasePlan, charge_and_execute
 from core.settings import RANGES
 from core.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, file_spec
 
@@ -409,10 +409,13 @@ def refuse_reason(b: Budget) -> str | None:
     return ledger().refusal(data_spec().population(), *cost(b))
 
 
-def charge(b: Budget) -> LedgerEntry:
-    """Charge a publish-mode release of budget b to the people of the loaded data, per person, before its noise is
-    drawn (core.charge.charge: the ledger's one transaction; BudgetError past the cap)."""
-    return charge_release(ledger(), data_spec().population(), b, dataset().privacy_unit, None)
+def plan(problem: Problem, b: Budget, seed: int | None = None) -> ReleasePlan:
+    """The release the page's settings name (core.plan): the loaded data and model, the target, budget b, the
+    calibration, level and fallback, and the noise seed (None: OS entropy)."""
+    u, name = target(problem)
+    return ReleasePlan(data=data_spec(), model=model_spec(), target=u if isinstance(u, int) else tuple(map(float, u)),
+                       name=name, budget=b, calibration=get("calibration"), level=get("level"), fallback=fallback(),
+                       seed=seed)
 
 
 # ------------------------------------------------------------------ published releases and teaching runs
@@ -465,11 +468,12 @@ def _record(kind: type[RunRecord], run: PrivateRun, coordinate: str, **extra: An
                 level=get("level"), fallback=fallback(), data=data_spec(), model=model_spec(), **extra)
 
 
-def publish(entry: LedgerEntry, run: PrivateRun, coordinate: str) -> PublishedRelease:
-    """Record a publish-mode run on the charge made for it (`charge`, before its noise was drawn) and keep it for
-    the Report. The run drew its noise from OS entropy."""
-    record = _record(PublishedRelease, run, coordinate)
-    ledger().record_outcome(entry, release_details(run, coordinate))
+def publish(problem: Problem, b: Budget) -> PublishedRelease:
+    """Release budget b with OS noise through core.plan.charge_and_execute — charged per person before any noise,
+    refused past the cap (BudgetError, nothing spent) — and keep it for the Report."""
+    p = plan(problem, b)
+    run, _ = charge_and_execute(p, problem, ledger(), dataset().privacy_unit)
+    record = _record(PublishedRelease, run, p.name)
     st.session_state.setdefault(PUBLISHED, {})[(record.data, record.model)] = record
     return record
 

@@ -1,0 +1,73 @@
+"""A release plan: everything one release of u^T theta needs, checked once, and the one path from it to a release.
+
+`ReleasePlan` is frozen and validated when made: which people and model, which target, the budget (split and
+accounting included), the calibration, the level, the fallback and the noise source (a seed, or None for the
+operating system's entropy). `execute` runs it on the problem prepared from its data and model; `charge_and_execute`
+charges the ledger first — per person, in one transaction, never a seeded plan (core.charge) — then runs it and
+records the outcome on that charge. The command line and the app's publish mode both release through it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from core.accounting import Budget
+from core.charge import charge
+from core.data.dataset import PrivacyUnit
+from core.errors import InputError, check_seed
+from core.gaussian import CALIBRATIONS
+from core.ledger import Ledger, LedgerEntry, release_details
+from core.model import ModelSpec
+from core.pipeline import PrivateRun, make_rng, run_private
+from core.problem import Problem
+from core.settings import check
+from core.spec import DataSpec
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReleasePlan:
+    """One release, every setting resolved: data (who), model, target (a coordinate index or a unit direction,
+    with its name), budget, calibration, level, fallback and seed (None: OS entropy, the only private source)."""
+
+    data: DataSpec
+    model: ModelSpec
+    target: int | tuple[float, ...]
+    name: str
+    budget: Budget
+    calibration: str = "paper"
+    level: float = 0.95
+    fallback: bool = False
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        check("level", self.level, "the interval level")
+        check_seed(self.seed, "the noise seed")
+        if self.calibration not in CALIBRATIONS:
+            raise InputError(f"the calibration is one of {', '.join(CALIBRATIONS)}, got {self.calibration!r}")
+
+    @property
+    def private(self) -> bool:
+        """Whether its noise comes from the operating system: a seeded plan replays, and is not private."""
+        return self.seed is None
+
+
+def execute(plan: ReleasePlan, problem: Problem, rng: np.random.Generator | None = None) -> PrivateRun:
+    """The private stages of the plan on its problem (prepared from plan.data and plan.model), with fresh noise from
+    rng (default: a generator of the plan's seed; pass one generator to draw several runs in turn)."""
+    if problem.data_spec is not None and problem.data_spec != plan.data:
+        raise InputError("the problem was prepared from other data than the plan names; prepare it again")
+    target = plan.target if isinstance(plan.target, int) else np.asarray(plan.target, dtype=np.float64)
+    return run_private(problem, target, plan.budget, make_rng(plan.seed) if rng is None else rng, plan.calibration,
+                       plan.level, fallback=plan.fallback)
+
+
+def charge_and_execute(plan: ReleasePlan, problem: Problem, ledger: Ledger, unit: PrivacyUnit | None,
+                       record: object = None) -> tuple[PrivateRun, LedgerEntry]:
+    """Charge the plan to its people (per person, before any noise; refused past the cap or for a seeded plan,
+    charging nothing), run it, and record its outcome on the charge."""
+    entry = charge(ledger, plan.data.population(), plan.budget, unit, plan.seed, record=record)
+    run = execute(plan, problem)
+    ledger.record_outcome(entry, release_details(run, plan.name))
+    return run, entry
