@@ -3,6 +3,7 @@
 import threading
 
 import pytest
+from apptest import new_app
 
 from core.data import synthetic
 from core.pipeline import prepare
@@ -12,6 +13,12 @@ from core.pipeline import prepare
 def own_ledger(tmp_path, monkeypatch):
     """Every test charges a privacy ledger file of its own, never the user's default one."""
     monkeypatch.setenv("PSP_LEDGER", str(tmp_path / "ledger.sqlite3"))
+
+
+@pytest.fixture
+def app():
+    """apptest.new_app: the app in Streamlit's AppTest, not yet run (every page test opens it this way)."""
+    return new_app
 
 
 @pytest.fixture

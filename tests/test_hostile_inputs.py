@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import math
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
+from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
 from core.accounting import make_budget
@@ -26,7 +26,6 @@ from core.pipeline import make_rng, prepare, run_private
 from core.spec import AcsSpec, CsvSpec, PumsSpec, SyntheticSpec
 from ui import state
 
-APP = Path(__file__).resolve().parents[1] / "app.py"
 SECRET = "8675309.25"  # a cell value that must never appear in a message
 
 
@@ -343,7 +342,7 @@ def test_a_huge_response_never_yields_an_uncertified_release(big):
 
 
 def open_link(page: str | None = None, **query: str) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=120)
+    at = new_app(120)
     for key, value in query.items():
         at.query_params[key] = value
     at.run()

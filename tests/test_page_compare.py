@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
 from core.compare import METHODS
@@ -18,7 +19,7 @@ APP = Path(__file__).absolute().parents[1] / "app.py"
 
 def open_compare(**settings: object) -> AppTest:
     """The Compare page on a small synthetic sample, with the given settings in the session."""
-    at = AppTest.from_file(str(APP), default_timeout=120)
+    at = new_app(120)
     at.session_state["n"] = 20_000
     for key, value in settings.items():
         at.session_state[key] = value
@@ -28,7 +29,7 @@ def open_compare(**settings: object) -> AppTest:
 
 def open_link(methods: str) -> AppTest:
     """/compare?methods=..., as a fresh session's first request."""
-    at = AppTest.from_file(str(APP), default_timeout=120)
+    at = new_app(120)
     at.query_params["methods"] = methods
     at.query_params["n"] = "20000"
     at.switch_page("pages/compare.py")

@@ -8,20 +8,20 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
 from core.data import acs, synthetic
 from ui.state import Upload
 from ui.theme import NOT_PRIVATE
 
-APP = Path(__file__).resolve().parents[1] / "app.py"
 CA_FILE = Path(__file__).resolve().parent / "data" / "SYNTHETIC_psam_p06_CA_2018_1-Year.csv"
 N = 20_000  # small enough to keep every run fast
 
 
 def open_data_page(**settings: object) -> AppTest:
     """The app with n = N, then the given session values, then the Data page."""
-    at = AppTest.from_file(str(APP), default_timeout=60)
+    at = new_app(60)
     at.session_state["n"] = N
     at.run()  # the first run registers the pages of st.navigation; switch_page needs them
     for key, value in settings.items():

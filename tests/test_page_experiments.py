@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
 from core.errors import InputError
@@ -54,7 +55,7 @@ def paper_text() -> str:
 
 
 def open_page() -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=120)
+    at = new_app(120)
     at.session_state["n"] = 2_000  # the sidebar loads the default data set; this page never reads it
     at.switch_page("pages/experiments.py")
     return at.run()

@@ -3,18 +3,16 @@ publish-only deployment offers."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
-APP = Path(__file__).resolve().parents[1] / "app.py"
 N = 20_000
 STARTS = ("start_demo", "start_what_if", "start_publish")
 
 
 def start_page(**settings: object) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=90)
+    at = new_app(90)
     at.session_state["n"] = N
     for key, value in settings.items():
         at.session_state[key] = value

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
+from apptest import new_app
 from streamlit.testing.v1 import AppTest
-
-APP = Path(__file__).resolve().parents[1] / "app.py"
 
 
 def open_link(**query: str) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=90)
+    at = new_app(90)
     at.session_state["n"] = 20_000
     for key, value in query.items():
         at.query_params[key] = value

@@ -6,16 +6,14 @@ the session or a link; every attempt below is something a user of the app can do
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
 from core.ledger_store import open_ledger
 from ui.state import UPLOADED, Upload
 
-APP = Path(__file__).resolve().parents[1] / "app.py"
 N = 20_000
 
 
@@ -27,7 +25,7 @@ def locked(monkeypatch):
 
 
 def app(query: dict | None = None, page: str | None = "pages/pipeline.py", **settings: object) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=60)
+    at = new_app(60)
     for key, value in (query or {}).items():
         at.query_params[key] = value
     at.session_state["n"] = N

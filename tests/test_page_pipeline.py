@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import streamlit as st
+from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
 import ui.state
@@ -20,7 +21,6 @@ from core.pipeline import make_rng, prepare, run_private
 from core.spec import AcsSpec, SyntheticSpec
 from ui.state import PUBLISHED, TEACHING_RUN, PublishedRelease, TeachingRun, Upload
 
-APP = Path(__file__).resolve().parents[1] / "app.py"
 N = 20_000  # small enough to keep every run fast
 REFUSED = "refused:"
 OFF = "Release is off:"
@@ -32,7 +32,7 @@ DETAILS = ("lmin_details", "lmax_details", "test_details", "release_details")
 def start(details: bool = True, **settings: object) -> AppTest:
     """The Pipeline page with n = N and the given registry settings in the session (after the Start page's run);
     with details, the stages' intermediates open."""
-    at = AppTest.from_file(str(APP), default_timeout=60)
+    at = new_app(60)
     at.session_state["n"] = N
     at.session_state["settings_panel"] = True  # the coordinate's and the model's widgets exist only when open
     for key in DETAILS if details else ():
@@ -441,7 +441,7 @@ def test_publish_offers_no_teaching_snapshot():
 
 
 def test_publish_sidebar_describes_the_data_without_raw_counts():
-    at = AppTest.from_file(str(APP), default_timeout=60)
+    at = new_app(60)
     at.session_state["n"] = N
     at.session_state["mode"] = "publish"
     at.run()  # app.py draws the sidebar on every page
@@ -580,13 +580,13 @@ def test_presentation_shows_three_digits_and_no_formulas():
 
 def test_presentation_is_kept_in_the_link():
     """Turned on, it is written into the link; a link with it opens in presentation mode."""
-    at = AppTest.from_file(str(APP), default_timeout=60)
+    at = new_app(60)
     at.run()
     assert "present" not in at.query_params
     at.sidebar.toggle(key="present").set_value(True).run()
     assert_clean(at)
     assert at.query_params["present"] in ("1", ["1"])
-    again = AppTest.from_file(str(APP), default_timeout=60)
+    again = new_app(60)
     again.query_params["present"] = "1"
     again.run()
     assert again.session_state["present"] is True

@@ -6,6 +6,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
 from core.planner import Assumptions, plan, smallest_epsilon, smallest_n, sweep_n
@@ -20,7 +21,7 @@ TARGET = 0.01
 
 def open_planner(query: dict[str, str] | None = None, **settings: object) -> AppTest:
     """The Planner page with the given session settings (a small synthetic sample is the loaded data)."""
-    at = AppTest.from_file(str(APP), default_timeout=120)
+    at = new_app(120)
     for key, value in (query or {}).items():
         at.query_params[key] = value
     at.session_state["n"] = 2_000  # the sidebar loads the data set; the planner never reads it
@@ -163,7 +164,7 @@ def test_the_figure_marks_failures_the_assumed_n_and_the_target():
 
 def test_the_assumed_n_and_d_start_from_the_apps_settings():
     """A first visit plans for the n and d the app is set to (public settings, as the sidebar shows them)."""
-    at = AppTest.from_file(str(APP), default_timeout=120)
+    at = new_app(120)
     at.query_params["n"] = "20000"
     at.query_params["d"] = "3"
     at.switch_page("pages/planner.py")

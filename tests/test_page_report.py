@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
 import ui.state
@@ -21,7 +22,6 @@ from core.report import private_report
 from core.spec import SyntheticSpec
 from ui.state import PUBLISHED, TEACHING_RUN, PublishedRelease, Upload
 
-APP = Path(__file__).resolve().parents[1] / "app.py"
 N = 20_000  # small enough to keep every run fast
 DATA = SyntheticSpec("robust", N, 5, 1.0, 1.0, 0)  # the app's defaults with n = N
 MODEL = ModelSpec("robust", "cube", None, 0.0)
@@ -54,7 +54,7 @@ def charges(at: AppTest, published: PublishedRelease) -> list[tuple[float, float
 
 
 def open_report(published: PublishedRelease | None = None, **settings: object) -> AppTest:
-    at = AppTest.from_file(str(APP), default_timeout=60)
+    at = new_app(60)
     at.session_state["n"] = N
     at.run()  # the first run registers the pages of st.navigation; switch_page needs them
     if published is not None:
@@ -167,7 +167,7 @@ def test_without_a_release_the_page_says_where_to_make_one():
 @pytest.mark.parametrize("seed", [7, None])
 def test_teaching_alone_reports_nothing(seed):
     """Default mode: the Pipeline's teaching runs, seeded or not, are never reported."""
-    at = AppTest.from_file(str(APP), default_timeout=60)
+    at = new_app(60)
     at.session_state["n"] = N
     at.session_state["noise_seed"] = seed
     at.run()
@@ -184,7 +184,7 @@ def test_teaching_alone_reports_nothing(seed):
 def test_a_legacy_teaching_record_is_not_reported(problem):
     """A teaching run in st.session_state, under the old key or the new one, is not a published release."""
     rec = release(problem)
-    at = AppTest.from_file(str(APP), default_timeout=60)
+    at = new_app(60)
     at.session_state["n"] = N
     at.run()
     at.session_state["last_release"] = dict(run=rec.run, coordinate=rec.coordinate, data=DATA,
@@ -196,7 +196,7 @@ def test_a_legacy_teaching_record_is_not_reported(problem):
 
 def publish_once(**settings: object) -> tuple[AppTest, PublishedRelease]:
     """A publish-mode release at ε = 8 on the Pipeline page, with the given settings; the app and its record."""
-    at = AppTest.from_file(str(APP), default_timeout=60)
+    at = new_app(60)
     at.session_state["n"] = N
     at.session_state["epsilon"] = 8.0
     for key, value in settings.items():
@@ -357,7 +357,7 @@ def test_synthetic_rows_are_the_unit(problem, downloads):
 def test_an_uploaded_census_file_protects_each_person(downloads):
     """Released in publish mode on an uploaded PUMS file: its rows are census persons, one row each."""
     pums = Path(__file__).parent / "data" / "SYNTHETIC_psam_p06_CA_2018_1-Year.csv"
-    at = AppTest.from_file(str(APP), default_timeout=60)
+    at = new_app(60)
     settings = dict(source="upload", upload=Upload.of(pums.name, pums.read_bytes()), mode="publish")
     for key, value in settings.items():
         at.session_state[key] = value
@@ -449,7 +449,7 @@ def test_the_report_shows_the_ledger_of_these_people(downloads):
 def test_a_new_session_still_sees_the_ledger_of_these_people():
     """A reload starts a new session without its release record; the durable ledger's history remains."""
     _, published = publish_once()
-    at = AppTest.from_file(str(APP), default_timeout=60)
+    at = new_app(60)
     at.session_state["n"] = N
     at.run()
     at.switch_page("pages/report.py").run()

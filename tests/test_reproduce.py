@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from apptest import new_app
 
 from core.accounting import make_budget
 from core.data.csvfile import read_csv_bytes
@@ -245,11 +246,7 @@ def test_unusable_settings_are_input_errors(bad):
 
 def pipeline(**settings: object):
     """The Pipeline page in teaching mode with the given settings, run once."""
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    for key, value in {"n": N, "epsilon": 8.0, **settings}.items():
-        at.session_state[key] = value
+    at = new_app(120, n=N, epsilon=8.0, **settings)
     at.run()
     at.switch_page("pages/pipeline.py").run()
     assert not at.exception, [e.value for e in at.exception]
