@@ -42,6 +42,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from core.errors import BudgetError
+from core.marks import public
 from core.population import Population
 
 TOLERANCE = 1e-12  # relative slack on the cap, for the rounding of sums (module docstring)
@@ -73,7 +74,7 @@ class ReleaseDetails:
 
 def release_details(run: Any, coefficient: str) -> ReleaseDetails:
     """The details of a `core.pipeline.PrivateRun` (its budget's stages, its release's status, value, interval)."""
-    rel = run.release
+    rel = public(run).release  # the ledger's log keeps private outputs only
     low, high = rel.interval if rel.interval is not None else (None, None)
     stages = {name: (float(s.epsilon), float(s.delta)) for name, s in run.budget.stages()}
     return ReleaseDetails(str(coefficient), stages, rel.status, rel.value, low, high)

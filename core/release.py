@@ -92,6 +92,8 @@ class Release:
     fallback_lambda_reg: float | None = None
     fallback_noise_scale: float | None = None
 
+    PUBLIC_PROPERTIES = ("branch",)  # a function of status alone (core.marks.PublicView)
+
     @property
     def branch(self) -> str | None:
         """Which mechanism produced the value: "algorithm5", "objective_perturbation", or None (bottom)."""

@@ -6,7 +6,6 @@ JSON has no infinity: non-finite numbers are written as null.
 from __future__ import annotations
 
 import math
-from dataclasses import fields
 from typing import Any
 
 import numpy as np
@@ -15,7 +14,7 @@ from core.accounting import Budget, StageBudget
 from core.certificates import RecursiveBound
 from core.compare import Comparison, MethodTrials
 from core.data.dataset import PrivacyUnit
-from core.marks import not_private
+from core.marks import not_private, public
 from core.model import ModelSpec
 from core.pipeline import PrivateRun, Problem
 from core.population import ACS, Population
@@ -325,25 +324,22 @@ def private_report(
     out, whatever mode produced the run. n and d are treated as public.
     """
 
-    def private_fields(result: Any) -> dict:
-        hidden = not_private(result)
-        return {f.name: getattr(result, f.name) for f in fields(result) if f.name not in hidden}
-
     if model is not None:
         if any(v is not None for v in (loss, domain, radius, lambda_reg)):
             raise TypeError("give the model either as model= or as loss, domain, radius, lambda_reg, not both")
         loss, domain, radius, lambda_reg = model.loss, model.domain, model.radius, model.lam_reg
-    r, split = run.release, budget.split
+    view = public(run)  # the report reads the run's public view only (core.marks.PublicView)
+    r, split = view.release, budget.split
     doc = dict(
         data=dict(source=source, n=n, d=d, feature_names=list(feature_names), loss=loss, domain=domain,
                   radius=radius, lambda_reg=lambda_reg),
-        coefficient=dict(name=coordinate, u=run.u),
-        release=dict(private_fields(r), branch=r.branch),  # the fields include the fallback's lam, s and note
+        coefficient=dict(name=coordinate, u=view.u),
+        release=r.values(),  # the fields include the fallback's lam, s and note, and the branch
         # The interval holds when the lower certificate does, so its level is discounted by delta_a.
         interval_coverage=r.interval_level * (1.0 - budget.lambda_min.delta),
-        lambda_min=private_fields(run.lambda_min),
-        lambda_max=None if run.lambda_max is None else private_fields(run.lambda_max),
-        test=private_fields(run.test),
+        lambda_min=view.lambda_min.values(),
+        lambda_max=None if view.lambda_max is None else view.lambda_max.values(),
+        test=view.test.values(),
         guarantee=dict(
             epsilon=budget.epsilon_total, delta=budget.delta_total, accounting=budget.accounting,
             holds=noise_seed is None,

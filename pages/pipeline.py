@@ -19,6 +19,7 @@ from streamlit.delta_generator import DeltaGenerator
 from core.accounting import Budget
 from core.data import Dataset
 from core.errors import InputError
+from core.marks import public
 from core.pipeline import PrivateRun, Problem
 from core.plan import execute
 from ui import cards, controls, sidebar, state
@@ -32,8 +33,11 @@ through_navigation()  # a deep link's first run on a fresh server goes through a
 
 
 def private_cards(run: PrivateRun, b: Budget, name: str, problem: Problem, publish: bool) -> None:
-    """Stages 1-4 and the budget; publish mode shows only released values (and public constants)."""
+    """Stages 1-4 and the budget; publish mode hands the cards only the run's public view (core.marks.public), so a
+    card that reached for a non-private number would fail rather than show it."""
     shown = None if publish else problem
+    if publish:
+        run = public(run)
     cards.lambda_min_card(run, shown)
     cards.lambda_max_card(run, shown)
     cards.test_card(run, b, shown, problem.geometry, problem.n)

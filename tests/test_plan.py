@@ -59,3 +59,22 @@ def test_charge_and_execute_charges_first_per_person_and_records_the_outcome(pro
     with pytest.raises(BudgetError):
         charge_and_execute(plan(problem), problem, book, two)
     assert book.spent(SPEC.population()) == (4.0, 1e-6)
+
+
+def test_the_public_view_of_a_run_holds_private_outputs_only(problem):
+    from core.marks import not_private, public
+
+    run = execute(plan(problem, seed=3), problem)
+    view = public(run)
+    assert view.release.value == run.release.value and view.release.branch == "algorithm5"
+    assert view.lambda_min.lambda_hat == run.lambda_min.lambda_hat and view.test.passed == run.test.passed
+    for part in ("release", "lambda_min", "lambda_max"):
+        for name in not_private(getattr(run, part)):  # u_theta, omega, Delta, the counts, the draws ...
+            with pytest.raises(AttributeError, match="public view"):
+                getattr(getattr(view, part), name)
+    with pytest.raises(AttributeError, match="public view"):
+        _ = view.release.noise_sd  # a property of non-private fields is not in the view
+    with pytest.raises(AttributeError, match="read only"):
+        view.release = None
+    assert set(view.release.values()) == {f for f in run.release.__dataclass_fields__} - not_private(run.release) | {
+        "branch"}
