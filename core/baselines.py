@@ -17,15 +17,57 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
 
 from core.accounting import Budget
-from core.full_vector import OUTPUT_PERTURBATION_LAMBDA, objective_perturbation_vector, output_perturbation_vector
+from core.full_vector import (
+    OUTPUT_PERTURBATION_LAMBDA,
+    objective_perturbation_vector,
+    objective_warm_start,
+    output_perturbation_vector,
+    regularised_fit_theta,
+    ridge_start,
+)
 from core.gaussian import check_epsilon_delta, sigma
 from core.problem import Problem
 from core.release import BaselineRelease, directional_sensitivity, unit_direction
+from core.trial import Draw, Trial, of_release
+
+
+def oracle_runner(t: Trial) -> Callable[[np.random.Generator], Draw]:
+    """core.methods' runner of the oracle: T = u^T theta + scale Z, whose T +- z scale covers at the level."""
+    def draw(rng: np.random.Generator) -> Draw:
+        r = oracle(t.problem, t.u, t.epsilon, t.delta, rng, t.calibration)
+        half = t.quantile * r.noise_scale
+        return of_release(r)._replace(interval=(r.value - half, r.value + half))
+
+    return draw
+
+
+def output_runner(t: Trial) -> Callable[[np.random.Generator], Draw]:
+    """core.methods' runner of output perturbation; the regularised fit is shared by the comparison's draws."""
+    def draw(rng: np.random.Generator) -> Draw:
+        theta_lam = t.shared("output", lambda: regularised_fit_theta(
+            t.problem, OUTPUT_PERTURBATION_LAMBDA, start=ridge_start(t.problem.fit, OUTPUT_PERTURBATION_LAMBDA)))
+        return of_release(output_perturbation(t.problem, t.u, t.epsilon, t.delta, rng, calibration=t.calibration,
+                                              theta_lam=theta_lam))
+
+    return draw
+
+
+def objective_runner(t: Trial) -> Callable[[np.random.Generator], Draw]:
+    """core.methods' runner of objective perturbation (15): u^T of the vector release, warm-started from a fit shared
+    by the comparison's draws (each draw's fit is certified as a cold one is)."""
+    def draw(rng: np.random.Generator) -> Draw:
+        start = time.perf_counter()
+        warm = t.shared("objective", lambda: objective_warm_start(t.problem, t.epsilon, t.delta))
+        vec = objective_perturbation_vector(t.problem, t.epsilon, t.delta, rng, warm)
+        return Draw(float(t.u @ vec.value), vec.noise_scale, True, vec.lambda_reg, time.perf_counter() - start)
+
+    return draw
 
 
 def oracle(problem: Problem, u: NDArray | int, epsilon: float, delta: float, rng: np.random.Generator,

@@ -26,45 +26,29 @@ Clopper-Pearson interval.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy.stats import binomtest
 
 from core.accounting import Budget
-from core.baselines import fallback_budget, objective_perturbation, oracle, output_perturbation
-from core.dp_sgd import DPSGDConfig, dp_sgd, sgd_rows
+from core.dp_sgd import DPSGDConfig
 from core.errors import InputError
-from core.fallback import fallback_half_width
-from core.full_vector import (
-    OUTPUT_PERTURBATION_LAMBDA,
-    algorithm3,
-    algorithm7,
-    objective_perturbation_vector,
-    objective_warm_start,
-    regularised_fit_theta,
-    ridge_start,
-)
-from core.gaussian import normal_quantile
 from core.marks import NOT_PRIVATE
-from core.methods import SINGLE, VECTOR, names
-from core.pipeline import PrivateRun, Problem, run_private
-from core.release import BaselineRelease, unit_direction
+from core.methods import REGISTRY, SINGLE, VECTOR, names
+from core.pipeline import Problem
+from core.release import unit_direction
 from core.settings import check
+from core.trial import Interval, Trial
 
 # From the one table of methods (core.methods): Compare's default u^T theta methods, the other one, the whole-vector
-# methods, and those that state an interval for u^T theta.
+# methods.
 METHODS = names(kind=SINGLE, compared=True)
 EXTRA_METHODS = names(kind=SINGLE, compared=False)
 FULL_VECTOR_METHODS = names(kind=VECTOR)
-INTERVAL_METHODS = names(interval=True)
 RATE_CONFIDENCE = 0.95  # the confidence of every rate's Clopper-Pearson interval
-
-Interval = tuple[float, float]
 
 
 @dataclass(frozen=True)
@@ -186,7 +170,7 @@ def summaries(c: Comparison) -> dict[str, MethodSummary]:
 
 
 def check_methods(names: Sequence[str]) -> tuple[str, ...]:
-    known = METHODS + EXTRA_METHODS + FULL_VECTOR_METHODS
+    known = tuple(name for name, m in REGISTRY.items() if m.runner is not None)  # read now: one entry adds one
     if not names:
         raise InputError(f"name at least one method, from {', '.join(known)}")
     unknown = [m for m in names if m not in known]
@@ -219,7 +203,8 @@ def compare(
     problem.fit.require_minimiser()
     uv = unit_direction(u, problem.d)
     eps, dlt = budget.epsilon_total, budget.delta_total
-    runners = _runners(problem, uv, budget, calibration, dp_sgd_config or DPSGDConfig(), level)
+    trial = Trial(problem, uv, budget, calibration, dp_sgd_config or DPSGDConfig(), level)
+    runners = {name: REGISTRY[name].runner(trial) for name in names}
     singles, vectors = {}, {}
     steps, done = len(names) * trials, 0
     for name in names:
@@ -232,99 +217,8 @@ def compare(
         value_list, scales, private, lam, secs, intervals, fallbacks = zip(*draws, strict=True)
         finite = [s for s in scales if np.isfinite(s)]
         scale = float(np.median(finite)) if finite else float("nan")  # the full vector's varies with lambda_hat
-        stated = intervals if name in INTERVAL_METHODS else None
+        stated = intervals if REGISTRY[name].interval else None
         trials_ = MethodTrials(name, value_list, scale, private[0], eps, dlt, lam[0], secs, stated, fallbacks)
-        (vectors if name in FULL_VECTOR_METHODS else singles)[name] = trials_
+        (vectors if REGISTRY[name].kind == VECTOR else singles)[name] = trials_
     star = None if theta_star is None else float(uv @ np.asarray(theta_star))
     return Comparison(uv, float(uv @ problem.fit.theta), star, budget, singles, vectors, float(level))
-
-
-class Draw(NamedTuple):
-    """One draw of a method; interval is None for bottom and for methods that state none."""
-
-    value: float | None
-    noise_scale: float
-    private: bool
-    lambda_reg: float | None
-    seconds: float
-    interval: Interval | None = None
-    fallback: bool = False
-
-
-def _runners(problem: Problem, u: NDArray, budget: Budget, calibration: str,
-             config: DPSGDConfig, level: float) -> dict[str, Callable[[np.random.Generator], Draw]]:
-    eps, dlt = budget.epsilon_total, budget.delta_total
-    q = normal_quantile(0.5 + level / 2.0)
-    lazy: dict[str, object] = {}
-
-    def shared(key: str, make: Callable[[], object]) -> Any:  # data only: computed once, on first use
-        if key not in lazy:
-            lazy[key] = make()
-        return lazy[key]
-
-    def baseline(release) -> Draw:
-        return Draw(release.value, release.noise_scale, release.private, release.lambda_reg, release.seconds)
-
-    def local(rng: np.random.Generator) -> Draw:
-        start = time.perf_counter()
-        r = run_private(problem, u, budget, rng, calibration, level).release
-        return Draw(r.value, r.noise_sd, True, problem.fit.lam_reg, time.perf_counter() - start, r.interval)
-
-    def fallback(rng: np.random.Generator) -> Draw:
-        start = time.perf_counter()
-        run, op = local_with_fallback(problem, u, budget, rng, calibration, level)
-        if op is None:
-            r = run.release
-            return Draw(r.value, r.noise_sd, True, problem.fit.lam_reg, time.perf_counter() - start, r.interval)
-        # lambda_hat_min = 0 here, so the fallback's interval rests on lam alone (core.fallback)
-        half = fallback_half_width(0.0, op.lambda_reg, op.noise_scale, level, problem.geometry)
-        return Draw(op.value, op.noise_scale, True, problem.fit.lam_reg, time.perf_counter() - start,
-                    (op.value - half, op.value + half), True)
-
-    def exact(rng: np.random.Generator) -> Draw:  # T = u^T theta + scale Z: T +- z_{1-a/2} scale covers at 1 - a
-        r = oracle(problem, u, eps, dlt, rng, calibration)
-        return baseline(r)._replace(interval=(r.value - q * r.noise_scale, r.value + q * r.noise_scale))
-
-    def output(rng: np.random.Generator) -> Draw:
-        theta_lam = shared("output", lambda: regularised_fit_theta(
-            problem, OUTPUT_PERTURBATION_LAMBDA, start=ridge_start(problem.fit, OUTPUT_PERTURBATION_LAMBDA)))
-        return baseline(output_perturbation(problem, u, eps, dlt, rng, calibration=calibration, theta_lam=theta_lam))
-
-    def sgd(rng: np.random.Generator) -> Draw:
-        return baseline(dp_sgd(problem, u, eps, dlt, rng, config, shared("rows", lambda: sgd_rows(problem))))
-
-    def objective(rng: np.random.Generator) -> Draw:  # u^T (15), as core.baselines.objective_perturbation
-        start = time.perf_counter()
-        warm = shared("objective", lambda: objective_warm_start(problem, eps, dlt))
-        vec = objective_perturbation_vector(problem, eps, dlt, rng, warm)
-        return Draw(float(u @ vec.value), vec.noise_scale, True, vec.lambda_reg, time.perf_counter() - start)
-
-    def full(algorithm) -> Callable[[np.random.Generator], Draw]:
-        def draw(rng: np.random.Generator) -> Draw:
-            start = time.perf_counter()
-            out = algorithm(problem.fit, problem.geometry, eps, dlt, rng, calibration)
-            err = None if out.value is None else float(np.linalg.norm(out.value - problem.fit.theta))
-            return Draw(err, out.noise_scale or float("nan"), True, problem.fit.lam_reg, time.perf_counter() - start)
-
-        return draw
-
-    return {
-        "local": local,
-        "local_fallback": fallback,
-        "oracle": exact,
-        "output_perturbation": output,
-        "objective_perturbation": objective,
-        "dp_sgd": sgd,
-        "algorithm3": full(algorithm3),
-        "algorithm7": full(algorithm7),
-    }
-
-
-def local_with_fallback(problem: Problem, u: NDArray | int, budget: Budget, rng: np.random.Generator,
-                        calibration: str = "paper", level: float = 0.95) -> tuple[PrivateRun, BaselineRelease | None]:
-    """Algorithm 5; when lambda_hat_min = 0, objective perturbation with the remaining budget instead."""
-    run = run_private(problem, u, budget, rng, calibration, level)
-    if run.lambda_min.lambda_hat > 0:
-        return run, None
-    eps, dlt = fallback_budget(budget)
-    return run, objective_perturbation(problem, u, eps, dlt, rng)

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -53,6 +53,7 @@ from core.losses import Loss
 from core.problem import Problem
 from core.recursion import KERNELS
 from core.release import BaselineRelease, unit_direction
+from core.trial import Draw, Trial, of_release
 
 ACCOUNTANTS = ("rdp", "pld")
 NEIGHBOURS = {"add_remove": NeighboringRelation.ADD_OR_REMOVE_ONE, "replace_one": NeighboringRelation.REPLACE_ONE}
@@ -438,3 +439,12 @@ def dp_sgd(problem: Problem, u: NDArray | int, epsilon: float, delta: float, rng
     theta, z = dp_sgd_theta(problem, epsilon, delta, rng, config, rows)
     return BaselineRelease("dp_sgd", float(uv @ theta), z, True, epsilon, delta, problem.fit.lam_reg,
                            time.perf_counter() - start, float(uv @ problem.fit.theta))
+
+
+def dp_sgd_runner(t: Trial) -> Callable[[np.random.Generator], Draw]:
+    """core.methods' runner of DP-SGD; the rows' per-example terms are shared by the comparison's draws."""
+    def draw(rng: np.random.Generator) -> Draw:
+        return of_release(dp_sgd(t.problem, t.u, t.epsilon, t.delta, rng, t.config,
+                                 t.shared("rows", lambda: sgd_rows(t.problem))))
+
+    return draw

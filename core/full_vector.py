@@ -41,6 +41,7 @@ from core.marks import NOT_PRIVATE
 from core.problem import Problem
 from core.recursion import c1_holds, recursion_down, smooth_recursion, t_bound
 from core.stability import solver_slack
+from core.trial import Draw, Trial
 
 VECTOR_METHODS = ("algorithm3", "algorithm7", "oracle", "objective_perturbation", "output_perturbation", "dp_sgd")
 OUTPUT_PERTURBATION_LAMBDA = 1e-2
@@ -356,3 +357,18 @@ def release_vector(method: str, problem: Problem, epsilon: float, delta: float, 
     if method == "dp_sgd":
         return dp_sgd_vector(problem, epsilon, delta, rng, dp_sgd_config)
     raise InputError(f"unknown method {method!r}; choose from {', '.join(VECTOR_METHODS)}")
+
+
+def certified_runner(algorithm: Callable[..., FullVectorRelease]) -> Callable[[Trial], Callable[..., Draw]]:
+    """core.methods' runner of Algorithm 3 or 7: each draw's value is the l2 error of the whole vector."""
+    def runner(t: Trial) -> Callable[[np.random.Generator], Draw]:
+        def draw(rng: np.random.Generator) -> Draw:
+            start = time.perf_counter()
+            out = algorithm(t.problem.fit, t.problem.geometry, t.epsilon, t.delta, rng, t.calibration)
+            err = None if out.value is None else float(np.linalg.norm(out.value - t.problem.fit.theta))
+            return Draw(err, out.noise_scale or float("nan"), True, t.problem.fit.lam_reg,
+                        time.perf_counter() - start)
+
+        return draw
+
+    return runner

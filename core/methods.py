@@ -3,14 +3,20 @@ colour, what it releases and whether it states an interval.
 
 Compare (which methods exist, which are vectors, which state intervals), the command line's --methods, the
 Experiments figures (which curves are not private) and the app's theme (labels and colours: Okabe-Ito, safe for
-colour-blind readers) all read this table; a method is added here once. Each method's mechanism lives in its own
-module (core.pipeline, core.baselines, core.dp_sgd, core.full_vector, core.experiments); core.compare's runners are
-keyed by these names, and tests/test_methods.py checks that every entry has one.
+colour-blind readers) all read this table. A method is its own module (its mechanism and its runner, core.trial)
+and one entry here: core.compare draws every method through the entry's runner.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from core.baselines import objective_runner, oracle_runner, output_runner
+from core.dp_sgd import dp_sgd_runner
+from core.full_vector import algorithm3, algorithm7, certified_runner
+from core.local_fallback import local_fallback_runner
+from core.pipeline import local_runner
+from core.trial import Runner
 
 SINGLE, VECTOR, REFERENCE = "single", "vector", "reference"  # u^T theta, the whole theta, a curve drawn for scale
 
@@ -19,7 +25,8 @@ SINGLE, VECTOR, REFERENCE = "single", "vector", "reference"  # u^T theta, the wh
 class Method:
     """One method: name (as in links, documents and CSVs), label (in words), private (its releases are (eps,
     delta)-DP), colour (hex), kind (SINGLE, VECTOR or REFERENCE), interval (it states an interval for u^T theta),
-    compared (among Compare's default methods)."""
+    compared (among Compare's default methods), runner (core.trial: how Compare draws it, from the method's own
+    module; None for the Experiments' reference curves, which core.experiments draws)."""
 
     name: str
     label: str
@@ -28,17 +35,20 @@ class Method:
     kind: str = SINGLE
     interval: bool = False
     compared: bool = True
+    runner: Runner | None = None
 
 
 REGISTRY: dict[str, Method] = {m.name: m for m in (
-    Method("local", "Local (Algorithm 5)", True, "#0072B2", interval=True),  # blue: the paper's method
-    Method("oracle", "Oracle · not private", False, "#999999", interval=True),  # grey: a reference only
-    Method("output_perturbation", "Output perturbation", True, "#E69F00"),  # orange
-    Method("objective_perturbation", "Objective perturbation", True, "#009E73"),  # bluish green
-    Method("dp_sgd", "DP-SGD", True, "#CC79A7"),  # reddish purple
-    Method("local_fallback", "Local with fallback", True, "#56B4E9", interval=True, compared=False),  # sky blue
-    Method("algorithm3", "Algorithm 3", True, "#0072B2", VECTOR),
-    Method("algorithm7", "Algorithm 7", True, "#D55E00", VECTOR),  # vermillion
+    # Okabe-Ito colours: blue for the paper's method, grey for the non-private reference.
+    Method("local", "Local (Algorithm 5)", True, "#0072B2", interval=True, runner=local_runner),
+    Method("oracle", "Oracle · not private", False, "#999999", interval=True, runner=oracle_runner),
+    Method("output_perturbation", "Output perturbation", True, "#E69F00", runner=output_runner),  # orange
+    Method("objective_perturbation", "Objective perturbation", True, "#009E73", runner=objective_runner),  # green
+    Method("dp_sgd", "DP-SGD", True, "#CC79A7", runner=dp_sgd_runner),  # reddish purple
+    Method("local_fallback", "Local with fallback", True, "#56B4E9", interval=True, compared=False,  # sky blue
+           runner=local_fallback_runner),
+    Method("algorithm3", "Algorithm 3", True, "#0072B2", VECTOR, runner=certified_runner(algorithm3)),
+    Method("algorithm7", "Algorithm 7", True, "#D55E00", VECTOR, runner=certified_runner(algorithm7)),  # vermillion
     # The Experiments figures' own curves (core.experiments): never a Compare method.
     Method("algorithm2", "Algorithm 2 (λ̂min)", True, "#0072B2", REFERENCE, compared=False),
     # Census figures draw these beside local, local_fallback, objective perturbation and the oracle, never beside

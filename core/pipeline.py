@@ -10,6 +10,8 @@ radius the fit used from `problem.model`.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +31,7 @@ from core.problem import Problem, real_array, validate_design
 from core.release import Release, release, unit_direction
 from core.spec import DataSpec
 from core.stability import StabilityTest, stability_test
+from core.trial import Draw, Trial
 
 
 @dataclass(frozen=True)
@@ -141,3 +144,13 @@ def make_rng(seed: int | None) -> np.random.Generator:
     """A seeded generator for reproducible teaching runs; OS entropy when seed is None."""
     check_seed(seed, "the noise seed")
     return np.random.default_rng(seed)
+
+
+def local_runner(t: Trial) -> Callable[[np.random.Generator], Draw]:
+    """core.methods' runner of Algorithm 5 (the "local" method), with its private interval."""
+    def draw(rng: np.random.Generator) -> Draw:
+        start = time.perf_counter()
+        r = run_private(t.problem, t.u, t.budget, rng, t.calibration, t.level).release
+        return Draw(r.value, r.noise_sd, True, t.problem.fit.lam_reg, time.perf_counter() - start, r.interval)
+
+    return draw

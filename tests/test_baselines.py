@@ -19,10 +19,10 @@ from core.baselines import (
     oracle,
     output_perturbation,
 )
-from core.compare import local_with_fallback
 from core.data import synthetic
 from core.full_vector import objective_perturbation_parameters, regularised_fit_theta
 from core.gaussian import sigma
+from core.local_fallback import local_with_fallback
 from core.pipeline import make_rng, prepare, run_private
 from core.release import directional_sensitivity, unit_direction
 from core.stability import solver_slack

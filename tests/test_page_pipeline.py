@@ -692,3 +692,24 @@ def test_a_coordinate_of_other_data_goes_back_to_the_first_while_folded():
     at = start(settings_panel=False, coordinate="zzz", epsilon=8.0, noise_seed=1)
     assert_clean(at)
     assert at.session_state["coordinate"] == "" and "coordinate" not in at.query_params
+
+
+def test_an_upload_of_the_census_file_spends_the_census_peoples_budget(tmp_path, monkeypatch):
+    """The CA persons' cap (epsilon 1) spent through the census folder: the same person file uploaded in the app,
+    byte for byte or with a trailing newline, is the same people, and its Release is off."""
+    from core.charge import charge
+    from core.population import Population
+
+    ca = Path(__file__).resolve().parent / "data" / "SYNTHETIC_psam_p06_CA_2018_1-Year.csv"
+    book = open_ledger(tmp_path / "ledger.sqlite3")
+    monkeypatch.setenv("PSP_LEDGER", str(tmp_path / "ledger.sqlite3"))
+    people = Population.census(("CA",), 2018, "1-Year")
+    book.set_default_cap((10.0, 1e-5))
+    book.set_cap(people, (1.0, 1e-5))
+    charge(book, people, split_budget(1.0, 1e-7), None, None)  # the census folder's release, as the command line
+    for content in (ca.read_bytes(), ca.read_bytes() + b"\n"):
+        at = start(mode="publish", epsilon=1.0, delta=1e-7, source="upload", upload=Upload.of("mine.csv", content))
+        assert not at.exception, [e.value for e in at.exception]
+        notice = release_off(at)
+        assert "remains of the cap on these people is ε = 0" in notice
+    assert book.spent(people) == (1.0, 1e-7)
