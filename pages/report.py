@@ -64,13 +64,37 @@ def headline(rep: dict) -> tuple[str, str]:
     return num(r["value"]), f"{r['interval_level']:.0%} private interval {interval(r['interval'])}{branch}"
 
 
+def factor(epsilon: float) -> str:
+    """e^ε in words, never an overflow: a total past ~700 is beyond every float."""
+    return f"e^ε ≈ {math.exp(epsilon):.4g}" if epsilon < 700 else "e^ε (more than 10^300)"
+
+
+def document_total(rep: dict) -> tuple[float, float, int]:
+    """(ε, δ, k): what every release this document prints costs together (basic composition), k of them: the release
+    itself, and every charged release on these people its ledger section lists with its value."""
+    history = (rep.get("ledger") or {}).get("history") or []
+    if not history:
+        return rep["guarantee"]["epsilon"], rep["guarantee"]["delta"], 1
+    return math.fsum(e["epsilon"] for e in history), math.fsum(e["delta"] for e in history), len(history)
+
+
 def guarantee(rep: dict) -> str:
     g, r = rep["guarantee"], rep["release"]
-    text = (
-        f"(ε, δ) = ({g['epsilon']:g}, {g['delta']:g})-differentially private: replacing any one row of the data by "
-        "any other changes the probability of every possible output of this report by at most a factor "
-        f"e^ε ≈ {math.exp(g['epsilon']):.4g}, plus δ."
-    )
+    total_e, total_d, k = document_total(rep)
+    if k > 1:  # the ledger section prints the other releases' values too: the document's guarantee is their total
+        text = (
+            f"This release is (ε, δ) = ({g['epsilon']:g}, {g['delta']:g})-differentially private; with the {k - 1} "
+            f"other release{'s' if k > 2 else ''} on these people this report also prints, everything in it is "
+            f"({total_e:g}, {total_d:.3g})-differentially private (basic composition): replacing any one row of the "
+            f"data by any other changes the probability of every possible output of this report by at most a factor "
+            f"{factor(total_e)}, plus δ."
+        )
+    else:
+        text = (
+            f"(ε, δ) = ({g['epsilon']:g}, {g['delta']:g})-differentially private: replacing any one row of the data "
+            f"by any other changes the probability of every possible output of this report by at most a factor "
+            f"{factor(g['epsilon'])}, plus δ."
+        )
     if r["interval"] is None:
         return text
     if r["status"] == "fallback":

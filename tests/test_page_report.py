@@ -444,6 +444,9 @@ def test_the_report_shows_the_ledger_of_these_people(downloads):
     html = downloads["text/html"][1].decode()
     assert "Privacy ledger" in html and "Remaining" in html
     assert "Spent on these people" in page_text(at)
+    # The document prints both releases' values, so its stated guarantee is their total, not the last one's.
+    assert "everything in it is (6, 2e-06)-differentially private" in page_text(at)
+    assert "everything in it is (6, 2e-06)-differentially private" in html
 
 
 def test_a_new_session_still_sees_the_ledger_of_these_people():
