@@ -453,3 +453,18 @@ def test_alt_text_of_empty_traces():
     fig.update_layout(title="Planner")
     text = figures.alt_text(fig)
     assert "half-width: nothing to draw" in text and "⊥ over 1 to 3" in text
+
+
+def test_the_dark_theme_keeps_every_array_and_its_description():
+    """Plotly encodes NumPy arrays as {dtype, bdata} in to_dict: the dark copy decodes them, so its traces hold the
+    same numbers and read the same in words as the light figure (they read "nothing to draw", and a description of
+    a dict raised a TypeError on screen)."""
+    fig = go.Figure(go.Scatter(x=np.arange(5.0), y=np.linspace(1.0, 9.0, 5), name="s", line=dict(color="#000000")))
+    fig.add_trace(go.Heatmap(z=(np.arange(12.0).reshape(3, 4) > 5).astype(float)))
+    fig.add_trace(go.Bar(x=np.array([3.0, 1.0]), y=["a", "b"], orientation="h", name="b"))
+    light, dark = figures.themed(fig, "light"), figures.themed(fig, "dark")
+    for a, b in zip(light.data, dark.data, strict=True):
+        assert figures.describe_trace(a) == figures.describe_trace(b)
+        assert "nothing to draw" not in figures.describe_trace(b)
+    np.testing.assert_array_equal(np.asarray(dark.data[1].z), np.asarray(light.data[1].z))
+    assert dark.data[0].line.color.upper() == "#F0F0F0"  # black marks turn light

@@ -7,6 +7,7 @@ the data without privacy say so in their names ("· not private").
 
 from __future__ import annotations
 
+import base64
 import math
 import re
 from typing import TYPE_CHECKING
@@ -209,11 +210,24 @@ def themed(fig: go.Figure, theme: str | None) -> go.Figure:
     return swapped
 
 
+def typed_array(spec: dict) -> np.ndarray:
+    """The NumPy array behind Plotly's typed-array encoding (base64 bytes of a dtype, with an optional shape)."""
+    values = np.frombuffer(base64.b64decode(spec["bdata"]), dtype=np.dtype(spec["dtype"]))
+    shape = spec.get("shape")
+    if shape is None:
+        return values.copy()
+    dims = [int(n) for n in str(shape).split(",")] if isinstance(shape, str) else list(shape)
+    return values.reshape(dims).copy()
+
+
 def recolor(value: object, colors: dict[str, str]) -> object:
-    """value with every string equal (ignoring case) to a key of colors replaced by its value, at any depth."""
+    """value with every string equal (ignoring case) to a key of colors replaced by its value, at any depth; a typed
+    array as Plotly's to_dict encodes it ({dtype, bdata[, shape]}) comes back as the NumPy array it was."""
     table = {k.upper(): v for k, v in colors.items()}
     if isinstance(value, str):
         return table.get(value.upper(), value)
+    if isinstance(value, dict) and "bdata" in value and "dtype" in value:
+        return typed_array(value)
     if isinstance(value, dict):
         return {k: recolor(v, colors) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
