@@ -24,7 +24,7 @@ from core.ledger_store import open_ledger
 from core.population import Population
 
 DEFAULT_CAP = (10.0, 1e-5)  # a new ledger file's default cap unless the deployment says otherwise
-SEEDED = ("a run with a fixed noise seed is not private (anyone who knows the seed can subtract its noise), so it "
+SEEDED = ("A run with a fixed noise seed is not private (anyone who knows the seed can subtract its noise), so it "
           "is never charged to the ledger: drop the seed to release, or the ledger to replay")
 
 
@@ -44,17 +44,17 @@ def cost(budget: Budget, unit: PrivacyUnit | None) -> tuple[float, float]:
     return eps_k, delta_k
 
 
-def charge(ledger: Ledger, people: Population, budget: Budget, unit: PrivacyUnit | None, seed: int | None,
-           record: object = None) -> LedgerEntry:
+def charge(ledger: Ledger, people: Population, budget: Budget, unit: PrivacyUnit | None,
+           seed: int | None) -> LedgerEntry:
     """Charge a release to the people it is drawn on, per person, before any of its noise is drawn.
 
     The ledger checks the cap and appends the entry in one transaction (BudgetError past the cap, naming what
     the release costs and what remains); a seeded plan is refused outright. Nothing is spent on a refusal.
     """
     if seed is not None:
-        raise InputError(SEEDED[0].upper() + SEEDED[1:] + ".")
+        raise InputError(SEEDED + ".")
     epsilon, delta = cost(budget, unit)
-    return ledger.spend(people, epsilon, delta, record=record)
+    return ledger.spend(people, epsilon, delta)
 
 
 def default_cap(read: Callable[[str], object | None] = lambda name: os.environ.get(f"PSP_{name.upper()}")

@@ -240,7 +240,7 @@ def cmd_release(args: argparse.Namespace) -> dict:
     if args.ledger is not None and args.repeat != 1:
         raise InputError("--ledger charges one release at a time; drop --repeat or run the command again")
     if args.ledger is not None and args.seed is not None:
-        raise InputError(SEEDED[0].upper() + SEEDED[1:] + ": drop --seed or --ledger")
+        raise InputError(SEEDED + ": drop --seed or --ledger")
     # An unusable file is refused now, before anything is read.
     ledger = None if args.ledger is None else open_charged(args.ledger or None, default_cap())
     budget, spec, data, problem, j, where = _prepared(args)

@@ -15,7 +15,7 @@ How the fit stays exact for every input the domain admits:
   residual_rows, Dot2) whenever plain arithmetic could err by more than a small share of the tolerance,
   so the rounding of a residual is about 2^-53 |z| + gamma^2 (|y| + |x|^T |theta|), not 2^-53 |x|^T |theta|:
   a response of 1e9 on coefficients of 1e9 loses nothing. The gradient is summed in blocks of SUM_BLOCK
-  rows with an exact sum of the block sums. `rounding_bound` bounds the whole error of the computed
+  rows with an exact sum of the block sums. `_Residuals.bound` bounds the whole error of the computed
   gradient, and a fit is certified only when the computed norm plus that bound is at most tau.
 - A certificate of existence. Both losses satisfy h''(t + s) >= e^(-|s|) h''(t), so along any ray from
   theta~ the directional derivative of F grows at least like mu (1 - e^(-r l))/r, mu = lambda_min(H(theta~))
@@ -52,6 +52,7 @@ from core.rounding import (
     GRAD_TOL,
     H1_ROUNDING,
     PLAIN_SHARE,
+    SPLIT,
     SUM_BLOCK,
     TAU_FACTOR,
     UNIT,
@@ -287,8 +288,9 @@ def fit(
                 return result
         if may_separate and not checked_separation and float(np.linalg.norm(hi)) > _SEPARATION_CHECK_NORM:
             checked_separation = True
-            if separable(X, y) is not None:
-                return _failed(NO_MINIMISER, _separable_message(X, y), tau, lam_reg, n, d)
+            direction = separable(X, y)
+            if direction is not None:
+                return _failed(NO_MINIMISER, _separable_message(X, y, direction), tau, lam_reg, n, d)
         best, since_best = (grad_norm, 0) if grad_norm < 0.5 * best else (best, since_best + 1)
         if it == max_iter or since_best > STALL_STEPS:
             break
@@ -302,8 +304,9 @@ def fit(
         if a == 0.0:  # no descent measurable: the rounding floor, above the tolerance
             break
         hi, lo = _advance(hi, lo, a * step)
-    if may_separate and not checked_separation and separable(X, y) is not None:
-        return _failed(NO_MINIMISER, _separable_message(X, y), tau, lam_reg, n, d)
+    direction = separable(X, y) if may_separate and not checked_separation else None
+    if direction is not None:
+        return _failed(NO_MINIMISER, _separable_message(X, y, direction), tau, lam_reg, n, d)
     return _failed(NO_MINIMISER, _stall_message(it, grad_norm, tau, hi), tau, lam_reg, n, d)
 
 
@@ -389,7 +392,7 @@ def residuals(X: Array, y: Array, hi: Array, lo: Array, centred: bool) -> Array:
 
 def _dot2_columns(X: Array, y: Array, hi: Array, lo: Array, centred: bool) -> Array:
     """core.kernels.residual_rows in NumPy: the same operations in the same order, column by column."""
-    split = 134217729.0
+    split = SPLIT
     S = -y if centred else np.zeros(X.shape[0])
     C = np.zeros(X.shape[0])
     for j in range(X.shape[1]):
@@ -543,9 +546,8 @@ def _stall_message(it: int, grad_norm: float, tau: float, theta: Array) -> str:
             "drop redundant columns or set a positive lambda_reg")
 
 
-def _separable_message(X: Array, y: Array) -> str:
-    theta = separable(X, y)
-    everyone = theta is not None and bool(np.all(y * (X @ theta) > 0))
+def _separable_message(X: Array, y: Array, direction: Array) -> str:
+    everyone = bool(np.all(y * (X @ direction) > 0))
     which = "every training point is classified correctly" if everyone else "no point is misclassified"
     return (
         f"the logistic loss has no minimiser: the labels are separable ({which} by a linear rule), so the "

@@ -25,6 +25,8 @@ import math
 import numba
 import numpy as np
 
+from core.rounding import SPLIT
+
 DOWN = 0
 SMOOTH = 1
 
@@ -218,7 +220,6 @@ def gram_rows(X: np.ndarray, w: np.ndarray, r0: int, r1: int, out: np.ndarray) -
     out[:] = acc
 
 
-SPLIT = 134217729.0  # 2^27 + 1: Veltkamp's splitter, a double into two halves of 26 bits
 RESIDUAL_ROWS = 256  # rows per block of residual_rows: the block's transposed copy stays in L1
 
 

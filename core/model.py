@@ -64,7 +64,7 @@ class ModelSpec:
 
     def bound_for(self, n: int, d: int) -> float:
         """The public bound B on |y| for n rows in dimension d: the declared one, or the largest the fit certifies
-        (core.fit.response_capacity); a declared bound above that is refused (public facts only: n, d, the loss).
+        (core.rounding.response_capacity); a declared bound above that is refused (public facts only: n, d, the loss).
         inf for the logistic loss, whose labels are +-1."""
         loss = get_loss(self.loss)
         capacity = response_capacity(n, d, loss)

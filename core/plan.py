@@ -63,11 +63,11 @@ def execute(plan: ReleasePlan, problem: Problem, rng: np.random.Generator | None
                        plan.level, fallback=plan.fallback)
 
 
-def charge_and_execute(plan: ReleasePlan, problem: Problem, ledger: Ledger, unit: PrivacyUnit | None,
-                       record: object = None) -> tuple[PrivateRun, LedgerEntry]:
+def charge_and_execute(plan: ReleasePlan, problem: Problem, ledger: Ledger,
+                       unit: PrivacyUnit | None) -> tuple[PrivateRun, LedgerEntry]:
     """Charge the plan to its people (per person, before any noise; refused past the cap or for a seeded plan,
     charging nothing), run it, and record its outcome on the charge."""
-    entry = charge(ledger, plan.data.population(), plan.budget, unit, plan.seed, record=record)
+    entry = charge(ledger, plan.data.population(), plan.budget, unit, plan.seed)
     run = execute(plan, problem)
     ledger.record_outcome(entry, release_details(run, plan.name))
     return run, entry

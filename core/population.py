@@ -110,11 +110,17 @@ def content_key(columns: NDArray[np.float64]) -> str:
     cols = []
     for j in range(unit.shape[1]):
         up, down = unit[:, j], np.where(hi[j] > lo[j], top - unit[:, j], 0)
-        cols.append(up if tuple(np.sort(up)) <= tuple(np.sort(down)) else down)
+        cols.append(up if _sorted_first(np.sort(up), np.sort(down)) else down)
     cols.sort(key=lambda c: np.sort(c).tobytes())
     table = np.stack(cols, axis=1) if cols else unit
     rows = table[np.lexsort(table.T[::-1])] if table.size else table
     h = hashlib.sha256(f"{table.shape[0]}x{table.shape[1]}".encode())
     h.update(np.ascontiguousarray(rows).tobytes())
     return h.hexdigest()
+
+
+def _sorted_first(a: NDArray[np.int64], b: NDArray[np.int64]) -> bool:
+    """Whether a comes first, or equals b, lexicographically (arrays of one length): at their first difference."""
+    differ = np.flatnonzero(a != b)
+    return differ.size == 0 or bool(a[differ[0]] < b[differ[0]])
 

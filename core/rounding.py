@@ -18,6 +18,7 @@ GRAD_TOL = 1e-12  # the solver's target: ||grad F|| <= GRAD_TOL * G0 (computed)
 TAU_FACTOR = 2e-12  # the certified bound tau = TAU_FACTOR * G0 allows for the rounding of the computed gradient
 SUM_BLOCK = 4096  # rows per block of the gradient sum: rounding <= gamma_4098 ~ 4.6e-13 relative to G0
 UNIT = 2.0**-53  # the unit roundoff of float64
+SPLIT = 134217729.0  # 2^27 + 1: Veltkamp's splitter, a double into two halves of 26 bits (Dekker's product)
 PLAIN_SHARE = 1e-13  # plain residuals while their rounding moves h' by at most this share of sup|h'|
 H1_ROUNDING = 8.0 * UNIT  # h' as computed from an exact residual: tanh or expit, 0.5 z and y times it
 

@@ -14,7 +14,7 @@ from streamlit.delta_generator import DeltaGenerator
 from core.accounting import ACCOUNTINGS, Budget, make_budget
 from core.gaussian import CALIBRATIONS, delta_warning, epsilon_warning, posterior_bound
 from core.geometry import DOMAINS, MAX_RADIUS, MIN_RADIUS
-from core.model import MAX_LAM_REG, MAX_RESPONSE_BOUND, MIN_RESPONSE_BOUND
+from core.model import MAX_LAM_REG
 from ui import state
 from ui.format import opened, sentence
 from ui.formulas import BUDGET_STAGES, DELTA_BASIC, EPSILON_BASIC, ORACLE_INTERVAL, PRIVATE_INTERVAL, split_help
@@ -122,8 +122,9 @@ def model_controls() -> None:
         placeholder="empty = √d, the ball around the cube",
         help="R = rad₂(𝒳) = r of the ball domain, so G₀ = r·sup|h′| and G₁ = r²·sup h″ (SPEC §2)",
     )
+    low, high = state.PARAMS["response_bound"].bounds
     st.number_input(  # empty = the largest bound the fit certifies for this n and d
-        "Response bound |y| ≤ B", value=None, min_value=MIN_RESPONSE_BOUND, max_value=MAX_RESPONSE_BOUND,
+        "Response bound |y| ≤ B", value=None, min_value=low, max_value=high,
         format="%g", key="response_bound", placeholder="empty = the largest the fit certifies",
         help="A public bound on the responses of the robust loss: responses beyond ±B are clipped to it before the "
         "fit (and counted), and the fit's certificate rests on it (docs/privacy.md). Logistic labels ignore it.",
