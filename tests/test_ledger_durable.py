@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from core.data import acs
 from core.errors import BudgetError, InputError
 from core.ledger import Ledger, ReleaseDetails
 from core.ledger_store import (
@@ -285,17 +286,21 @@ def test_command_line_default_path_and_a_corrupt_file(tmp_path):
     assert closed.returncode == 2 and "refused" in closed.stderr  # a deployment's cap of 0 refuses everything
 
 
-def test_command_line_census_charged_through_one_spec_refused_through_another(tmp_path):
+def census_root(tmp_path: Path) -> str:
+    """A census folder under tmp_path with the SYNTHETIC CA and MI person files where folktables reads them."""
     for state, src in FIXTURES.items():
-        from core.data import acs
-
         dst = acs.census_path(tmp_path / "census", state)
         dst.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(src, dst)
+    return str(tmp_path / "census")
+
+
+def test_command_line_census_charged_through_one_spec_refused_through_another(tmp_path):
+    census = census_root(tmp_path)
     path = str(tmp_path / "ledger.sqlite3")
     assert run("ledger", "set-cap", "--state", "CA", "--state", "MI", "--epsilon", "5", "--delta", "1e-5",
                "--ledger", path).returncode == 0
-    base = ("release", "--acs-root", str(tmp_path / "census"), "--coordinate", "female", "--epsilon", "4",
+    base = ("release", "--acs-root", census, "--coordinate", "female", "--epsilon", "4",
             "--delta", "1e-6", "--ledger", path)
     first = run(*base, "--state", "CA", "--state", "MI", "--n", "300", "--sample-seed", "2")
     assert first.returncode == 0, first.stderr
@@ -319,16 +324,6 @@ def test_a_response_bound_the_fit_cannot_certify_is_refused_before_any_charge(tm
     assert refused.returncode == 2 and refused.stdout == ""
     assert len(refused.stderr.strip().splitlines()) == 1 and "lower --response-bound" in refused.stderr
     assert json.loads(run("ledger", "show", "--ledger", path).stdout)["populations"] == []
-
-
-def census_root(tmp_path: Path) -> str:
-    from core.data import acs
-
-    for state, src in FIXTURES.items():
-        dst = acs.census_path(tmp_path / "census", state)
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy(src, dst)
-    return str(tmp_path / "census")
 
 
 def test_a_sample_with_replacement_is_charged_per_person(tmp_path):

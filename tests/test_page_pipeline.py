@@ -15,9 +15,11 @@ from streamlit.testing.v1 import AppTest
 
 import ui.state
 from core.accounting import split_budget
+from core.charge import charge
 from core.data import synthetic
 from core.ledger_store import open_ledger
 from core.pipeline import make_rng, prepare, run_private
+from core.population import Population
 from core.spec import AcsSpec, SyntheticSpec
 from ui.state import PUBLISHED, TEACHING_RUN, PublishedRelease, TeachingRun, Upload
 
@@ -697,9 +699,6 @@ def test_a_coordinate_of_other_data_goes_back_to_the_first_while_folded():
 def test_an_upload_of_the_census_file_spends_the_census_peoples_budget(tmp_path, monkeypatch):
     """The CA persons' cap (epsilon 1) spent through the census folder: the same person file uploaded in the app,
     byte for byte or with a trailing newline, is the same people, and its Release is off."""
-    from core.charge import charge
-    from core.population import Population
-
     ca = Path(__file__).resolve().parent / "data" / "SYNTHETIC_psam_p06_CA_2018_1-Year.csv"
     book = open_ledger(tmp_path / "ledger.sqlite3")
     monkeypatch.setenv("PSP_LEDGER", str(tmp_path / "ledger.sqlite3"))
