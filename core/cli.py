@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from core.accounting import ACCOUNTINGS, Budget, make_budget, parse_split
+from core.accounting import ACCOUNTINGS, RELEASE_SPLIT, Budget, make_budget, parse_split
 from core.charge import SEEDED, default_cap, open_charged
 from core.compare import EXTRA_METHODS, FULL_VECTOR_METHODS, METHODS, check_methods, compare
 from core.data import Dataset
@@ -78,7 +78,8 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--epsilon", type=float, required=True, help="TOTAL epsilon")
     p.add_argument("--delta", type=float, required=True, help="TOTAL delta, in (0, 0.1], well below 1/n")
     p.add_argument(
-        "--split", default=None, help="weights a,b,c of eps for lambda_min, lambda_max, release (default 1,1,1)"
+        "--split", default=None, help="weights a,b,c of eps for lambda_min, lambda_max, release (default "
+        f"{','.join(f'{w:g}' for w in RELEASE_SPLIT)})"
     )
     p.add_argument(
         "--accounting", choices=ACCOUNTINGS, default="basic",

@@ -1,10 +1,11 @@
-"""Algorithm 5 with fallback: objective perturbation (15) instead of bottom, at the release stage's budget.
+"""Algorithm 5 with fallback: objective perturbation (15) instead of bottom, on the budget the run has not spent.
 
 When the test (14) fails (which includes lambda_hat_min = 0), Algorithm 5 releases bottom. The paper's
-experiments fall back to objective perturbation instead; here the fallback spends exactly what the
-release stage is charged in core.accounting, the event (2 eps_c, (1 + e^eps_c) delta_c), so the total
-guarantee is unchanged (docs/privacy.md, "Algorithm 5 with fallback"). The branch is a function of the
-private certificates only (the test's outcome).
+experiments fall back to objective perturbation instead; here the fallback spends exactly what the later stages
+would have: the release event (2 eps_c, (1 + e^eps_c) delta_c), and stage 2's (eps_b, delta_b) too when stage 1
+certified nothing (stage 2 then never ran), so the total guarantee is unchanged (docs/privacy.md, "Algorithm 5 with
+fallback"). The branch is a function of the private certificates only. CURVATURE_SHARE of it pays for a private
+bound on the curvature at the released point (core.curvature), which gives the interval its width.
 
 Objective perturbation's output theta_hat = argmin L_n + b^T theta + (lam/2)||theta||^2, b ~ N(0, s^2 I),
 estimates u^T theta_lam(P_n), the coefficient of the lam-regularised fit, not u^T theta(P_n). To first
@@ -22,13 +23,17 @@ import dataclasses
 import numpy as np
 
 from core.accounting import Budget, release_event_delta
-from core.baselines import objective_perturbation
+from core.baselines import fallback_budget
+from core.curvature import APPROXIMATE_NOTE, BOUND_SHARE, Curvature, curvature, curvature_interval
 from core.errors import NoMinimizerError
+from core.full_vector import objective_perturbation_vector
 from core.gaussian import normal_quantile
 from core.geometry import Geometry
 from core.problem import Problem
 from core.release import FALLBACK, Release
 from core.stability import solver_slack
+
+CURVATURE_SHARE = 0.1  # of the fallback's (eps, delta): enough to certify the curvature of census-sized data
 
 
 def release_event_budget(budget: Budget) -> tuple[float, float]:
@@ -48,8 +53,18 @@ def fallback_half_width(lambda_hat_min: float, lam: float, s: float, level: floa
     return q * s / (max(lambda_hat_min, 0.0) + lam) + solver_slack(lam, g)
 
 
-def interval_note(level: float, lam: float) -> str:
+def unspent_budget(budget: Budget, lambda_hat_min: float) -> tuple[float, float]:
+    """What the fallback may spend: the release event's (eps, delta), and stage 2's too when lambda_hat_min = 0 (a
+    private output) left it unrun (core.baselines.fallback_budget)."""
+    return fallback_budget(budget) if lambda_hat_min <= 0 else release_event_budget(budget)
+
+
+def interval_note(level: float, lam: float, c: Curvature | None = None) -> str:
     """What the fallback's interval covers, in words."""
+    if c is not None and c.bound is not None:
+        return (f"Objective perturbation (fallback): the interval covers u^T theta(P_n), the coefficient fitted on "
+                f"these rows, with probability {level:g} ({APPROXIMATE_NOTE}); its width comes from a private bound on "
+                "the curvature at the released point, and it accounts for the fallback's ridge.")
     return (
         f"Objective perturbation (fallback): the interval covers u^T theta_lam(P_n), the coefficient of the fit "
         f"regularised by lambda_reg = {lam:.3g} (not the unregularised u^T theta(P_n)), to first order in the "
@@ -66,30 +81,35 @@ def fallback_release(
     budget: Budget,
     rng: np.random.Generator,
 ) -> Release:
-    """Objective perturbation at the release event's (eps', delta') in place of Algorithm 5's bottom `declined`.
+    """Objective perturbation on the unspent (eps', delta') in place of Algorithm 5's bottom `declined`.
 
-    The result keeps `declined`'s reason (why (14) failed) and its non-private fields, with status
-    "fallback", the value u^T theta_hat, the interval of `fallback_half_width` at declined.interval_level,
-    and the fallback's epsilon, delta, lambda_reg and noise scale s.
+    (1 - CURVATURE_SHARE) of it goes to (15), the rest to core.curvature at the released point. The result keeps
+    `declined`'s reason (why (14) failed) and its non-private fields, with status "fallback", the value
+    u^T theta_hat, the curvature interval at declined.interval_level (or, without a curvature bound, the interval
+    of `fallback_half_width`), and the fallback's epsilon, delta, lambda_reg, noise scale s and curvature.
     """
     if declined.status != "bottom":
         raise ValueError("the fallback replaces only a bottom of Algorithm 5")
-    eps, dlt = release_event_budget(budget)
+    eps, dlt = unspent_budget(budget, lambda_hat_min)
+    eps_c, dlt_c = CURVATURE_SHARE * eps, CURVATURE_SHARE * dlt
     level = declined.interval_level
     try:
-        op = objective_perturbation(problem, u, eps, dlt, rng)
+        op = objective_perturbation_vector(problem, eps - eps_c, dlt - dlt_c, rng)
     except NoMinimizerError:  # the perturbed fit was not certified: no value (docs/privacy.md, limits)
         return dataclasses.replace(declined, reason=f"{declined.reason}; the fallback's fit was not certified")
-    lam, s = op.lambda_reg, op.noise_scale
-    half = fallback_half_width(lambda_hat_min, lam, s, level, problem.geometry)
+    lam, s, value = op.lambda_reg, op.noise_scale, float(u @ op.value)
+    c = curvature(problem, op.value, lam, u, eps_c, dlt_c, BOUND_SHARE * (1.0 - level), rng)
+    ci = curvature_interval(problem, op.value, c, s, lam, level)
+    half = fallback_half_width(lambda_hat_min, lam, s, level, problem.geometry) if ci is None else ci.half
     return dataclasses.replace(
         declined,
         status=FALLBACK,
-        value=op.value,
-        interval=(op.value - half, op.value + half),
+        value=value,
+        interval=(value - half, value + half),
         fallback_epsilon=eps,
         fallback_delta=dlt,
         fallback_lambda_reg=lam,
         fallback_noise_scale=s,
-        interval_note=interval_note(level, lam),
+        fallback_curvature=c,
+        interval_note=interval_note(level, lam, c if ci is not None else None),
     )

@@ -55,7 +55,8 @@ REGISTRY: dict[str, Method] = {m.name: m for m in (
     # output perturbation or Algorithm 7: their colours are free there.
     Method("local_fallback_paper", "Local with fallback (paper's split)", True, "#E69F00", REFERENCE,
            compared=False),
-    Method("local_fallback_app", "Local with the app's fallback", True, "#D55E00", REFERENCE, compared=False),
+    Method("local_fallback_app", "The app's default (Algorithm 5 with fallback)", True, "#D55E00", REFERENCE,
+           compared=False),
     Method("score_attack_rate", "Score-attack rate (constant 1)", False, "#000000", REFERENCE, compared=False),
     Method("dp_sgd_tuned", "DP-SGD tuned on the fit", False, "#CC79A7", REFERENCE, compared=False),
 )}

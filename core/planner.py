@@ -26,7 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import cached_property
 
-from core.accounting import ACCOUNTINGS, DEFAULT_SPLIT, Budget, make_budget
+from core.accounting import ACCOUNTINGS, RELEASE_SPLIT, Budget, make_budget
 from core.errors import InputError, is_integer, is_real
 from core.gaussian import CALIBRATIONS, MAX_DELTA, MAX_EPSILON, MIN_EPSILON, normal_quantile, sigma
 from core.geometry import DOMAINS, Geometry
@@ -72,7 +72,7 @@ class Assumptions:
     domain: str = "cube"
     radius: float | None = None
     lam_reg: float = 0.0
-    split: tuple[float, float, float] = DEFAULT_SPLIT
+    split: tuple[float, float, float] = RELEASE_SPLIT
     accounting: str = "basic"
     calibration: str = "paper"
     level: float = 0.95

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
+from core.curvature import Curvature
 from core.errors import DataError, is_real
 from core.fit import FitResult
 from core.gaussian import normal_quantile, sigma
@@ -64,10 +65,12 @@ class Release:
         deviation sigma * multiplier. NOT private.
     oracle_interval : T +- z sigma multiplier, for teaching only. NOT private.
     z : the standard normal draw (None for bottom and fallback). NOT private.
-    fallback_epsilon, fallback_delta : objective perturbation's (eps', delta') = (2 eps_c, (1 + e^eps_c) delta_c),
-        the release event's budget (None unless status is "fallback").
-    fallback_lambda_reg : the fallback's lam = 4 G1/(n eps'); public (None unless fallback).
+    fallback_epsilon, fallback_delta : the fallback's (eps', delta'), all the run left unspent: the release event's
+        (2 eps_c, (1 + e^eps_c) delta_c), plus stage 2's when lambda_hat_min = 0 (None unless status is "fallback").
+    fallback_lambda_reg : the fallback's lam = 4 G1/(n eps''), eps'' its objective perturbation's share; public.
     fallback_noise_scale : the fallback's noise scale s (b ~ N(0, s^2 I)); public (None unless fallback).
+    fallback_curvature : the private curvature at the released point (core.curvature) that the interval's width
+        rests on (None unless fallback).
     """
 
     status: str
@@ -91,6 +94,7 @@ class Release:
     fallback_delta: float | None = None
     fallback_lambda_reg: float | None = None
     fallback_noise_scale: float | None = None
+    fallback_curvature: Curvature | None = None
 
     PUBLIC_PROPERTIES = ("branch",)  # a function of status alone (core.marks.PublicView)
 

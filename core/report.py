@@ -13,8 +13,9 @@ import numpy as np
 from core.accounting import Budget, StageBudget
 from core.certificates import RecursiveBound
 from core.compare import Comparison, MethodTrials
+from core.curvature import Curvature
 from core.data.dataset import PrivacyUnit
-from core.marks import not_private, public
+from core.marks import PublicView, not_private, public
 from core.model import ModelSpec
 from core.pipeline import PrivateRun, Problem
 from core.population import ACS, Population
@@ -70,11 +71,18 @@ SEEDED_WARNING = (
 )
 
 
-def interval_scope(status: str) -> str:
-    """One sentence: what a released interval covers (Algorithm 5's, or the fallback's), against a population
-    confidence interval, which it is not. Both cover a coefficient of the fit on these n rows, under the noise."""
-    target = ("uᵀθ(Pₙ), the coefficient fitted on these n rows" if status != "fallback" else
-              "uᵀθ_λ(Pₙ), the coefficient of the ridge-regularised fit on these n rows")
+def interval_scope(release: dict) -> str:
+    """One sentence: what a released interval covers (Algorithm 5's, or the fallback's, with or without a certified
+    curvature), against a population confidence interval, which it is not. Each covers a coefficient of the fit on
+    these n rows, under the noise."""
+    curvature = release.get("fallback_curvature") or {}
+    if release["status"] != "fallback":
+        target = "uᵀθ(Pₙ), the coefficient fitted on these n rows"
+    elif curvature.get("bound") is not None:
+        target = ("uᵀθ(Pₙ), the coefficient fitted on these n rows, approximately (to first order in the noise, "
+                  "with coverage measured rather than proven)")
+    else:
+        target = "uᵀθ_λ(Pₙ), the coefficient of the ridge-regularised fit on these n rows"
     return (f"This private interval covers {target}, and accounts for the privacy noise only; it is not a "
             "confidence interval for a population coefficient, which would also have to account for the sampling "
             "variability of the n rows.")
@@ -151,9 +159,17 @@ def run_dict(run: PrivateRun) -> dict:
             oracle_interval=r.oracle_interval, z=r.z,
             branch=r.branch, interval_note=r.interval_note, fallback_epsilon=r.fallback_epsilon,
             fallback_delta=r.fallback_delta, fallback_lambda_reg=r.fallback_lambda_reg,
-            fallback_noise_scale=r.fallback_noise_scale,
+            fallback_noise_scale=r.fallback_noise_scale, fallback_curvature=curvature_dict(r.fallback_curvature),
         ),
     )
+
+
+def curvature_dict(c: Curvature | None) -> dict | None:
+    """The fallback's private curvature at the released point (core.curvature), its private fields only."""
+    if c is None:
+        return None
+    return dict(lambda_hat=c.lambda_hat, bound=c.bound, reason=c.reason, epsilon=c.epsilon, delta=c.delta,
+                beta=c.beta)
 
 
 def _source(problem: Problem, source: str | None) -> str:
@@ -334,7 +350,8 @@ def private_report(
         data=dict(source=source, n=n, d=d, feature_names=list(feature_names), loss=loss, domain=domain,
                   radius=radius, lambda_reg=lambda_reg),
         coefficient=dict(name=coordinate, u=view.u),
-        release=r.values(),  # the fields include the fallback's lam, s and note, and the branch
+        # the fields include the fallback's lam, s, curvature and note, and the branch
+        release={k: v.values() if isinstance(v, PublicView) else v for k, v in r.values().items()},
         # The interval holds when the lower certificate does, so its level is discounted by delta_a.
         interval_coverage=r.interval_level * (1.0 - budget.lambda_min.delta),
         lambda_min=view.lambda_min.values(),

@@ -99,7 +99,7 @@ def guarantee(rep: dict) -> str:
         return text
     if r["status"] == "fallback":
         return f"{text} The test (14) failed ({r['reason']}), so the value was released by objective perturbation " \
-            f"(15) at the release stage's own budget; the total guarantee is the same. {r['interval_note']}"
+            f"(15) on the budget the run had not spent; the total guarantee is the same. {r['interval_note']}"
     # Rounded down: the stated coverage must stay a lower bound.
     coverage = math.floor(rep["interval_coverage"] * 1e4) / 1e2
     return text + (
@@ -207,7 +207,7 @@ def report_html(rep: dict) -> str:
     value, detail = headline(rep)
     e = html.escape
     r = rep["release"]
-    scope = "" if r["interval"] is None else f'<p class="note">{e(interval_scope(r["status"]))}</p>'
+    scope = "" if r["interval"] is None else f'<p class="note">{e(interval_scope(r))}</p>'
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Private release: {e(coefficient(rep))}</title>
 <style>{STYLE}</style></head><body><main>
@@ -297,7 +297,7 @@ def show(rep: dict) -> None:
     if r["interval"] is None:
         st.warning(md(detail), icon=":material/block:")
     else:
-        st.caption(md(interval_scope(r["status"])))
+        st.caption(md(interval_scope(r)))
     metric_row([
         (LAMBDA_MIN.name, num(rep["lambda_min"]["lambda_hat"]),
          "Certified lower bound on the Hessian's smallest eigenvalue (Algorithm 2)"),

@@ -14,7 +14,7 @@ from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
 import ui.state
-from core.accounting import split_budget
+from core.accounting import RELEASE_SPLIT, split_budget
 from core.charge import charge
 from core.data import synthetic
 from core.ledger_store import open_ledger
@@ -95,7 +95,7 @@ def release_off(at: AppTest) -> str:
 def core_run(epsilon: float, seed: int, j: int):
     data = synthetic(N, 5, "robust", 1.0, 1.0, 0)
     problem = prepare(data.X, data.y, "robust", "cube", None, 0.0, data.feature_names)
-    return run_private(problem, j, split_budget(epsilon, 1e-6), make_rng(seed), "paper", 0.95)
+    return run_private(problem, j, split_budget(epsilon, 1e-6, RELEASE_SPLIT), make_rng(seed), "paper", 0.95)
 
 
 # ---------------------------------------------------------------- teaching mode

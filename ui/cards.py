@@ -21,6 +21,7 @@ from core.diagnosis import MOSTLY_PROJECTED, diagnose, fit_diagnosis, projection
 from core.errors import InputError
 from core.geometry import Geometry
 from core.pipeline import PrivateRun, Problem
+from core.release import Release
 from core.teaching import WHATIF_EPS, Steps, falling_path, rising_path
 from ui import cache, state
 from ui.charts import chart, sketch
@@ -345,6 +346,16 @@ def test_card(run: PrivateRun, b: Budget, problem: Problem | None, g: Geometry, 
 # ---------------------------------------------------------------- stage 4
 
 
+def curvature_caption(r: Release) -> str:
+    """The fallback's budget and its private curvature at the released point, in one line (private values only)."""
+    c = r.fallback_curvature
+    spent = f"The fallback spent ε = {r.fallback_epsilon:.3g}, all the run had left"
+    if c is None or c.bound is None:
+        return f"{spent}; no curvature could be certified at the released point, so the interval is the wide one."
+    return (f"{spent}, {c.epsilon:.2g} of it on the curvature at the released point: certified λmin ≥ "
+            f"{c.lambda_hat:.3g} there, and ‖(H + λI)⁻¹u‖ ≤ {c.bound:.3g}, which sets the interval's width.")
+
+
 def release_card(run: PrivateRun, name: str, problem: Problem | None) -> None:
     """Stage 4; problem is None in publish mode, where only the value and its private interval are shown."""
     r = run.release
@@ -355,6 +366,7 @@ def release_card(run: PrivateRun, name: str, problem: Problem | None) -> None:
         if fell_back:
             st.info(f"Released by objective perturbation (15), the fallback, because {r.reason}. {r.interval_note}",
                     icon=":material/alt_route:")
+            st.caption(curvature_caption(r))
         elif not released:
             st.warning(f"⊥ (nothing released): {r.reason}.", icon=":material/block:")
         shown = [

@@ -41,7 +41,7 @@ import numpy as np
 import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
 
-from core.accounting import Budget
+from core.accounting import RELEASE_SPLIT, Budget
 from core.charge import cost as charge_cost
 from core.charge import default_cap, open_charged
 from core.compare import METHODS, Comparison, check_methods
@@ -143,9 +143,9 @@ PARAMS: dict[str, Param] = {
     # privacy
     "epsilon": Param(4.0, float, bounds=_range("epsilon")),
     "delta": Param(1e-6, float, bounds=_range("delta")),
-    "split_a": Param(1.0, float, bounds=_range("split")),
-    "split_b": Param(1.0, float, bounds=_range("split")),
-    "split_c": Param(1.0, float, bounds=_range("split")),
+    "split_a": Param(RELEASE_SPLIT[0], float, bounds=_range("split")),
+    "split_b": Param(RELEASE_SPLIT[1], float, bounds=_range("split")),
+    "split_c": Param(RELEASE_SPLIT[2], float, bounds=_range("split")),
     "calibration": Param("paper", str, ("paper", "analytic")),
     "accounting": Param("basic", str, ("basic", "pld")),
     "coordinate": Param("", str),

@@ -1,0 +1,162 @@
+"""Private curvature at a released point: how far objective perturbation's u^T theta_hat can lie from u^T theta(P_n).
+
+Objective perturbation (15) releases theta_hat = argmin L_n + b^T theta + (lam/2)||theta||^2, b ~ N(0, s^2 I). With
+theta = theta(P_n) (ridge lam_reg) and H_bar the mean Hessian of L_n between them, subtracting the two first-order
+conditions gives exactly
+
+    u^T (theta_hat - theta) = -w^T b - (lam - lam_reg) w^T theta,    w = (H_bar + lam I)^{-1} u,
+
+so the error is, to first order, normal with standard deviation s ||w||, plus a ridge bias. ||w|| is a property of the
+data; these two private steps bound it at the public point theta_hat (docs/privacy.md, "Curvature at the released
+point"), where one row moves the Hessian H(theta_hat) = P_n h''(<x, theta_hat>, y) x x^T by a positive semidefinite
+rank-one term of norm at most g = G1/n:
+
+1. a lower bound lambda_hat on mu = lambda_min(H(theta_hat) + lam I): the computed value less its rounding bound e,
+   plus Laplace((g + 2e)/eps_1) noise, less (g + 2e) ln(1/(2 delta_1))/eps_1. Pure eps_1-DP; lambda_hat <= mu except
+   with probability delta_1 (the Laplace tail).
+2. when m = lambda_hat - g > 0 and g/m <= MAX_STEP (a function of the private lambda_hat only), the log-norm
+   l = ln ||(H(theta_hat) + lam I)^{-1} u|| plus Laplace(Delta/eps_2) noise, Delta = -2 ln(1 - g/m) + 2 e_l. Whenever
+   lambda_hat <= mu, every matrix between P_n's and a neighbour's has lambda_min >= m, and a rank-one update of norm
+   g moves ||A^{-1} u|| by a factor within 1 +- g/m, so Delta bounds l's change (propose-test-release: the pair is
+   (eps_1 + eps_2, delta_1)-DP). U = exp(l~ + (Delta/eps_2) ln(1/(2 beta)) + e_l) >= ||w(theta_hat)|| w.p. 1 - beta.
+
+The interval T +- (z s U + |lam - lam_reg| U Theta + l(lam)) uses H(theta_hat) for H_bar (first order in the noise:
+an approximation, so its coverage is measured, docs/experiments.md) and Theta, a bound on ||theta|| from ||theta_hat||
+and lambda_hat.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.linalg import cho_factor, cho_solve
+from scipy.stats import chi2
+
+from core.fit import residuals, weighted_gram
+from core.gaussian import normal_quantile
+from core.marks import NOT_PRIVATE
+from core.problem import Problem
+from core.rounding import UNIT, gamma, hessian_error
+from core.stability import solver_slack
+
+MAX_STEP = 0.5  # step 2 runs only when one row moves ||A^{-1} u|| by at most this factor of itself
+LOG_SHARE = 0.4  # the share of the curvature's epsilon that step 2 gets; step 1 must clear g ln(1/delta)/eps
+BOUND_SHARE, NORM_SHARE = 0.2, 0.1  # shares of the interval's miss rate a = 1 - level: U's tail, and ||b||'s
+APPROXIMATE_NOTE = ("approximate: first order in the privacy noise (the Hessian at the released point stands in for "
+                    "the Hessians between it and the fit on these rows); coverage measured, not proven")
+
+
+@dataclass(frozen=True)
+class Curvature:
+    """The two private steps of the module docstring at one released point, with every intermediate.
+
+    lambda_hat : the certified lower bound on lambda_min(H(theta_hat) + lam I). Private.
+    bound : U, the private upper bound on ||(H(theta_hat) + lam I)^{-1} u|| (None when step 2 did not run). Private.
+    reason : why step 2 did not run ("" when it did).
+    mu, norm : the computed lambda_min and ||(H + lam I)^{-1} u||. NOT private.
+    scale_1, scale_2 : the Laplace scales of the two steps (scale_2 NaN without step 2); public given lambda_hat.
+    epsilon, delta : (eps_1 + eps_2, delta_1), the pair's guarantee.
+    beta : the probability that U falls below ||(H + lam I)^{-1} u||.
+    """
+
+    lambda_hat: float
+    bound: float | None
+    reason: str
+    scale_1: float
+    scale_2: float
+    epsilon: float
+    delta: float
+    beta: float
+    mu: float = field(metadata=NOT_PRIVATE)
+    norm: float = field(metadata=NOT_PRIVATE)
+
+
+def point_error(problem: Problem, point: NDArray, ridge: float) -> float:
+    """A public bound e on the rounding of any eigenvalue of the computed H(point) + ridge I (and so of its norm).
+
+    The residuals are formed by Dot2 (core.fit.residuals) from the public response bound B (inf only for logistic
+    labels, whose residual is x^T theta): each errs by at most gamma_(2d+1)^2 size + 2^-53 |z|; h'' moves by at
+    most h3_sup times that, and |z h'''(z)| <= 1 for both losses; h'' itself rounds by a few units of 2^-53. The
+    Gram and the eigensolver are core.rounding.hessian_error's.
+    """
+    g, n, d = problem.geometry, problem.n, problem.d
+    shift = 0.0 if problem.model.loss == "logistic" else problem.response_bound
+    size = shift + g.r * float(np.linalg.norm(point)) * (1.0 + 4.0 * UNIT)
+    weight = g.loss.h3_sup * gamma(2 * d + 1) ** 2 * size + 8.0 * UNIT
+    return hessian_error(n, d, g.G1, g.r, 0.0) + g.r**2 * weight + 4.0 * UNIT * ridge
+
+
+def hessian_at(problem: Problem, point: NDArray, ridge: float) -> NDArray:
+    """H(point) + ridge I = P_n h''(<x, point>, y) x x^T + ridge I, residuals by Dot2. NOT private."""
+    loss = problem.geometry.loss
+    z = residuals(problem.X, problem.y, point, np.zeros_like(point), loss.centred)
+    w = loss.d2(z, np.zeros_like(z)) if loss.centred else loss.d2(z, problem.y)
+    return weighted_gram(problem.X, w) + ridge * np.eye(problem.d)
+
+
+def log_error(eta: float, m: float) -> float:
+    """A bound on |ln(computed ||A^{-1} u||) - ln ||A^{-1} u||| when A is computed within eta and lambda_min(A) >= m:
+    a perturbation of norm eta moves ||A^{-1} u|| by a factor within 1 +- eta/(m - eta)."""
+    return -math.log1p(-eta / (m - eta)) if 2.0 * eta < m else math.inf
+
+
+def curvature(problem: Problem, point: NDArray, ridge: float, u: NDArray, epsilon: float, delta: float, beta: float,
+              rng: np.random.Generator) -> Curvature:
+    """Steps 1 and 2 of the module docstring at the public `point` with the public `ridge` and direction u: together
+    (epsilon, delta)-DP, epsilon split LOG_SHARE to step 2."""
+    g, n, d = problem.geometry, problem.n, problem.d
+    eps_2 = LOG_SHARE * epsilon
+    eps_1 = epsilon - eps_2
+    step = g.G1 / n
+    e = point_error(problem, point, ridge)
+    H = hessian_at(problem, point, ridge)
+    mu = float(np.linalg.eigvalsh(H)[0])
+    factor = cho_factor(H) if mu > 0 else None
+    norm = float(np.linalg.norm(cho_solve(factor, u))) if factor is not None else math.inf
+    scale_1 = (step + 2.0 * e) / eps_1
+    lambda_hat = max(0.0, mu - e) + float(rng.laplace(0.0, scale_1)) - scale_1 * math.log(1.0 / (2.0 * delta))
+    out = dict(lambda_hat=lambda_hat, epsilon=float(epsilon), delta=float(delta), beta=float(beta), mu=mu, norm=norm,
+               scale_1=scale_1)
+    m = lambda_hat - step
+    eta = e + 10.0 * d * d * UNIT * (g.G1 + ridge)
+    e_log = log_error(eta, m) if m > 0 else math.inf
+    if not (m > 0 and step <= MAX_STEP * m and math.isfinite(e_log)):
+        return Curvature(bound=None, scale_2=math.nan, **out,
+                         reason="too little curvature could be certified at the released point for this n and ε")
+    scale_2 = (-2.0 * math.log1p(-step / m) + 2.0 * e_log) / eps_2
+    # mu >= lambda_hat > 0 on the certificate's event; off it the computed norm may be undefined, and the noisy
+    # log-norm is then taken at the largest value step 2 could certify, 1/m.
+    log_norm = math.log(norm) if math.isfinite(norm) else -math.log(m)
+    noisy = log_norm + float(rng.laplace(0.0, scale_2))
+    bound = math.exp(noisy + scale_2 * math.log(1.0 / (2.0 * beta)) + e_log)
+    return Curvature(bound=bound, scale_2=scale_2, reason="", **out)
+
+
+@dataclass(frozen=True)
+class CurvatureInterval:
+    """T +- half: the half-width's parts (all private, being functions of private outputs and public constants)."""
+
+    half: float
+    noise: float
+    bias: float
+    slack: float
+    level: float
+
+
+def curvature_interval(problem: Problem, point: NDArray, c: Curvature, s: float, lam: float,
+                       level: float) -> CurvatureInterval | None:
+    """The interval of the module docstring at `level`, or None without a bound (or when the ridge bias cannot be
+    bounded: |lam - lam_reg| >= lambda_hat/2). The miss rate a = 1 - level is shared: BOUND_SHARE a for U (c.beta),
+    NORM_SHARE a for ||b|| <= s sqrt(chi2_d quantile), the rest for the normal quantile."""
+    a = 1.0 - level
+    bias_rate = abs(lam - problem.fit.lam_reg)
+    if c.bound is None or not bias_rate < 0.5 * c.lambda_hat:
+        return None
+    b_norm = s * math.sqrt(float(chi2.isf(NORM_SHARE * a, problem.d)))
+    theta_norm = (float(np.linalg.norm(point)) + b_norm / c.lambda_hat) / (1.0 - bias_rate / c.lambda_hat)
+    q = normal_quantile(1.0 - (1.0 - BOUND_SHARE - NORM_SHARE) * a / 2.0)
+    noise, bias, slack = q * s * c.bound, bias_rate * c.bound * theta_norm, solver_slack(lam, problem.geometry)
+    return CurvatureInterval(half=noise + bias + slack, noise=noise, bias=bias, slack=slack, level=level)

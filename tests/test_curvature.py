@@ -1,0 +1,161 @@
+"""Private curvature at a released point (core.curvature): its sensitivities by brute force, its failure rates, an
+attacker's audit of the pair of steps, and the coverage of the fallback interval it gives.
+
+Error rates: each statistical assertion below states its own; the audit fails a correct mechanism with probability
+at most audit.ALPHA = 1e-3.
+"""
+
+import math
+
+import audit as A
+import numpy as np
+import pytest
+from scipy import stats
+
+from core.accounting import make_budget
+from core.curvature import LOG_SHARE, MAX_STEP, curvature, curvature_interval, hessian_at
+from core.data import synthetic
+from core.fallback import CURVATURE_SHARE, unspent_budget
+from core.pipeline import make_rng, prepare, run_private
+
+
+def _sample(n, d, seed, loss="logistic"):
+    data = synthetic(n, d, loss, seed=seed)
+    return prepare(data.X, data.y, loss)
+
+
+def _log_norm(H, u):
+    return math.log(np.linalg.norm(np.linalg.solve(H, u)))
+
+
+@pytest.mark.parametrize("loss", ["logistic", "robust"])
+def test_one_row_moves_the_statistics_by_at_most_their_sensitivities(loss):
+    """Brute force over replaced rows, chosen where they move the Hessian most (corners of the cube, and the bottom
+    eigenvector scaled to the boundary, at the margin where h'' is largest): lambda_min moves by at most g = G1/n,
+    and ln ||A^{-1} u|| by at most -2 ln(1 - g/m) whenever every matrix between them has lambda_min >= m."""
+    rng = np.random.default_rng(11)
+    p = _sample(60, 3, 5, loss)
+    g, n = p.geometry, p.n
+    point = p.fit.theta + 0.05 * rng.standard_normal(p.d)
+    ridge, step = 1e-3, g.G1 / n
+    u = np.array([1.0, 0.0, 0.0])
+    H = hessian_at(p, point, ridge)
+    worst_lambda = worst_log = 0.0
+    for i in range(n):
+        vecs = np.linalg.eigh(H)[1]
+        rows = [np.sign(v) for v in vecs.T] + [np.sign(rng.standard_normal(p.d)) for _ in range(4)]
+        for x in rows:
+            X2, y2 = p.X.copy(), p.y.copy()
+            X2[i] = x
+            if loss == "robust":
+                y2[i] = float(x @ point)  # residual 0: h'' at its largest
+            q = prepare(X2, y2, loss)
+            H2 = hessian_at(q, point, ridge)
+            removed = np.delete(np.arange(n), i)
+            A_common = hessian_at(prepare(p.X[removed], p.y[removed], loss), point, 0.0) * (n - 1) / n
+            m = float(np.linalg.eigvalsh(A_common + ridge * np.eye(p.d))[0])
+            d_lambda = abs(np.linalg.eigvalsh(H)[0] - np.linalg.eigvalsh(H2)[0])
+            d_log = abs(_log_norm(H, u) - _log_norm(H2, u))
+            assert d_lambda <= step * (1 + 1e-9), (i, d_lambda, step)
+            assert step < m and d_log <= -2.0 * math.log1p(-step / m) * (1 + 1e-9), (i, d_log, step / m)
+            worst_lambda, worst_log = max(worst_lambda, d_lambda / step), max(worst_log, d_log / (2 * step / m))
+        if i >= 15:
+            break
+    assert worst_lambda > 0.3 and worst_log > 0.05  # the bounds are approached, not vacuous
+
+
+def test_lambda_hat_fails_at_most_delta_and_the_bound_at_most_beta():
+    """With delta_1 = 0.05 and beta = 0.1, over 4,000 draws: lambda_hat > mu at a rate within 3 standard errors of
+    at most 0.05 (the Laplace tail is exact there), and U < ||A^{-1} u|| at a rate at most 0.1 + 3 se. Each check
+    fails a correct mechanism with probability about 1e-3."""
+    p = _sample(20_000, 3, 3)
+    u = np.array([0.0, 1.0, 0.0])
+    rng = make_rng(7)
+    draws, delta, beta = 4_000, 0.05, 0.1
+    out = [curvature(p, p.fit.theta, 1e-4, u, 2.0, delta, beta, rng) for _ in range(draws)]
+    mu, norm = out[0].mu, out[0].norm
+    over = np.mean([c.lambda_hat > mu for c in out])
+    assert over <= delta + 3 * math.sqrt(delta * (1 - delta) / draws)
+    assert over >= delta / 2  # the tail is used, not wasted
+    bounds = [c.bound for c in out if c.bound is not None]
+    assert len(bounds) > 0.9 * draws
+    under = np.mean([b < norm for b in bounds])
+    assert under <= beta + 3 * math.sqrt(beta * (1 - beta) / len(bounds))
+    # Step 2 gets LOG_SHARE of epsilon: its Laplace scale is the sensitivity over that share.
+    c = next(c for c in out if c.bound is not None)
+    m = c.lambda_hat - p.geometry.G1 / p.n
+    assert c.scale_2 == pytest.approx(-2 * math.log1p(-p.geometry.G1 / p.n / m) / (LOG_SHARE * 2.0), rel=1e-6)
+
+
+def test_step_two_runs_only_when_its_sensitivity_is_small():
+    """Too few rows for this epsilon: lambda_hat cannot clear g / MAX_STEP, step 2 does not run, and there is no
+    curvature interval."""
+    p = _sample(300, 3, 4)
+    c = curvature(p, p.fit.theta, 1e-4, np.eye(3)[0], 0.05, 1e-7, 0.01, make_rng(1))
+    assert c.bound is None and "too little curvature" in c.reason
+    assert c.lambda_hat - p.geometry.G1 / p.n < p.geometry.G1 / p.n / MAX_STEP
+    assert curvature_interval(p, p.fit.theta, c, 1e-3, 1e-4, 0.95) is None
+
+
+def _curvature_pair(n=400, seed=20250311):
+    """P and P' one row apart, the row chosen along P's bottom eigenvector at the released point (where it moves
+    both lambda_min and the norm most)."""
+    base = A.robust_sample(n, 2, seed)
+    P = A.prepare_sample(base)
+    vec = np.linalg.eigh(P.fit.hessian)[1][:, 0]
+    x = np.sign(vec)
+    P2 = A.prepare_sample(A.replace_row(base, 0, x=x, y=float(x @ P.fit.theta)))
+    return P, P2
+
+
+def test_audit_of_the_curvature_pair():
+    """An attacker's audit of (lambda_hat, ln U) at the public point: eps_lb <= eps_1 + eps_2 for delta_1
+    (probability of a false failure <= 1e-3). The pair moves lambda_min by a good part of g."""
+    P, P2 = _curvature_pair()
+    point = P.fit.theta
+    u = np.array([1.0, 1.0]) / math.sqrt(2.0)
+    eps, delta, beta, draws = 8.0, 1e-6, 0.01, 20_000
+
+    def sample(problem, seed):
+        rng = make_rng(seed)
+        cs = [curvature(problem, point, 1e-3, u, eps, delta, beta, rng) for _ in range(draws)]
+        return {"lambda_hat": np.array([c.lambda_hat for c in cs]),
+                "log_bound": np.array([math.log(c.bound) if c.bound is not None else np.nan for c in cs])}
+
+    sp, sq = sample(P, 1), sample(P2, 2)
+    assert np.mean(np.isfinite(sp["log_bound"])) > 0.5  # step 2 ran: the audit covers it
+    result = A.audit(sp, sq, ("lambda_hat", "log_bound"), eps, delta)
+    assert result.eps_lb <= eps, result
+    assert result.eps_lb > 0.1 * eps  # the pair is a real test, not two identical data sets
+
+
+def test_fallback_spends_all_that_is_unspent_and_shares_it_with_the_curvature():
+    p = _sample(400, 3, 2, "robust")
+    b = make_budget(4.0, 1e-6)
+    run = run_private(p, 0, b, make_rng(3), fallback=True)
+    r = run.release
+    assert run.lambda_min.lambda_hat == 0 and r.status == "fallback"
+    assert (r.fallback_epsilon, r.fallback_delta) == unspent_budget(b, 0.0)
+    assert r.fallback_epsilon == pytest.approx(b.lambda_max.epsilon + 2 * b.release.epsilon)
+    c = r.fallback_curvature
+    assert c.epsilon == pytest.approx(CURVATURE_SHARE * r.fallback_epsilon)
+    assert c.delta == pytest.approx(CURVATURE_SHARE * r.fallback_delta)
+
+
+def test_curvature_interval_covers_the_fit_on_these_rows():
+    """Logistic, n = 20,000, d = 3, eps = 1 (every draw falls back), level 0.9, 400 draws: the interval covers
+    u^T theta(P_n) at least at level - 3 standard errors (a correct first-order interval fails this with
+    probability about 1e-3), and it is narrower than the worst-case s / lam interval by a large factor."""
+    p = _sample(20_000, 3, 7)
+    b, level, draws = make_budget(1.0, 1e-6, (1, 1, 18)), 0.9, 400
+    rng = make_rng(2026)
+    runs = [run_private(p, 0, b, rng, level=level, fallback=True).release for _ in range(draws)]
+    assert all(r.status == "fallback" and r.fallback_curvature.bound is not None for r in runs)
+    target = float(p.fit.theta[0])
+    lo, hi = np.array([r.interval for r in runs]).T
+    coverage = float(np.mean((lo <= target) & (target <= hi)))
+    assert coverage >= level - 3 * math.sqrt(level * (1 - level) / draws), coverage
+    half = np.median((hi - lo) / 2)
+    worst = stats.norm.ppf(0.95) * runs[0].fallback_noise_scale / runs[0].fallback_lambda_reg
+    assert half < worst / 100
+    assert "approximate" in runs[0].interval_note and "theta(P_n)" in runs[0].interval_note
