@@ -144,6 +144,7 @@ class CurvatureInterval:
     bias: float
     slack: float
     level: float
+    quantile: float
 
 
 def curvature_interval(problem: Problem, point: NDArray, c: Curvature, s: float, lam: float,
@@ -159,4 +160,4 @@ def curvature_interval(problem: Problem, point: NDArray, c: Curvature, s: float,
     theta_norm = (float(np.linalg.norm(point)) + b_norm / c.lambda_hat) / (1.0 - bias_rate / c.lambda_hat)
     q = normal_quantile(1.0 - (1.0 - BOUND_SHARE - NORM_SHARE) * a / 2.0)
     noise, bias, slack = q * s * c.bound, bias_rate * c.bound * theta_norm, solver_slack(lam, problem.geometry)
-    return CurvatureInterval(half=noise + bias + slack, noise=noise, bias=bias, slack=slack, level=level)
+    return CurvatureInterval(half=noise + bias + slack, noise=noise, bias=bias, slack=slack, level=level, quantile=q)

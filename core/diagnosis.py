@@ -277,6 +277,16 @@ def from_fit(problem: Problem, epsilon: float, delta: float, split: tuple[float,
 # the ball): the advice is then to rescale them, since projection has replaced most rows by points on the boundary.
 MOSTLY_PROJECTED = 0.5
 RANK_TOLERANCE = 1e-12  # core.fit's criterion: a Gram eigenvalue below 1e-12 of the largest is a null direction
+def bottom_advice(loss: str) -> str:
+    """What would lead to a release after bottom, in words, from public facts only (the loss)."""
+    scale = ("; if y is in large units (dollars, say), divide it by a public bound on its typical size: the robust "
+             "loss has almost no curvature for residuals far beyond 1, so unscaled responses leave nothing to "
+             "certify" if loss == "robust" else "")
+    return ("What would help: the fallback (*When the stability test (14) fails* → on), which releases objective "
+            "perturbation's value with an interval instead of ⊥; more rows, or a larger ε (the Planner and the "
+            f"What-if give the n and ε that pass); features scaled to the domain{scale}.")
+
+
 RESCALE = ("rescale your features to [−1, 1] (divide each column by a bound on its size known without looking at "
            "these data, such as 120 for an age in years), or, with such a public bound R on ‖x‖₂, choose the ball "
            "domain with radius R")

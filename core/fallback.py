@@ -29,6 +29,7 @@ from core.errors import NoMinimizerError
 from core.full_vector import objective_perturbation_vector
 from core.gaussian import normal_quantile
 from core.geometry import Geometry
+from core.inference import fallback_population
 from core.problem import Problem
 from core.release import FALLBACK, Release
 from core.stability import solver_slack
@@ -112,4 +113,5 @@ def fallback_release(
         fallback_noise_scale=s,
         fallback_curvature=c,
         interval_note=interval_note(level, lam, c if ci is not None else None),
+        population=fallback_population(value, ci, s, c.bound, problem.n, problem.geometry.loss.name),
     )

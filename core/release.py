@@ -24,6 +24,7 @@ from core.errors import DataError, is_real
 from core.fit import FitResult
 from core.gaussian import normal_quantile, sigma
 from core.geometry import Geometry
+from core.inference import PopulationInterval, algorithm5_population
 from core.marks import NOT_PRIVATE
 from core.recursion import t_bound
 from core.stability import StabilityTest, solver_slack
@@ -71,6 +72,8 @@ class Release:
     fallback_noise_scale : the fallback's noise scale s (b ~ N(0, s^2 I)); public (None unless fallback).
     fallback_curvature : the private curvature at the released point (core.curvature) that the interval's width
         rests on (None unless fallback).
+    population : an interval for the population's coefficient, sampling included (core.inference; logistic loss
+        only, None without a curvature bound). Private, approximate.
     """
 
     status: str
@@ -95,6 +98,7 @@ class Release:
     fallback_lambda_reg: float | None = None
     fallback_noise_scale: float | None = None
     fallback_curvature: Curvature | None = None
+    population: PopulationInterval | None = None
 
     PUBLIC_PROPERTIES = ("branch",)  # a function of status alone (core.marks.PublicView)
 
@@ -215,6 +219,8 @@ def release(
         oracle_interval=(value - q * s * mult, value + q * s * mult),
         z=z,
         interval_note=ALGORITHM5_NOTE,
+        population=algorithm5_population(value, level, s * w_bar, solver_slack(test.lam0, g), test.lam0, fit.n,
+                                         g.loss.name),
         **common,
     )
 

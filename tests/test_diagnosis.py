@@ -173,3 +173,12 @@ def test_pass_probability_is_a_laplace_sum(robust_problem):
     e95 = smallest_epsilon(robust_problem, 1e-6, SPLIT, level=0.95)
     assert e95 >= e50
     assert pass_probability(robust_problem, e95, 1e-6, SPLIT) >= 0.95
+
+
+def test_bottom_advice_names_the_controls_and_the_scale_of_y_for_the_robust_loss():
+    from core.diagnosis import bottom_advice
+
+    robust, logistic = bottom_advice("robust"), bottom_advice("logistic")
+    for text in (robust, logistic):
+        assert "*When the stability test (14) fails* → on" in text and "Planner" in text and "ε" in text
+    assert "if y is in large units" in robust and "if y is" not in logistic

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from core.accounting import basic_composition, split_budget
+from core.accounting import RELEASE_SPLIT, basic_composition, split_budget
 from core.data import synthetic
 from core.fit import fit
 from core.full_vector import algorithm3, algorithm7
@@ -183,7 +183,7 @@ def test_cli_on_a_user_csv(tmp_path):
 
     data = read_csv(path)
     p = prepare(data.X, data.y, feature_names=data.feature_names)
-    run = run_private(p, 1, split_budget(6.0, 1e-6), make_rng(1))
+    run = run_private(p, 1, split_budget(6.0, 1e-6, RELEASE_SPLIT), make_rng(1))
     assert r["value"] == run.release.value and doc["lambda_min"]["N"] == run.lambda_min.N
 
 

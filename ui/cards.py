@@ -17,7 +17,7 @@ from core import whatif
 from core.accounting import Budget, basic_shares
 from core.certificates import RecursiveBound
 from core.data import Dataset
-from core.diagnosis import MOSTLY_PROJECTED, diagnose, fit_diagnosis, projection
+from core.diagnosis import MOSTLY_PROJECTED, bottom_advice, diagnose, fit_diagnosis, projection
 from core.errors import InputError
 from core.geometry import Geometry
 from core.pipeline import PrivateRun, Problem
@@ -368,7 +368,8 @@ def release_card(run: PrivateRun, name: str, problem: Problem | None) -> None:
                     icon=":material/alt_route:")
             st.caption(curvature_caption(r))
         elif not released:
-            st.warning(f"⊥ (nothing released): {r.reason}.", icon=":material/block:")
+            st.warning(f"⊥ (nothing released): {r.reason}. {bottom_advice(state.loss_name())}",
+                       icon=":material/block:")
         shown = [
             (label(r, "status", "Status"), "released" if released else "fallback" if fell_back else "⊥",
              "Whether a value was released: by Algorithm 5, by the fallback (objective perturbation) when the "
