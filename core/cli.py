@@ -324,6 +324,7 @@ def _log(ledger: Ledger) -> list[dict]:
         row.pop("seq", None)
         row["key"] = json.loads(row["key"])
         row["stages"] = None if row["stages"] is None else json.loads(row["stages"])
+        row["document"] = None if row.get("document") is None else json.loads(row["document"])
         row["parts"] = [json.loads(p) for p in row["parts"]]
     return rows
 
@@ -336,7 +337,8 @@ def cmd_ledger_export(args: argparse.Namespace) -> dict | str:
     out = io.StringIO()
     fields = ["uid", "time", "kind", "key", "label", "parts", "epsilon", "delta", "coefficient", "stages", "outcome",
               "value", "low", "high"]
-    writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
+    # The CSV is the log a row per release; each release's whole private report is in the JSON export.
+    writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
     for row in rows:
         writer.writerow({k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in row.items()})

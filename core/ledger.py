@@ -57,7 +57,9 @@ class ReleaseDetails:
     """What a charged draw released: the coefficient, each stage's (epsilon, delta), the outcome and its values.
 
     outcome is "released", "bottom" or "fallback"; value and the interval (low, high) are the private
-    outputs (None for bottom). Nothing here is computed on the data except by the mechanism.
+    outputs (None for bottom). document is the release's private report (`core.report.private_report` as
+    JSON), so that it can be shown again after its session. Nothing here is computed on the data except by
+    the mechanism.
     """
 
     coefficient: str
@@ -66,18 +68,20 @@ class ReleaseDetails:
     value: float | None = None
     low: float | None = None
     high: float | None = None
+    document: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.outcome not in OUTCOMES:
             raise BudgetError(f"a release's outcome is one of {', '.join(OUTCOMES)}, got {self.outcome!r}")
 
 
-def release_details(run: Any, coefficient: str) -> ReleaseDetails:
-    """The details of a `core.pipeline.PrivateRun` (its budget's stages, its release's status, value, interval)."""
+def release_details(run: Any, coefficient: str, document: str | None = None) -> ReleaseDetails:
+    """The details of a `core.pipeline.PrivateRun` (its budget's stages, its release's status, value, interval) and
+    its private document (JSON), if given."""
     rel = public(run).release  # the ledger's log keeps private outputs only
     low, high = rel.interval if rel.interval is not None else (None, None)
     stages = {name: (float(s.epsilon), float(s.delta)) for name, s in run.budget.stages()}
-    return ReleaseDetails(str(coefficient), stages, rel.status, rel.value, low, high)
+    return ReleaseDetails(str(coefficient), stages, rel.status, rel.value, low, high, document)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,8 @@ The file holds an append-only log of charged draws and the caps:
 
 - `entries`: uid, time (UTC, ISO 8601), the population (kind and key as JSON, its description), epsilon,
   delta and the release details (coefficient, each stage's (epsilon, delta) as JSON, outcome, value,
-  interval low and high; empty until the run is over). Rows are never deleted and their charge is never
+  interval low and high, and the release's private document, `core.report.private_report` as JSON; empty
+  until the run is over). Rows are never deleted and their charge is never
   changed; only the release details of a row are written once the run has ended.
 - `entry_parts`: one row per part an entry charges (a census population of several states charges
   each state), indexed, so what a part has spent is one query.
@@ -37,7 +38,7 @@ from core.errors import BudgetError
 from core.ledger import Caps, Ledger, LedgerEntry, Pair, Refusal, ReleaseDetails
 from core.population import Population
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2 added entries.document; a version-1 file gains the column when opened
 BUSY_TIMEOUT = 10.0  # seconds a connection waits for another's write lock
 ENV_VAR = "PSP_LEDGER"
 APP_DIR = "private-single-parameter"
@@ -59,7 +60,8 @@ CREATE TABLE IF NOT EXISTS entries (
     outcome TEXT CHECK (outcome IS NULL OR outcome IN ('released', 'bottom', 'fallback')),
     value REAL,
     low REAL,
-    high REAL
+    high REAL,
+    document TEXT
 );
 CREATE TABLE IF NOT EXISTS entry_parts (
     uid TEXT NOT NULL REFERENCES entries(uid),
@@ -173,6 +175,9 @@ class SqliteStore:
             row = db.execute("SELECT version FROM schema").fetchone()
             if row is None:
                 db.execute("INSERT INTO schema (version) VALUES (?)", (SCHEMA_VERSION,))
+            elif row[0] == 1:  # the release's private document, kept so that a report survives its session
+                db.execute("ALTER TABLE entries ADD COLUMN document TEXT")
+                db.execute("UPDATE schema SET version = ?", (SCHEMA_VERSION,))
             elif row[0] != SCHEMA_VERSION:
                 raise LedgerError(self._message(
                     f"its schema version is {row[0]}, and this program reads version {SCHEMA_VERSION}"))
@@ -309,9 +314,9 @@ class SqliteStore:
 
     def _write_details(self, db: sqlite3.Connection, uid: str, d: ReleaseDetails) -> None:
         stages = json.dumps({k: list(v) for k, v in d.stages.items()}, allow_nan=False)
-        cur = db.execute("UPDATE entries SET coefficient = ?, stages = ?, outcome = ?, value = ?, low = ?, high = ? "
-                         "WHERE uid = ?", (d.coefficient, stages, d.outcome, _real(d.value), _real(d.low),
-                                           _real(d.high), uid))
+        cur = db.execute("UPDATE entries SET coefficient = ?, stages = ?, outcome = ?, value = ?, low = ?, high = ?, "
+                         "document = ? WHERE uid = ?", (d.coefficient, stages, d.outcome, _real(d.value), _real(d.low),
+                                                        _real(d.high), d.document, uid))
         if cur.rowcount != 1:
             raise LedgerError(self._message(f"it has no entry {uid} to record the release on"))
 
@@ -335,7 +340,7 @@ def _entry(row: dict[str, Any]) -> LedgerEntry:
     if row["outcome"] is not None:
         stages = {k: (float(v[0]), float(v[1])) for k, v in json.loads(row["stages"] or "{}").items()}
         details = ReleaseDetails(row["coefficient"] or "", stages, row["outcome"], row["value"], row["low"],
-                                 row["high"])
+                                 row["high"], row["document"])
     return LedgerEntry(population, row["epsilon"], row["delta"], time=_epoch(row["time"]), uid=row["uid"],
                        details=details)
 

@@ -4,11 +4,13 @@
 accounting included), the calibration, the level, the fallback and the noise source (a seed, or None for the
 operating system's entropy). `execute` runs it on the problem prepared from its data and model; `charge_and_execute`
 charges the ledger first — per person, in one transaction, never a seeded plan (core.charge) — then runs it and
-records the outcome on that charge. The command line and the app's publish mode both release through it.
+records the outcome on that charge, with the release's private report, so that it can be shown again later. The
+command line and the app's publish mode both release through it.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +24,7 @@ from core.ledger import Ledger, LedgerEntry, release_details
 from core.model import ModelSpec
 from core.pipeline import PrivateRun, make_rng, run_private
 from core.problem import Problem
+from core.report import published_report
 from core.settings import check
 from core.spec import DataSpec
 
@@ -69,5 +72,7 @@ def charge_and_execute(plan: ReleasePlan, problem: Problem, ledger: Ledger,
     charging nothing), run it, and record its outcome on the charge."""
     entry = charge(ledger, plan.data.population(), plan.budget, unit, plan.seed)
     run = execute(plan, problem)
-    ledger.record_outcome(entry, release_details(run, plan.name))
+    document = published_report(run, plan.name, plan.budget, plan.data, plan.model, problem.n, problem.d,
+                                problem.feature_names, unit)
+    ledger.record_outcome(entry, release_details(run, plan.name, json.dumps(document, ensure_ascii=False)))
     return run, entry

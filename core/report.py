@@ -20,6 +20,7 @@ from core.model import ModelSpec
 from core.pipeline import PrivateRun, Problem
 from core.population import ACS, Population
 from core.release import Release
+from core.spec import DataSpec
 
 # Dotted paths of values computed from the data without privacy; everything else is private
 # or public (the budget, the settings).
@@ -375,3 +376,12 @@ def private_report(
         ),
     )
     return clean(doc)
+
+
+def published_report(run: PrivateRun, coordinate: str, budget: Budget, data: DataSpec, model: ModelSpec, n: int,
+                     d: int, feature_names: tuple[str, ...], unit: PrivacyUnit | None) -> dict:
+    """The private report of a charged release, as the Report shows it and the ledger keeps it (without the ledger's
+    own account, which changes with every later release)."""
+    return private_report(run, coordinate, budget, data.describe(), n, d, feature_names=feature_names, model=model,
+                          privacy_unit=unit, assumed=assumptions(n, model, model.bound_for(n, d), data.population()))
+

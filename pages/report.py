@@ -19,7 +19,7 @@ import streamlit as st
 
 from core.errors import InputError
 from core.population import Population
-from core.report import PRINT_STYLE, assumptions, interval_scope, private_report
+from core.report import PRINT_STYLE, interval_scope, published_report
 from ui import state
 from ui.boot import through_navigation
 from ui.export import rerun_download
@@ -232,11 +232,8 @@ def report_html(rep: dict) -> str:
 def build(release: state.PublishedRelease) -> dict:
     """The report of a published release; published runs drew OS noise, so no seed is ever passed."""
     data = state.dataset()
-    rep = private_report(
-        release.run, release.coordinate, release.budget, release.data.describe(), data.n, data.d,
-        feature_names=data.feature_names, model=release.model, privacy_unit=data.privacy_unit,
-        assumed=assumptions(data.n, release.model, release.model.bound_for(data.n, data.d), release.data.population()),
-    )
+    rep = published_report(release.run, release.coordinate, release.budget, release.data, release.model, data.n,
+                           data.d, data.feature_names, data.privacy_unit)
     return rep | {"ledger": ledger_account(release.data.population())}
 
 
@@ -254,6 +251,21 @@ def ledger_account(people: Population) -> dict:
     ]
     return dict(population=people.describe(), spent_epsilon=spent_e, spent_delta=spent_d, cap_epsilon=cap_e,
                 cap_delta=cap_d, remaining_epsilon=left_e, remaining_delta=left_d, history=history)
+
+
+def kept_report() -> tuple[dict, str] | None:
+    """The newest charged release on the loaded data's people whose private report the ledger kept, with the ledger's
+    account as of now, and when it was charged; None without one."""
+    try:
+        people = state.data_spec().population()
+        kept = [e for e in state.ledger().entries(people) if e.details is not None and e.details.document]
+    except InputError:  # no data, or an unusable ledger: there is nothing to read back
+        return None
+    if not kept:
+        return None
+    newest = kept[-1]
+    when = datetime.fromtimestamp(newest.time, UTC).isoformat(sep=" ", timespec="seconds")[:19]
+    return json.loads(newest.details.document) | {"ledger": ledger_account(people)}, when
 
 
 def ledger_history() -> None:
@@ -319,14 +331,17 @@ def show(rep: dict) -> None:
         bullets(settings(rep))
 
 
-def downloads(rep: dict, release: state.PublishedRelease) -> None:
+def downloads(rep: dict, release: state.PublishedRelease | None) -> None:
+    """HTML and JSON, and with a release of this session its script (a release read back from the ledger has no
+    settings object to write one from)."""
     with st.container(horizontal=True):
         st.download_button("Download HTML report", report_html(rep), "private_release.html", "text/html",
                            icon=":material/download:", help="One self-contained page to share")
         st.download_button("Download JSON", json.dumps(rep, indent=2, ensure_ascii=False), "private_release.json",
                            "application/json", icon=":material/data_object:",
                            help="The same values, machine-readable")
-        rerun_download(release, tuple(rep["data"]["feature_names"]))
+        if release is not None:
+            rerun_download(release, tuple(rep["data"]["feature_names"]))
 
 
 def main() -> None:
@@ -336,6 +351,15 @@ def main() -> None:
                "here. Every value was released by the mechanism or is a public setting (n and d are treated as "
                "public); nothing computed from the data without privacy appears.")
     release = state.published()
+    if release is None and (kept := kept_report()) is not None:
+        rep, when = kept
+        st.info(f"Read back from the privacy ledger: the last paid-for release on these people, charged {when} (UTC). "
+                "Showing it again charges nothing.", icon=":material/history:")
+        show(rep)
+        st.markdown("##### Privacy ledger of these people")
+        bullets(ledger_rows(rep))
+        downloads(rep, None)
+        return
     if release is None:
         st.info("No published release on the loaded data and model in this browser session yet. Teaching runs are "
                 "not private and are never reported. To make one, switch the sidebar's Mode to Publish, then press "

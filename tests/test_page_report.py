@@ -464,3 +464,21 @@ def test_a_new_session_still_sees_the_ledger_of_these_people():
     text = page_text(at)
     assert "Privacy ledger of these people" in text and "ε = 8" in text
     assert f"{published.run.release.value:.6g}" in text  # a released (private) value, from the log
+
+
+def test_a_paid_for_release_survives_a_new_session_without_a_new_charge(downloads):
+    """A new session (a reload, a new tab, a restart: the ledger is the file) on the same data shows the last charged
+    release, read back from the ledger, with its HTML and JSON; the ledger has exactly the one charge after."""
+    at, published = publish_once()
+    assert charges(at, published) == [(8.0, 1e-6)]
+    downloads.clear()
+    fresh = open_report()  # no release in this session
+    assert not fresh.exception
+    text = page_text(fresh)
+    assert "Read back from the privacy ledger" in text and "charges nothing" in text
+    kept = json.loads(downloads["application/json"][1])
+    assert kept["release"]["value"] == published.run.release.value
+    assert kept["release"]["interval"] == list(published.run.release.interval)
+    assert kept["ledger"]["history"][0]["value"] == published.run.release.value
+    assert "text/html" in downloads and "text/x-python" not in downloads  # no script without the session's settings
+    assert charges(fresh, published) == [(8.0, 1e-6)]  # showing it charged nothing

@@ -41,6 +41,8 @@ from ui.formulas import (
     LAMBDA_MIN,
     LAMBDA_MIN_FORMULAS,
     ORACLE_INTERVAL,
+    POPULATION_LABEL,
+    POPULATION_MEANING,
     PRIVATE_INTERVAL,
     RELEASE,
     RELEASE_FORMULAS,
@@ -379,6 +381,9 @@ def release_card(run: PrivateRun, name: str, problem: Problem | None) -> None:
             (label(r, "interval", f"{level} {INTERVAL_LABEL}"), interval(r.interval),
              f"{INTERVAL_MEANING} Formula: {PRIVATE_INTERVAL}"),
         ]
+        if r.population is not None:
+            shown.append((label(r, "population", f"{level} {POPULATION_LABEL}"), interval(r.population.interval),
+                          f"{POPULATION_MEANING} It is {r.population.note}."))
         if problem is None:
             metric_row(shown)
             if released:

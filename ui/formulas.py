@@ -73,6 +73,11 @@ CALIBRATIONS = {  # σ(ε_c, δ_c) of the release
 PRIVATE_INTERVAL = "T ± z_{1−a/2} σ w̄"
 # What every private interval covers, in words: shown wherever one is (SPEC §4).
 INTERVAL_LABEL = "interval (privacy noise only)"
+POPULATION_LABEL = "population interval (approx.)"
+POPULATION_MEANING = (
+    "An interval for the coefficient in the population the rows were sampled from: it adds the sampling error of "
+    "the n rows to the privacy noise, from the same private curvature bound, at no extra privacy cost."
+)
 INTERVAL_MEANING = (
     "The interval is for the coefficient fitted on these n rows: it covers it with the stated probability "
     "over the privacy noise only. It does not account for which people happened to be sampled, so it is not a "
