@@ -63,13 +63,13 @@ def unspent_budget(budget: Budget, lambda_hat_min: float) -> tuple[float, float]
 def interval_note(level: float, lam: float, c: Curvature | None = None) -> str:
     """What the fallback's interval covers, in words."""
     if c is not None and c.bound is not None:
-        return (f"Objective perturbation (fallback): the interval covers u^T theta(P_n), the coefficient fitted on "
+        return (f"Objective perturbation (fallback): the interval covers uᵀθ(Pₙ), the coefficient fitted on "
                 f"these rows, with probability {level:g} ({APPROXIMATE_NOTE}); its width comes from a private bound on "
                 "the curvature at the released point, and it accounts for the fallback's ridge.")
     return (
-        f"Objective perturbation (fallback): the interval covers u^T theta_lam(P_n), the coefficient of the fit "
-        f"regularised by lambda_reg = {lam:.3g} (not the unregularised u^T theta(P_n)), to first order in the "
-        f"noise, with probability {level:g} when the lower certificate holds (probability >= 1 - delta_a); "
+        f"Objective perturbation (fallback): the interval covers uᵀθ_λ(Pₙ), the coefficient of the fit "
+        f"regularised by λ = {lam:.3g} (not the unregularised uᵀθ(Pₙ)), to first order in the "
+        f"noise, with probability {level:g} when the lower certificate holds (probability ≥ 1 − δₐ); "
         "the curvature it uses is the certified bound at the unregularised fit."
     )
 

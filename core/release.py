@@ -33,8 +33,8 @@ RELEASED, FALLBACK, BOTTOM = "released", "fallback", "bottom"
 MIN_LEVEL, MAX_LEVEL = 0.5, 0.99  # an interval level's range on every surface (core.settings)
 BRANCHES = {RELEASED: "algorithm5", FALLBACK: "objective_perturbation", BOTTOM: None}
 ALGORITHM5_NOTE = (
-    "Algorithm 5: the interval covers u^T theta(P_n), the sample estimate, with probability at least "
-    "(1 - a)(1 - delta_a), 1 - a its stated level."
+    "Algorithm 5: the interval covers uᵀθ(Pₙ), the coefficient fitted on these rows, with probability at least "
+    "(1 − a)(1 − δₐ), 1 − a its stated level."
 )
 BOTTOM_NOTE = "No value was released, so there is no interval."
 

@@ -382,6 +382,57 @@ def published_report(run: PrivateRun, coordinate: str, budget: Budget, data: Dat
                      d: int, feature_names: tuple[str, ...], unit: PrivacyUnit | None) -> dict:
     """The private report of a charged release, as the Report shows it and the ledger keeps it (without the ledger's
     own account, which changes with every later release)."""
-    return private_report(run, coordinate, budget, data.describe(), n, d, feature_names=feature_names, model=model,
-                          privacy_unit=unit, assumed=assumptions(n, model, model.bound_for(n, d), data.population()))
+    rep = private_report(run, coordinate, budget, data.describe(), n, d, feature_names=feature_names, model=model,
+                         privacy_unit=unit, assumed=assumptions(n, model, model.bound_for(n, d), data.population()))
+    rep["data"] |= dict(outcome=getattr(data, "outcome", None), groups=getattr(data, "groups", {}))
+    return rep
+
+
+def _sign(lo: float, hi: float, where: str) -> str:
+    if lo > 0:
+        return f"The whole range is above 0: allowing for the privacy noise, the association is positive {where}."
+    if hi < 0:
+        return f"The whole range is below 0: allowing for the privacy noise, the association is negative {where}."
+    return f"The range includes 0: {where}, after the privacy noise, the sign of the association is not settled."
+
+
+def _odds(rep: dict, value: float, lo: float, hi: float) -> str:
+    """A logistic coefficient as an odds ratio, in words: for a census indicator, one group's odds against another's."""
+    d, name = rep["data"], rep["coefficient"]["name"]
+    outcome = d.get("outcome") or "the outcome y = 1"
+    ratio = f"{math.exp(value):.3g} (range {math.exp(lo):.3g} to {math.exp(hi):.3g})"
+    if name in (d.get("groups") or {}):
+        group, others = d["groups"][name]
+        return f"Other things equal, the odds of {outcome} for {group} are {ratio} times those for {others}."
+    return f"Other things equal, one more unit of {name} (as encoded) multiplies the odds of {outcome} by {ratio}."
+
+
+def plain_summary(rep: dict, epsilon: float, delta: float, unit: str = "person") -> list[str]:
+    """The Report's first screen in words, for a reader who wants no formula: the value and its range, whether the
+    range excludes 0, an odds ratio for a logistic coefficient, the population's range when there is one, and what
+    the privacy budget (epsilon, delta) of everything the document prints means. Private values only."""
+    r, name = rep["release"], rep["coefficient"]["name"]
+    if r["value"] is None:
+        return [f"Nothing was released for {name}: {r['reason']}."]
+    lo, hi = r["interval"]
+    level = f"{r['interval_level']:.0%}"
+    out = [f"The private estimate of the coefficient of {name} is {r['value']:.3g}, with a {level} range from "
+           f"{lo:.3g} to {hi:.3g} (± {(hi - lo) / 2:.2g}), for the people in these data.",
+           _sign(lo, hi, "in these data")]
+    if rep["data"]["loss"] == "logistic":
+        out.append(_odds(rep, r["value"], lo, hi))
+    curvature = r.get("fallback_curvature") or {}
+    if r["status"] == "fallback" and curvature.get("bound") is None:
+        out.append("The range is wide because too little curvature could be certified privately at this budget; "
+                   "more rows or a larger ε would narrow it.")
+    if r.get("population"):
+        plo, phi = r["population"]["interval"]
+        out.append(f"For the population these people were sampled from, the {level} range is {plo:.3g} to "
+                   f"{phi:.3g} (approximate: it assumes a random sample and the logistic model). "
+                   + _sign(plo, phi, "in the population"))
+    growth = f"{math.exp(epsilon):.3g}" if epsilon < 700 else "more than 10^300"
+    out.append(f"Privacy: whether any one {unit}'s data are in the data set or not changes the chance of anything "
+               f"in this report by at most a factor of {growth} (ε = {epsilon:g}), except with probability "
+               f"{delta:.2g} (δ).")
+    return out
 

@@ -99,7 +99,13 @@ class SyntheticSpec:
 
 
 class _CensusIncome:
-    """What every census source shares: the logistic income problem and the encoding's bound on ||x||_2."""
+    """What every census source shares: the logistic income problem, the encoding's bound on ||x||_2, and the words
+    a report uses for its outcome and its indicator features (public: they follow from the encoding)."""
+
+    outcome = "earning over $40,000"
+    groups = {"female": ("women", "men"), "married": ("married people", "people who are not married"),
+              "white": ("white people", "people of other races"),
+              "working_age": ("people aged 18 to 60", "other people")}
 
     @property
     def fixed_loss(self) -> str:

@@ -19,7 +19,7 @@ import streamlit as st
 
 from core.errors import InputError
 from core.population import Population
-from core.report import PRINT_STYLE, interval_scope, published_report
+from core.report import PRINT_STYLE, interval_scope, plain_summary, published_report
 from ui import state
 from ui.boot import through_navigation
 from ui.export import rerun_download
@@ -194,6 +194,8 @@ table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; vertical-align: top; padding: 6px 8px; border-bottom: 1px solid #e4e7eb; }
 th { width: 190px; font-weight: 600; }
 .card { margin: 0 0 8px; }
+h2.appendix { font-size: 20px; color: #1f2933; margin-top: 40px; border-top: 1px solid #e4e7eb; padding-top: 16px; }
+@media print { h2.appendix { break-before: page; page-break-before: always; } }
 """ + PRINT_STYLE
 
 
@@ -208,13 +210,18 @@ def report_html(rep: dict) -> str:
     e = html.escape
     r = rep["release"]
     scope = "" if r["interval"] is None else f'<p class="note">{e(interval_scope(r))}</p>'
+    population = "" if not r.get("population") else (
+        f'<p class="note">Population range {e(interval(r["population"]["interval"]))}: '
+        f'{e(r["population"]["note"])}.</p>')
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Private release: {e(coefficient(rep))}</title>
 <style>{STYLE}</style></head><body><main>
 <h1>Private release of one regression coefficient</h1>
 <p class="sub">{e(rep['data']['source'])} · n = {rep['data']['n']:,}, d = {rep['data']['d']}</p>
 <div class="result"><div class="note">Released value of {e(coefficient(rep))}</div>
-<div class="value">{e(value)}</div><div>{e(detail)}</div>{scope}</div>
+<div class="value">{e(value)}</div><div>{e(detail)}</div></div>
+<section class="card"><h2>Summary</h2><ul>{"".join(f"<li>{e(line)}</li>" for line in summary(rep))}</ul></section>
+<h2 class="appendix">Technical appendix</h2>{scope}{population}
 <section class="card"><h2>Guarantee</h2><p class="guarantee">{e(guarantee(rep))}</p>
 <p class="unit">{e(privacy_unit(rep))}</p>
 <p class="unit">The guarantee rests on: {e(" ".join(rep.get("assumptions") or ()))}</p></section>
@@ -296,39 +303,56 @@ def bullets(rows: list[tuple[str, str]]) -> None:
     st.markdown("\n".join(f"- **{md(k)}** · {md(v)}" for k, v in rows))
 
 
+def summary(rep: dict) -> list[str]:
+    """The first screen's sentences (core.report.plain_summary) at the budget of everything the document prints, per
+    person when the ledger's charges (per person) or the sample's group privacy say so."""
+    total_e, total_d, k = document_total(rep)
+    unit = rep["privacy_unit"]
+    if k == 1 and unit["unit"] == "person":
+        total_e, total_d = unit["epsilon_per_person"], unit["delta_per_person"]
+    return plain_summary(rep, total_e, total_d, "person" if unit["unit"] == "person" or k > 1 else "row")
+
+
 def show(rep: dict) -> None:
-    value, detail = headline(rep)
+    """A first screen in words (no formula), then the technical appendix."""
     r, lmax = rep["release"], rep["lambda_max"]
     st.markdown(f"**Data** · {md(rep['data']['source'])} · n = {rep['data']['n']:,}, d = {rep['data']['d']}")
-    shown = [(f"Released value · {md(coefficient(rep))}", value,
-              "uᵀθ(Pₙ) plus Gaussian noise, or ⊥ when the stability test fails")]
+    value, detail = headline(rep)
+    shown = [(f"Released value · {md(coefficient(rep))}", value, "The private estimate of the coefficient")]
     if r["interval"] is not None:
-        shown.append((f"{r['interval_level']:.0%} private interval", interval(r["interval"]),
-                      "T ± z σ w̄, built from private values only"))
+        shown.append((f"{r['interval_level']:.0%} private range", interval(r["interval"]),
+                      "For the people in these data, allowing for the privacy noise"))
+    if r.get("population"):
+        shown.append((f"{r['interval_level']:.0%} population range (approx.)", interval(r["population"]["interval"]),
+                      "For the population the data were sampled from: sampling and privacy noise"))
     metric_row(shown, gap="large")
-    if r["interval"] is None:
-        st.warning(md(detail), icon=":material/block:")
-    else:
-        st.caption(md(interval_scope(r)))
-    metric_row([
-        (LAMBDA_MIN.name, num(rep["lambda_min"]["lambda_hat"]),
-         "Certified lower bound on the Hessian's smallest eigenvalue (Algorithm 2)"),
-        (LAMBDA_MAX.name, "—" if lmax is None else num(lmax["lambda_hat"]),
-         "Certified upper bound on its largest eigenvalue (Algorithm 4); not run when λ̂min = 0"),
-        (TEST.name.capitalize(), "passed" if rep["test"]["passed"] else "failed", md(test_outcome(rep))),
-    ], gap="large")
-    st.success(md(guarantee(rep)), icon=":material/verified_user:")
-    st.info(md(privacy_unit(rep)), icon=":material/person:")
-    with st.expander("What the guarantee rests on"):
+    st.markdown("\n".join(f"- {md(line)}" for line in summary(rep)))
+    with st.expander("Technical appendix: the guarantee, the certificates, the method and the settings"):
+        if r["interval"] is None:
+            st.warning(md(detail), icon=":material/block:")
+        else:
+            st.caption(md(interval_scope(r)))
+        if r.get("population"):
+            st.caption(md(f"Population range: {r['population']['note']}."))
+        metric_row([
+            (LAMBDA_MIN.name, num(rep["lambda_min"]["lambda_hat"]),
+             "Certified lower bound on the Hessian's smallest eigenvalue (Algorithm 2)"),
+            (LAMBDA_MAX.name, "—" if lmax is None else num(lmax["lambda_hat"]),
+             "Certified upper bound on its largest eigenvalue (Algorithm 4); not run when λ̂min = 0"),
+            (TEST.name.capitalize(), "passed" if rep["test"]["passed"] else "failed", md(test_outcome(rep))),
+        ], gap="large")
+        st.success(md(guarantee(rep)), icon=":material/verified_user:")
+        st.info(md(privacy_unit(rep)), icon=":material/person:")
+        st.markdown("**What the guarantee rests on**")
         for line in rep.get("assumptions") or ():
             st.markdown(f"- {md(line)}")
-    method_col, settings_col = st.columns(2)
-    with method_col:
-        st.markdown("##### Method")
-        bullets(method(rep))
-    with settings_col:
-        st.markdown("##### Settings")
-        bullets(settings(rep))
+        method_col, settings_col = st.columns(2)
+        with method_col:
+            st.markdown("##### Method")
+            bullets(method(rep))
+        with settings_col:
+            st.markdown("##### Settings")
+            bullets(settings(rep))
 
 
 def downloads(rep: dict, release: state.PublishedRelease | None) -> None:

@@ -158,4 +158,4 @@ def test_curvature_interval_covers_the_fit_on_these_rows():
     half = np.median((hi - lo) / 2)
     worst = stats.norm.ppf(0.95) * runs[0].fallback_noise_scale / runs[0].fallback_lambda_reg
     assert half < worst / 100
-    assert "approximate" in runs[0].interval_note and "theta(P_n)" in runs[0].interval_note
+    assert "approximate" in runs[0].interval_note and "uᵀθ(Pₙ)" in runs[0].interval_note

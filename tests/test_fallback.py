@@ -42,7 +42,7 @@ def test_branch_taken_exactly_when_the_test_fails(robust_problem):
                 assert r.status == "fallback" and r.branch == "objective_perturbation"
                 assert r.reason == run.test.reason and r.value is not None
                 assert r.interval[0] < r.value < r.interval[1]
-                assert "theta(P_n)" in r.interval_note or "theta_lam" in r.interval_note
+                assert "uᵀθ(Pₙ), the coefficient fitted" in r.interval_note or "uᵀθ_λ(Pₙ)" in r.interval_note
     assert seen == {True, False}  # both branches were exercised
 
 
@@ -61,7 +61,7 @@ def test_fallback_when_lambda_hat_min_is_zero(small_problem):
     half = (r.interval[1] - r.interval[0]) / 2
     expected = normal_quantile(0.975) * r.fallback_noise_scale / r.fallback_lambda_reg
     assert half == pytest.approx(expected, rel=1e-9)
-    assert "theta_lam" in r.interval_note
+    assert "uᵀθ_λ(Pₙ)" in r.interval_note and "^T" not in r.interval_note
     plain = run_private(small_problem, 0, b, make_rng(3))
     assert plain.release.status == "bottom" and plain.release.value is None
 

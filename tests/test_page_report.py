@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html as html_module
 import json
+import math
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -18,8 +19,8 @@ from core.data import PrivacyUnit, synthetic
 from core.ledger_store import open_ledger
 from core.model import ModelSpec
 from core.pipeline import make_rng, prepare, run_private
-from core.report import private_report
-from core.spec import SyntheticSpec
+from core.report import plain_summary, private_report
+from core.spec import AcsSpec, SyntheticSpec
 from ui.state import PUBLISHED, TEACHING_RUN, PublishedRelease, Upload
 
 N = 20_000  # small enough to keep every run fast
@@ -453,19 +454,6 @@ def test_the_report_shows_the_ledger_of_these_people(downloads):
     assert "everything in it is (6, 2e-06)-differentially private" in html
 
 
-def test_a_new_session_still_sees_the_ledger_of_these_people():
-    """A reload starts a new session without its release record; the durable ledger's history remains."""
-    _, published = publish_once()
-    at = new_app(60)
-    at.session_state["n"] = N
-    at.run()
-    at.switch_page("pages/report.py").run()
-    assert_nothing_reported(at)
-    text = page_text(at)
-    assert "Privacy ledger of these people" in text and "ε = 8" in text
-    assert f"{published.run.release.value:.6g}" in text  # a released (private) value, from the log
-
-
 def test_a_paid_for_release_survives_a_new_session_without_a_new_charge(downloads):
     """A new session (a reload, a new tab, a restart: the ledger is the file) on the same data shows the last charged
     release, read back from the ledger, with its HTML and JSON; the ledger has exactly the one charge after."""
@@ -476,9 +464,33 @@ def test_a_paid_for_release_survives_a_new_session_without_a_new_charge(download
     assert not fresh.exception
     text = page_text(fresh)
     assert "Read back from the privacy ledger" in text and "charges nothing" in text
+    assert "Privacy ledger of these people" in text and "ε = 8" in text
     kept = json.loads(downloads["application/json"][1])
     assert kept["release"]["value"] == published.run.release.value
     assert kept["release"]["interval"] == list(published.run.release.interval)
     assert kept["ledger"]["history"][0]["value"] == published.run.release.value
     assert "text/html" in downloads and "text/x-python" not in downloads  # no script without the session's settings
     assert charges(fresh, published) == [(8.0, 1e-6)]  # showing it charged nothing
+
+
+def _census_rep(value=-0.27, interval=(-0.28, -0.26), population=(-0.30, -0.24), name="female"):
+    release = dict(value=value, interval=list(interval), interval_level=0.95, status="fallback", reason="",
+                   fallback_curvature=dict(bound=40.0), population=dict(interval=list(population)))
+    data = dict(loss="logistic", outcome=AcsSpec.outcome, groups=AcsSpec.groups)
+    return dict(release=release, data=data, coefficient=dict(name=name))
+
+
+def test_the_summary_speaks_in_words_with_an_odds_ratio_and_no_formula():
+    lines = plain_summary(_census_rep(), 4.0, 1e-6)
+    text = " ".join(lines)
+    assert "The whole range is below 0" in lines[1]
+    assert (f"the odds of earning over $40,000 for women are {math.exp(-0.27):.3g} (range {math.exp(-0.28):.3g} to "
+            f"{math.exp(-0.26):.3g}) times those for men") in text
+    assert "For the population these people were sampled from, the 95% range is -0.3 to -0.24" in text
+    assert f"at most a factor of {math.exp(4.0):.3g} (ε = 4)" in text
+    for formula in ("uᵀ", "θ", "λ", "(14)", "(15)", "Lemma", "^T", "theta", "sigma"):
+        assert formula not in text, formula
+    straddles = " ".join(plain_summary(_census_rep(0.01, (-0.02, 0.04), (-0.05, 0.07)), 4.0, 1e-6))
+    assert straddles.count("The range includes 0") == 2
+    other = " ".join(plain_summary(_census_rep(name="hours"), 4.0, 1e-6))
+    assert "one more unit of hours (as encoded) multiplies the odds of earning over $40,000" in other
