@@ -67,6 +67,7 @@ CENSUS = {"fig6": ("CA", "female"), "fig7": ("MI", "schooling")}
 # falling back whenever (14) fails, on the unspent budget, with the curvature interval).
 CENSUS_METHODS = ("local", "local_fallback", "local_fallback_paper", "local_fallback_app", "objective_perturbation",
                   "oracle")
+CENSUS_GRID = (10_000, 30_000, 100_000, 200_000, 400_000, 1_000_000, 2_000_000)  # Figs. 6-7's n
 PAPER_SPLIT = (2.0, 1.0, 1.0)  # eps_a : eps_b : 2 eps_c, so that lambda_hat_min gets eps/2 as in section 4.2
 RATE = "score_attack_rate"
 CAPTION = "mean over repetitions, bars = 2 standard errors (bottom excluded)"
@@ -153,8 +154,7 @@ def plan(figure: str, quick: bool = False, reps: int | None = None, seed: int = 
         if dims:
             raise InputError("--dims does not apply to the census figures: their d is the encoding's 17")
         r = reps or (2 if quick else 25)
-        ns = grid or ((10_000, 100_000, 400_000) if quick
-                      else (10_000, 30_000, 100_000, 200_000, 400_000, 1_000_000, 2_000_000))
+        ns = grid or ((10_000, 100_000, 400_000) if quick else CENSUS_GRID)
         state, name = CENSUS[figure]
         where = dict(state=state, coordinate=FEATURE_NAMES.index(name),
                      data="census files" if acs_root else "SYNTHETIC census")

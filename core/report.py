@@ -388,12 +388,12 @@ def published_report(run: PrivateRun, coordinate: str, budget: Budget, data: Dat
     return rep
 
 
-def _sign(lo: float, hi: float, where: str) -> str:
+def _sign(lo: float, hi: float, where: str, noise: str = "the privacy noise") -> str:
     if lo > 0:
-        return f"The whole range is above 0: allowing for the privacy noise, the association is positive {where}."
+        return f"The whole range is above 0: allowing for {noise}, the association is positive {where}."
     if hi < 0:
-        return f"The whole range is below 0: allowing for the privacy noise, the association is negative {where}."
-    return f"The range includes 0: {where}, after the privacy noise, the sign of the association is not settled."
+        return f"The whole range is below 0: allowing for {noise}, the association is negative {where}."
+    return f"The range includes 0: {where}, allowing for {noise}, the sign of the association is not settled."
 
 
 def _odds(rep: dict, value: float, lo: float, hi: float) -> str:
@@ -429,7 +429,7 @@ def plain_summary(rep: dict, epsilon: float, delta: float, unit: str = "person")
         plo, phi = r["population"]["interval"]
         out.append(f"For the population these people were sampled from, the {level} range is {plo:.3g} to "
                    f"{phi:.3g} (approximate: it assumes a random sample and the logistic model). "
-                   + _sign(plo, phi, "in the population"))
+                   + _sign(plo, phi, "in the population", "the sampling and the privacy noise"))
     growth = f"{math.exp(epsilon):.3g}" if epsilon < 700 else "more than 10^300"
     out.append(f"Privacy: whether any one {unit}'s data are in the data set or not changes the chance of anything "
                f"in this report by at most a factor of {growth} (ε = {epsilon:g}), except with probability "
