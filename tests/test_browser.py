@@ -298,6 +298,8 @@ def test_a_publish_release_reaches_the_report(page, server: str):
     page.get_by_role("button", name="Download HTML report").wait_for()
     page.get_by_role("button", name="Download JSON").wait_for()
     assert metric_value(page, "Released value") == released
+    text(page, "Privacy: whether any one row").wait_for()  # the first screen's words
+    page.get_by_text("Technical appendix", exact=False).first.click()
     text(page, "differentially private").wait_for()
     text(page, "Privacy unit: a row").wait_for()
     assert not page.get_by_text(NO_RELEASE).count()

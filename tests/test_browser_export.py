@@ -155,6 +155,8 @@ def test_the_report_prints_to_a_short_clean_pdf(browser, server: str, tmp_path):
         released = metric_value(tab, "Released value")
         open_page(tab, server, "Report", "report")
         assert metric_value(tab, "Released value") == released
+        text(tab, "The private estimate of the coefficient of x0").wait_for()  # the first screen, in words
+        tab.get_by_text("Technical appendix", exact=False).first.click()
         text(tab, "not a confidence interval for a population coefficient").wait_for()
         check_clean(tab, "41-export-report")
         script = download(tab, "Script of these settings", tmp_path).read_text()
@@ -171,9 +173,11 @@ def test_the_report_prints_to_a_short_clean_pdf(browser, server: str, tmp_path):
         style = paper.evaluate("""() => {
             const s = (q, p) => getComputedStyle(document.querySelector(q)).getPropertyValue(p);
             return {card: s('.card', 'break-inside'), result: s('.result', 'break-inside'),
-                    shade: s('.guarantee', 'background-color'), heading: s('h2', 'color')};
+                    shade: s('.guarantee', 'background-color'), heading: s('h2', 'color'),
+                    appendix: s('h2.appendix', 'break-before')};
         }""")
-        assert style == dict(card="avoid", result="avoid", shade="rgb(255, 255, 255)", heading="rgb(0, 0, 0)")
+        assert style == dict(card="avoid", result="avoid", shade="rgb(255, 255, 255)", heading="rgb(0, 0, 0)",
+                             appendix="page")
         data = paper.pdf(format="A4", print_background=True)
     finally:
         paper.close()
@@ -184,3 +188,9 @@ def test_the_report_prints_to_a_short_clean_pdf(browser, server: str, tmp_path):
     for phrase in ("Private release of one regression coefficient", released, "differentially private",
                    "not a confidence interval for a population coefficient", "Privacy ledger"):
         assert unicodedata.normalize("NFKC", phrase) in printed, (phrase, printed[:2000])
+    # The first page after the data's label (everything before the appendix, which starts a new page) is words,
+    # not formulas.
+    first = printed[printed.index("Released value of"):printed.index("Technical appendix")]
+    assert "The private estimate of the coefficient of x0" in first and "Privacy:" in first
+    for formula in ("uᵀ", "θ", "λ", "(14)", "(15)", "Lemma", "^T"):
+        assert unicodedata.normalize("NFKC", formula) not in first, (formula, first)
