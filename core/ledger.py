@@ -286,6 +286,11 @@ class Ledger:
             found = {e.uid: e for p in population.parts() for e in self._store.entries(p)}
         return tuple(sorted(found.values(), key=lambda e: e.time))
 
+    def latest_report(self, population: Population) -> LedgerEntry | None:
+        """The newest entry on any part of the population whose release kept its private report (None without)."""
+        kept = [e for e in self.entries(population) if e.details is not None and e.details.document]
+        return kept[-1] if kept else None
+
     # ------------------------------------------------------------ the rule
 
     def refusal(self, population: Population, epsilon: float, delta: float) -> str | None:

@@ -25,6 +25,7 @@ from core.plan import execute
 from ui import cards, controls, sidebar, state
 from ui.boot import through_navigation
 from ui.export import reproduce_downloads
+from ui.format import num
 from ui.labels import message
 from ui.snapshot import snapshot_name, teaching_snapshot
 from ui.theme import NOT_PRIVATE
@@ -117,13 +118,30 @@ def publish(problem: Problem, b: Budget) -> None:
         release_once(problem, b)  # checks again: another session may have spent since this page was drawn
     rec = state.published()
     if rec is None:
-        st.info("Nothing released yet on these data and model settings. Each release draws fresh noise and "
-                "spends its (ε, δ); the last one appears on the Report page.")
+        st.info("Nothing released yet in this session on these data and model settings. Each release draws fresh "
+                "noise and spends its (ε, δ); the last one appears on the Report page.")
+        last_paid_for()
         return
     b = rec.budget
     st.caption(f"The last release on these data: `{rec.coordinate}` at ε = {b.epsilon_total:g}, "
                f"δ = {b.delta_total:g}, {rec.calibration} calibration, level {rec.level:.0%}.")
     private_cards(rec.run, b, rec.coordinate, problem, publish=True)
+
+
+def last_paid_for() -> None:
+    """The newest charged release on these people, read back from the ledger (another session's, or this browser's
+    before a reload): private values only, and no charge."""
+    try:
+        entry = state.ledger().latest_report(state.data_spec().population())
+    except InputError:  # an unusable ledger: the refusal above already says so
+        return
+    if entry is None:
+        return
+    d = entry.details
+    shown = "⊥ (nothing released)" if d.value is None else f"{num(d.value)}, interval [{num(d.low)}, {num(d.high)}]"
+    st.caption(f"The last paid-for release on these people, read back from the privacy ledger: `{d.coefficient}` "
+               f"{shown} at ε = {entry.epsilon:g}, δ = {entry.delta:g}. Its full report is on the Report page; "
+               "showing it charges nothing.")
 
 
 def data_error(exc: InputError) -> None:

@@ -260,19 +260,22 @@ def ledger_account(people: Population) -> dict:
                 cap_delta=cap_d, remaining_epsilon=left_e, remaining_delta=left_d, history=history)
 
 
+def charged_at(seconds: float) -> str:
+    """A charge's time as 'YYYY-MM-DD HH:MM:SS' (UTC)."""
+    return datetime.fromtimestamp(seconds, UTC).isoformat(sep=" ", timespec="seconds")[:19]
+
+
 def kept_report() -> tuple[dict, str] | None:
     """The newest charged release on the loaded data's people whose private report the ledger kept, with the ledger's
     account as of now, and when it was charged; None without one."""
     try:
         people = state.data_spec().population()
-        kept = [e for e in state.ledger().entries(people) if e.details is not None and e.details.document]
+        newest = state.ledger().latest_report(people)
     except InputError:  # no data, or an unusable ledger: there is nothing to read back
         return None
-    if not kept:
+    if newest is None:
         return None
-    newest = kept[-1]
-    when = datetime.fromtimestamp(newest.time, UTC).isoformat(sep=" ", timespec="seconds")[:19]
-    return json.loads(newest.details.document) | {"ledger": ledger_account(people)}, when
+    return json.loads(newest.details.document) | {"ledger": ledger_account(people)}, charged_at(newest.time)
 
 
 def ledger_history() -> None:

@@ -159,3 +159,24 @@ def test_curvature_interval_covers_the_fit_on_these_rows():
     worst = stats.norm.ppf(0.95) * runs[0].fallback_noise_scale / runs[0].fallback_lambda_reg
     assert half < worst / 100
     assert "approximate" in runs[0].interval_note and "uᵀθ(Pₙ)" in runs[0].interval_note
+
+
+@pytest.mark.audit
+def test_audit_of_the_default_release_with_its_fallback():
+    """The app's default run (split (1, 1, 18), fallback on, curvature interval) on neighbours one outlier apart,
+    where every draw falls back: the joint output (status, value, interval's half-width) has eps_lb <= the total
+    (eps, delta) (probability of a false failure <= 1e-3)."""
+    base = A.robust_sample(500, 2, 20250312)
+    P = A.prepare_sample(base)
+    Q = A.prepare_sample(A.replace_row(base, 3, x=np.array([1.0, -1.0]), y=40.0))
+    budget, draws = make_budget(4.0, 1e-6, (1, 1, 18)), 20_000
+
+    def sample(problem, seed):
+        rng = make_rng(seed)
+        runs = [run_private(problem, 0, budget, rng, fallback=True).release for _ in range(draws)]
+        assert all(r.status == "fallback" for r in runs)
+        return {"value": np.array([r.value for r in runs]),
+                "half": np.array([(r.interval[1] - r.interval[0]) / 2 for r in runs])}
+
+    result = A.audit(sample(P, 1), sample(Q, 2), ("value", "half"), budget.epsilon_total, budget.delta_total)
+    assert result.eps_lb <= budget.epsilon_total, result

@@ -712,3 +712,14 @@ def test_an_upload_of_the_census_file_spends_the_census_peoples_budget(tmp_path,
         notice = release_off(at)
         assert "remains of the cap on these people is ε = 0" in notice
     assert book.spent(people) == (1.0, 1e-7)
+
+
+def test_a_new_session_reads_the_last_paid_for_release_back_and_charges_nothing():
+    at = start(mode="publish", epsilon=8.0)
+    release(at)
+    (published,) = at.session_state[PUBLISHED].values()
+    fresh = start(mode="publish", epsilon=8.0)  # a reload: a new session with no release of its own
+    assert_clean(fresh)
+    (caption,) = [c.value for c in fresh.main.caption if "read back from the privacy ledger" in c.value]
+    assert f"{published.run.release.value:.6g}" in caption and "charges nothing" in caption
+    assert charges(fresh) == [(8.0, 1e-6)]
