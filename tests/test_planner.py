@@ -37,7 +37,7 @@ def assume(problem: Problem, epsilon: float, **changes: object) -> Assumptions:
     """The problem's public facts and true eigenvalues as assumptions (the eigenvalues are NOT private)."""
     f, m = problem.fit, problem.model
     fields = dict(n=problem.n, d=problem.d, lambda_min=f.lambda_min, lambda_max=f.lambda_max, epsilon=epsilon,
-                  delta=DELTA, loss=m.loss, domain=m.domain, radius=m.radius, lam_reg=m.lam_reg)
+                  delta=DELTA, loss=m.loss, domain=m.domain, radius=m.radius, lam_reg=m.lam_reg, split=SPLIT)
     return Assumptions(**{**fields, **changes})
 
 
