@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.stats import chi2
 
 from core.fit import residuals, weighted_gram
@@ -97,6 +97,15 @@ def hessian_at(problem: Problem, point: NDArray, ridge: float) -> NDArray:
     return weighted_gram(problem.X, w) + ridge * np.eye(problem.d)
 
 
+def _norm(H: NDArray, u: NDArray) -> float:
+    """||H^{-1} u|| by Cholesky; inf when the computed H is not numerically positive definite, which step 2 meets
+    only off step 1's event (lambda_hat <= mu with lambda_hat > g keeps H well inside the positive definite cone)."""
+    try:
+        return float(np.linalg.norm(cho_solve(cho_factor(H), u)))
+    except LinAlgError:
+        return math.inf
+
+
 def log_error(eta: float, m: float) -> float:
     """A bound on |ln(computed ||A^{-1} u||) - ln ||A^{-1} u||| when A is computed within eta and lambda_min(A) >= m:
     a perturbation of norm eta moves ||A^{-1} u|| by a factor within 1 +- eta/(m - eta)."""
@@ -114,8 +123,7 @@ def curvature(problem: Problem, point: NDArray, ridge: float, u: NDArray, epsilo
     e = point_error(problem, point, ridge)
     H = hessian_at(problem, point, ridge)
     mu = float(np.linalg.eigvalsh(H)[0])
-    factor = cho_factor(H) if mu > 0 else None
-    norm = float(np.linalg.norm(cho_solve(factor, u))) if factor is not None else math.inf
+    norm = _norm(H, u) if mu > 0 else math.inf
     scale_1 = (step + 2.0 * e) / eps_1
     lambda_hat = max(0.0, mu - e) + float(rng.laplace(0.0, scale_1)) - scale_1 * math.log(1.0 / (2.0 * delta))
     out = dict(lambda_hat=lambda_hat, epsilon=float(epsilon), delta=float(delta), beta=float(beta), mu=mu, norm=norm,
