@@ -57,7 +57,8 @@ class Curvature:
     bound : U, the private upper bound on ||(H(theta_hat) + lam I)^{-1} u|| (None when step 2 did not run). Private.
     reason : why step 2 did not run ("" when it did).
     mu, norm : the computed lambda_min and ||(H + lam I)^{-1} u||. NOT private.
-    scale_1, scale_2 : the Laplace scales of the two steps (scale_2 NaN without step 2); public given lambda_hat.
+    scale_1, scale_2 : the Laplace scales of the two steps (scale_2 NaN without step 2); private (functions of
+        the released point and lambda_hat).
     epsilon, delta : (eps_1 + eps_2, delta_1), the pair's guarantee.
     beta : the probability that U falls below ||(H + lam I)^{-1} u||.
     """

@@ -7,13 +7,12 @@ certified nothing (stage 2 then never ran), so the total guarantee is unchanged 
 fallback"). The branch is a function of the private certificates only. CURVATURE_SHARE of it pays for a private
 bound on the curvature at the released point (core.curvature), which gives the interval its width.
 
-Objective perturbation's output theta_hat = argmin L_n + b^T theta + (lam/2)||theta||^2, b ~ N(0, s^2 I),
-estimates u^T theta_lam(P_n), the coefficient of the lam-regularised fit, not u^T theta(P_n). To first
-order u^T (theta_hat - theta_lam) = -u^T H_lam^{-1} b with H_lam = H(theta_lam) + lam I, whose standard
-deviation is s ||H_lam^{-1} u||_2 <= s / lambda_min(H_lam). The private interval replaces
-lambda_min(H_lam) by lambda_hat_min + lam (lambda_hat_min bounds lambda_min(H) at theta(P_n) from below
-w.p. >= 1 - delta_a; the Hessian at theta_lam differs from it by at most r ||lam theta_lam - lam_reg theta||
-in lambda_min, docs/privacy.md), and by lam alone when lambda_hat_min = 0.
+The interval is core.curvature's, for u^T theta(P_n) (first order), when the curvature was certified. Without it,
+the worst-case one: objective perturbation's theta_hat estimates u^T theta_lam(P_n), the coefficient of the
+lam-regularised fit; to first order u^T (theta_hat - theta_lam) = -u^T H_lam^{-1} b, of standard deviation at most
+s / lambda_min(H_lam), with lambda_hat_min + lam (lam alone when lambda_hat_min = 0) for lambda_min(H_lam)
+(docs/privacy.md). The fallback's guarantee is proven under basic composition only, so it refuses a budget solved by
+privacy-loss distributions.
 """
 
 from __future__ import annotations
@@ -64,8 +63,9 @@ def interval_note(level: float, lam: float, c: Curvature | None = None) -> str:
     """What the fallback's interval covers, in words."""
     if c is not None and c.bound is not None:
         return (f"Objective perturbation (fallback): the interval covers uᵀθ(Pₙ), the coefficient fitted on "
-                f"these rows, with probability {level:g} ({APPROXIMATE_NOTE}); its width comes from a private bound on "
-                "the curvature at the released point, and it accounts for the fallback's ridge.")
+                f"these rows, with probability {level:g} when the curvature's lower bound holds (probability ≥ "
+                f"1 − {c.delta:.2g}) ({APPROXIMATE_NOTE}); its width comes from a private bound on the curvature at "
+                "the released point, and it accounts for the fallback's ridge.")
     return (
         f"Objective perturbation (fallback): the interval covers uᵀθ_λ(Pₙ), the coefficient of the fit "
         f"regularised by λ = {lam:.3g} (not the unregularised uᵀθ(Pₙ)), to first order in the "
@@ -113,5 +113,5 @@ def fallback_release(
         fallback_noise_scale=s,
         fallback_curvature=c,
         interval_note=interval_note(level, lam, c if ci is not None else None),
-        population=fallback_population(value, ci, s, c.bound, problem.n, problem.geometry.loss.name),
+        population=fallback_population(value, ci, s, c, lam, problem.n, problem.geometry.loss.name),
     )

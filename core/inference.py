@@ -7,7 +7,9 @@ gradient). For the logistic loss, when the model holds, Sigma = H (the informati
 u^T H^-1 u / n <= ||H^-1 u|| / n (Cauchy-Schwarz, ||u|| = 1), and each branch already holds a private bound:
 
 - Algorithm 5: u^T (H + lam_reg I)^-1 u <= 1/lam0, lam0 = lambda_hat_min + lam_reg (certified at theta(P_n));
-- the fallback with a certified curvature: ||(H(theta_hat) + lam I)^-1 u|| <= U (core.curvature).
+- the fallback with a certified curvature: ||(H(theta_hat) + lam I)^-1 u|| <= U and lambda_min(H + lam I) >=
+  lambda_hat (core.curvature), so ||H^-1 u|| <= U (1 + lam/(lambda_hat - lam)), since
+  H^-1 u = (H + lam I)^-1 u + lam H^-1 (H + lam I)^-1 u.
 
 The population interval adds the two normal errors in quadrature, q sqrt(sd_privacy^2 + sd_sampling^2), and keeps the
 private interval's other terms (ridge bias, solver slack). It costs no budget: a function of private outputs and n.
@@ -22,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from core.curvature import CurvatureInterval
+from core.curvature import Curvature, CurvatureInterval
 from core.gaussian import normal_quantile
 
 POPULATION_NOTE = ("approximate: it assumes the rows are a simple random sample of the population and that the "
@@ -51,13 +53,14 @@ def algorithm5_population(value: float, level: float, noise_sd: float, slack: fl
                     slack)
 
 
-def fallback_population(value: float, ci: CurvatureInterval | None, s: float, bound: float | None, n: int,
+def fallback_population(value: float, ci: CurvatureInterval | None, s: float, c: Curvature, lam: float, n: int,
                         loss: str) -> PopulationInterval | None:
-    """The fallback with a curvature bound U: privacy sd s U, sampling sd sqrt(U/n), the curvature interval's own
-    quantile, bias and slack."""
-    if loss != "logistic" or ci is None or bound is None:
+    """The fallback with a curvature bound U: privacy sd s U, sampling sd sqrt(U (1 + lam/(lambda_hat - lam))/n),
+    the curvature interval's own quantile, bias and slack."""
+    if loss != "logistic" or ci is None or c.bound is None or not c.lambda_hat > lam:
         return None
-    return _combine(value, ci.level, ci.quantile, s * bound, math.sqrt(bound / n), ci.bias + ci.slack)
+    unregularised = c.bound * (1.0 + lam / (c.lambda_hat - lam))
+    return _combine(value, ci.level, ci.quantile, s * c.bound, math.sqrt(unregularised / n), ci.bias + ci.slack)
 
 
 def _combine(value: float, level: float, q: float, privacy_sd: float, sampling_sd: float,

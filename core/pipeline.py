@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 from core.accounting import Budget
 from core.certificates import RecursiveBound, lambda_max_certificate, lambda_min_certificate
 from core.data.dataset import Dataset
-from core.errors import check_seed
+from core.errors import BudgetError, check_seed
 from core.fallback import fallback_release
 from core.fit import fit
 from core.gaussian import check_total_budget
@@ -112,6 +112,7 @@ def run_private(
     # Any delta < 1 is a valid, if weak, guarantee, and the certificates' failure events are studied at large delta;
     # the command line and the app, where a user sets the budget, refuse a total delta above MAX_DELTA.
     check_total_budget(budget.epsilon_total, budget.delta_total, max_delta=1.0)
+    check_fallback_accounting(fallback, budget.accounting)
     g, f = problem.geometry, problem.fit
     uv = unit_direction(_direction(problem, u), problem.d)
     lmin = lambda_min_certificate(f, g, budget.lambda_min.epsilon, budget.lambda_min.delta, rng)
@@ -131,6 +132,14 @@ def run_private(
     if fallback and not test.passed:  # the branch depends on the private certificates only
         rel = fallback_release(problem, uv, lmin.lambda_hat, rel, budget, rng)
     return PrivateRun(budget=budget, u=uv, lambda_min=lmin, lambda_max=lmax, test=test, release=rel)
+
+
+def check_fallback_accounting(fallback: bool, accounting: str) -> None:
+    """The fallback's guarantee is proven under basic composition only (docs/privacy.md, "Algorithm 5 with
+    fallback"): a budget solved by privacy-loss distributions gives its stages more than the basic total allows."""
+    if fallback and accounting != "basic":
+        raise BudgetError("the fallback's guarantee is proven under basic composition only: choose basic in "
+                          "{accounting}, or turn the fallback off in {fallback}", "accounting")
 
 
 def _direction(problem: Problem, u: NDArray | int | str) -> NDArray | int:

@@ -22,7 +22,7 @@ from core.errors import InputError, check_seed
 from core.gaussian import CALIBRATIONS
 from core.ledger import Ledger, LedgerEntry, release_details
 from core.model import ModelSpec
-from core.pipeline import PrivateRun, make_rng, run_private
+from core.pipeline import PrivateRun, check_fallback_accounting, make_rng, run_private
 from core.problem import Problem
 from core.report import published_report
 from core.settings import check
@@ -46,6 +46,7 @@ class ReleasePlan:
 
     def __post_init__(self) -> None:
         check("level", self.level, "the interval level")
+        check_fallback_accounting(self.fallback, self.budget.accounting)  # before any charge
         check_seed(self.seed, "the noise seed")
         if self.calibration not in CALIBRATIONS:
             raise InputError(f"the calibration is one of {', '.join(CALIBRATIONS)}, got {self.calibration!r}")

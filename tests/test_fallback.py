@@ -6,7 +6,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from core.accounting import basic_composition, release_event_delta, split_budget
+from core.accounting import basic_composition, make_budget, release_event_delta, split_budget
 from core.curvature import curvature_interval
 from core.data import synthetic
 from core.fallback import CURVATURE_SHARE, fallback_half_width, release_event_budget
@@ -189,3 +189,23 @@ def test_the_command_line_falls_back_on_request_and_says_which_branch():
     low, high = fell["release"]["interval"]
     assert low < fell["release"]["value"] < high
     assert fell["budget"] == plain["budget"]  # the same total guarantee
+
+
+def test_the_fallback_refuses_a_budget_solved_by_privacy_loss_distributions(robust_problem, tmp_path):
+    """Its guarantee is proven under basic composition only: run_private and a release plan both refuse, the plan
+    before anything is charged, naming the two controls."""
+    from core.errors import BudgetError
+    from core.model import ModelSpec
+    from core.plan import ReleasePlan
+    from core.spec import SyntheticSpec
+
+    pld = make_budget(4.0, 1e-6, (1, 1, 18), "pld")
+    with pytest.raises(BudgetError) as refused:
+        run_private(robust_problem, 0, pld, make_rng(1), fallback=True)
+    assert refused.value.setting == "accounting"
+    assert "basic composition only" in refused.value.template
+    assert "{accounting}" in refused.value.template and "{fallback}" in refused.value.template
+    assert run_private(robust_problem, 0, pld, make_rng(1)).budget is pld  # plain Algorithm 5 keeps PLD
+    with pytest.raises(BudgetError):
+        ReleasePlan(data=SyntheticSpec("robust", 2000, 2, 1.0, 1.0, 0), model=ModelSpec("robust"), target=0,
+                    name="x0", budget=pld, fallback=True)

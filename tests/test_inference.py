@@ -6,7 +6,7 @@ import math
 import pytest
 
 from core.accounting import RELEASE_SPLIT, make_budget
-from core.curvature import CurvatureInterval
+from core.curvature import Curvature, CurvatureInterval
 from core.data import synthetic
 from core.gaussian import normal_quantile
 from core.inference import POPULATION_NOTE, algorithm5_population, fallback_population
@@ -24,15 +24,23 @@ def test_algorithm5_population_adds_sampling_in_quadrature():
     assert algorithm5_population(1.0, 0.95, 0.03, 0.0, 0.0, 10_000, "logistic") is None
 
 
+def _curvature(bound, lambda_hat=0.01):
+    return Curvature(lambda_hat=lambda_hat, bound=bound, reason="", scale_1=1e-4, scale_2=0.1, epsilon=0.3, delta=1e-7,
+                     beta=0.01, mu=0.02, norm=20.0)
+
+
 def test_fallback_population_keeps_the_curvature_intervals_terms():
     ci = CurvatureInterval(half=0.0, noise=0.0, bias=0.002, slack=1e-8, level=0.9, quantile=1.7)
-    p = fallback_population(-0.3, ci, 1e-3, 40.0, 100_000, "logistic")
+    p = fallback_population(-0.3, ci, 1e-3, _curvature(40.0), 1e-4, 100_000, "logistic")
     assert p.level == 0.9 and p.privacy_sd == pytest.approx(0.04)
-    assert p.sampling_sd == pytest.approx(math.sqrt(40.0 / 100_000))
-    half = 1.7 * math.hypot(0.04, math.sqrt(40.0 / 100_000)) + 0.002 + 1e-8
+    # U bounds ||(H + lam I)^-1 u||; the unregularised ||H^-1 u|| is at most U (1 + lam / (lambda_hat - lam))
+    sampling = math.sqrt(40.0 * (1 + 1e-4 / (0.01 - 1e-4)) / 100_000)
+    assert p.sampling_sd == pytest.approx(sampling)
+    half = 1.7 * math.hypot(0.04, sampling) + 0.002 + 1e-8
     assert p.interval == pytest.approx((-0.3 - half, -0.3 + half))
-    assert fallback_population(-0.3, None, 1e-3, 40.0, 100_000, "logistic") is None
-    assert fallback_population(-0.3, ci, 1e-3, None, 100_000, "logistic") is None
+    assert fallback_population(-0.3, None, 1e-3, _curvature(40.0), 1e-4, 100_000, "logistic") is None
+    assert fallback_population(-0.3, ci, 1e-3, _curvature(None), 1e-4, 100_000, "logistic") is None
+    assert fallback_population(-0.3, ci, 1e-3, _curvature(40.0, 1e-4), 1e-4, 100_000, "logistic") is None
 
 
 @pytest.mark.parametrize("epsilon", [1.0, 8.0])

@@ -20,6 +20,8 @@ LABELS: dict[str, tuple[str, str]] = {
     "download": ("Download missing files", "Data"),
     "with_replacement": ("Draw with replacement", "Data"),
     "response_bound": ("Response bound |y| ≤ B", "Pipeline"),
+    "accounting": ("Accounting", "Pipeline"),
+    "fallback": ("When the stability test (14) fails", "Pipeline"),
 }
 
 
