@@ -6,6 +6,9 @@
   whose delta reaches 1 protects nothing and is refused.
 - `charge`: the charge itself, before any noise is drawn, in one transaction of the ledger; a seeded run is
   never charged (anyone who knows the seed can subtract its noise) and is refused in one sentence.
+- `phase_cost`: a release made in two steps (certify first, then release) pays the release event's cost last and
+  everything else first, so that the two add up to `cost` exactly and stopping after the first step pays at least
+  what the certificates cost (pure k(eps_a + eps_b)).
 - `default_cap`: the cap a new ledger file starts with, whichever surface creates it.
 Refusals are BudgetError (or InputError for a seed) raised before anything is spent.
 """
@@ -28,10 +31,36 @@ SEEDED = ("A run with a fixed noise seed is not private (anyone who knows the se
           "is never charged to the ledger: drop the seed to release, or the ledger to replay")
 
 
+PHASES = ("whole", "certificates", "release")
+
+
 def cost(budget: Budget, unit: PrivacyUnit | None) -> tuple[float, float]:
     """What a release of this budget costs one person: the total (epsilon, delta), or its group-privacy bound for
     a person filling k rows. BudgetError when that delta is not below 1 (no guarantee left to charge)."""
-    epsilon, delta = budget.epsilon_total, budget.delta_total
+    return _per_person(budget.epsilon_total, budget.delta_total, unit)
+
+
+def phase_cost(budget: Budget, unit: PrivacyUnit | None, phase: str) -> tuple[float, float]:
+    """What one phase of a release costs one person: "whole" is `cost`; "release" the release event
+    (2 eps_c, (1 + e^eps_c) delta_c) per person; "certificates" the rest, cost minus that, so that the phases add up
+    to the whole (to rounding; the fallback's spend on stage 2's share is then already paid). Two phases need a
+    budget split by basic composition, whose certificates' share is then at least their pure k(eps_a + eps_b)."""
+    whole = cost(budget, unit)
+    if phase == "whole":
+        return whole
+    if budget.accounting != "basic":
+        raise BudgetError("certifying first needs a budget split by basic composition: choose basic in {accounting}",
+                          "accounting")
+    c = budget.release
+    event = _per_person(2.0 * c.epsilon, (1.0 + math.exp(c.epsilon)) * c.delta, unit)
+    if phase == "release":
+        return event
+    if phase != "certificates":
+        raise ValueError(f"a phase is one of {PHASES}, got {phase!r}")
+    return whole[0] - event[0], max(0.0, whole[1] - event[1])
+
+
+def _per_person(epsilon: float, delta: float, unit: PrivacyUnit | None) -> tuple[float, float]:
     if unit is None or unit.max_rows_per_person == 1:
         return epsilon, delta
     k = unit.max_rows_per_person
@@ -45,15 +74,16 @@ def cost(budget: Budget, unit: PrivacyUnit | None) -> tuple[float, float]:
 
 
 def charge(ledger: Ledger, people: Population, budget: Budget, unit: PrivacyUnit | None,
-           seed: int | None) -> LedgerEntry:
-    """Charge a release to the people it is drawn on, per person, before any of its noise is drawn.
+           seed: int | None, phase: str = "whole") -> LedgerEntry:
+    """Charge a release (or one phase of it, `phase_cost`) to the people it is drawn on, per person, before any of
+    its noise is drawn.
 
     The ledger checks the cap and appends the entry in one transaction (BudgetError past the cap, naming what
     the release costs and what remains); a seeded plan is refused outright. Nothing is spent on a refusal.
     """
     if seed is not None:
         raise InputError(SEEDED + ".")
-    epsilon, delta = cost(budget, unit)
+    epsilon, delta = phase_cost(budget, unit, phase)
     return ledger.spend(people, epsilon, delta)
 
 

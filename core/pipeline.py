@@ -102,13 +102,32 @@ def run_private(
     level: float = 0.95,
     fallback: bool = False,
 ) -> PrivateRun:
-    """Stages 1-4 on a prepared problem with fresh noise from `rng`.
+    """Stages 1-4 on a prepared problem with fresh noise from `rng`: `finish` after `certify`, the same draws in the
+    same order.
 
     fallback=True is Algorithm 5 with fallback: when the test (14) fails (lambda_hat_min = 0 included),
-    objective perturbation (15) releases instead of bottom, at the release stage's budget
-    (2 eps_c, (1 + e^eps_c) delta_c), so the total guarantee is the same (core.fallback,
-    docs/privacy.md). The release's status is then "fallback". Off by default: plain Algorithm 5.
+    objective perturbation (15) releases instead of bottom, on the budget the run has not spent, so the total
+    guarantee is the same (core.fallback, docs/privacy.md). The release's status is then "fallback". Off by
+    default: plain Algorithm 5.
     """
+    return finish(problem, certify(problem, u, budget, rng, fallback), rng, calibration, level, fallback)
+
+
+@dataclass(frozen=True)
+class Certified:
+    """Stages 1-3 of one draw, before the release: the certificates and the test (14), all private, with the budget
+    and the unit direction they were drawn for. `finish` releases from them; stopping here spends stages 1-2 only."""
+
+    budget: Budget
+    u: NDArray[np.float64]
+    lambda_min: RecursiveBound
+    lambda_max: RecursiveBound | None
+    test: StabilityTest
+
+
+def certify(problem: Problem, u: NDArray | int | str, budget: Budget, rng: np.random.Generator,
+            fallback: bool = False) -> Certified:
+    """Stages 1-3: Algorithm 2's lambda_hat_min, Algorithm 4's lambda_hat_max when lambda_hat_min > 0, and the test."""
     # Any delta < 1 is a valid, if weak, guarantee, and the certificates' failure events are studied at large delta;
     # the command line and the app, where a user sets the budget, refuse a total delta above MAX_DELTA.
     check_total_budget(budget.epsilon_total, budget.delta_total, max_delta=1.0)
@@ -119,19 +138,21 @@ def run_private(
     lmax = None
     if lmin.lambda_hat > 0:  # Algorithm 4 needs lambda_hat_min > 0
         lmax = lambda_max_certificate(f, g, lmin.lambda_hat, budget.lambda_max.epsilon, budget.lambda_max.delta, rng)
-    test = stability_test(
-        lmin.lambda_hat,
-        None if lmax is None else lmax.lambda_hat,
-        g,
-        f.n,
-        f.lam_reg,
-        budget.release.epsilon,
-        budget.release.delta,
-    )
-    rel = release(f, g, uv, test, budget.release.epsilon, budget.release.delta, rng, calibration, level)
-    if fallback and not test.passed:  # the branch depends on the private certificates only
-        rel = fallback_release(problem, uv, lmin.lambda_hat, rel, budget, rng)
-    return PrivateRun(budget=budget, u=uv, lambda_min=lmin, lambda_max=lmax, test=test, release=rel)
+    test = stability_test(lmin.lambda_hat, None if lmax is None else lmax.lambda_hat, g, f.n, f.lam_reg,
+                          budget.release.epsilon, budget.release.delta)
+    return Certified(budget=budget, u=uv, lambda_min=lmin, lambda_max=lmax, test=test)
+
+
+def finish(problem: Problem, c: Certified, rng: np.random.Generator, calibration: str = "paper", level: float = 0.95,
+           fallback: bool = False) -> PrivateRun:
+    """Stage 4 from certified stages 1-3: Algorithm 5's release, or bottom, or (fallback) objective perturbation on
+    the unspent budget. The branch depends on the private certificates only."""
+    check_fallback_accounting(fallback, c.budget.accounting)
+    f, g, b = problem.fit, problem.geometry, c.budget
+    rel = release(f, g, c.u, c.test, b.release.epsilon, b.release.delta, rng, calibration, level)
+    if fallback and not c.test.passed:
+        rel = fallback_release(problem, c.u, c.lambda_min.lambda_hat, rel, b, rng)
+    return PrivateRun(budget=b, u=c.u, lambda_min=c.lambda_min, lambda_max=c.lambda_max, test=c.test, release=rel)
 
 
 def check_fallback_accounting(fallback: bool, accounting: str) -> None:

@@ -5,7 +5,9 @@ accounting included), the calibration, the level, the fallback and the noise sou
 operating system's entropy). `execute` runs it on the problem prepared from its data and model; `charge_and_execute`
 charges the ledger first — per person, in one transaction, never a seeded plan (core.charge) — then runs it and
 records the outcome on that charge, with the release's private report, so that it can be shown again later. The
-command line and the app's publish mode both release through it.
+command line and the app's publish mode both release through it. `charge_and_certify` and `charge_and_finish` make
+the same release in two phases, each charged before its noise: the certificates and the test first (a private
+preview the analyst may stop at), the release event after.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from core.errors import InputError, check_seed
 from core.gaussian import CALIBRATIONS
 from core.ledger import Ledger, LedgerEntry, release_details
 from core.model import ModelSpec
-from core.pipeline import PrivateRun, check_fallback_accounting, make_rng, run_private
+from core.pipeline import Certified, PrivateRun, certify, check_fallback_accounting, finish, make_rng, run_private
 from core.problem import Problem
 from core.report import published_report
 from core.settings import check
@@ -60,11 +62,18 @@ class ReleasePlan:
 def execute(plan: ReleasePlan, problem: Problem, rng: np.random.Generator | None = None) -> PrivateRun:
     """The private stages of the plan on its problem (prepared from plan.data and plan.model), with fresh noise from
     rng (default: a generator of the plan's seed; pass one generator to draw several runs in turn)."""
+    _check_problem(plan, problem)
+    return run_private(problem, _target(plan), plan.budget, make_rng(plan.seed) if rng is None else rng,
+                       plan.calibration, plan.level, fallback=plan.fallback)
+
+
+def _check_problem(plan: ReleasePlan, problem: Problem) -> None:
     if problem.data_spec is not None and problem.data_spec != plan.data:
         raise InputError("the problem was prepared from other data than the plan names; prepare it again")
-    target = plan.target if isinstance(plan.target, int) else np.asarray(plan.target, dtype=np.float64)
-    return run_private(problem, target, plan.budget, make_rng(plan.seed) if rng is None else rng, plan.calibration,
-                       plan.level, fallback=plan.fallback)
+
+
+def _target(plan: ReleasePlan) -> int | np.ndarray:
+    return plan.target if isinstance(plan.target, int) else np.asarray(plan.target, dtype=np.float64)
 
 
 def charge_and_execute(plan: ReleasePlan, problem: Problem, ledger: Ledger,
@@ -72,7 +81,31 @@ def charge_and_execute(plan: ReleasePlan, problem: Problem, ledger: Ledger,
     """Charge the plan to its people (per person, before any noise; refused past the cap or for a seeded plan,
     charging nothing), run it, and record its outcome on the charge."""
     entry = charge(ledger, plan.data.population(), plan.budget, unit, plan.seed)
-    run = execute(plan, problem)
+    return _record(plan, problem, ledger, unit, entry, execute(plan, problem))
+
+
+def charge_and_certify(plan: ReleasePlan, problem: Problem, ledger: Ledger,
+                       unit: PrivacyUnit | None) -> tuple[Certified, LedgerEntry]:
+    """The first of two phases: charge everything but the release event (core.charge.phase_cost), then draw stages
+    1-3. Its outputs are private; stopping here spends that much only."""
+    _check_problem(plan, problem)
+    entry = charge(ledger, plan.data.population(), plan.budget, unit, plan.seed, "certificates")
+    return certify(problem, _target(plan), plan.budget, make_rng(plan.seed), plan.fallback), entry
+
+
+def charge_and_finish(plan: ReleasePlan, problem: Problem, certified: Certified, ledger: Ledger,
+                      unit: PrivacyUnit | None) -> tuple[PrivateRun, LedgerEntry]:
+    """The second phase: charge the release event, release from `certified` (drawn for this plan), and record the
+    outcome, with the release's private report, on this charge."""
+    if certified.budget != plan.budget:
+        raise InputError("these certificates were drawn for another budget; certify again")
+    entry = charge(ledger, plan.data.population(), plan.budget, unit, plan.seed, "release")
+    run = finish(problem, certified, make_rng(plan.seed), plan.calibration, plan.level, plan.fallback)
+    return _record(plan, problem, ledger, unit, entry, run)
+
+
+def _record(plan: ReleasePlan, problem: Problem, ledger: Ledger, unit: PrivacyUnit | None, entry: LedgerEntry,
+            run: PrivateRun) -> tuple[PrivateRun, LedgerEntry]:
     document = published_report(run, plan.name, plan.budget, plan.data, plan.model, problem.n, problem.d,
                                 problem.feature_names, unit)
     ledger.record_outcome(entry, release_details(run, plan.name, json.dumps(document, ensure_ascii=False)))

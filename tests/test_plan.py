@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pytest
 
-from core.accounting import split_budget
-from core.charge import open_charged
+from core.accounting import make_budget, split_budget
+from core.charge import cost, open_charged, phase_cost
 from core.data.dataset import PrivacyUnit
 from core.errors import BudgetError, InputError
 from core.model import ModelSpec
-from core.pipeline import prepare_spec
-from core.plan import ReleasePlan, charge_and_execute, execute
+from core.pipeline import certify, finish, make_rng, prepare_spec, run_private
+from core.plan import ReleasePlan, charge_and_certify, charge_and_execute, charge_and_finish, execute
 from core.spec import SyntheticSpec
 
 SPEC = SyntheticSpec("robust", 20_000, 3, 1.0, 1.0, 5)
@@ -78,3 +79,49 @@ def test_the_public_view_of_a_run_holds_private_outputs_only(problem):
         view.release = None
     assert set(view.release.values()) == {f for f in run.release.__dataclass_fields__} - not_private(run.release) | {
         "branch"}
+
+
+def test_certify_then_finish_is_run_private_draw_for_draw(problem):
+    """The two phases draw the same noises in the same order as one run: with one generator, the same PrivateRun."""
+    b = split_budget(4.0, 1e-6, (1, 1, 18))
+    for seed in range(3):
+        whole = run_private(problem, 0, b, make_rng(seed), fallback=True)
+        rng = make_rng(seed)
+        c = certify(problem, 0, b, rng, fallback=True)
+        assert c.test == whole.test and c.lambda_min == whole.lambda_min
+        done = finish(problem, c, rng, fallback=True)
+        assert done.release == whole.release and done.lambda_max == whole.lambda_max and (done.u == whole.u).all()
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_the_two_phases_cost_the_whole_and_the_first_covers_the_certificates(k):
+    b = split_budget(4.0, 1e-6, (1, 1, 18))
+    unit = PrivacyUnit("person", k)
+    (e1, d1), (e2, d2) = phase_cost(b, unit, "certificates"), phase_cost(b, unit, "release")
+    whole = cost(b, unit)
+    assert e1 + e2 == pytest.approx(whole[0], rel=1e-15) and d1 + d2 == pytest.approx(whole[1], rel=1e-12)
+    assert e1 >= k * (b.lambda_min.epsilon + b.lambda_max.epsilon) * (1 - 1e-15) and d1 > 0
+    assert (e2, d2) == unit.per_person(2 * b.release.epsilon, (1 + math.exp(b.release.epsilon)) * b.release.delta)
+    with pytest.raises(BudgetError):  # two phases need basic composition's shares
+        phase_cost(make_budget(4.0, 1e-6, (1, 1, 18), "pld"), unit, "certificates")
+
+
+def test_certify_first_charges_stages_one_to_three_and_finishing_charges_the_rest(problem, tmp_path):
+    book = open_charged(tmp_path / "l.sqlite3", (10.0, 1e-5))
+    people = SPEC.population()
+    p = plan(problem, budget=split_budget(4.0, 1e-6, (1, 1, 18)))
+    with pytest.raises(InputError, match="not private"):
+        charge_and_certify(plan(problem, seed=3), problem, book, None)
+    assert book.spent(people) == (0.0, 0.0)
+    c, first = charge_and_certify(p, problem, book, None)
+    assert (first.epsilon, first.delta) == phase_cost(p.budget, None, "certificates")
+    assert first.epsilon == pytest.approx(0.4) and book.spent(people)[0] == pytest.approx(0.4)  # a stop costs this
+    with pytest.raises(InputError, match="another budget"):  # certificates of one budget never finish another
+        charge_and_finish(plan(problem), problem, c, book, None)
+    assert len(book.entries(people)) == 1
+    run, second = charge_and_finish(p, problem, c, book, None)
+    assert run.lambda_min == c.lambda_min and run.test == c.test
+    assert book.spent(people)[0] == pytest.approx(4.0) and book.spent(people)[1] == pytest.approx(1e-6)
+    logged = book.entries(people)
+    assert logged[0].details is None and logged[1].details.outcome == run.release.status
+    assert logged[1].details.document is not None
