@@ -23,12 +23,12 @@ from core.data.dataset import Dataset
 from core.errors import BudgetError, check_seed
 from core.fallback import fallback_release
 from core.fit import fit
-from core.gaussian import check_total_budget
+from core.gaussian import check_total_budget, sigma
 from core.geometry import project
 from core.losses import get_loss
 from core.model import ModelSpec
 from core.problem import Problem, real_array, validate_design
-from core.release import Release, release, unit_direction
+from core.release import Release, interval_half_width, release, unit_direction
 from core.spec import DataSpec
 from core.stability import StabilityTest, stability_test
 from core.trial import Draw, Trial
@@ -141,6 +141,15 @@ def certify(problem: Problem, u: NDArray | int | str, budget: Budget, rng: np.ra
     test = stability_test(lmin.lambda_hat, None if lmax is None else lmax.lambda_hat, g, f.n, f.lam_reg,
                           budget.release.epsilon, budget.release.delta)
     return Certified(budget=budget, u=uv, lambda_min=lmin, lambda_max=lmax, test=test)
+
+
+def planned_half_width(problem: Problem, c: Certified, calibration: str = "paper", level: float = 0.95) -> float | None:
+    """The half-width Algorithm 5's interval will have when released from `c` (None when the test failed): known
+    before the release, as it depends on the certificates and public constants only (core.release)."""
+    if not c.test.passed:
+        return None
+    s = sigma(c.budget.release.epsilon, c.budget.release.delta, calibration)
+    return interval_half_width(c.test, problem.geometry, problem.n, s, level)[1]
 
 
 def finish(problem: Problem, c: Certified, rng: np.random.Generator, calibration: str = "paper", level: float = 0.95,

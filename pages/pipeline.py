@@ -12,6 +12,8 @@ are in ui.cards, the settings in ui.controls, the snapshot in ui.snapshot."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -80,22 +82,24 @@ def teaching(problem: Problem, data: Dataset, b: Budget, top: DeltaGenerator) ->
     private_cards(run, b, name, problem, publish=False)
 
 
-def release_once(problem: Problem, b: Budget) -> None:
-    """One publish-mode draw from OS entropy, refused when it would pass the ledger's cap."""
+def release_once(problem: Problem, b: Budget, step: Callable[[Problem, Budget], object] = state.publish) -> None:
+    """One publish-mode step with OS entropy — a whole release, its release event, or (certify first) its
+    certificates — refused when it would pass the ledger's cap."""
     try:
-        state.publish(problem, b)  # charged per person before any noise; refused past the cap, nothing spent
+        step(problem, b)  # charged per person before any noise; refused past the cap, nothing spent
     except InputError as exc:
         st.error(message(exc))
         return
     st.rerun()  # the whole app, so the sidebar's ledger shows the new spend
 
 
-def refusal_notice(b: Budget) -> str | None:
-    """Why the ledger would refuse this draw now, told with the sidebar's figures (not the ledger's description of
-    the people, which may name a file), or None. InputError when there is no cap or the ledger is unusable."""
-    if state.refuse_reason(b) is None:
+def refusal_notice(b: Budget, phase: str = "whole") -> str | None:
+    """Why the ledger would refuse this draw (or phase) now, told with the sidebar's figures (not the ledger's
+    description of the people, which may name a file), or None. InputError when there is no cap or the ledger is
+    unusable."""
+    if state.refuse_reason(b, phase) is None:
         return None
-    cost_e, cost_d = state.cost(b)
+    cost_e, cost_d = state.cost(b, phase)
     left_e, left_d = state.remaining()
     then = ("Lower “Total ε” or “Total δ” above to draw within it." if left_e > 0 and left_d > 0 else
             "Nothing more can be released on these people unless the data's curator raises the cap.")
@@ -104,18 +108,33 @@ def refusal_notice(b: Budget) -> str | None:
 
 
 def publish(problem: Problem, b: Budget) -> None:
+    waiting = state.certification(problem, b)
     try:
-        blocked = refusal_notice(b)
-    except InputError as exc:  # no cap, or an unusable ledger file: every release is refused
-        blocked = message(exc)
+        blocked = refusal_notice(b, "whole" if waiting is None else "release")
+        first, rest = state.cost(b, "certificates"), state.cost(b, "release")
+    except InputError as exc:  # no cap, an unusable ledger file, or a budget that cannot be phased
+        blocked, first, rest = message(exc), None, None
         st.error(blocked)
     else:
         if blocked:
             st.warning(blocked, icon=":material/block:")
-    if st.button("Release (spends ε, δ)", key="release", type="primary", icon=":material/publish:",
-                 disabled=blocked is not None,
-                 help="Runs Algorithm 5 once with fresh noise from the OS and adds (ε, δ) to the ledger of these data"):
+    with st.container(horizontal=True):
+        certify = st.button(
+            "Certify first" if first is None else f"Certify first (spends ε = {first[0]:.3g})", key="certify",
+            icon=":material/fact_check:", disabled=blocked is not None or waiting is not None,
+            help="Draws the certificates λ̂min and λ̂max and the test (14) only, charged now, and shows what the "
+                 "release would give; you may stop there, or release and spend the rest")
+        go = st.button("Release (spends ε, δ)" if waiting is None or rest is None
+                       else f"Release (spends the rest, ε = {rest[0]:.3g})",
+                       key="release", type="primary", icon=":material/publish:", disabled=blocked is not None,
+                       help="Runs Algorithm 5 once with fresh noise from the OS and adds (ε, δ) to the ledger of these "
+                            "data (after Certify first: the release event only, from those certificates)")
+    if certify:
+        release_once(problem, b, state.certify_first)
+    if go:
         release_once(problem, b)  # checks again: another session may have spent since this page was drawn
+    if waiting is not None and rest is not None:
+        cards.preview_card(waiting, problem, rest)
     rec = state.published()
     if rec is None:
         st.info("Nothing released yet in this session on these data and model settings. Each release draws fresh "

@@ -723,3 +723,30 @@ def test_a_new_session_reads_the_last_paid_for_release_back_and_charges_nothing(
     (caption,) = [c.value for c in fresh.main.caption if "read back from the privacy ledger" in c.value]
     assert f"{published.run.release.value:.6g}" in caption and "charges nothing" in caption
     assert charges(fresh) == [(8.0, 1e-6)]
+
+
+def test_certify_first_shows_a_private_preview_and_charges_only_what_ran():
+    at = start(mode="publish", epsilon=8.0)
+    at.button(key="certify").click().run()
+    assert_clean(at)
+    (spent,) = charges(at)
+    assert spent[0] == pytest.approx(0.8)  # 5 % + 5 % of ε = 8 under the default split (1, 1, 18)
+    text = " ".join(m.value for m in at.main.markdown)
+    assert "Releasing spends the rest, ε = 7.2" in text and "stopping here spends nothing more" in text
+    assert "Certified, not yet released" in " ".join(m.value for m in at.main.markdown)
+    assert at.button(key="certify").disabled  # one set of certificates at a time
+    release(at)
+    assert_clean(at)
+    (published,) = at.session_state[PUBLISHED].values()
+    assert [e for e, _ in charges(at)] == pytest.approx([0.8, 7.2])  # the whole budget, in two charges
+    assert ui.state.CERTIFIED not in at.session_state  # the certificates released once
+    assert at.button(key="certify").disabled and at.button(key="release").disabled  # 8 of the cap of 10 spent
+
+
+def test_certificates_wait_for_their_own_plan_only():
+    at = start(mode="publish", epsilon=8.0)
+    at.button(key="certify").click().run()
+    at.session_state["epsilon"] = 4.0  # another budget: these certificates do not apply
+    at.run()
+    assert not any("Certified, not yet released" in m.value for m in at.main.markdown)
+    assert at.button(key="release").proto.label == "Release (spends ε, δ)"

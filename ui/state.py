@@ -17,6 +17,8 @@ Session entries outside the settings registry (SESSION lists them; nothing else 
 - IGNORED: link values that cannot be used (unparsable, not finite, outside their control's range), each replaced
   by the default and named in a notice;
 - UPLOADED: the upload's data set and fits, kept in that session only (never a process-wide cache);
+- CERTIFIED: `Certification`, certificates charged and drawn by `certify_first()` for one release plan, waiting
+  for the release event (the Pipeline's preview); used only by that same plan;
 - TEACHING_RUN: `TeachingRun`, the Pipeline's last teaching run: never charged, possibly seeded,
   never on the Report; shown again while its private settings hold (noise is drawn only when asked);
 - COMPARISON: `ComparisonRecord`, the Compare page's last comparison with the settings it used;
@@ -42,8 +44,7 @@ import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
 
 from core.accounting import RELEASE_SPLIT, Budget
-from core.charge import cost as charge_cost
-from core.charge import default_cap, open_charged
+from core.charge import default_cap, open_charged, phase_cost
 from core.compare import METHODS, Comparison, check_methods
 from core.data import Dataset
 from core.errors import DataError, InputError
@@ -51,8 +52,8 @@ from core.geometry import MAX_RADIUS, MIN_RADIUS
 from core.ledger import Ledger
 from core.ledger_store import default_ledger_path
 from core.model import ModelSpec
-from core.pipeline import PrivateRun, Problem, prepare_spec
-from core.plan import ReleasePlan, charge_and_execute
+from core.pipeline import Certified, PrivateRun, Problem, prepare_spec
+from core.plan import ReleasePlan, charge_and_certify, charge_and_execute, charge_and_finish
 from core.settings import RANGES
 from core.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, file_spec
 
@@ -64,11 +65,12 @@ SOURCES = {
 }
 MODES = {"teaching": "Teaching", "publish": "Publish"}
 UPLOAD, PUBLISHED, TEACHING_RUN, COMPARISON = "upload", "published", "teaching_run", "comparison"
+CERTIFIED = "certified"
 UPLOADED = "uploaded"  # the upload's data set and fits, kept in its own session only
 IGNORED = "ignored_link_values"  # unusable link values, each replaced by its default (shown once)
 SESSION = {  # every session entry outside PARAMS, with its type
     IGNORED: "list[str]", UPLOAD: "Upload", UPLOADED: "dict[(DataSpec, ModelSpec | None), Dataset | Problem]",
-    PUBLISHED: "dict[(DataSpec, ModelSpec), PublishedRelease]",
+    PUBLISHED: "dict[(DataSpec, ModelSpec), PublishedRelease]", CERTIFIED: "Certification",
     TEACHING_RUN: "TeachingRun", COMPARISON: "ComparisonRecord", "upload_file": "widget: UploadedFile",
     "experiments_upload_<figure>": "widget: UploadedFile",
     "lmin_steps": "widget: bool", "lmax_steps": "widget: bool", "formulas: <title>": "widget: bool",
@@ -398,15 +400,15 @@ def remaining() -> tuple[float, float]:
     return ledger().remaining(data_spec().population())
 
 
-def cost(b: Budget) -> tuple[float, float]:
-    """What a release of budget b costs a person of the loaded data (core.charge.cost: per person; BudgetError when
-    a sample drawn with replacement leaves no guarantee)."""
-    return charge_cost(b, dataset().privacy_unit)
+def cost(b: Budget, phase: str = "whole") -> tuple[float, float]:
+    """What a release of budget b (or one phase of it) costs a person of the loaded data (core.charge.phase_cost:
+    per person; BudgetError when a sample drawn with replacement leaves no guarantee)."""
+    return phase_cost(b, dataset().privacy_unit, phase)
 
 
-def refuse_reason(b: Budget) -> str | None:
-    """Why a release of budget b would pass the cap on these people, or None if it fits."""
-    return ledger().refusal(data_spec().population(), *cost(b))
+def refuse_reason(b: Budget, phase: str = "whole") -> str | None:
+    """Why a release of budget b (or one phase of it) would pass the cap on these people, or None if it fits."""
+    return ledger().refusal(data_spec().population(), *cost(b, phase))
 
 
 def plan(problem: Problem, b: Budget, seed: int | None = None) -> ReleasePlan:
@@ -468,11 +470,38 @@ def _record(kind: type[RunRecord], run: PrivateRun, coordinate: str, **extra: An
                 level=get("level"), fallback=fallback(), data=data_spec(), model=model_spec(), **extra)
 
 
-def publish(problem: Problem, b: Budget) -> PublishedRelease:
-    """Release budget b with OS noise through core.plan.charge_and_execute — charged per person before any noise,
-    refused past the cap (BudgetError, nothing spent) — and keep it for the Report."""
+@dataclass(frozen=True)
+class Certification:
+    """Certificates charged and drawn for one release plan (core.plan.charge_and_certify), waiting for its release."""
+
+    plan: ReleasePlan
+    certified: Certified
+
+
+def certify_first(problem: Problem, b: Budget) -> None:
+    """The first phase of a release of budget b with OS noise: charged per person before any noise (everything but
+    the release event), refused past the cap; the certificates wait in the session for `publish`."""
     p = plan(problem, b)
-    run, _ = charge_and_execute(p, problem, ledger(), dataset().privacy_unit)
+    c, _ = charge_and_certify(p, problem, ledger(), dataset().privacy_unit)
+    st.session_state[CERTIFIED] = Certification(plan=p, certified=c)
+
+
+def certification(problem: Problem, b: Budget) -> Certified | None:
+    """The waiting certificates of the plan the settings name now (none for any other plan)."""
+    held = st.session_state.get(CERTIFIED)
+    return held.certified if held is not None and held.plan == plan(problem, b) else None
+
+
+def publish(problem: Problem, b: Budget) -> PublishedRelease:
+    """Release budget b with OS noise — from this plan's waiting certificates (core.plan.charge_and_finish, the
+    release event charged) or whole (charge_and_execute) — charged per person before any noise, refused past the cap
+    (BudgetError, nothing spent), and keep it for the Report."""
+    p, waiting = plan(problem, b), certification(problem, b)
+    if waiting is None:
+        run, _ = charge_and_execute(p, problem, ledger(), dataset().privacy_unit)
+    else:
+        run, _ = charge_and_finish(p, problem, waiting, ledger(), dataset().privacy_unit)
+        st.session_state.pop(CERTIFIED, None)  # certificates release once
     record = _record(PublishedRelease, run, p.name)
     st.session_state.setdefault(PUBLISHED, {})[(record.data, record.model)] = record
     return record
