@@ -38,8 +38,11 @@ from core.pipeline import prepare, prepare_spec, run_private
 from core.spec import AcsSpec
 
 
-def measure(root: str, state: str, coordinate: str, epsilon: float, delta: float, draws: int, seed: int) -> dict:
-    spec = AcsSpec(states=(state,), root=root)
+def measure(root: str, state: str, coordinate: str, epsilon: float, delta: float, draws: int, seed: int,
+            sample_n: int | None = None) -> dict:
+    """The interval study on all of the state's records, or on a sample of sample_n drawn with replacement."""
+    spec = AcsSpec(states=(state,), root=root, n=sample_n, sample_seed=None if sample_n is None else seed,
+                   with_replacement=sample_n is not None)
     problem = prepare_spec(spec.load(), ModelSpec("logistic", "ball", None, 0.0), spec)
     j = problem.coordinate(coordinate)
     target = float(problem.fit.theta[j])
@@ -63,6 +66,9 @@ def measure(root: str, state: str, coordinate: str, epsilon: float, delta: float
         median_error_default=float(np.median([abs(r.value - target) for r in released])) if released else None,
         median_error_objective_full=float(np.median(np.abs(np.array(op) - target))),
     )
+
+
+SAMPLE_N = 20_000
 
 
 def grid(root: str, state: str, coordinate: str, delta: float, draws: int, seed: int) -> list[dict]:
@@ -129,7 +135,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--grid", action="store_true", help="the paired comparison at every (n, eps) of Figs. 6-7")
     ap.add_argument("--population", action="store_true", help="the population interval's coverage")
-    ap.add_argument("--sample-n", type=int, default=20_000)
+    ap.add_argument("--sample-n", type=int, default=SAMPLE_N,
+                    help="--population: the samples' size; otherwise, given, a sample drawn with replacement")
     a = ap.parse_args()
     if a.grid:
         grid(a.acs_root, a.state, a.coordinate, a.delta, a.draws, a.seed)
@@ -137,7 +144,8 @@ def main() -> None:
         print(json.dumps(population(a.acs_root, a.state, a.coordinate, a.epsilon, a.delta, a.draws, a.sample_n,
                                     a.seed), indent=1))
     else:
-        print(json.dumps(measure(a.acs_root, a.state, a.coordinate, a.epsilon, a.delta, a.draws, a.seed), indent=1))
+        print(json.dumps(measure(a.acs_root, a.state, a.coordinate, a.epsilon, a.delta, a.draws, a.seed,
+                                 a.sample_n if a.sample_n != SAMPLE_N else None), indent=1))
 
 
 if __name__ == "__main__":
