@@ -72,13 +72,36 @@ def posterior_bound(epsilon: float) -> float:
     return 1.0 / (1.0 + math.exp(-epsilon))
 
 
+SUPERSCRIPT = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def magnitude(x: float) -> str:
+    """A positive number to 3 significant digits for a reader: 54.6, 22,000, or 5.18 × 10²¹ past a million."""
+    exponent = math.floor(math.log10(x))
+    mantissa = round(x / 10.0**exponent, 2)
+    if mantissa >= 10:  # 999.9 rounds to 1,000
+        mantissa, exponent = mantissa / 10, exponent + 1
+    if exponent >= 6:
+        return f"{mantissa:.3g} × 10{str(exponent).translate(SUPERSCRIPT)}"
+    value = mantissa * 10.0**exponent
+    return f"{value:,.0f}" if exponent >= 2 else f"{value:.3g}"
+
+
+def certainty(epsilon: float) -> str:
+    """posterior_bound in words, never rounded up to a certainty it is not: "99.97 %", or "all but 1 in 4.85 × 10⁸"."""
+    p = posterior_bound(epsilon)
+    if 100 * p < 99.995:
+        return f"{100 * p:.4g} %"
+    return f"all but 1 in {magnitude(1 + math.exp(epsilon))}"  # 1 - p = 1/(1 + e^eps)
+
+
 def epsilon_warning(epsilon: float) -> str | None:
     """A sentence when epsilon is above EPSILON_WARNING, saying what it allows in words."""
     if epsilon <= EPSILON_WARNING:
         return None
-    return (f"ε = {epsilon:g} is a weak guarantee: an attacker who starts 50 % sure may end "
-            f"{100 * posterior_bound(epsilon):.2f} % sure (any test's true-positive rate may be e^ε ≈ "
-            f"{math.exp(epsilon):,.0f} times its false-positive rate, plus δ); values of 1 or less are strong")
+    return (f"ε = {epsilon:g} is a weak guarantee: an attacker who starts 50 % sure may end {certainty(epsilon)} "
+            f"sure (any test's true-positive rate may be e^ε ≈ {magnitude(math.exp(epsilon))} times its "
+            "false-positive rate, plus δ); values of 1 or less are strong")
 
 
 def sigma_naive(epsilon: float, delta: float) -> float:

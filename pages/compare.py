@@ -37,6 +37,7 @@ from ui.charts import chart
 from ui.controls import budget as budget_setting
 from ui.figures import strip_figure
 from ui.format import noise_source, tagged
+from ui.labels import message
 from ui.theme import METHOD_LABELS, NOT_PRIVATE
 
 through_navigation()  # a deep link's first run on a fresh server goes through app.py
@@ -237,7 +238,7 @@ def main() -> None:
         u, name = direction(problem)
         budget = budget_setting()
     except InputError as exc:
-        st.error(str(exc))
+        st.error(message(exc))
         return
     noise = noise_source(state.get("noise_seed"))
     st.caption(
@@ -250,7 +251,7 @@ def main() -> None:
         try:
             state.keep_comparison(key, run(problem, u, budget, methods))
         except InputError as exc:
-            st.error(str(exc))
+            st.error(message(exc))
             return
     stored = state.comparison(key)
     if stored is None:

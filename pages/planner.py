@@ -33,6 +33,7 @@ from ui import controls, state
 from ui.boot import through_navigation
 from ui.charts import chart
 from ui.format import metric_row, num
+from ui.labels import message
 from ui.planner_figures import half_width_figure
 
 through_navigation()  # a deep link's first run on a fresh server goes through app.py
@@ -198,13 +199,13 @@ def main() -> None:
         a = assumptions()
         p = cached_plan(dataclasses.astuple(a), a)
     except InputError as exc:
-        st.error(str(exc))
+        st.error(message(exc))
         return
     plan_view(p)
     try:
         target = check_target(st.session_state["planner_target"])
     except InputError as exc:
-        st.error(str(exc))
+        st.error(message(exc))
         target = None
     if target is not None:
         inverse_view(a, target)

@@ -231,7 +231,7 @@ def test_a_message_names_its_control_per_surface():
     assert err.setting == "loss"
     assert str(err) == "pass --loss logistic, not --domain ball; file {x}.csv"  # the command line's wording
     assert err.render(str.upper) == "pass LOSS logistic, not DOMAIN ball; file {x}.csv"  # braces not ours stay
-    assert message(err) == ("pass “Loss” on the Data page logistic, not “Covariate domain 𝒳” on the Pipeline page "
+    assert message(err) == ("Pass “Loss” on the Data page logistic, not “Covariate domain 𝒳” on the Pipeline page "
                             "ball; file {x}.csv")
     again = pickle.loads(pickle.dumps(err))  # as worker processes send it back
     assert type(again) is DataError and again.setting == "loss" and message(again) == message(err)

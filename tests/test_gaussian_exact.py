@@ -128,3 +128,12 @@ def test_the_posterior_an_attacker_can_reach():
     assert posterior_bound(0.0) == 0.5
     assert posterior_bound(math.log(3.0)) == pytest.approx(0.75, rel=1e-15)
     assert epsilon_warning(5.0) is None and "99.34 %" in epsilon_warning(5.01)
+
+
+def test_large_factors_read_as_powers_of_ten_and_never_as_certainty():
+    from core.gaussian import certainty, epsilon_warning, magnitude
+
+    assert [magnitude(x) for x in (54.598, 999.9, 22026.47, 5.18e21)] == ["54.6", "1,000", "22,000", "5.18 × 10²¹"]
+    assert certainty(4.0) == "98.2 %" and certainty(20.0) == "all but 1 in 4.85 × 10⁸"
+    text = epsilon_warning(50.0)
+    assert "5.18 × 10²¹" in text and "100.00 %" not in text and "5,184,705" not in text

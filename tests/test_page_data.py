@@ -172,7 +172,7 @@ def test_labels_the_loss_cannot_use_leave_the_data_shown():
     at = open_data_page(source="upload", upload=Upload.of("mine.csv", plain_csv()), upload_loss="logistic")
     assert not at.exception
     (error,) = at.error
-    assert "logistic regression needs binary labels" in error.value
+    assert "Logistic regression needs binary labels" in error.value
     assert metric(at, "n") == "300"
     assert metric(at, "Rows projected onto the domain") == "—"
 
@@ -306,7 +306,7 @@ def test_uploader_points_census_files_to_the_census_folder_source():
 def test_app_messages_name_the_control_not_the_flag(tmp_path):
     at = open_data_page(source="acs", states=" , ")
     (error,) = at.error
-    assert "name at least one state with “States” on the Data page" in error.value
+    assert "Name at least one state with “States” on the Data page" in error.value
     assert "--" not in error.value
     at = open_data_page(source="acs", acs_root=str(tmp_path))
     (error,) = at.error

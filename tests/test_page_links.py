@@ -37,6 +37,23 @@ def test_values_at_the_edges_of_the_range_are_kept(key, value):
 def test_a_large_epsilon_is_explained_and_a_delta_above_one_over_n_is_flagged():
     """ε = 8: an attacker starting at 50 % may end e^8 / (1 + e^8) = 99.97 % sure; δ = 0.01 >= 1/n at n = 20,000."""
     warnings = " ".join(w.value for w in open_link(epsilon="8", delta="0.01").sidebar.warning)
-    assert "99.97 %" in warnings and "2,981" in warnings
+    assert "99.97 %" in warnings and "2,980" in warnings
     assert "1/n = 5e-05" in warnings
     assert not open_link(epsilon="4").sidebar.warning  # the default budget: nothing to flag
+
+
+def test_a_parameter_that_is_no_setting_gets_a_notice_naming_the_closest():
+    at = new_app(90)
+    at.query_params["seed"] = "3"
+    at.run()
+    assert not at.exception
+    notice = " ".join(w.value for w in at.sidebar.warning)
+    assert "seed=3 (not a setting of this app; did you mean noise_seed?)" in notice
+
+
+def test_a_coordinate_that_is_no_feature_gets_a_notice():
+    at = open_link(coordinate="no_such_feature")
+    at.switch_page("pages/pipeline.py").run()
+    assert not at.exception
+    assert any("“no_such_feature” is not a feature of these data" in w.value for w in at.main.warning)
+    assert at.session_state["coordinate"] == ""

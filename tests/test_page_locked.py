@@ -95,7 +95,7 @@ def test_an_upload_is_kept_in_its_own_session_only():
     second = app(source="upload", upload_loss="robust")
     assert not second.exception
     assert UPLOADED not in second.session_state
-    assert "no file uploaded yet" in text(second)
+    assert "No file uploaded yet" in text(second)
 
 
 def test_an_unusable_ledger_file_refuses_every_release(tmp_path, monkeypatch):

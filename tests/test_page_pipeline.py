@@ -24,7 +24,7 @@ from core.spec import AcsSpec, SyntheticSpec
 from ui.state import PUBLISHED, TEACHING_RUN, PublishedRelease, TeachingRun, Upload
 
 N = 20_000  # small enough to keep every run fast
-REFUSED = "refused:"
+REFUSED = "Refused:"
 OFF = "Release is off:"
 
 
@@ -286,7 +286,7 @@ def test_bad_direction_typed_in_shows_an_error():
 def test_data_error_points_to_the_data_page():
     at = start(source="upload")
     assert_clean(at)
-    assert "no file uploaded" in at.error[0].value
+    assert "No file uploaded" in at.error[0].value
     assert at.main.get("page_link")
     at = start(d=40, n=30)  # n <= d
     assert_clean(at)
@@ -401,7 +401,7 @@ def test_the_ledgers_charge_refuses_even_when_the_page_checks_are_passed(monkeyp
     curator_cap(monkeypatch, 10.0)
     at = start(mode="publish", epsilon=8.0)
     release(at)
-    monkeypatch.setattr(ui.state, "refuse_reason", lambda b: None)
+    monkeypatch.setattr(ui.state, "refuse_reason", lambda b, phase="whole": None)
     at.run()
     assert not at.button(key="release").disabled
     release(at)

@@ -12,7 +12,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from core.accounting import ACCOUNTINGS, Budget, make_budget
-from core.gaussian import CALIBRATIONS, delta_warning, epsilon_warning, posterior_bound
+from core.gaussian import CALIBRATIONS, certainty, delta_warning, epsilon_warning, magnitude
 from core.geometry import DOMAINS, MAX_RADIUS, MIN_RADIUS
 from core.model import MAX_LAM_REG
 from ui import state
@@ -52,8 +52,13 @@ def coordinate_options(names: tuple[str, ...]) -> tuple[str, ...]:
     short. A coordinate of another data set (or from a link) goes back to the first feature, even while the settings
     panel is folded: a later data set with a feature of that name must not pick it up silently."""
     options = ("", *names[1:])
-    if state.get("coordinate") not in options:
+    chosen = state.get("coordinate")
+    if chosen not in options:
         st.session_state["coordinate"] = ""
+        if chosen != names[0]:  # a link's (or another data set's) coordinate: say so, naming it
+            shown = chosen if len(chosen) <= 40 else chosen[:40] + "…"
+            st.warning(f"The coordinate “{shown}” is not a feature of these data, so the first, “{names[0]}”, is "
+                       "used; choose another under Settings.", icon=":material/link_off:")
     return options
 
 
@@ -182,21 +187,13 @@ def privacy_controls(n: int) -> None:
             noise_controls()
 
 
-def certainty(epsilon: float) -> str:
-    """posterior_bound in words, never rounded up to a certainty it is not: "99.97 %", or "all but 1 in 4.85e+08"."""
-    p = posterior_bound(epsilon)
-    if 100 * p < 99.995:
-        return f"{100 * p:.4g} %"
-    return f"all but 1 in {1 + math.exp(epsilon):,.3g}"  # 1 - p = 1/(1 + e^ε)
-
-
 def risk(n: int) -> None:
     """What the chosen (ε, δ) allows an attacker, in words, and a warning when either is weak."""
     eps = state.get("epsilon")
     st.caption(
         f"What this means: an attacker who starts 50 % sure that a given person is in the data can end at most "
         f"{certainty(eps)} sure, and any test for one person's presence has true-positive rate "
-        f"≤ e^ε × false-positive rate + δ (e^ε ≈ {math.exp(eps):,.3g})."
+        f"≤ e^ε × false-positive rate + δ (e^ε ≈ {magnitude(math.exp(eps))})."
     )
     budget_warnings(st.container(), n)
 

@@ -32,5 +32,7 @@ def control(setting: str) -> str:
 
 
 def message(exc: Exception) -> str:
-    """An error's message as the app shows it: an InputError names the page's control, never a command-line option."""
-    return exc.render(control) if isinstance(exc, InputError) else str(exc)
+    """An error's message as the app shows it: a sentence (its first letter a capital) that names the page's control
+    for an InputError, never a command-line option."""
+    text = exc.render(control) if isinstance(exc, InputError) else str(exc)
+    return text[:1].upper() + text[1:]

@@ -33,6 +33,7 @@ Session entries outside the settings registry (SESSION lists them; nothing else 
 
 from __future__ import annotations
 
+import difflib
 import math
 import os
 from collections.abc import Callable
@@ -189,11 +190,21 @@ def link_value(key: str, raw: str) -> tuple[Any, str | None]:
     return value, None
 
 
+STREAMLIT_LINK_KEYS = ("embed", "embed_options")  # Streamlit's own link parameters
+
+
+def _unknown(key: str, raw: str) -> None:
+    """A notice for a link parameter that is no setting of the app, with the closest setting's name."""
+    close = difflib.get_close_matches(key, list(PARAMS), n=1, cutoff=0.5)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    _ignored(key if len(key) <= 40 else key[:40] + "…", raw, f"not a setting of this app{hint}")
+
+
 def _ignored(key: str, raw: str, why: str) -> Any:
     """The default of key, with a notice naming the link's value and why it could not be used."""
     shown = raw if len(raw) <= 40 else raw[:40] + "…"  # a hand-made link may carry anything
     st.session_state.setdefault(IGNORED, []).append(f"{key}={shown} ({why})")
-    return PARAMS[key].default
+    return PARAMS[key].default if key in PARAMS else None
 
 
 def init() -> None:
@@ -210,6 +221,10 @@ def ensure() -> None:
 
     A deployment locked to publish mode forces the mode on every run, whatever the URL or the session say.
     """
+    if not any(key in st.session_state for key in PARAMS):  # a new session: its link is read now, once
+        for key in st.query_params:
+            if key not in PARAMS and key not in STREAMLIT_LINK_KEYS:
+                _unknown(key, st.query_params.get(key) or "")
     for key, param in PARAMS.items():
         if key not in st.session_state:
             st.session_state[key] = _from_url(key, param)
