@@ -203,11 +203,16 @@ def _target_line(r: Reproduction) -> str:
 def cells(r: Reproduction, folder: tuple[str, str]) -> list[Cell]:
     """The stages as (markdown, code) pairs; folder is (the file's kind, the expression of its folder)."""
     m = r.model
-    standard = [*(["from pathlib import Path"] if isinstance(r.data, CsvSpec | PumsSpec) else []),
+    script = folder[0] == "script"
+    standard = [*(["import sys"] if script else []),
+                *(["from pathlib import Path"] if script or isinstance(r.data, CsvSpec | PumsSpec) else []),
                 *(["import numpy as np"] if not isinstance(r.target, str) else [])]
-    imports = "\n\n".join([*standard, "from core.accounting import make_budget\nfrom core.model import ModelSpec\n"
-                                        "from core.pipeline import make_rng, prepare_spec, run_private\n"
-                                        f"from core.spec import {type(r.data).__name__}"])
+    # Python puts a script's own folder on sys.path, not the folder it is run from: add the latter, the repository.
+    path = ["sys.path.insert(0, str(Path.cwd()))  # run from the repository's root: its core package"] if script else []
+    imports = "\n\n".join([*standard, *path,
+                            "from core.accounting import make_budget\nfrom core.model import ModelSpec\n"
+                            "from core.pipeline import make_rng, prepare_spec, run_private\n"
+                            f"from core.spec import {type(r.data).__name__}"])
     seed = "None  # fresh noise from the operating system" if r.seed is None else f"{_lit(r.seed)}  # replays the run"
     return [
         ("The `core` package of this project does every step; run from the repository's root, "
