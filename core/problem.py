@@ -20,6 +20,12 @@ from core.model import ModelSpec
 from core.spec import DataSpec
 
 
+def default_coordinate(names: tuple[str, ...]) -> int:
+    """The coordinate a release targets unless told otherwise: the first feature not named "intercept" (a constant
+    column's coefficient is rarely the question), or the first feature."""
+    return next((i for i, name in enumerate(names) if name != "intercept"), 0)
+
+
 @dataclass(frozen=True)
 class Problem:
     """Validated data on its declared domain, with the fit (stage 0). Nothing here is private.

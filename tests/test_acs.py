@@ -298,3 +298,11 @@ def test_compare_command_on_census_files(root):
     assert set(doc["methods"]) == {"local", "oracle", "output_perturbation", "objective_perturbation", "dp_sgd"}
     assert all(len(m["values"]) == 2 for m in doc["methods"].values())
     assert doc["targets"]["u_theta_star"] is None and "vs_truth" not in doc["methods"]["local"]["errors"]
+
+
+def test_the_default_coordinate_of_census_data_is_not_the_intercept():
+    from core.data.acs import FEATURE_NAMES
+    from core.problem import default_coordinate
+
+    assert FEATURE_NAMES[0] == "intercept" and FEATURE_NAMES[default_coordinate(FEATURE_NAMES)] == "working_age"
+    assert default_coordinate(("x0", "x1")) == 0 and default_coordinate(("intercept",)) == 0

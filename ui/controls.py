@@ -15,6 +15,7 @@ from core.accounting import ACCOUNTINGS, Budget, make_budget
 from core.gaussian import CALIBRATIONS, certainty, delta_warning, epsilon_warning, magnitude
 from core.geometry import DOMAINS, MAX_RADIUS, MIN_RADIUS
 from core.model import MAX_LAM_REG
+from core.problem import default_coordinate
 from ui import state
 from ui.format import opened, sentence
 from ui.formulas import BUDGET_STAGES, DELTA_BASIC, EPSILON_BASIC, ORACLE_INTERVAL, PRIVATE_INTERVAL, split_help
@@ -48,24 +49,26 @@ def fresh_noise() -> None:
 
 
 def coordinate_options(names: tuple[str, ...]) -> tuple[str, ...]:
-    """The coordinate's choices; the registry stores the first feature as "", its default, so a link to it stays
-    short. A coordinate of another data set (or from a link) goes back to the first feature, even while the settings
-    panel is folded: a later data set with a feature of that name must not pick it up silently."""
-    options = ("", *names[1:])
+    """The coordinate's choices; the registry stores the default feature (core.problem.default_coordinate: not the
+    intercept) as "", so a link to it stays short. A coordinate of another data set (or from a link) goes back to the
+    default, with a notice, even while the settings panel is folded: a later data set with a feature of that name
+    must not pick it up silently."""
+    first = default_coordinate(names)
+    options = ("", *(name for i, name in enumerate(names) if i != first))
     chosen = state.get("coordinate")
     if chosen not in options:
         st.session_state["coordinate"] = ""
-        if chosen != names[0]:  # a link's (or another data set's) coordinate: say so, naming it
+        if chosen != names[first]:  # a link's (or another data set's) coordinate: say so, naming it
             shown = chosen if len(chosen) <= 40 else chosen[:40] + "…"
-            st.warning(f"The coordinate “{shown}” is not a feature of these data, so the first, “{names[0]}”, is "
-                       "used; choose another under Settings.", icon=":material/link_off:")
+            st.warning(f"The coordinate “{shown}” is not a feature of these data, so “{names[first]}” is used; "
+                       "choose another under Settings.", icon=":material/link_off:")
     return options
 
 
 def target_controls(names: tuple[str, ...], options: tuple[str, ...]) -> None:
     col_j, col_u = st.columns(2)
     col_j.selectbox(
-        "Coordinate j", options, key="coordinate", format_func=lambda name: name or names[0],
+        "Coordinate j", options, key="coordinate", format_func=lambda name: name or names[default_coordinate(names)],
         disabled=bool(state.get("direction").strip()),
         help="u = e_j: Algorithm 5 releases the coefficient u^T θ(P_n) of the estimator (1)",
     )

@@ -55,6 +55,7 @@ from core.ledger_store import default_ledger_path
 from core.model import ModelSpec
 from core.pipeline import Certified, PrivateRun, Problem, prepare_spec
 from core.plan import ReleasePlan, charge_and_certify, charge_and_execute, charge_and_finish
+from core.problem import default_coordinate
 from core.settings import RANGES
 from core.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, file_spec
 
@@ -574,5 +575,5 @@ def target(problem: Problem) -> tuple[int | np.ndarray, str]:
                 f"the direction u takes comma-separated numbers such as 1, 0, -1; {text!r} is not such a list"
             ) from None
     names = problem.feature_names
-    name = get("coordinate") if get("coordinate") in names else names[0]
+    name = get("coordinate") if get("coordinate") in names else names[default_coordinate(names)]
     return names.index(name), name
