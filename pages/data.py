@@ -15,6 +15,7 @@ from core.data import Dataset
 from core.diagnosis import fit_diagnosis, projection
 from core.errors import InputError
 from core.pipeline import Problem
+from core.problem import default_coordinate
 from ui import state
 from ui.boot import through_navigation
 from ui.charts import chart
@@ -232,7 +233,8 @@ def preview(data: Dataset) -> None:
 
 def histograms(data: Dataset) -> None:
     st.markdown(tagged("#### Distributions"))
-    columns = (*data.feature_names, "y")
+    first = default_coordinate(data.feature_names)  # not the intercept: a constant has no distribution to see
+    columns = (*data.feature_names[first:], *data.feature_names[:first], "y")
     name = st.selectbox("Column", columns, key="data_histogram",
                         help="The column whose distribution is shown; dashed lines mark the cube's edges")
     values = data.y if name == "y" else data.X[:, data.feature_names.index(name)]
