@@ -65,12 +65,16 @@ def test_presentation_mode_and_a_kept_draw(browser, server: str):  # noqa: F811
         tab.wait_for_function("() => location.search.includes('present=1')")
         assert not tab.get_by_text(re.compile("^Formulas")).count()
         assert not tab.get_by_text("Laplace draw").count()  # the intermediates fold away
-        assert metric_value(tab, "Threshold of (14)") == f"{float(threshold):.3g}"
+        assert metric_value(tab, "Threshold of (14)") == f"{float(threshold):#.3g}"  # trailing zeros kept
         assert tab.evaluate(VALUE_SIZE) >= 1.3 * plain_size  # numbers large enough for a room
+        caption, body = tab.evaluate("""() => [
+            parseFloat(getComputedStyle(document.querySelector('[data-testid="stCaptionContainer"]')).fontSize),
+            parseFloat(getComputedStyle(document.querySelector('[data-testid="stMarkdownContainer"] p')).fontSize)]""")
+        assert caption >= body, (caption, body)  # captions as large as the text around them
         check_clean(tab, "21-pipeline-presentation")
         tab.reload()
         settle(tab)
         text(tab, "Privacy budget").wait_for()
-        assert metric_value(tab, "Threshold of (14)") == f"{float(threshold):.3g}"
+        assert metric_value(tab, "Threshold of (14)") == f"{float(threshold):#.3g}"
     finally:
         tab.close()

@@ -572,7 +572,7 @@ def test_presentation_shows_three_digits_and_no_formulas():
     at = start(epsilon=8.0, noise_seed=1, present=True)
     assert_clean(at)
     value = metric(at, "Released value")
-    assert len(value.lstrip("-").replace(".", "").lstrip("0")) <= 3, value
+    assert len(value.lstrip("-").replace(".", "").lstrip("0")) == 3, value  # three digits, trailing zeros kept
     assert not [e for e in at.main.expander if e.label.startswith("Formulas")]
     assert not metrics(at, "$\\beta$")  # the test's symbols are folded away
     at.session_state["present"] = False

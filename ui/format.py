@@ -25,13 +25,13 @@ def presenting() -> bool:
 
 
 def num(x: float | None) -> str:
-    """Six significant digits, three in presentation mode; a dash for a value that was not formed (None or NaN,
-    null in a report)."""
+    """Six significant digits, three in presentation mode (trailing zeros kept: 0.150, so that the digits of a
+    projected interval line up); a dash for a value that was not formed (None or NaN, null in a report)."""
     if x is None or math.isnan(x):
         return "—"
     if math.isinf(x):
         return "∞" if x > 0 else "−∞"
-    return f"{x:.3g}" if presenting() else f"{x:.6g}"
+    return f"{x:#.3g}" if presenting() else f"{x:.6g}"
 
 
 def interval(bounds: tuple[float, float] | list[float] | None) -> str:
@@ -67,6 +67,7 @@ def noise_source(seed: int | None, fresh: str = "fresh noise from OS entropy") -
 
 PRESENTATION_CSS = """<style>
 [data-testid="stMarkdownContainer"] p { font-size: 1.15rem; }
+[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p { font-size: 1.15rem; }
 [data-testid="stMetricValue"], [data-testid="stMetricValue"] p { font-size: 3.2rem; }
 </style>"""
 
