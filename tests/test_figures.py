@@ -468,3 +468,19 @@ def test_the_dark_theme_keeps_every_array_and_its_description():
         assert "nothing to draw" not in figures.describe_trace(b)
     np.testing.assert_array_equal(np.asarray(dark.data[1].z), np.asarray(light.data[1].z))
     assert dark.data[0].line.color.upper() == "#F0F0F0"  # black marks turn light
+
+
+def test_the_planners_figure_has_a_title_and_keeps_bottom_off_the_half_width_axis():
+    from core.planner import Assumptions, plan, sweep_n
+    from ui.figures import alt_text
+    from ui.planner_figures import half_width_figure
+
+    a = Assumptions(n=20_000, d=3, lambda_min=0.1, lambda_max=0.3, epsilon=4.0, delta=1e-6)
+    plans = sweep_n(a)
+    assert any(p.half_width is None for p in plans) and any(p.half_width is not None for p in plans)
+    fig = half_width_figure(plans, plan(a), 0.01)
+    assert fig.layout.title.text.startswith("Planned half-width")
+    (bottom,) = [t for t in fig.data if t.name.startswith("test (14) fails")]
+    assert bottom.yaxis == "y2" and fig.layout.yaxis2.overlaying == "y"  # a band of its own, not a half-width
+    text = alt_text(fig)
+    assert "test (14) fails: ⊥, no interval over" in text and not re.search(r"from (\S+) to \1\b", text)

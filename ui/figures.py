@@ -284,7 +284,7 @@ def describe_trace(t: go.BaseTraceType) -> str:
         return f"{name} at {num(xs[0])}"
     if xs.size == 2:
         return f"{name} from {num(xs[0])} to {num(xs[1])}"
-    if not ys.size or not xs.size:
+    if not ys.size or not xs.size or ys.min() == ys.max():  # a constant y marks places, not values
         vs = xs if xs.size else ys
         return f"{name} over {num(vs.min())} to {num(vs.max())}"
     peak = int(np.argmax(ys))

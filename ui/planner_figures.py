@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 def half_width_figure(plans: Sequence[Plan], chosen: Plan, target: float | None) -> go.Figure:
     """Planned half-width of Algorithm 5's interval against n (log-log), the assumed n starred, the target dashed.
 
-    Sample sizes at which the noise-free test (14) fails release nothing (⊥): they are marked on the axis floor.
+    Sample sizes at which the noise-free test (14) fails release nothing (⊥): they are marked in a band at the foot
+    of the plot, on an axis of their own, so that they never read as half-widths.
     """
     released = [p for p in plans if p.half_width is not None]
     failed = [p.assumptions.n for p in plans if p.half_width is None]
@@ -29,10 +30,9 @@ def half_width_figure(plans: Sequence[Plan], chosen: Plan, target: float | None)
         name="planned half-width (test (14) passes)", line=dict(color=CHOSEN), marker=dict(size=5),
         hovertemplate="n = %{x:,}<br>half-width %{y:.4g}<extra>plan</extra>",
     ))
-    if failed:
-        floor = min((p.half_width for p in released), default=target or 1.0)
+    if failed:  # on their own axis, a band at the foot of the plot: not half-widths
         fig.add_trace(go.Scatter(
-            x=failed, y=[floor] * len(failed), mode="markers", name="test (14) fails: ⊥, no interval",
+            x=failed, y=[0.04] * len(failed), yaxis="y2", mode="markers", name="test (14) fails: ⊥, no interval",
             marker=dict(symbol="x", size=7, color=OTHER), hovertemplate="n = %{x:,}: ⊥<extra>plan</extra>",
         ))
     if chosen.half_width is not None:
@@ -48,8 +48,10 @@ def half_width_figure(plans: Sequence[Plan], chosen: Plan, target: float | None)
             line=dict(color=TRUTH, dash="dash"), hoverinfo="skip",
         ))
     fig.update_layout(
+        title="Planned half-width of the private interval against n (a plan, not a measurement)",
         xaxis=dict(type="log", title="sample size n (eigenvalues held fixed)"),
         yaxis=dict(type="log", title="half-width of the private interval"),
+        yaxis2=dict(overlaying="y", range=[0, 1], visible=False),
         legend=dict(orientation="h", yanchor="bottom", y=1.02), margin=dict(t=40, b=40, l=60, r=20),
     )
     return fig
