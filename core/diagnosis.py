@@ -206,7 +206,8 @@ def _summary(d: dict, terms: tuple[Term, ...], binding: Term | None, stretch: fl
         head = f"n = {n} is too small for κ̂ = {kappa:.3g}"
     factor = d["n_factor"]
     more = (f"; at this draw's certified bounds, about {_sci(factor * d['n'])} samples (×{factor:.3g}) would pass "
-            "if they held (a rough scaling; the What-if computes the point)"
+            "if they held — a rough scaling from this draw's noisy certificates, so it differs from the What-if's "
+            "and the Planner's point, which are computed exactly from noise-free ones"
             if math.isfinite(factor) else "; no n passes at this fit tolerance")
     if d["den_a"] <= 0:
         alone = f"; the term {largest} alone is beyond the threshold {thr:.2g}" if binding.alone > thr else ""

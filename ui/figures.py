@@ -106,8 +106,13 @@ def region_figure(ns: NDArray, eps: NDArray, passes: NDArray, n: int, epsilon: f
     ))
     fig.add_trace(go.Scatter(x=[epsilon], y=[n], mode="markers", name="this sample and ε",
                              marker=dict(symbol="star", size=16, color=ACCENT, line=dict(color=TRUTH, width=1))))
-    fig.update_xaxes(type="log", title="total ε")
-    fig.update_yaxes(type="log", title="n")
+    ticks = [t for t in (0.1, 0.3, 1, 3, 10, 30, 100) if eps.min() <= t <= eps.max()]
+    fig.update_xaxes(type="log", title="total ε", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
+    # Up to ten times the largest n at which some ε still fails (and past this n): not a decade-wide all-pass band.
+    failing = ns[~passes.all(axis=1)]
+    top = min(float(ns.max()), 10.0 * max(float(failing.max()) if failing.size else float(ns.min()), float(n)))
+    edges = log_edges(ns)
+    fig.update_yaxes(type="log", title="n", range=[math.log10(edges[0]), math.log10(max(top, edges[1]))])
     return titled(fig, "Where the noise-free test (14) passes (blue), over n and total ε · not private")
 
 
