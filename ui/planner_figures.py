@@ -52,6 +52,6 @@ def half_width_figure(plans: Sequence[Plan], chosen: Plan, target: float | None)
         xaxis=dict(type="log", title="sample size n (eigenvalues held fixed)"),
         yaxis=dict(type="log", title="half-width of the private interval"),
         yaxis2=dict(overlaying="y", range=[0, 1], visible=False),
-        legend=dict(orientation="h", yanchor="bottom", y=1.02), margin=dict(t=40, b=40, l=60, r=20),
+        legend=dict(orientation="h", yanchor="top", y=-0.18), margin=dict(t=50, b=90, l=60, r=20),
     )
     return fig
