@@ -15,6 +15,7 @@ from core.certificates import RecursiveBound
 from core.compare import Comparison, MethodTrials
 from core.curvature import Curvature
 from core.data.dataset import PrivacyUnit
+from core.gaussian import magnitude
 from core.marks import PublicView, not_private, public
 from core.model import ModelSpec
 from core.pipeline import PrivateRun, Problem
@@ -430,7 +431,7 @@ def plain_summary(rep: dict, epsilon: float, delta: float, unit: str = "person")
         out.append(f"For the population these people were sampled from, the {level} range is {plo:.3g} to "
                    f"{phi:.3g} (approximate: it assumes a random sample and the logistic model). "
                    + _sign(plo, phi, "in the population", "the sampling and the privacy noise"))
-    growth = f"{math.exp(epsilon):.3g}" if epsilon < 700 else "more than 10^300"
+    growth = magnitude(math.exp(epsilon)) if epsilon < 700 else "more than 10³⁰⁰"
     out.append(f"Privacy: whether any one {unit}'s data are in the data set or not changes the chance of anything "
                f"in this report by at most a factor of {growth} (ε = {epsilon:g}), except with probability "
                f"{delta:.2g} (δ).")

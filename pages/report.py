@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 import streamlit as st
 
 from core.errors import InputError
+from core.gaussian import magnitude
 from core.population import Population
 from core.report import PRINT_STYLE, interval_scope, plain_summary, published_report
 from ui import state
@@ -65,8 +66,8 @@ def headline(rep: dict) -> tuple[str, str]:
 
 
 def factor(epsilon: float) -> str:
-    """e^ε in words, never an overflow: a total past ~700 is beyond every float."""
-    return f"e^ε ≈ {math.exp(epsilon):.4g}" if epsilon < 700 else "e^ε (more than 10^300)"
+    """exp(ε) in words, never an overflow: a total past ~700 is beyond every float."""
+    return f"exp(ε) ≈ {magnitude(math.exp(epsilon))}" if epsilon < 700 else "exp(ε) (more than 10³⁰⁰)"
 
 
 def document_total(rep: dict) -> tuple[float, float, int]:

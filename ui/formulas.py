@@ -58,9 +58,9 @@ BUDGET_STAGES = tuple(s for s in STAGES if s.share)  # the three shares of (ε, 
 # ---------------------------------------------------------------- the budget
 
 EPSILON_BASIC = "ε_a + ε_b + 2ε_c"
-DELTA_BASIC = "e^(ε_a+ε_b)(δ_a + δ_b) + (1 + e^ε_c)δ_c"
+DELTA_BASIC = "exp(ε_a + ε_b)·(δ_a + δ_b) + (1 + exp(ε_c))·δ_c"
 COMPOSITION = f"ε = {EPSILON_BASIC}, δ = {DELTA_BASIC}"  # basic composition of the stages (Lemma 2.5)
-RELEASE_COST = "(2ε_c, (1 + e^ε_c)δ_c)"  # what the test (14) and the release cost together
+RELEASE_COST = "(2ε_c, (1 + exp(ε_c))·δ_c)"  # what the test (14) and the release cost together
 ACCOUNTING_NAMES = {"basic": "basic composition", "pld": "privacy-loss distributions (dp_accounting)"}
 ACCOUNTINGS = {  # how each accounting totals the stages
     "basic": f"{ACCOUNTING_NAMES['basic']} (Lemma 2.5): {COMPOSITION}",
