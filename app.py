@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import sidebar, state
+from ui import boot, sidebar, state
 from ui.format import presentation_style
 
 st.set_page_config(page_title="Private single parameter", layout="wide")
@@ -18,6 +18,8 @@ pages = [
     st.Page("pages/experiments.py", title="Experiments", icon=":material/science:", url_path="experiments"),
 ]
 page = st.navigation(pages)
+if page.url_path == "":  # Streamlit shows the default page for a path that names none: say so
+    boot.unknown_page_notice({p.url_path for p in pages})
 sidebar.render(budget=page.url_path != "pipeline")  # the Pipeline writes its own, from a fragment
 presentation_style()
 page.run()

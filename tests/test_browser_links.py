@@ -84,6 +84,11 @@ def test_every_deep_link_works_once_the_root_has_run(browser, fresh_server: str)
                               ("pipeline", "Privately releasing one coefficient")):
             opened(tab, f"{fresh_server}/{path}?epsilon=2&n=20000", heading, f"14-after-root-{path}")
             tab.locator('[data-testid="stSidebar"]').get_by_text(re.compile(r"Budget · ε = 2, ")).wait_for()
+        # A path that names no page shows Start, and says so.
+        tab.goto(f"{fresh_server}/nonexistent-page")
+        settle(tab)
+        tab.get_by_role("heading", name="Start", level=1).wait_for()
+        text(tab, "There is no page “nonexistent-page”; this is the Start page").wait_for()  # beside Streamlit's dialog
     finally:
         tab.close()
 

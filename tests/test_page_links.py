@@ -57,3 +57,16 @@ def test_a_coordinate_that_is_no_feature_gets_a_notice():
     assert not at.exception
     assert any("“no_such_feature” is not a feature of these data" in w.value for w in at.main.warning)
     assert at.session_state["coordinate"] == ""
+
+
+def test_a_link_to_no_page_is_named():
+    from ui.boot import unknown_page
+
+    pages = {"", "data", "pipeline"}
+    assert unknown_page("http://h:8501/nonexistent-page?epsilon=2", pages) == "nonexistent-page"
+    assert unknown_page("http://h:8501/a/b", pages) == "a/b"
+    for fine in ("http://h:8501/", "http://h:8501/pipeline?x=1", "http://h:8501/data/", None):
+        assert unknown_page(fine, pages) is None
+    assert unknown_page("http://h/base/", pages, "base") is None
+    assert unknown_page("http://h/base/data", pages, "/base/") is None
+    assert unknown_page("http://h/base/nope", pages, "base") == "nope"

@@ -8,6 +8,8 @@ itself does, and starts the run again, which then goes through app.py to the sam
 first run (an empty session) is restarted: a later run may carry a button's click, which a restart would drop.
 """
 
+from urllib.parse import unquote, urlparse
+
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
@@ -17,3 +19,24 @@ def through_navigation() -> None:
     if PagesManager.uses_pages_directory and not st.session_state:
         PagesManager.uses_pages_directory = False  # what st.navigation sets on its first call
         st.rerun()
+
+
+def unknown_page(url: str | None, paths: set[str], base: str = "") -> str | None:
+    """The link's page name when it names no page (Streamlit then shows the default one), else None; base is the
+    server's URL prefix (server.baseUrlPath)."""
+    if not url:
+        return None
+    path = unquote(urlparse(url).path).strip("/")
+    prefix = base.strip("/")
+    if prefix and (path == prefix or path.startswith(prefix + "/")):
+        path = path[len(prefix):].strip("/")
+    return path if path and path not in paths else None
+
+
+def unknown_page_notice(paths: set[str]) -> None:
+    """Say so when the link named a page that does not exist, instead of silently showing Start."""
+    name = unknown_page(st.context.url, paths, st.get_option("server.baseUrlPath") or "")
+    if name is not None:
+        shown = name if len(name) <= 40 else name[:40] + "…"
+        st.warning(f"There is no page “{shown}”; this is the Start page. The pages are listed in the sidebar.",
+                   icon=":material/link_off:")
