@@ -60,7 +60,7 @@ def test_no_y_column(tmp_path):
 def test_nan_and_inf(tmp_path, cell):
     X, y = good_rows()
     text = csv_text(X, y).replace("\n", f"\n{cell},0.1,0.2\n", 1)
-    with pytest.raises(DataError, match="column 'a' has a NaN or infinite value at data row 1"):
+    with pytest.raises(DataError, match="column 'a' holds a NaN or infinite value in data row 1"):
         read_csv(write(tmp_path, text))
 
 
@@ -73,10 +73,10 @@ def test_nan_through_prepare():
 
 def test_non_numeric_and_empty_cells(tmp_path):
     X, y = good_rows()
-    with pytest.raises(DataError, match="column 'b' holds a non-numeric \\(text\\) value at data row 2") as err:
+    with pytest.raises(DataError, match="column 'b' holds text, not a number in data row 2") as err:
         read_csv(write(tmp_path, csv_text(X, y).replace("\n", "\n0.1,0.1,0.1\n0.3,red,1\n", 1)))
     assert "red" not in str(err.value)  # no cell of the data is quoted
-    with pytest.raises(DataError, match="column 'a' is empty at data row 1"):
+    with pytest.raises(DataError, match="column 'a' is missing \\(an empty cell\\) in data row 1"):
         read_csv(write(tmp_path, csv_text(X, y).replace("\n", "\n,0.1,0.1\n", 1)))
 
 
@@ -86,7 +86,7 @@ def test_true_false_labels_are_read(tmp_path):
 
 
 def test_ragged_rows(tmp_path):
-    with pytest.raises(DataError, match="data row 2 has 2 values but the header has 3 columns"):
+    with pytest.raises(DataError, match="data row 2 has a number of values other than the header's 3"):
         read_csv(write(tmp_path, "a,b,y\n1,2,3\n1,2\n"))
 
 
@@ -174,7 +174,7 @@ def test_cli_errors(tmp_path):
     nan = write(tmp_path, csv_text(X, y).replace("\n", "\nnan,0.1,0.2\n", 1), "nan.csv")
     assert_one_line_error(cli_release(nan), "NaN or infinite value")
     text = write(tmp_path, csv_text(X, y).replace("\n", "\nred,0.1,0.2\n", 1), "text.csv")
-    assert_one_line_error(cli_release(text), "non-numeric (text) value at data row 1")
+    assert_one_line_error(cli_release(text), "holds text, not a number in data row 1")
     assert_one_line_error(cli_release(write(tmp_path, csv_text(X[:2], y[:2]), "tiny.csv")), "n > d")
     assert_one_line_error(
         run_cli("release", "--data", str(good), "--coordinate", "0", "--epsilon", "0", "--delta", "1e-6"),
@@ -274,3 +274,19 @@ def test_projection_is_blamed_only_when_it_made_the_design_singular():
     assert where.sentence == (f"{expected} of 100 rows ({expected / 100:.1%}) lay outside the covariate domain "
                               "(the ball ‖x‖₂ ≤ 1) and were projected onto it")
     assert where.mostly == (expected > 50)
+
+
+def test_every_problem_of_a_file_is_reported_at_once_and_no_cell_is_quoted():
+    from core.data.csvfile import read_csv_bytes
+
+    text = b"bmi,smoker,y\n22.5,Nein,1\n,Ja,0\n31.0,Nein\n,secret-value,1\n24.0,1,1\n"
+    with pytest.raises(DataError) as err:
+        read_csv_bytes(text, "health.csv")
+    msg = str(err.value)
+    assert msg.startswith("health.csv has 3 problems: ")
+    assert "column 'smoker' holds text, not a number in 3 data rows (the first is row 1)" in msg
+    assert "column 'bmi' is missing (an empty cell) in 2 data rows (the first is row 2)" in msg
+    assert "data row 3 has a number of values other than the header's 3" in msg
+    assert "impute or remove the rows with missing values and encode categories as 0/1 indicator columns" in msg
+    for cell in ("secret-value", "Ja", "Nein", "22.5"):
+        assert cell not in msg

@@ -181,7 +181,7 @@ def test_labels_the_loss_cannot_use_leave_the_data_shown():
     ("content", "message"),
     [
         (b"a,b\n1,2\n3,4\n", "has no column named y"),
-        (b"a,y\n1,2\n3,oops\n", "non-numeric (text) value at data row 2"),
+        (b"a,y\n1,2\n3,oops\n", "holds text, not a number in data row 2"),
         (b"PINCP,AGEP\n50000,30\n", "is not an ACS PUMS person file"),
     ],
 )

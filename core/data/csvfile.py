@@ -57,11 +57,9 @@ def _parse(text: str, label: str) -> Dataset:
         raise DataError(f"{label} has {len(names)} header names but {data.shape[1]} values per row")
     bad = ~np.isfinite(data)
     if bad.any():
-        row, col = (int(i[0]) for i in np.nonzero(bad))
-        raise DataError(
-            f"{label}: column {names[col]!r} has a NaN or infinite value at data row {row + 1}; "
-            "remove or impute such rows"
-        )
+        found = {(names[j], "nonfinite"): [int(i) + 1 for i in np.flatnonzero(bad[:, j])]
+                 for j in range(len(names)) if bad[:, j].any()}
+        raise DataError(_problems(label, found, [], len(names)))
     features = [j for j in range(len(names)) if j != yi]
     return Dataset(
         X=np.ascontiguousarray(data[:, features]),
@@ -71,35 +69,72 @@ def _parse(text: str, label: str) -> Dataset:
     )
 
 
+MAX_LISTED = 6  # problems named in one message; the rest are counted
+
+
 def _read_slowly(text: str, names: list[str], yi: int, label: str) -> np.ndarray:
-    """The careful reader behind the fast one: finds the offending cell, accepts true/false labels."""
-    rows = []
+    """The careful reader behind the fast one: accepts true/false labels, and finds every offending cell, reported
+    together (by column and kind, with how many rows and the first; never a cell's value)."""
+    rows, short = [], []
+    found: dict[tuple[str, str], list[int]] = {}
     reader = csv.reader(io.StringIO(text))
     next(reader)
     for r, cells in enumerate(reader, start=1):
         if not cells or all(not c.strip() for c in cells):
             continue
         if len(cells) != len(names):
-            raise DataError(f"{label}: data row {r} has {len(cells)} values but the header has {len(names)} columns")
-        rows.append([_number(c, r, names[j], label, j == yi) for j, c in enumerate(cells)])
+            short.append((r, len(cells)))
+            continue
+        row = []
+        for j, c in enumerate(cells):
+            value, kind = _number(c, j == yi)
+            if kind is not None:
+                found.setdefault((names[j], kind), []).append(r)
+            row.append(value)
+        rows.append(row)
+    if found or short:
+        raise DataError(_problems(label, found, short, len(names)))
     return np.array(rows, dtype=np.float64).reshape(len(rows), len(names))
 
 
-def _number(cell: str, row: int, name: str, label: str, is_label: bool) -> float:
+KINDS = {"missing": "is missing (an empty cell)", "text": "holds text, not a number",
+         "nonfinite": "holds a NaN or infinite value"}
+
+
+def _problems(label: str, found: dict[tuple[str, str], list[int]], short: list[tuple[int, int]], width: int) -> str:
+    """Every problem of the file in one message, the most frequent first."""
+    parts = [f"column {name!r} {KINDS[kind]} in {_rows(rs)}"
+             for (name, kind), rs in sorted(found.items(), key=lambda kv: -len(kv[1]))]
+    if short:
+        parts.append(f"{_rows([r for r, _ in short])} {'has' if len(short) == 1 else 'have'} a number of values other "
+                     f"than the header's {width}")
+    more = f"; and {len(parts) - MAX_LISTED} more" if len(parts) > MAX_LISTED else ""
+    listed = "; ".join(parts[:MAX_LISTED]) + more
+    fixes = []
+    if any(kind in ("missing", "nonfinite") for _, kind in found):
+        fixes.append("impute or remove the rows with missing values")
+    if any(kind == "text" for _, kind in found):
+        fixes.append("encode categories as 0/1 indicator columns")
+    if short:
+        fixes.append("give every row one value per column")
+    problem = "a problem" if len(parts) == 1 else f"{len(parts)} problems"
+    return f"{label} has {problem}: {listed}. To use it, {' and '.join(fixes)}"
+
+
+def _rows(rs: list[int]) -> str:
+    return f"data row {rs[0]}" if len(rs) == 1 else f"{len(rs)} data rows (the first is row {rs[0]})"
+
+
+def _number(cell: str, is_label: bool) -> tuple[float, str | None]:
+    """A cell's value, or NaN with what is wrong with it (the value itself is never quoted: a message must not
+    publish a cell of the data)."""
     text = cell.strip()
     if is_label and text.lower() in _BOOLS:
-        return _BOOLS[text.lower()]
+        return _BOOLS[text.lower()], None
+    if not text:
+        return math.nan, "missing"
     try:
         value = float(text)
     except ValueError:
-        # The value itself is never quoted: an error message must not publish a cell of the data.
-        what = "is empty" if not text else "holds a non-numeric (text) value"
-        raise DataError(
-            f"{label}: column {name!r} {what} at data row {row}; every column must be numeric "
-            "(encode categories as 0/1 indicator columns)"
-        ) from None
-    if not math.isfinite(value):
-        raise DataError(
-            f"{label}: column {name!r} has a NaN or infinite value at data row {row}; remove or impute such rows"
-        )
-    return value
+        return math.nan, "text"
+    return value, None if math.isfinite(value) else "nonfinite"
