@@ -1,0 +1,104 @@
+"""A class opening the shared link at once: server CPU per new Pipeline session, against a bare Streamlit page.
+
+A Streamlit server of the app runs in a subprocess with a ledger of its own. One tab loads the Pipeline first, so
+the data and the fit are in the server's caches; then K tabs (default 30) open the Pipeline together, each in a
+browser context of its own (a new session), and the server's CPU time (user + system, from /proc/<pid>/stat) is
+read before and after they have all been drawn. The peer is the same with a bare Streamlit page (bench_browser's
+PEER: a title, 20 metrics, one SVG figure), the least a new session costs on this machine. Prints CPU seconds per
+new session for both, and their ratio.
+
+    python benchmarks/bench_sessions.py [--sessions 30] [--n 20000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from bench_browser import PEER  # noqa: E402
+from test_browser import CHROMIUM_ARGS, chromium, free_port, settle  # noqa: E402
+
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far (fields 14 and 15 of /proc/<pid>/stat)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def start(script: Path, ledger: Path) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true", "--server.address",
+         "127.0.0.1", "--server.port", str(port), "--server.fileWatcherType", "none",
+         "--browser.gatherUsageStats", "false"],
+        cwd=ROOT, env={**os.environ, "PSP_LEDGER": str(ledger)}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(200):
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=2).read() == b"ok":
+                return proc, url
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError("the server did not start")
+
+
+def per_session(browser, script: Path, path: str, sessions: int, folder: Path) -> float:
+    """CPU seconds the server spends per new session, `sessions` of them opened together after one warm-up."""
+    proc, url = start(script, folder / f"{script.stem}.sqlite3")
+    try:
+        warm = browser.new_context()
+        tab = warm.new_page()
+        tab.goto(url + path)
+        settle(tab)
+        before = cpu_seconds(proc.pid)
+        contexts = [browser.new_context() for _ in range(sessions)]
+        tabs = [c.new_page() for c in contexts]
+        for t in tabs:
+            t.goto(url + path, wait_until="commit")
+        for t in tabs:
+            settle(t)
+        time.sleep(1.0)  # the last websocket messages
+        spent = cpu_seconds(proc.pid) - before
+        for c in [warm, *contexts]:
+            c.close()
+        return spent / sessions
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sessions", type=int, default=30)
+    ap.add_argument("--n", type=int, default=20_000)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
+        folder = Path(tmp)
+        peer = folder / "peer.py"
+        peer.write_text(PEER)
+        browser = pw.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
+        app = per_session(browser, ROOT / "app.py", f"/pipeline?n={a.n}", a.sessions, folder)
+        bare = per_session(browser, peer, "/", a.sessions, folder)
+        browser.close()
+    print(f"| server CPU per new Pipeline session ({a.sessions} opened together, n = {a.n:,}, cached) | {app:.3f} s |")
+    print(f"| server CPU per new session of a bare Streamlit page | {bare:.3f} s |")
+    print(f"| ratio | {app / bare:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
