@@ -5,6 +5,7 @@ JSON has no infinity: non-finite numbers are written as null.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -162,6 +163,7 @@ def run_dict(run: PrivateRun) -> dict:
             branch=r.branch, interval_note=r.interval_note, fallback_epsilon=r.fallback_epsilon,
             fallback_delta=r.fallback_delta, fallback_lambda_reg=r.fallback_lambda_reg,
             fallback_noise_scale=r.fallback_noise_scale, fallback_curvature=curvature_dict(r.fallback_curvature),
+            population=None if r.population is None else dataclasses.asdict(r.population),
         ),
     )
 

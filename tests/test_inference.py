@@ -62,3 +62,16 @@ def test_population_interval_covers_theta_star(epsilon):
     coverage = covered / samples
     assert coverage >= level - 3 * math.sqrt(level * (1 - level) / samples), coverage
     print(f"eps = {epsilon}: branches {branches}, population coverage {coverage:.3f} at level {level}")
+
+
+def test_the_documents_carry_the_population_interval():
+    import dataclasses
+
+    from core.report import release_document
+
+    data = synthetic(20_000, 3, "logistic", seed=5)
+    p = prepare(data.X, data.y, "logistic")
+    run = run_private(p, 0, make_budget(8.0, 1e-6, RELEASE_SPLIT), make_rng(1), fallback=True)
+    assert run.release.population is not None
+    doc = release_document(p, 0, [run])
+    assert doc["release"]["population"] == dataclasses.asdict(run.release.population)
