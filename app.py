@@ -8,18 +8,19 @@ from ui.format import presentation_style
 st.set_page_config(page_title="Private single parameter", layout="wide")
 state.init()
 # Every page has its own path, so a link to any of them (with its settings) can be shared.
-pages = [
-    st.Page("pages/home.py", title="Start", icon=":material/home:", url_path="", default=True),
-    st.Page("pages/data.py", title="Data", icon=":material/table:", url_path="data"),
-    st.Page("pages/pipeline.py", title="Pipeline", icon=":material/account_tree:", url_path="pipeline"),
-    st.Page("pages/compare.py", title="Compare", icon=":material/compare_arrows:", url_path="compare"),
-    st.Page("pages/planner.py", title="Planner", icon=":material/calculate:", url_path="planner"),
-    st.Page("pages/report.py", title="Report", icon=":material/description:", url_path="report"),
-    st.Page("pages/experiments.py", title="Experiments", icon=":material/science:", url_path="experiments"),
-]
-page = st.navigation(pages)
+PAGES = (  # (file, title, icon, URL path)
+    ("pages/home.py", "Start", ":material/home:", ""),
+    ("pages/data.py", "Data", ":material/table:", "data"),
+    ("pages/pipeline.py", "Pipeline", ":material/account_tree:", "pipeline"),
+    ("pages/compare.py", "Compare", ":material/compare_arrows:", "compare"),
+    ("pages/planner.py", "Planner", ":material/calculate:", "planner"),
+    ("pages/report.py", "Report", ":material/description:", "report"),
+    ("pages/experiments.py", "Experiments", ":material/science:", "experiments"),
+)
+page = st.navigation([st.Page(file, title=title, icon=icon, url_path=path, default=not path)
+                      for file, title, icon, path in PAGES])
 if page.url_path == "":  # Streamlit shows the default page for a path that names none: say so
-    boot.unknown_page_notice({p.url_path for p in pages})
+    boot.unknown_page_notice({path for *_, path in PAGES})
 sidebar.render(budget=page.url_path != "pipeline")  # the Pipeline writes its own, from a fragment
 presentation_style()
 page.run()
