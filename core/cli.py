@@ -45,7 +45,8 @@ class _Parser(argparse.ArgumentParser):
 
 def _add_data_options(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--data", metavar="FILE.csv", help="CSV with a header; column y is the label, the rest features")
+    src.add_argument("--data", metavar="FILE.csv",
+                     help="CSV with a header; column y (or --response) is the label, the rest features")
     src.add_argument("--synthetic", action="store_true", help="draw the paper's simulation (section 4.1)")
     src.add_argument("--acs-root", metavar="DIR", help="ACS person files: <DIR>/<year>/<horizon>/psam_pNN.csv")
     src.add_argument("--pums", metavar="FILE.csv", help="one ACS PUMS person file of your own")
@@ -65,6 +66,7 @@ def _add_data_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--theta-norm", type=float, default=1.0, help="synthetic ||theta*||_2 (default 1)")
     p.add_argument("--noise-scale", type=float, default=1.0, help="synthetic Laplace noise scale (default 1)")
     p.add_argument("--sample-seed", type=int, default=None, help="seed of the sample (synthetic or ACS)")
+    p.add_argument("--response", default="y", help="--data: the label or response column (default y)")
 
 
 def _add_model_options(p: argparse.ArgumentParser) -> None:
@@ -196,7 +198,7 @@ def spec_from_args(args: argparse.Namespace) -> DataSpec:
     """The data spec the data options name (a file named by --data or --pums is read for its digest)."""
     sample = dict(n=args.n, sample_seed=args.sample_seed, with_replacement=args.with_replacement)
     if args.data is not None:
-        return CsvSpec.from_path(args.data)
+        return CsvSpec.from_path(args.data, args.response)
     if args.pums is not None:
         return PumsSpec.from_path(args.pums, **sample)
     if args.acs_root is not None:

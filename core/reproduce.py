@@ -163,8 +163,10 @@ def _header(r: Reproduction) -> list[str]:
 def _file_cell(spec: CsvSpec | PumsSpec, r: Reproduction, folder: tuple[str, str]) -> Cell:
     base = file_name(spec.name)
     kind = type(spec).__name__
-    sample = {} if isinstance(spec, CsvSpec) else dict(
-        n=spec.n, sample_seed=spec.sample_seed, with_replacement=spec.with_replacement)
+    if isinstance(spec, CsvSpec):
+        sample = {} if spec.response == "y" else dict(response=spec.response)
+    else:
+        sample = dict(n=spec.n, sample_seed=spec.sample_seed, with_replacement=spec.with_replacement)
     rest = "".join(f", {k}={_lit(v)}" for k, v in sample.items())
     if r.exact:
         # A seeded run replays only on the same bytes: the digest makes load() refuse any other file.

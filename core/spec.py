@@ -26,7 +26,7 @@ from typing import TypeAlias
 
 import numpy as np
 
-from core.data.csvfile import read_csv_bytes
+from core.data.csvfile import header, read_csv_bytes
 from core.data.dataset import Dataset
 from core.data.synthetic import MAX_ROWS, synthetic
 from core.errors import DataError, InputError, check_seed
@@ -197,20 +197,22 @@ class _FileSpec:
 
 @dataclass(frozen=True)
 class CsvSpec(_FileSpec):
-    """A CSV file with a header and a column y; the loss is the user's choice (fixed_loss None)."""
+    """A CSV file with a header and a response column (`y` unless another is named); the loss is the user's choice
+    (fixed_loss None)."""
 
     key: str = ""  # who the rows are: core.population.content_key of its numbers (the digest if they cannot be read)
+    response: str = "y"  # the label or response column; which one it is does not change who the rows are
 
     @classmethod
-    def from_bytes(cls, name: str, content: bytes) -> CsvSpec:
+    def from_bytes(cls, name: str, content: bytes, response: str = "y") -> CsvSpec:
         """The spec of an upload; pass the same bytes to load()."""
-        return cls(digest(content), name, None, _rows_key(content, name))
+        return cls(digest(content), name, None, _rows_key(content, name), response)
 
     @classmethod
-    def from_path(cls, path: str | os.PathLike) -> CsvSpec:
+    def from_path(cls, path: str | os.PathLike, response: str = "y") -> CsvSpec:
         """The spec of a file on disk (read once for its digest and key, again by load())."""
         content = _read(path, f"data file not found: {path}; check the path passed to {{data}}", setting="data")
-        return cls(digest(content), str(path), os.fspath(path), _rows_key(content, str(path)))
+        return cls(digest(content), str(path), os.fspath(path), _rows_key(content, str(path)), response)
 
     def population(self) -> Population:
         """The rows by their content key: renaming, reordering, rescaling or re-encoding the file keeps them."""
@@ -226,11 +228,11 @@ class CsvSpec(_FileSpec):
         return None
 
     def load(self, content: bytes | None = None) -> Dataset:
-        data = read_csv_bytes(self._content(content), self.name)
+        data = read_csv_bytes(self._content(content), self.name, self.response)
         return replace(data, source=self.describe())
 
     def describe(self) -> str:
-        return f"CSV file {self.name}"
+        return f"CSV file {self.name}" + ("" if self.response == "y" else f", response column {self.response}")
 
 
 @dataclass(frozen=True)
@@ -291,10 +293,12 @@ def _people(content: bytes, name: str) -> tuple:
 
 
 def _rows_key(content: bytes, name: str) -> str:
-    """content_key of a CSV's numbers (every column, the response included); the byte digest when the file cannot
-    be read as numbers (it cannot be released then: loading it fails with the reason)."""
+    """content_key of a CSV's numbers (every column, whichever is the response: the key sorts columns, so the choice
+    does not change it); the byte digest when the file cannot be read as numbers (it cannot be released then:
+    loading it fails with the reason)."""
     try:
-        data = read_csv_bytes(content, name)
+        names = header(content, name)
+        data = read_csv_bytes(content, name, names[0])  # any column as the response: all are read alike
     except DataError:
         return digest(content)
     return content_key(np.column_stack([data.X, data.y]))

@@ -12,8 +12,9 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from core.data import Dataset
+from core.data.csvfile import header
 from core.diagnosis import fit_diagnosis, projection
-from core.errors import InputError
+from core.errors import DataError, InputError
 from core.pipeline import Problem
 from core.problem import default_coordinate
 from ui import state
@@ -46,6 +47,12 @@ def store_upload() -> None:
         st.session_state.pop(state.UPLOAD, None)
         return
     st.session_state[state.UPLOAD] = state.Upload.of(file.name, file.getvalue())
+
+
+def pick_response() -> None:
+    """The label column chosen in its widget becomes the setting (the registry's "response")."""
+    if st.session_state.get("response_choice") is not None:
+        st.session_state["response"] = st.session_state["response_choice"]
 
 
 def resample() -> None:
@@ -136,7 +143,17 @@ def upload_controls() -> None:
         st.caption(f"**{md(upload.name)}** · ACS PUMS person file: ACSIncome's filter, 17 features, logistic loss. "
                    + census_folder_hint())
         return
-    st.caption(f"**{md(upload.name)}** · CSV with a column y, {state.get('upload_loss')} loss")
+    try:
+        columns = header(upload.content, upload.name)
+    except DataError:  # an unreadable file: loading it says why
+        columns = []
+    if columns:  # never guessed: y when the file has it, else the user's choice (until then, loading says so)
+        current = state.get("response")
+        st.selectbox(LABELS["response"][0], columns, index=columns.index(current) if current in columns else None,
+                     placeholder="Choose the label column", key="response_choice", on_change=pick_response,
+                     help="The column to model (a label for the logistic loss, a response for the robust one); "
+                     "every other column is a feature. Which column it is does not change whose budget it spends.")
+    st.caption(f"**{md(upload.name)}** · CSV, response column {state.get('response')}, {state.get('upload_loss')} loss")
 
 
 def source_controls() -> None:

@@ -52,7 +52,7 @@ def test_empty_file_and_header_only(tmp_path):
 
 
 def test_no_y_column(tmp_path):
-    with pytest.raises(DataError, match="no column named y"):
+    with pytest.raises(DataError, match="no column named 'y'"):
         read_csv(write(tmp_path, "a,b,label\n1,2,3\n"))
 
 
@@ -290,3 +290,12 @@ def test_every_problem_of_a_file_is_reported_at_once_and_no_cell_is_quoted():
     assert "impute or remove the rows with missing values and encode categories as 0/1 indicator columns" in msg
     for cell in ("secret-value", "Ja", "Nein", "22.5"):
         assert cell not in msg
+
+
+def test_app_messages_start_with_a_capital_unless_they_start_with_a_name():
+    from ui.labels import message
+
+    assert message(DataError("no file uploaded yet: choose a CSV on the Data page")).startswith("No file uploaded")
+    assert message(DataError("refused: this draw costs")).startswith("Refused:")
+    assert message(DataError("people.csv has no column named 'y'")).startswith("people.csv has")  # a file's name
+    assert message(DataError("ε = 8 is weak")).startswith("ε = 8")

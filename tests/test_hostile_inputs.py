@@ -105,7 +105,7 @@ CLI_CASES = [
     ("inf in y", release("inf_y"), "NaN or infinite value"),
     ("one column", release("one_column"), "at least one feature column"),
     ("duplicate column names", release("duplicate_names"), "repeats the column name"),
-    ("no y column", release("no_y"), "no column named y"),
+    ("no y column", release("no_y"), "no column named 'y'"),
     ("ragged rows", release("ragged"), "a number of values other than the header's"),
     # the problem and the budget
     ("coordinate out of range", release("good", "--coordinate", "2"), "out of range"),

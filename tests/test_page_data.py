@@ -180,7 +180,7 @@ def test_labels_the_loss_cannot_use_leave_the_data_shown():
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (b"a,b\n1,2\n3,4\n", "has no column named y"),
+        (b"a,b\n1,2\n3,4\n", "has no column named 'y'"),
         (b"a,y\n1,2\n3,oops\n", "holds text, not a number in data row 2"),
         (b"PINCP,AGEP\n50000,30\n", "is not an ACS PUMS person file"),
     ],
@@ -234,7 +234,7 @@ def test_loss_is_chosen_before_the_upload_and_used():
     at.file_uploader(key="upload_file").set_value(("mine.csv", plain_csv(), "text/csv")).run()
     assert_clean(at)  # a real response: logistic would have refused it ("needs binary labels")
     assert fitted_losses(at) == {"robust"}
-    assert "mine.csv** · CSV with a column y, robust loss" in " ".join(c.value for c in at.caption)
+    assert "mine.csv** · CSV, response column y, robust loss" in " ".join(c.value for c in at.caption)
 
 
 def test_unscaled_upload_says_rows_were_projected_and_to_rescale():
@@ -327,6 +327,8 @@ def test_every_setting_a_message_names_has_a_control():
     on_page = {w.label for w in (*at.text_input, *at.checkbox, *at.radio)}
     at = open_data_page(source="upload")
     on_page |= {w.label for w in (*at.radio, *at.file_uploader)}
+    at.file_uploader(key="upload_file").set_value(("mine.csv", plain_csv(), "text/csv")).run()
+    on_page |= {w.label for w in at.selectbox}
     assert {label for label, page in LABELS.values() if page == "Data"} <= on_page
     controls = (Path(__file__).resolve().parents[1] / "ui" / "controls.py").read_text()
     for label, page in LABELS.values():
@@ -345,3 +347,23 @@ def test_presentation_enlarges_the_plotly_text():
         for axis in (spec["xaxis"], spec["yaxis"]):
             sizes += [axis.get("tickfont", {}).get("size"), axis.get("title", {}).get("font", {}).get("size")]
         assert sizes == [size] * 5
+
+
+def test_the_label_column_is_chosen_never_guessed():
+    """A file without a column y: loading says to choose the label column, naming the control; once chosen, it is
+    the response, every other column a feature, and the rows keep their budget (the same people)."""
+    text = b"outcome,a,b\n" + b"".join(f"{v:.3f},{a:.3f},{b:.3f}\n".encode() for v, a, b in
+                                        np.random.default_rng(3).uniform(-1, 1, size=(300, 3)))
+    at = open_data_page(source="upload", upload_loss="robust")
+    at.file_uploader(key="upload_file").set_value(("plain.csv", text, "text/csv")).run()
+    assert not at.exception
+    (error,) = at.error
+    assert "has no column named 'y'" in error.value and "“Label column” on the Data page" in error.value
+    before = Upload.of("plain.csv", text).spec.population()
+    at.selectbox(key="response_choice").set_value("outcome").run()
+    assert_clean(at)
+    assert not at.error and at.session_state["response"] == "outcome"
+    assert "response column outcome" in " ".join(c.value for c in at.caption)
+    assert "Features: a, b" in " ".join(c.value for c in at.caption)
+    with_y = Upload.of("plain.csv", text.replace(b"outcome,", b"y,", 1)).spec.population()
+    assert before == with_y  # the same rows, whichever column is named the response

@@ -22,6 +22,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "response_bound": ("Response bound |y| ≤ B", "Pipeline"),
     "accounting": ("Accounting", "Pipeline"),
     "fallback": ("When the stability test (14) fails", "Pipeline"),
+    "response": ("Label column", "Data"),
 }
 
 
@@ -35,4 +36,6 @@ def message(exc: Exception) -> str:
     """An error's message as the app shows it: a sentence (its first letter a capital) that names the page's control
     for an InputError, never a command-line option."""
     text = exc.render(control) if isinstance(exc, InputError) else str(exc)
-    return text[:1].upper() + text[1:]
+    first = text.split(" ", 1)[0].rstrip(":;,")
+    # A plain word starts the sentence with a capital; a file's name (people.csv) or a symbol is left as it is.
+    return text[:1].upper() + text[1:] if first.isalpha() and first.isascii() else text

@@ -22,7 +22,8 @@ Session entries outside the settings registry (SESSION lists them; nothing else 
 - TEACHING_RUN: `TeachingRun`, the Pipeline's last teaching run: never charged, possibly seeded,
   never on the Report; shown again while its private settings hold (noise is drawn only when asked);
 - COMPARISON: `ComparisonRecord`, the Compare page's last comparison with the settings it used;
-- the widgets' own keys "upload_file", "experiments_upload_<figure>" (the Experiments
+- the widgets' own keys "upload_file", "response_choice" (the upload's label column, copied to the setting
+  "response" when chosen), "experiments_upload_<figure>" (the Experiments
   page's uploader, one per figure; the page keeps nothing else in the session), "lmin_steps", "lmax_steps"
   and "formulas: <title>" (whether the Pipeline's recursion and formula expanders are open: their charts and
   formulas are drawn only then), "whatif_margin", "whatif_region" and "privacy_profile" (whether the what-if's 95 %
@@ -37,7 +38,7 @@ import difflib
 import math
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -74,6 +75,7 @@ SESSION = {  # every session entry outside PARAMS, with its type
     IGNORED: "list[str]", UPLOAD: "Upload", UPLOADED: "dict[(DataSpec, ModelSpec | None), Dataset | Problem]",
     PUBLISHED: "dict[(DataSpec, ModelSpec), PublishedRelease]", CERTIFIED: "Certification",
     TEACHING_RUN: "TeachingRun", COMPARISON: "ComparisonRecord", "upload_file": "widget: UploadedFile",
+    "response_choice": "widget: str | None",
     "experiments_upload_<figure>": "widget: UploadedFile",
     "lmin_steps": "widget: bool", "lmax_steps": "widget: bool", "formulas: <title>": "widget: bool",
     "whatif_margin": "widget: bool", "whatif_region": "widget: bool", "privacy_profile": "widget: bool",
@@ -139,6 +141,7 @@ PARAMS: dict[str, Param] = {
     "download": Param(False, _bool),
     "with_replacement": Param(False, _bool),
     "upload_loss": Param("logistic", str, ("robust", "logistic")),
+    "response": Param("y", str),  # an uploaded CSV's label or response column
     # model
     "lam_reg": Param(0.0, float, bounds=_range("lam_reg")),
     "domain": Param("cube", str, ("cube", "ball")),
@@ -328,7 +331,7 @@ def data_spec() -> DataSpec:
     upload = st.session_state.get(UPLOAD)
     if upload is None:
         raise DataError("no file uploaded yet: choose a CSV on the Data page")
-    return upload.spec
+    return replace(upload.spec, response=get("response")) if isinstance(upload.spec, CsvSpec) else upload.spec
 
 
 def loss_name() -> str:
@@ -368,8 +371,8 @@ def dataset() -> Dataset:
     """The loaded data set (cached on its spec); raises InputError with the library's message."""
     spec = data_spec()
     upload = st.session_state.get(UPLOAD)
-    if upload is not None and spec == upload.spec:
-        return _session_cached((spec, None), lambda: spec.load(upload.content))
+    if upload is not None and isinstance(spec, CsvSpec | PumsSpec) and spec.digest == upload.spec.digest:
+        return _session_cached((spec, None), lambda: spec.load(upload.content))  # any label column of the upload
     return _load(spec)
 
 

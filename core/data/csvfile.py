@@ -1,4 +1,5 @@
-"""A user's CSV file: a header, a column `y` (label or response), every other column a numeric feature."""
+"""A user's CSV file: a header, a response column (label or response; `y` unless another is named), every other
+column a numeric feature."""
 
 from __future__ import annotations
 
@@ -17,34 +18,47 @@ from core.errors import DataError
 _BOOLS = {"true": 1.0, "false": 0.0}
 
 
-def read_csv(path: str | os.PathLike) -> Dataset:
-    """Read FILE.csv into a Dataset; any defect is a DataError that names the row and column."""
+def read_csv(path: str | os.PathLike, response: str = "y") -> Dataset:
+    """Read FILE.csv into a Dataset, `response` its label or response column; any defect is a DataError that names
+    the row and column."""
     path = Path(path)
     if not path.is_file():
         raise DataError(f"data file not found: {path}; check the path passed to {{data}}", setting="data")
-    return _parse(path.read_text(encoding="utf-8-sig"), str(path))
+    return _parse(path.read_text(encoding="utf-8-sig"), str(path), response)
 
 
-def read_csv_bytes(content: bytes, name: str) -> Dataset:
+def read_csv_bytes(content: bytes, name: str, response: str = "y") -> Dataset:
     """The same for an uploaded file's bytes."""
+    return _parse(_text(content, name), name, response)
+
+
+def header(content: bytes, name: str) -> list[str]:
+    """A CSV's column names, stripped (DataError for a file that is not text or has no header)."""
+    names = next(csv.reader(io.StringIO(_text(content, name))), None)
+    if not names or not any(h.strip() for h in names):
+        raise DataError(f"{name} is empty; it needs a header line naming its columns")
+    return [h.strip() for h in names]
+
+
+def _text(content: bytes, name: str) -> str:
     try:
-        text = content.decode("utf-8-sig")
+        return content.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise DataError(f"{name} is not a text CSV file") from None
-    return _parse(text, name)
 
 
-def _parse(text: str, label: str) -> Dataset:
+def _parse(text: str, label: str, response: str = "y") -> Dataset:
     header = next(csv.reader(io.StringIO(text)), None)
     if not header or not any(h.strip() for h in header):
-        raise DataError(f"{label} is empty; it needs a header line with a column named y")
+        raise DataError(f"{label} is empty; it needs a header line with a column named {response}")
     names = [h.strip() for h in header]
-    if "y" not in names:
-        raise DataError(f"{label} has no column named y (columns: {', '.join(names)}); name the label column y")
+    if response not in names:
+        raise DataError(f"{label} has no column named {response!r} (columns: {', '.join(names)}); choose the label "
+                        "column with {response}", "response")
     dupes = sorted({h for h in names if names.count(h) > 1})
     if dupes:
         raise DataError(f"{label} repeats the column name(s) {', '.join(dupes)}; give every column a unique name")
-    yi = names.index("y")
+    yi = names.index(response)
     try:
         with warnings.catch_warnings():  # a header-only file is reported below, in words
             warnings.simplefilter("ignore", UserWarning)
