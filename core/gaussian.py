@@ -87,6 +87,15 @@ def magnitude(x: float) -> str:
     return f"{value:,.0f}" if exponent >= 2 else f"{value:.3g}"
 
 
+def exp_magnitude(epsilon: float) -> str:
+    """magnitude(e^eps), never an overflow: past a float's range, from its logarithm (e^800 ≈ 2.73 × 10³⁴⁷)."""
+    if epsilon < 700:
+        return magnitude(math.exp(epsilon))
+    log10 = epsilon / math.log(10.0)
+    exponent = math.floor(log10)
+    return f"{10.0 ** (log10 - exponent):.3g} × 10{str(exponent).translate(SUPERSCRIPT)}"
+
+
 def certainty(epsilon: float) -> str:
     """posterior_bound in words, never rounded up to a certainty it is not: "99.97 %", or "all but 1 in 4.85 × 10⁸"."""
     p = posterior_bound(epsilon)
@@ -100,7 +109,7 @@ def epsilon_warning(epsilon: float) -> str | None:
     if epsilon <= EPSILON_WARNING:
         return None
     return (f"ε = {epsilon:g} is a weak guarantee: an attacker who starts 50 % sure may end {certainty(epsilon)} "
-            f"sure (any test's true-positive rate may be e^ε ≈ {magnitude(math.exp(epsilon))} times its "
+            f"sure (any test's true-positive rate may be e^ε ≈ {exp_magnitude(epsilon)} times its "
             "false-positive rate, plus δ); values of 1 or less are strong")
 
 

@@ -14,9 +14,8 @@ import numpy as np
 from core.accounting import Budget, StageBudget
 from core.certificates import RecursiveBound
 from core.compare import Comparison, MethodTrials
-from core.curvature import Curvature
 from core.data.dataset import PrivacyUnit
-from core.gaussian import magnitude
+from core.gaussian import exp_magnitude
 from core.marks import PublicView, not_private, public
 from core.model import ModelSpec
 from core.pipeline import PrivateRun, Problem
@@ -162,18 +161,11 @@ def run_dict(run: PrivateRun) -> dict:
             oracle_interval=r.oracle_interval, z=r.z,
             branch=r.branch, interval_note=r.interval_note, fallback_epsilon=r.fallback_epsilon,
             fallback_delta=r.fallback_delta, fallback_lambda_reg=r.fallback_lambda_reg,
-            fallback_noise_scale=r.fallback_noise_scale, fallback_curvature=curvature_dict(r.fallback_curvature),
+            fallback_noise_scale=r.fallback_noise_scale,
+            fallback_curvature=None if r.fallback_curvature is None else public(r.fallback_curvature).values(),
             population=None if r.population is None else dataclasses.asdict(r.population),
         ),
     )
-
-
-def curvature_dict(c: Curvature | None) -> dict | None:
-    """The fallback's private curvature at the released point (core.curvature), its private fields only."""
-    if c is None:
-        return None
-    return dict(lambda_hat=c.lambda_hat, bound=c.bound, reason=c.reason, epsilon=c.epsilon, delta=c.delta,
-                beta=c.beta)
 
 
 def _source(problem: Problem, source: str | None) -> str:
@@ -433,9 +425,8 @@ def plain_summary(rep: dict, epsilon: float, delta: float, unit: str = "person")
         out.append(f"For the population these people were sampled from, the {level} range is {plo:.3g} to "
                    f"{phi:.3g} (approximate: it assumes a random sample and the logistic model). "
                    + _sign(plo, phi, "in the population", "the sampling and the privacy noise"))
-    growth = magnitude(math.exp(epsilon)) if epsilon < 700 else "more than 10³⁰⁰"
     out.append(f"Privacy: whether any one {unit}'s data are in the data set or not changes the chance of anything "
-               f"in this report by at most a factor of {growth} (ε = {epsilon:g}), except with probability "
-               f"{delta:.2g} (δ).")
+               f"in this report by at most a factor of {exp_magnitude(epsilon)} (ε = {epsilon:g}), except with "
+               f"probability {delta:.2g} (δ).")
     return out
 

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 import streamlit as st
 
 from core.errors import InputError
-from core.gaussian import magnitude
+from core.gaussian import exp_magnitude
 from core.population import Population
 from core.report import PRINT_STYLE, interval_scope, plain_summary, published_report
 from ui import state
@@ -66,8 +66,8 @@ def headline(rep: dict) -> tuple[str, str]:
 
 
 def factor(epsilon: float) -> str:
-    """exp(ε) in words, never an overflow: a total past ~700 is beyond every float."""
-    return f"exp(ε) ≈ {magnitude(math.exp(epsilon))}" if epsilon < 700 else "exp(ε) (more than 10³⁰⁰)"
+    """exp(ε) in words, never an overflow (core.gaussian.exp_magnitude)."""
+    return f"exp(ε) ≈ {exp_magnitude(epsilon)}"
 
 
 def document_total(rep: dict) -> tuple[float, float, int]:

@@ -5,14 +5,13 @@ Every widget's key is a setting of ui.state's registry, so its value is kept acr
 
 from __future__ import annotations
 
-import math
 import secrets
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from core.accounting import ACCOUNTINGS, Budget, make_budget
-from core.gaussian import CALIBRATIONS, certainty, delta_warning, epsilon_warning, magnitude
+from core.gaussian import CALIBRATIONS, certainty, delta_warning, epsilon_warning, exp_magnitude
 from core.geometry import DOMAINS, MAX_RADIUS, MIN_RADIUS
 from core.model import MAX_LAM_REG
 from core.problem import default_coordinate
@@ -196,7 +195,7 @@ def risk(n: int) -> None:
     st.caption(
         f"What this means: an attacker who starts 50 % sure that a given person is in the data can end at most "
         f"{certainty(eps)} sure, and any test for one person's presence has true-positive rate "
-        f"≤ e^ε × false-positive rate + δ (e^ε ≈ {magnitude(math.exp(eps))})."
+        f"≤ e^ε × false-positive rate + δ (e^ε ≈ {exp_magnitude(eps)})."
     )
     budget_warnings(st.container(), n)
 
