@@ -750,3 +750,15 @@ def test_certificates_wait_for_their_own_plan_only():
     at.run()
     assert not any("Certified, not yet released" in m.value for m in at.main.markdown)
     assert at.button(key="release").proto.label == "Release (spends ε, δ)"
+
+
+def test_waiting_certificates_and_a_budget_no_plan_accepts_show_a_message_not_an_error():
+    """Certify on logistic data (the fallback on), then switch to PLD accounting, which the fallback refuses: the
+    page says so, naming the control, and offers neither button."""
+    at = start(mode="publish", epsilon=4.0, source="synthetic_logistic")
+    at.button(key="certify").click().run()
+    at.session_state["accounting"] = "pld"
+    at.run()
+    assert_clean(at)
+    assert any("“Accounting” on the Pipeline page" in e.value for e in at.error)
+    assert at.button(key="certify").disabled and at.button(key="release").disabled

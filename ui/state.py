@@ -508,7 +508,13 @@ def certify_first(problem: Problem, b: Budget) -> None:
 def certification(problem: Problem, b: Budget) -> Certified | None:
     """The waiting certificates of the plan the settings name now (none for any other plan)."""
     held = st.session_state.get(CERTIFIED)
-    return held.certified if held is not None and held.plan == plan(problem, b) else None
+    if held is None:
+        return None
+    try:
+        current = plan(problem, b)
+    except InputError:  # settings no release can be made with (the page says why): nothing of theirs is waiting
+        return None
+    return held.certified if held.plan == current else None
 
 
 def publish(problem: Problem, b: Budget) -> PublishedRelease:
