@@ -12,6 +12,7 @@ are in ui.cards, the settings in ui.controls, the snapshot in ui.snapshot."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import numpy as np
@@ -157,10 +158,12 @@ def last_paid_for() -> None:
     if entry is None:
         return
     d = entry.details
+    # The release's own budget, from its report: a release certified first was charged in two entries, this the last.
+    budget = json.loads(d.document)["guarantee"]
     shown = "⊥ (nothing released)" if d.value is None else f"{num(d.value)}, interval [{num(d.low)}, {num(d.high)}]"
     st.caption(f"The last paid-for release on these people, read back from the privacy ledger: `{d.coefficient}` "
-               f"{shown} at ε = {entry.epsilon:g}, δ = {entry.delta:g}. Its full report is on the Report page; "
-               "showing it charges nothing.")
+               f"{shown} at ε = {budget['epsilon']:g}, δ = {budget['delta']:g}. Its full report is on the Report "
+               "page; showing it charges nothing.")
 
 
 def data_error(exc: InputError) -> None:

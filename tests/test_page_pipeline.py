@@ -739,6 +739,9 @@ def test_certify_first_shows_a_private_preview_and_charges_only_what_ran():
     assert_clean(at)
     (published,) = at.session_state[PUBLISHED].values()
     assert [e for e, _ in charges(at)] == pytest.approx([0.8, 7.2])  # the whole budget, in two charges
+    fresh = start(mode="publish", epsilon=8.0)  # a reload: the release is read back at its whole budget
+    (caption,) = [c.value for c in fresh.main.caption if "read back from the privacy ledger" in c.value]
+    assert "at ε = 8, δ = 1e-06" in caption
     assert ui.state.CERTIFIED not in at.session_state  # the certificates released once
     assert at.button(key="certify").disabled and at.button(key="release").disabled  # 8 of the cap of 10 spent
 
