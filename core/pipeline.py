@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 from core.accounting import Budget
 from core.certificates import RecursiveBound, lambda_max_certificate, lambda_min_certificate
 from core.data.dataset import Dataset
-from core.errors import BudgetError, check_seed
+from core.errors import BudgetError, InputError, check_seed
 from core.fallback import fallback_release
 from core.fit import fit
 from core.gaussian import check_total_budget, sigma
@@ -115,14 +115,16 @@ def run_private(
 
 @dataclass(frozen=True)
 class Certified:
-    """Stages 1-3 of one draw, before the release: the certificates and the test (14), all private, with the budget
-    and the unit direction they were drawn for. `finish` releases from them; stopping here spends stages 1-2 only."""
+    """Stages 1-3 of one draw, before the release: the certificates and the test (14), all private, with the budget,
+    the unit direction and the data and model (`drawn_on`) they were drawn for. `finish` releases from them, on that
+    problem only (the release's privacy rests on certificates of its own data); stopping here spends stages 1-2."""
 
     budget: Budget
     u: NDArray[np.float64]
     lambda_min: RecursiveBound
     lambda_max: RecursiveBound | None
     test: StabilityTest
+    drawn_on: tuple[DataSpec | None, ModelSpec, int, int]
 
 
 def certify(problem: Problem, u: NDArray | int | str, budget: Budget, rng: np.random.Generator,
@@ -140,7 +142,8 @@ def certify(problem: Problem, u: NDArray | int | str, budget: Budget, rng: np.ra
         lmax = lambda_max_certificate(f, g, lmin.lambda_hat, budget.lambda_max.epsilon, budget.lambda_max.delta, rng)
     test = stability_test(lmin.lambda_hat, None if lmax is None else lmax.lambda_hat, g, f.n, f.lam_reg,
                           budget.release.epsilon, budget.release.delta)
-    return Certified(budget=budget, u=uv, lambda_min=lmin, lambda_max=lmax, test=test)
+    return Certified(budget=budget, u=uv, lambda_min=lmin, lambda_max=lmax, test=test,
+                     drawn_on=_identity(problem))
 
 
 def planned_half_width(problem: Problem, c: Certified, calibration: str = "paper", level: float = 0.95) -> float | None:
@@ -157,11 +160,18 @@ def finish(problem: Problem, c: Certified, rng: np.random.Generator, calibration
     """Stage 4 from certified stages 1-3: Algorithm 5's release, or bottom, or (fallback) objective perturbation on
     the unspent budget. The branch depends on the private certificates only."""
     check_fallback_accounting(fallback, c.budget.accounting)
+    if c.drawn_on != _identity(problem):
+        raise InputError("these certificates were drawn on other data or another model; certify again")
     f, g, b = problem.fit, problem.geometry, c.budget
     rel = release(f, g, c.u, c.test, b.release.epsilon, b.release.delta, rng, calibration, level)
     if fallback and not c.test.passed:
         rel = fallback_release(problem, c.u, c.lambda_min.lambda_hat, rel, b, rng)
     return PrivateRun(budget=b, u=c.u, lambda_min=c.lambda_min, lambda_max=c.lambda_max, test=c.test, release=rel)
+
+
+def _identity(problem: Problem) -> tuple[DataSpec | None, ModelSpec, int, int]:
+    """Which problem certificates belong to, from public facts: its data spec, model, n and d."""
+    return problem.data_spec, problem.model, problem.n, problem.d
 
 
 def check_fallback_accounting(fallback: bool, accounting: str) -> None:

@@ -97,6 +97,7 @@ def charge_and_finish(plan: ReleasePlan, problem: Problem, certified: Certified,
                       unit: PrivacyUnit | None) -> tuple[PrivateRun, LedgerEntry]:
     """The second phase: charge the release event, release from `certified` (drawn for this plan), and record the
     outcome, with the release's private report, on this charge."""
+    _check_problem(plan, problem)
     if certified.budget != plan.budget:
         raise InputError("these certificates were drawn for another budget; certify again")
     entry = charge(ledger, plan.data.population(), plan.budget, unit, plan.seed, "release")

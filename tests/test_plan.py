@@ -125,3 +125,18 @@ def test_certify_first_charges_stages_one_to_three_and_finishing_charges_the_res
     logged = book.entries(people)
     assert logged[0].details is None and logged[1].details.outcome == run.release.status
     assert logged[1].details.document is not None
+
+
+def test_certificates_release_only_on_the_problem_they_were_drawn_on(problem, tmp_path):
+    """A release's privacy rests on certificates of its own data: finishing on another problem is refused, before
+    the release event is charged."""
+    book = open_charged(tmp_path / "l.sqlite3", (10.0, 1e-5))
+    p = plan(problem, budget=split_budget(4.0, 1e-6, (1, 1, 18)))
+    c, _ = charge_and_certify(p, problem, book, None)
+    other_spec = SyntheticSpec("robust", 20_000, 3, 1.0, 1.0, 6)
+    other = prepare_spec(other_spec.load(), ModelSpec("robust"), other_spec)
+    with pytest.raises(InputError, match="other data"):
+        finish(other, c, make_rng(1))
+    with pytest.raises(InputError, match="other data than the plan names"):
+        charge_and_finish(p, other, c, book, None)
+    assert len(book.entries(SPEC.population())) == 1  # only the certificates were charged
