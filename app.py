@@ -13,6 +13,7 @@ PAGES = (  # (file, title, icon, URL path)
     ("pages/data.py", "Data", ":material/table:", "data"),
     ("pages/pipeline.py", "Pipeline", ":material/account_tree:", "pipeline"),
     ("pages/compare.py", "Compare", ":material/compare_arrows:", "compare"),
+    ("pages/attacker.py", "Attacker's view", ":material/visibility:", "attacker"),
     ("pages/planner.py", "Planner", ":material/calculate:", "planner"),
     ("pages/report.py", "Report", ":material/description:", "report"),
     ("pages/experiments.py", "Experiments", ":material/science:", "experiments"),
@@ -23,5 +24,6 @@ if page.url_path == "":  # Streamlit shows the default page for a path that name
     boot.unknown_page_notice({path for *_, path in PAGES})
 sidebar.render(budget=page.url_path != "pipeline")  # the Pipeline writes its own, from a fragment
 presentation_style()
-page.run()
+with boot.unexpected_errors():
+    page.run()
 state.sync_url()

@@ -202,8 +202,7 @@ def release(
         return _bottom("the data have no certified minimiser", common)
     if not math.isfinite(om):
         return _bottom("the local modulus ω(u | Pₙ) is unbounded at the true λmin", common)
-    E, eta = test.fit_slack, test.fit_ratio
-    mult = (om + E) / (1.0 - eta)
+    mult = noise_multiplier(om, test)
     z = float(rng.standard_normal())
     # The noise joins u^T theta~ before its one rounding, so the release's mean is the certified point's, exactly.
     value = u_theta + (u_rest + s * mult * z)
@@ -223,6 +222,12 @@ def release(
                                          g.loss.name),
         **common,
     )
+
+
+def noise_multiplier(om: float, test: StabilityTest) -> float:
+    """(omega + E)/(1 - eta): the release's noise in units of sigma, from the local modulus (11) and the test's fit
+    tolerance (module docstring)."""
+    return (om + test.fit_slack) / (1.0 - test.fit_ratio)
 
 
 def _bottom(reason: str, common: dict) -> Release:

@@ -7,7 +7,8 @@ on each; for an event S of its output, p = P(M(P) in S) and q = P(M(P') in S) ar
 
 is a lower bound on the epsilon of any (epsilon, delta) guarantee the mechanism could have for this
 pair, because (epsilon, delta)-DP means p <= e^epsilon q + delta for every S, in both orders.
-p_lo and q_hi are one-sided Clopper-Pearson bounds (exact binomial, scipy.stats.beta.ppf).
+p_lo and q_hi are one-sided Clopper-Pearson bounds (exact binomial, core.attack.epsilon_bound, which the
+attacker's view's membership game scores with too).
 
 **The statistical guarantee.** `audit` splits each sample in two halves, a selection half and a
 test half (draws are i.i.d., so the halves are independent). Thresholds come from quantiles of the
@@ -47,9 +48,9 @@ from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import stats
 
 from core.accounting import Budget, split_budget
+from core.attack import epsilon_bound
 from core.certificates import lambda_min_certificate, steps_to_invert
 from core.losses import get_loss
 from core.pipeline import PrivateRun, Problem, prepare, run_private
@@ -85,30 +86,6 @@ def stage_claim(stage: str, budget: Budget) -> tuple[float, float]:
     if stage.startswith(("stages 1-2", "stage 3")):
         return a.epsilon + b.epsilon, a.delta + b.delta
     return budget.epsilon_total, budget.delta_total
-
-
-# --------------------------------------------------------------------------- Clopper-Pearson
-
-
-def cp_lower(k: int, n: int, a: float) -> float:
-    """One-sided Clopper-Pearson lower bound: P(p < cp_lower) <= a for k ~ Bin(n, p)."""
-    return 0.0 if k <= 0 else float(stats.beta.ppf(a, k, n - k + 1))
-
-
-def cp_upper(k: int, n: int, a: float) -> float:
-    """One-sided Clopper-Pearson upper bound: P(p > cp_upper) <= a for k ~ Bin(n, p)."""
-    return 1.0 if k >= n else float(stats.beta.ppf(1.0 - a, k + 1, n - k))
-
-
-def epsilon_bound(k_num: int, n_num: int, k_den: int, n_den: int, delta: float, alpha: float) -> float:
-    """ln((p_lo - delta) / q_hi) for one event in one order, at level alpha; -inf if p_lo <= delta.
-
-    p_lo bounds the event's probability on the numerator data set from below, q_hi on the other
-    from above, each at alpha/2, so the result exceeds the true epsilon with probability <= alpha.
-    """
-    p_lo = cp_lower(k_num, n_num, alpha / 2.0)
-    q_hi = cp_upper(k_den, n_den, alpha / 2.0)
-    return math.log((p_lo - delta) / q_hi) if p_lo > delta else -math.inf
 
 
 # --------------------------------------------------------------------------- events

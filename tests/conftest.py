@@ -4,9 +4,13 @@ import threading
 
 import pytest
 from apptest import new_app
+from streamlit import config
 
 from core.data import synthetic
 from core.pipeline import prepare
+
+# In-process app runs show every error in full: a test must see an exception, not the app's one-sentence notice.
+config.set_option("client.showErrorDetails", "full")
 
 
 @pytest.fixture(autouse=True)

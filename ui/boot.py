@@ -8,10 +8,30 @@ itself does, and starts the run again, which then goes through app.py to the sam
 first run (an empty session) is restarted: a later run may carry a button's click, which a restart would drop.
 """
 
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from urllib.parse import unquote, urlparse
 
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
+
+UNEXPECTED = ("Something unexpected went wrong on this page; your settings are kept, so reload the page or undo the "
+              "last change.")
+
+
+@contextmanager
+def unexpected_errors() -> Iterator[None]:
+    """A page's last line: an error no page handled is logged on the server and shown as one sentence, never a
+    traceback, unless the server is configured to show details (client.showErrorDetails "full" or "stacktrace",
+    as a developer's or the tests' is). Streamlit's own rerun and stop signals are not Exceptions and pass."""
+    try:
+        yield
+    except Exception:
+        if st.get_option("client.showErrorDetails") in ("full", "stacktrace", True):
+            raise
+        logging.getLogger(__name__).exception("unexpected error on a page")
+        st.error(UNEXPECTED, icon=":material/error:")
 
 
 def through_navigation() -> None:

@@ -1,5 +1,5 @@
-"""Streamlit caches of the Pipeline's deterministic computations: teaching ones (NOT private) and the budget's
-privacy profile (public); never noise.
+"""Streamlit caches of the deterministic computations of the Pipeline and the attacker's view: teaching ones (NOT
+private) and the budget's privacy profile (public); never noise.
 
 Each is keyed on the data and model settings (ui.state.data_spec and model_spec) and on the settings it reads;
 the prepared problem itself is passed unhashed (`_problem`), as those keys identify it.
@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 from numpy.typing import NDArray
 
-from core import teaching, whatif
+from core import attack, teaching, whatif
 from core.accounting import Budget, PrivacyProfile
 from core.accounting import privacy_profile as _privacy_profile
 from core.model import ModelSpec
@@ -50,3 +50,18 @@ def pass_region(data: DataSpec, model: ModelSpec, delta: float, split: tuple,
 def privacy_profile(b: Budget) -> PrivacyProfile:
     """δ(ε) of the budget's release (public parameters only, no data, no noise)."""
     return _privacy_profile(b)
+
+
+Target = int | tuple[float, ...]  # a coordinate, or a custom direction u as a tuple (hashable)
+
+
+@st.cache_resource(show_spinner="The data without one row, refitted (not private)…", max_entries=4)
+def neighbours(data: DataSpec, model: ModelSpec, u: Target, row: int | None, _problem: Problem) -> attack.Neighbours:
+    """P and P' for the row (None: the one that moves u^T theta most); a resource, as it holds a second data set."""
+    return attack.neighbours(_problem, u if isinstance(u, int) else list(u), row)
+
+
+@st.cache_resource(show_spinner="Every stage's law on both data sets (not private)…", max_entries=16)
+def laws(data: DataSpec, model: ModelSpec, u: Target, row: int | None, b: Budget, calibration: str,
+         _pair: attack.Neighbours) -> attack.Laws:
+    return attack.laws(_pair, b, calibration)

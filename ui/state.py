@@ -46,6 +46,7 @@ import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
 
 from core.accounting import RELEASE_SPLIT, Budget
+from core.attack import GameScore, Round
 from core.charge import default_cap, open_charged, phase_cost
 from core.compare import METHODS, Comparison, check_methods
 from core.data import Dataset
@@ -69,12 +70,16 @@ SOURCES = {
 MODES = {"teaching": "Teaching", "publish": "Publish"}
 UPLOAD, PUBLISHED, TEACHING_RUN, COMPARISON = "upload", "published", "teaching_run", "comparison"
 CERTIFIED = "certified"
+ATTACK = "attack"  # the attacker's view's game and baselines, for the settings they were drawn with
 UPLOADED = "uploaded"  # the upload's data set and fits, kept in its own session only
 IGNORED = "ignored_link_values"  # unusable link values, each replaced by its default (shown once)
 SESSION = {  # every session entry outside PARAMS, with its type
     IGNORED: "list[str]", UPLOAD: "Upload", UPLOADED: "dict[(DataSpec, ModelSpec | None), Dataset | Problem]",
     PUBLISHED: "dict[(DataSpec, ModelSpec), PublishedRelease]", CERTIFIED: "Certification",
-    TEACHING_RUN: "TeachingRun", COMPARISON: "ComparisonRecord", "upload_file": "widget: UploadedFile",
+    TEACHING_RUN: "TeachingRun", COMPARISON: "ComparisonRecord", ATTACK: "AttackRecord",
+    "upload_file": "widget: UploadedFile",
+    "attack_pick": "widget: bool (the attacker's view: pick the row)", "attack_row": "widget: int (its number)",
+    "attack_draws": "widget: int (the baselines' draws per data set)",
     "response_choice": "widget: str | None",
     "experiments_upload_<figure>": "widget: UploadedFile",
     "lmin_steps": "widget: bool", "lmax_steps": "widget: bool", "formulas: <title>": "widget: bool",
@@ -482,6 +487,29 @@ class ComparisonRecord:
 
     settings: tuple
     result: Comparison
+
+
+@dataclass(frozen=True)
+class AttackRecord:
+    """The attacker's view's game (guessed rounds, the round waiting for a guess, the computer's score) and its
+    baselines (with the draws and seed they were drawn with), for one set of settings (shown only while they hold).
+    The secret of a waiting round stays on the server."""
+
+    settings: tuple
+    rounds: tuple[Round, ...] = ()
+    pending: Round | None = None
+    computer: GameScore | None = None
+    baselines: tuple[tuple, dict] | None = None
+
+
+def attack_record(settings: tuple) -> AttackRecord:
+    """The kept game and baselines if drawn with these settings, else a fresh record."""
+    record = st.session_state.get(ATTACK)
+    return record if record is not None and record.settings == settings else AttackRecord(settings)
+
+
+def keep_attack(record: AttackRecord) -> None:
+    st.session_state[ATTACK] = record
 
 
 def _record(kind: type[RunRecord], run: PrivateRun, coordinate: str, **extra: Any) -> RunRecord:
