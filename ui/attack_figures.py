@@ -9,6 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 from scipy import stats
 
+from core.attack import max_tpr
 from ui.figures import GREY, titled
 from ui.format import num
 from ui.theme import ACCENT, CHOSEN, METHOD_COLORS, METHOD_LABELS, OTHER, TRUTH
@@ -76,8 +77,6 @@ def loss_figure(loss: PrivacyLoss, profile: PrivacyProfile) -> go.Figure:
 def game_figure(score: GameScore, computer: GameScore | None = None) -> go.Figure:
     """The square of (false-positive rate, true-positive rate): the region (ε, δ) allows any guesser (core.attack.
     max_tpr), the coin's diagonal, and the guesses' point (the computer's likelihood-ratio guesser's beside it)."""
-    from core.attack import max_tpr
-
     fpr = np.linspace(0.0, 1.0, 201)
     top = max_tpr(fpr, score.epsilon, score.delta)
     bottom = 1.0 - max_tpr(1.0 - fpr, score.epsilon, score.delta)
@@ -91,6 +90,8 @@ def game_figure(score: GameScore, computer: GameScore | None = None) -> go.Figur
     points = [(score, "your guesses", ACCENT, "star")]
     points += [(computer, "the computer's best guesses", CHOSEN, "diamond")] if computer is not None else []
     for s, name, color, symbol in points:
+        if not s.rounds:
+            continue
         fig.add_trace(go.Scatter(x=[s.fpr], y=[s.tpr], mode="markers", name=f"{name} ({s.rounds} rounds)",
                                  marker=dict(symbol=symbol, size=14, color=color),
                                  hovertemplate="FPR %{x:.2f}, TPR %{y:.2f}<extra></extra>"))
