@@ -162,14 +162,17 @@ def pld_epsilon(a: StageBudget, b: StageBudget, c: StageBudget, delta_total: flo
 
 
 @lru_cache(maxsize=1024)
-def _pld_epsilon(eps_a: float, eps_b: float, eps_c: float, delta_release: float, delta: float) -> float:
+def _pld_epsilon(eps_a: float, eps_b: float, eps_c: float, delta_release: float, delta: float, k: int = 1) -> float:
+    """eps at delta of k releases of the three stages, composed (the release events' deltas, k delta_release, come
+    out of delta first; +inf when nothing is left)."""
     pld = privacy_loss_distribution
     composed = pld.from_laplace_mechanism(1.0 / eps_a, value_discretization_interval=PLD_GRID)
     composed = composed.compose(pld.from_laplace_mechanism(1.0 / eps_b, value_discretization_interval=PLD_GRID))
     release = pld.from_privacy_parameters(
         common.DifferentialPrivacyParameters(2.0 * eps_c, delta_release), value_discretization_interval=PLD_GRID
     )
-    return float(composed.compose(release).get_epsilon_for_delta(delta))
+    one = composed.compose(release)
+    return float((one if k == 1 else one.self_compose(k)).get_epsilon_for_delta(delta))
 
 
 @lru_cache(maxsize=128)  # a function of public parameters only; it takes about a second
@@ -207,6 +210,38 @@ def split_budget_pld(
     sa, sb, sc = stages(lo)
     eps_basic, delta_basic = basic_composition(sa, sb, sc)
     return Budget(epsilon, delta, (a, b, c), sa, sb, sc, eps_basic, delta_basic, accounting="pld")
+
+
+def separate_budget(epsilon: float, delta: float, k: int, split: tuple[float, float, float] = DEFAULT_SPLIT) -> Budget:
+    """What each of k separate releases (Algorithm 5, each its own certificates) may spend so that their k-fold
+    composition by privacy-loss distributions meets the total (eps, delta): the split's proportions scaled by
+    bisection, each release's certificates failing with delta_a = a delta/k and delta_b = b delta/k, its release event
+    taking c delta/(2k) and the conversion the rest of c delta. The returned budget is one release's, its totals
+    (epsilon_total, delta_total) the per-release share of basic composition (a bound on that one release alone)."""
+    if not (isinstance(k, int) and k >= 1):
+        raise BudgetError(f"the number of releases must be a positive integer, got {k!r}")
+    if k == 1:
+        return split_budget_pld(epsilon, delta, split)
+    a, b, c = split_budget(epsilon, delta, split).split
+
+    def stages(scale: float) -> tuple[StageBudget, StageBudget, StageBudget]:
+        eps_c = scale * c * epsilon / 2.0
+        return (StageBudget(scale * a * epsilon, a * delta / k), StageBudget(scale * b * epsilon, b * delta / k),
+                StageBudget(eps_c, c * delta / (2.0 * k) / (1.0 + math.exp(eps_c))))
+
+    def total(scale: float) -> float:
+        sa, sb, sc = stages(scale)
+        return _pld_epsilon(sa.epsilon, sb.epsilon, sc.epsilon, release_event_delta(sc), c * delta, k)
+
+    lo, hi = 0.0, 1.0  # k releases at the whole split each can only exceed eps
+    for _ in range(30):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if total(mid) <= epsilon else (lo, mid)
+    if lo == 0.0:
+        raise BudgetError(f"delta = {delta:g} is too small for {k} separate releases under PLD accounting")
+    sa, sb, sc = stages(lo)
+    eps_basic, delta_basic = basic_composition(sa, sb, sc)
+    return Budget(eps_basic, delta_basic, (a, b, c), sa, sb, sc, eps_basic, delta_basic, accounting="pld")
 
 
 def make_budget(epsilon: float, delta: float, split: tuple[float, float, float] = DEFAULT_SPLIT,
