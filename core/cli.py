@@ -31,11 +31,12 @@ from core.ledger_store import default_ledger_path, population_to_json
 from core.losses import LOSSES
 from core.model import ModelSpec
 from core.pipeline import Problem, make_rng, prepare_spec
-from core.plan import ReleasePlan, charge_and_execute, execute
+from core.plan import ReleasePlan, TablePlan, charge_and_execute, charge_and_release_table, execute, execute_table
 from core.population import Population
-from core.report import compare_document, release_document
+from core.report import compare_document, release_document, table_document
 from core.settings import check
 from core.spec import SYNTHETIC_N, AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, model_loss
+from core.table import coordinates
 
 
 class _Parser(argparse.ArgumentParser):
@@ -76,7 +77,8 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
         "--loss", choices=sorted(LOSSES), default=None,
         help="robust or logistic (default robust; census data are logistic)",
     )
-    p.add_argument("--coordinate", required=True, help="column index (0-based, among the features) or name")
+    p.add_argument("--coordinate", help="column index (0-based, among the features) or name (required, but for a "
+                   "table: release --coordinates)")
     p.add_argument("--epsilon", type=float, required=True, help="TOTAL epsilon")
     p.add_argument("--delta", type=float, required=True, help="TOTAL delta, in (0, 0.1], well below 1/n")
     p.add_argument(
@@ -102,8 +104,11 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m core", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    p = sub.add_parser("release", help="privately release one coefficient (Algorithm 5)")
+    p = sub.add_parser("release", help="privately release one coefficient (Algorithm 5), or a table of several")
     _add_model_options(p)
+    p.add_argument("--coordinates", default=None,
+                   help="a regression table instead of --coordinate: comma-separated names or indices, or all; one "
+                   "release of Algorithm 3 with these coordinates published, at the total budget")
     p.add_argument("--level", type=float, default=0.95, help="interval level 1 - a (default 0.95)")
     p.add_argument("--repeat", type=int, default=1, help="run the private stages K times on one fit")
     p.add_argument("--fallback", action="store_true",
@@ -219,7 +224,13 @@ def _warn_projection(where: Projection) -> None:
         print(f"warning (not private): {where.sentence}. {where.advice}", file=sys.stderr)
 
 
-def _prepared(args: argparse.Namespace) -> tuple[Budget, DataSpec, Dataset, Problem, int, Projection]:
+def _coordinate(args: argparse.Namespace) -> str:
+    if args.coordinate is None:
+        raise InputError("{coordinate} names the coefficient to release (an index or a name)", "coordinate")
+    return args.coordinate
+
+
+def _prepared(args: argparse.Namespace) -> tuple[Budget, DataSpec, Dataset, Problem, int | None, Projection]:
     check_total_budget(args.epsilon, args.delta)
     check_seed(args.seed, "--seed")
     budget = make_budget(args.epsilon, args.delta, parse_split(args.split), args.accounting)
@@ -229,7 +240,7 @@ def _prepared(args: argparse.Namespace) -> tuple[Budget, DataSpec, Dataset, Prob
     problem = prepare_spec(data, model, spec)
     where = projection(data.X, problem)
     _warn_projection(where)
-    j = problem.coordinate(args.coordinate)
+    j = None if getattr(args, "coordinates", None) is not None else problem.coordinate(_coordinate(args))
     warning = delta_warning(args.delta, problem.n)
     if warning is not None:  # a warning, not a refusal: the app's default delta 1e-6 is above 1/n past a million rows
         print(f"warning: {warning}", file=sys.stderr)
@@ -244,9 +255,13 @@ def cmd_release(args: argparse.Namespace) -> dict:
         raise InputError("--ledger charges one release at a time; drop --repeat or run the command again")
     if args.ledger is not None and args.seed is not None:
         raise InputError(SEEDED + ": drop --seed or --ledger")
+    if args.coordinates is not None:
+        _check_table_options(args)
     # An unusable file is refused now, before anything is read.
     ledger = None if args.ledger is None else open_charged(args.ledger or None, default_cap())
     budget, spec, data, problem, j, where = _prepared(args)
+    if j is None:
+        return _release_table(args, spec, data, problem, ledger)
     plan = ReleasePlan(data=spec, model=problem.model, target=j, name=problem.feature_names[j], budget=budget,
                        calibration=args.calibration, level=args.level, fallback=args.fallback, seed=args.seed)
     if ledger is not None:  # the whole budget, per person, whether it releases or gives bottom: before any noise
@@ -259,6 +274,30 @@ def cmd_release(args: argparse.Namespace) -> dict:
     if data.theta_star is not None:
         doc["theta_star"] = data.theta_star.tolist()
     return doc
+
+
+def _check_table_options(args: argparse.Namespace) -> None:
+    """A table spends its total as Algorithm 3 does: the single release's stage options do not apply."""
+    if args.coordinate is not None:
+        raise InputError("give --coordinate (one coefficient) or --coordinates (a table), not both")
+    for given, option in ((args.split is not None, "--split"), (args.accounting != "basic", "--accounting"),
+                        (args.fallback, "--fallback"), (args.repeat != 1, "--repeat")):
+        if given:
+            raise InputError(f"{option} does not apply to a table, which spends its total as Algorithm 3 does (half on "
+                             f"the certificate, half on one Gaussian step): drop {option}")
+
+
+def _release_table(args: argparse.Namespace, spec: DataSpec, data: Dataset, problem: Problem,
+                   ledger: Ledger | None) -> dict:
+    idx = coordinates(problem, args.coordinates)
+    plan = TablePlan(data=spec, model=problem.model, indices=idx, names=tuple(problem.feature_names[j] for j in idx),
+                     epsilon=args.epsilon, delta=args.delta, calibration=args.calibration, level=args.level,
+                     seed=args.seed)
+    if ledger is not None:
+        t, _ = charge_and_release_table(plan, problem, ledger, data.privacy_unit)
+    else:
+        t = execute_table(plan, problem)
+    return table_document(t, spec.describe(), problem.n, problem.d, problem.model, data.privacy_unit, args.seed)
 
 
 def cmd_compare(args: argparse.Namespace) -> dict:

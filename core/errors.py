@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 # The settings a message may name: each is an option of the command line and a control of the app.
 SETTINGS = ("data", "pums", "loss", "domain", "radius", "split", "state", "download", "with_replacement",
-            "response_bound", "accounting", "fallback", "response")
+            "response_bound", "accounting", "fallback", "response", "coordinate")
 
 
 def flag(setting: str) -> str:

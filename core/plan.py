@@ -18,17 +18,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.accounting import Budget
-from core.charge import charge
+from core.charge import charge, charge_total, cost_total
 from core.data.dataset import PrivacyUnit
 from core.errors import InputError, check_seed
-from core.gaussian import CALIBRATIONS
-from core.ledger import Ledger, LedgerEntry, release_details
+from core.gaussian import CALIBRATIONS, check_total_budget
+from core.ledger import Ledger, LedgerEntry, ReleaseDetails, release_details
 from core.model import ModelSpec
 from core.pipeline import Certified, PrivateRun, certify, check_fallback_accounting, finish, make_rng, run_private
 from core.problem import Problem
-from core.report import published_report
+from core.report import published_report, table_document
 from core.settings import check
 from core.spec import DataSpec
+from core.table import TableRelease, release_table
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -111,3 +112,57 @@ def _record(plan: ReleasePlan, problem: Problem, ledger: Ledger, unit: PrivacyUn
                                 problem.feature_names, unit)
     ledger.record_outcome(entry, release_details(run, plan.name, json.dumps(document, ensure_ascii=False)))
     return run, entry
+
+
+@dataclass(frozen=True, kw_only=True)
+class TablePlan:
+    """One regression table (core.table), every setting resolved: data, model, the coefficients (0-based indices and
+    their names), the total (epsilon, delta) it spends once, calibration, level and seed (None: OS entropy)."""
+
+    data: DataSpec
+    model: ModelSpec
+    indices: tuple[int, ...]
+    names: tuple[str, ...]
+    epsilon: float
+    delta: float
+    calibration: str = "paper"
+    level: float = 0.95
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        check_total_budget(self.epsilon, self.delta)
+        check("level", self.level, "the interval level")
+        check_seed(self.seed, "the noise seed")
+        if self.calibration not in CALIBRATIONS:
+            raise InputError(f"the calibration is one of {', '.join(CALIBRATIONS)}, got {self.calibration!r}")
+        if not self.indices or len(self.indices) != len(self.names):
+            raise InputError("a table plan names each of its coefficients")
+
+    @property
+    def private(self) -> bool:
+        return self.seed is None
+
+    def cost(self, unit: PrivacyUnit | None) -> tuple[float, float]:
+        """What the table costs one person: its total, once, whatever the number of coefficients."""
+        return cost_total(self.epsilon, self.delta, unit)
+
+
+def execute_table(plan: TablePlan, problem: Problem, rng: np.random.Generator | None = None) -> TableRelease:
+    """The table on its problem, with fresh noise from rng (default: a generator of the plan's seed)."""
+    _check_problem(plan, problem)
+    return release_table(problem, plan.indices, plan.epsilon, plan.delta, make_rng(plan.seed) if rng is None else rng,
+                         plan.calibration, plan.level)
+
+
+def charge_and_release_table(plan: TablePlan, problem: Problem, ledger: Ledger,
+                             unit: PrivacyUnit | None) -> tuple[TableRelease, LedgerEntry]:
+    """One charge of the plan's total to its people (per person, before any noise; refused past the cap or for a
+    seeded plan), then the table, recorded on that charge with its private document."""
+    entry = charge_total(ledger, plan.data.population(), *plan.cost(unit), plan.seed)
+    t = execute_table(plan, problem)
+    document = table_document(t, plan.data.describe(), problem.n, problem.d, plan.model, unit)
+    half = (plan.epsilon / 2.0, plan.delta / 2.0)
+    ledger.record_outcome(entry, ReleaseDetails(
+        ",".join(plan.names), {"lambda_min": half, "release": half}, t.status,
+        document=json.dumps(document, ensure_ascii=False)))
+    return t, entry

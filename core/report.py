@@ -22,6 +22,7 @@ from core.pipeline import PrivateRun, Problem
 from core.population import ACS, Population
 from core.release import Release
 from core.spec import DataSpec
+from core.table import TableRelease
 
 # Dotted paths of values computed from the data without privacy; everything else is private
 # or public (the budget, the settings).
@@ -138,10 +139,15 @@ def privacy_unit_dict(budget: Budget, privacy_unit: PrivacyUnit | None = None) -
 
     Public: k depends only on the sample seed and the sizes N and n, not on the data values.
     """
+    return unit_dict(budget.epsilon_total, budget.delta_total, privacy_unit)
+
+
+def unit_dict(epsilon: float, delta: float, privacy_unit: PrivacyUnit | None = None) -> dict:
+    """privacy_unit_dict for a total (epsilon, delta)."""
     unit = PrivacyUnit("row", 1) if privacy_unit is None else privacy_unit
-    epsilon, delta = unit.per_person(budget.epsilon_total, budget.delta_total)
+    eps_k, delta_k = unit.per_person(epsilon, delta)
     return dict(unit=unit.unit, max_rows_per_person=unit.max_rows_per_person,
-                epsilon_per_person=epsilon, delta_per_person=delta)
+                epsilon_per_person=eps_k, delta_per_person=delta_k)
 
 
 def run_dict(run: PrivateRun) -> dict:
@@ -381,6 +387,29 @@ def published_report(run: PrivateRun, coordinate: str, budget: Budget, data: Dat
                          privacy_unit=unit, assumed=assumptions(n, model, model.bound_for(n, d), data.population()))
     rep["data"] |= dict(outcome=getattr(data, "outcome", None), groups=getattr(data, "groups", {}))
     return rep
+
+
+def table_document(t: TableRelease, source: str, n: int, d: int, model: ModelSpec, unit: PrivacyUnit | None,
+                   noise_seed: int | None = None) -> dict:
+    """The private report of a regression table (core.table): its rows (name, value, interval), the certificate's
+    public view and the guarantee. The unpublished coordinates of Algorithm 3's vector and the fit stay out."""
+    e, dl = t.epsilon, t.delta
+    rows = [] if t.values is None else [dict(name=name, value=v, low=lo, high=hi)
+                                        for name, v, (lo, hi) in zip(t.names, t.values, t.intervals, strict=True)]
+    return clean(dict(
+        data=dict(source=source, n=n, d=d, loss=model.loss, domain=model.domain, radius=model.radius,
+                  lambda_reg=model.lam_reg),
+        table=dict(status=t.status, reason=t.reason, level=t.level, half_width=t.half_width, rows=rows),
+        # Each interval holds when the certificate does, so its level is discounted by its delta.
+        interval_coverage=t.level * (1.0 - dl / 2.0),
+        lambda_min=public(t.vector.certificate).values(),
+        guarantee=dict(epsilon=e, delta=dl, holds=noise_seed is None,
+                       warning=None if noise_seed is None else SEEDED_WARNING),
+        privacy_unit=unit_dict(e, dl, unit),
+        method=dict(algorithm="Algorithm 3 of Asi, Duchi & Talwar (2025), the chosen coordinates published "
+                    "(a regression table: one certificate, one Gaussian step)",
+                    calibration=t.calibration, stages=dict(lambda_min=[e / 2, dl / 2], release=[e / 2, dl / 2])),
+    ))
 
 
 def _sign(lo: float, hi: float, where: str, noise: str = "the privacy noise") -> str:

@@ -67,6 +67,7 @@ class TableRelease:
     level: float
     epsilon: float
     delta: float
+    calibration: str
     vector: FullVectorRelease = field(repr=False)
     fitted: tuple[float, ...] = field(metadata=NOT_PRIVATE)
 
@@ -83,7 +84,7 @@ def release_table(problem: Problem, names: str | tuple[str | int, ...], epsilon:
     vec = algorithm3(f, g, epsilon, delta, rng, calibration)
     fitted = tuple(float(f.theta[j]) for j in idx) if f.has_minimiser else tuple(float("nan") for _ in idx)
     common = dict(names=tuple(problem.feature_names[j] for j in idx), indices=idx, level=float(level),
-                  epsilon=float(epsilon), delta=float(delta), vector=vec, fitted=fitted)
+                  epsilon=float(epsilon), delta=float(delta), calibration=calibration, vector=vec, fitted=fitted)
     if vec.status != RELEASED:
         return TableRelease(status=BOTTOM, reason=vec.reason, values=None, intervals=None, half_width=None, **common)
     lam0 = vec.certificate.lambda_hat + f.lam_reg

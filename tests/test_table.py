@@ -102,3 +102,47 @@ def test_the_table_audit_stays_under_its_claim():
         })
     result = audit(samples[0], samples[1], ("lambda_hat", "v0", "v1"), eps, delta)
     assert result.eps_lb <= eps, result
+
+
+# ---------------------------------------------------------------- one plan, one charge, on every surface
+
+TABLE = ["release", "--synthetic", "--n", "50000", "--d", "3", "--loss", "logistic", "--domain", "ball",
+         "--epsilon", "2", "--delta", "1e-6"]
+
+
+def test_the_command_line_releases_a_table_with_one_charge(tmp_path, capsys):
+    import json
+
+    from core.cli import main
+    from core.ledger_store import SqliteStore
+
+    ledger = tmp_path / "l.sqlite3"
+    assert main([*TABLE, "--coordinates", "all", "--ledger", str(ledger)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [r["name"] for r in doc["table"]["rows"]] == ["x0", "x1", "x2"]
+    assert doc["guarantee"] == {"epsilon": 2.0, "delta": 1e-6, "holds": True, "warning": None}
+    assert "theta" not in json.dumps(doc["table"])  # neither the fit nor the unpublished vector
+    store = SqliteStore(ledger)
+    (people,) = store.parts_charged()
+    entries = store.entries(people)
+    assert len(entries) == 1 and (entries[0].epsilon, entries[0].delta) == (2.0, 1e-6)
+    assert entries[0].details.coefficient == "x0,x1,x2" and entries[0].details.outcome == "released"
+    assert json.loads(entries[0].details.document)["table"]["rows"] == doc["table"]["rows"]
+
+
+@pytest.mark.parametrize("extra,needle", [
+    (["--coordinate", "x0"], "not both"), (["--split", "1,1,1"], "--split"), (["--fallback"], "--fallback"),
+    (["--accounting", "pld"], "--accounting"), (["--repeat", "3"], "--repeat"),
+])
+def test_single_release_options_are_refused_for_a_table(capsys, extra, needle):
+    from core.cli import main
+
+    assert main([*TABLE, "--coordinates", "x0,x1", *extra]) == 2
+    assert needle in capsys.readouterr().err
+
+
+def test_a_seeded_table_is_never_charged(tmp_path, capsys):
+    from core.cli import main
+
+    assert main([*TABLE, "--coordinates", "x1", "--seed", "3", "--ledger", str(tmp_path / "l.sqlite3")]) == 2
+    assert "never charged" in capsys.readouterr().err

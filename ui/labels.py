@@ -23,6 +23,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "accounting": ("Accounting", "Pipeline"),
     "fallback": ("When the stability test (14) fails", "Pipeline"),
     "response": ("Label column", "Data"),
+    "coordinate": ("Coordinate j", "Pipeline"),
 }
 
 
