@@ -148,6 +148,37 @@ def publish(problem: Problem, b: Budget) -> None:
     private_cards(rec.run, b, rec.coordinate, problem, publish=True)
 
 
+def table_section(problem: Problem) -> None:
+    """A regression table: several coefficients in one release at the total budget (core.table), drawn for teaching
+    or, in publish mode, charged once; the last one stays on the page (and, charged, goes to the Report)."""
+    publish_mode = state.is_publish()
+    st.markdown("### A regression table")
+    st.caption("Several coefficients in one release: one certificate and one Gaussian step (Algorithm 3, the chosen "
+               "coordinates published), charged once at the total (ε, δ) whatever their number.")
+    names = st.multiselect("Coefficients of the table", problem.feature_names, default=list(problem.feature_names),
+                           key="table_names", help="The table releases these together; all of them cost as one")
+    try:
+        b = controls.budget()
+    except InputError:  # the budget's own card says why
+        return
+    label = "Release the table (spends ε, δ)" if publish_mode else "Draw a table"
+    if st.button(label, key="release_table", disabled=not names, icon=":material/table_chart:",
+                 help="Fresh noise from the OS, charged per person before any noise" if publish_mode else
+                 "Teaching: the noise seed's draw (or fresh), never charged and never reported"):
+        try:
+            (state.publish_table if publish_mode else state.draw_table)(problem, tuple(names), b)
+        except InputError as exc:
+            st.error(message(exc))
+            return
+        if publish_mode:
+            st.rerun()  # the sidebar's ledger shows the new spend
+    record = state.table_record()
+    if record is None:
+        return
+    fitted = None if publish_mode else dict(zip(record.release.names, record.release.fitted, strict=True))
+    cards.table_view(record.document, "pipeline_table", fitted)
+
+
 def last_paid_for() -> None:
     """The newest charged release on these people, read back from the ledger (another session's, or this browser's
     before a reload): private values only, and no charge."""
@@ -195,6 +226,7 @@ def main() -> None:
     if not state.is_publish():
         fit_card(problem, data)
     private_section(problem, data, top)
+    table_section(problem)
 
 
 def fit_card(problem: Problem, data: Dataset) -> None:

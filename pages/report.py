@@ -21,7 +21,7 @@ from core.errors import InputError
 from core.gaussian import exp_magnitude
 from core.population import Population
 from core.report import PRINT_STYLE, interval_scope, plain_summary, published_report
-from ui import state
+from ui import cards, state
 from ui.boot import through_navigation
 from ui.export import rerun_download
 from ui.format import interval, md, metric_row, num
@@ -372,12 +372,76 @@ def downloads(rep: dict, release: state.PublishedRelease | None) -> None:
             rerun_download(release, tuple(rep["data"]["feature_names"]))
 
 
+# ---------------------------------------------------------------- a regression table
+
+
+def newest_table() -> tuple[dict, str] | None:
+    """The newest charged document on the loaded data's people when it is a regression table (a table released after
+    a single coefficient is the page's subject), with the ledger's account and when it was charged; else None."""
+    kept = kept_report()
+    return kept if kept is not None and "table" in kept[0] else None
+
+
+def table_rows(doc: dict) -> list[tuple[str, str]]:
+    return [(r["name"], f"{num(r['value'])} {interval([r['low'], r['high']])}") for r in doc["table"]["rows"]]
+
+
+def table_guarantee(doc: dict) -> str:
+    g, t = doc["guarantee"], doc["table"]
+    text = (f"(ε, δ) = ({g['epsilon']:g}, {g['delta']:g})-differentially private, for the whole table: replacing any "
+            f"one row of the data by any other changes the probability of every possible table by at most a factor "
+            f"{factor(g['epsilon'])}, plus δ.")
+    if t["status"] != "released":
+        return text
+    coverage = math.floor(doc["interval_coverage"] * 1e4) / 1e2  # rounded down: a lower bound
+    return text + (f" Each row's {t['level']:.0%} interval uses private values only and covers that coefficient fitted "
+                   f"on all n rows (not a population value), with probability at least {coverage:g}%, row by row.")
+
+
+def table_html(doc: dict) -> str:
+    """The table's self-contained page: its rows, the guarantee and the ledger, as on the screen."""
+    e = html.escape
+    rows = table(table_rows(doc)) if doc["table"]["status"] == "released" else \
+        f"<p>Nothing was released (⊥): {e(doc['table']['reason'])}.</p>"
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Private regression table</title>
+<style>{STYLE}</style></head><body><main>
+<h1>Private regression table</h1>
+<p class="sub">{e(doc['data']['source'])} · n = {doc['data']['n']:,}, d = {doc['data']['d']}</p>
+<section class="card"><h2>Coefficients (value and interval)</h2>{rows}</section>
+<section class="card"><h2>Guarantee</h2><p class="guarantee">{e(table_guarantee(doc))}</p>
+<p class="unit">{e(privacy_unit(doc))}</p></section>
+<section class="card"><h2>Method</h2><p>{e(doc['method']['algorithm'])}.</p></section>
+<section><h2>Privacy ledger</h2>{table(ledger_rows(doc))}</section>
+</main></body></html>
+"""
+
+
+def show_table(doc: dict, when: str) -> None:
+    st.info(f"The last paid-for release on these people is a regression table, charged {when} (UTC). Showing it "
+            "again charges nothing.", icon=":material/table_chart:")
+    st.markdown(f"**Data** · {md(doc['data']['source'])} · n = {doc['data']['n']:,}, d = {doc['data']['d']}")
+    cards.table_view(doc, "report_table")
+    st.success(md(table_guarantee(doc)), icon=":material/verified_user:")
+    st.info(md(privacy_unit(doc)), icon=":material/person:")
+    st.markdown("##### Privacy ledger of these people")
+    bullets(ledger_rows(doc))
+    with st.container(horizontal=True):
+        st.download_button("Download HTML report", table_html(doc), "private_table.html", "text/html",
+                           icon=":material/download:", help="One self-contained page to share")
+        st.download_button("Download JSON", json.dumps(doc, indent=2, ensure_ascii=False), "private_table.json",
+                           "application/json", icon=":material/data_object:", help="The same values, machine-readable")
+
+
 def main() -> None:
     state.ensure()  # a direct link can run this page before app.py has run
     st.title("Report")
     st.caption("For stakeholders: only a release made in Publish mode and charged to the privacy ledger appears "
                "here. Every value was released by the mechanism or is a public setting (n and d are treated as "
                "public); nothing computed from the data without privacy appears.")
+    if (newest := newest_table()) is not None:
+        show_table(*newest)
+        return
     release = state.published()
     if release is None and (kept := kept_report()) is not None:
         rep, when = kept

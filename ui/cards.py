@@ -26,7 +26,7 @@ from core.release import Release
 from core.teaching import WHATIF_EPS, Steps, falling_path, rising_path
 from ui import cache, state
 from ui.charts import chart, sketch
-from ui.figures import eigenvalue_names, profile_figure, region_figure, staircase
+from ui.figures import eigenvalue_names, forest_figure, profile_figure, region_figure, staircase
 from ui.format import Metric, interval, label, metric_row, noise_source, num, opened, presenting, tagged
 from ui.formulas import (
     ACCOUNTING_NAMES,
@@ -536,3 +536,27 @@ def summary(run: PrivateRun, name: str, seed: int | None) -> None:
                     f"{interval(r.interval)} · {noise}")
     else:
         st.markdown(f"**⊥ — nothing released** for `{name}`: {r.reason} · {noise}")
+
+
+# ---------------------------------------------------------------- a regression table
+
+
+def table_view(doc: dict, key: str, fitted: dict[str, float] | None = None) -> None:
+    """A regression table's document (core.report.table_document): its rows and the forest plot; in teaching views
+    the fit's values beside them (`fitted`, not private). The Pipeline and the Report both show a table this way."""
+    t = doc["table"]
+    if t["status"] != "released":
+        st.warning(f"Nothing was released (⊥): {t['reason']}. Each coefficient alone may still be released by "
+                   "Algorithm 5 above, or the table at a larger ε or n.", icon=":material/block:")
+        return
+    rows = pd.DataFrame([dict(coefficient=r["name"], value=r["value"], low=r["low"], high=r["high"])
+                         for r in t["rows"]])
+    if fitted is not None:
+        rows["θ(Pₙ) · not private"] = [fitted[r["name"]] for r in t["rows"]]
+    g = doc["guarantee"]
+    st.caption(f"One release of {len(t['rows'])} coefficients at ε = {g['epsilon']:g}, δ = {g['delta']:g} for the "
+               f"whole table; each row's {t['level']:.0%} interval is its value ± {num(t['half_width'])} and covers "
+               "that coefficient of these n rows (privacy noise only).")
+    st.dataframe(rows, hide_index=True, key=f"{key}_rows",
+                 column_config={c: st.column_config.NumberColumn(format="%.4g") for c in rows.columns[1:]})
+    chart(forest_figure(t["rows"], t["level"], fitted), f"{key}_forest", restyle=False)

@@ -56,10 +56,20 @@ from core.ledger import Ledger
 from core.ledger_store import default_ledger_path
 from core.model import ModelSpec
 from core.pipeline import Certified, PrivateRun, Problem, prepare_spec
-from core.plan import ReleasePlan, charge_and_certify, charge_and_execute, charge_and_finish
+from core.plan import (
+    ReleasePlan,
+    TablePlan,
+    charge_and_certify,
+    charge_and_execute,
+    charge_and_finish,
+    charge_and_release_table,
+    execute_table,
+)
 from core.problem import default_coordinate
+from core.report import table_document
 from core.settings import RANGES
 from core.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, file_spec
+from core.table import TableRelease
 
 SOURCES = {
     "synthetic_robust": "Synthetic robust regression",
@@ -71,12 +81,14 @@ MODES = {"teaching": "Teaching", "publish": "Publish"}
 UPLOAD, PUBLISHED, TEACHING_RUN, COMPARISON = "upload", "published", "teaching_run", "comparison"
 CERTIFIED = "certified"
 ATTACK = "attack"  # the attacker's view's game and baselines, for the settings they were drawn with
+TABLE = "table"  # the Pipeline's last regression table (drawn in teaching mode, or charged in publish mode)
 UPLOADED = "uploaded"  # the upload's data set and fits, kept in its own session only
 IGNORED = "ignored_link_values"  # unusable link values, each replaced by its default (shown once)
 SESSION = {  # every session entry outside PARAMS, with its type
     IGNORED: "list[str]", UPLOAD: "Upload", UPLOADED: "dict[(DataSpec, ModelSpec | None), Dataset | Problem]",
     PUBLISHED: "dict[(DataSpec, ModelSpec), PublishedRelease]", CERTIFIED: "Certification",
-    TEACHING_RUN: "TeachingRun", COMPARISON: "ComparisonRecord", ATTACK: "AttackRecord",
+    TEACHING_RUN: "TeachingRun", COMPARISON: "ComparisonRecord", ATTACK: "AttackRecord", TABLE: "TableRecord",
+    "table_names": "widget: list[str] (the regression table's coefficients)",
     "upload_file": "widget: UploadedFile",
     "attack_pick": "widget: bool (the attacker's view: pick the row)", "attack_row": "widget: int (its number)",
     "attack_draws": "widget: int (the baselines' draws per data set)",
@@ -614,3 +626,54 @@ def target(problem: Problem) -> tuple[int | np.ndarray, str]:
     names = problem.feature_names
     name = get("coordinate") if get("coordinate") in names else names[default_coordinate(names)]
     return names.index(name), name
+
+
+# ------------------------------------------------------------------ regression tables
+
+
+@dataclass(frozen=True)
+class TableRecord:
+    """The Pipeline's last regression table: its plan, the release, its private document, and whether it was charged
+    (publish mode, OS noise) or drawn for teaching (never charged, possibly seeded, never on the Report)."""
+
+    plan: TablePlan
+    release: TableRelease
+    document: dict
+    charged: bool
+
+
+def table_plan(problem: Problem, names: tuple[str, ...], b: Budget, seed: int | None = None) -> TablePlan:
+    """The table the page's settings name: the loaded data and model, the coefficients, the total (epsilon, delta),
+    the calibration and level, and the noise seed (None: OS entropy)."""
+    idx = tuple(problem.feature_names.index(name) for name in names)
+    return TablePlan(data=data_spec(), model=model_spec(), indices=idx, names=tuple(names), epsilon=b.epsilon_total,
+                     delta=b.delta_total, calibration=get("calibration"), level=get("level"), seed=seed)
+
+
+def draw_table(problem: Problem, names: tuple[str, ...], b: Budget) -> TableRecord:
+    """A teaching table: the noise seed's (or fresh) noise, never charged."""
+    return _keep_table(table_plan(problem, names, b, get("noise_seed")), problem, None)
+
+
+def publish_table(problem: Problem, names: tuple[str, ...], b: Budget) -> TableRecord:
+    """A published table: charged once at its total per person before any noise, refused past the cap (BudgetError,
+    nothing spent), recorded in the ledger with its document, and kept for the Report."""
+    return _keep_table(table_plan(problem, names, b), problem, ledger())
+
+
+def _keep_table(p: TablePlan, problem: Problem, book: Ledger | None) -> TableRecord:
+    unit = dataset().privacy_unit
+    t = execute_table(p, problem) if book is None else charge_and_release_table(p, problem, book, unit)[0]
+    doc = table_document(t, p.data.describe(), problem.n, problem.d, p.model, unit, p.seed)
+    record = TableRecord(p, t, doc, book is not None)
+    st.session_state[TABLE] = record
+    return record
+
+
+def table_record() -> TableRecord | None:
+    """The kept table if it was drawn in this mode on the loaded data and model, else None."""
+    record = st.session_state.get(TABLE)
+    if record is None or record.charged != is_publish() or (record.plan.data, record.plan.model) != (
+            data_spec(), model_spec()):
+        return None
+    return record

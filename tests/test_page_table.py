@@ -1,0 +1,45 @@
+"""A regression table in the app: drawn for teaching on the Pipeline (the fit beside it, never charged), released
+in publish mode with one charge of its total, and shown on the Report with its downloads."""
+
+from __future__ import annotations
+
+from apptest import new_app
+
+LOGISTIC = {"n": 200_000, "d": 3, "source": "synthetic_logistic"}
+
+
+def pipeline(**settings):
+    at = new_app(timeout=300, **{**LOGISTIC, **settings})
+    at.run()
+    at.switch_page("pages/pipeline.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_a_teaching_table_shows_the_fit_beside_it_and_charges_nothing():
+    at = pipeline()
+    at.multiselect(key="table_names").set_value(["x2", "x0"]).run()
+    at.button(key="release_table").click().run()
+    assert not at.exception, at.exception
+    rows = at.dataframe[-1].value
+    assert list(rows["coefficient"]) == ["x2", "x0"] and "θ(Pₙ) · not private" in rows.columns
+    assert all(rows["low"] < rows["value"]) and all(rows["value"] < rows["high"])
+    assert any(c.value.startswith("Regression table: 2 coefficients, one release") for c in at.caption)  # its words
+    at.switch_page("pages/report.py").run()
+    assert not any("regression table" in i.value for i in at.info)
+
+
+def test_a_published_table_is_one_charge_and_reaches_the_report(tmp_path, monkeypatch):
+    monkeypatch.setenv("PSP_LEDGER", str(tmp_path / "ledger.sqlite3"))
+    at = pipeline(mode="publish")
+    at.button(key="release_table").click().run()
+    assert not at.exception, at.exception
+    rows = at.dataframe[-1].value
+    assert list(rows["coefficient"]) == ["x0", "x1", "x2"] and "θ(Pₙ) · not private" not in rows.columns
+    at.switch_page("pages/report.py").run()
+    assert not at.exception, at.exception
+    assert any("regression table" in i.value for i in at.info)
+    assert list(at.dataframe[0].value["coefficient"]) == ["x0", "x1", "x2"]
+    ledger = [m.value for m in at.markdown if "Spent on these people" in m.value][0]
+    assert "ε = 4, δ = 1e-06" in ledger and ledger.count("released") == 1
+    assert len(at.get("download_button")) == 2  # the HTML report and the JSON
