@@ -79,15 +79,22 @@ def algorithm3(
     check_epsilon_delta(epsilon, delta, "Algorithm 3")
     eps, dlt = epsilon / 2.0, delta / 2.0
     cert = lambda_min_certificate(fit, g, eps, dlt, rng)
-    s = sigma(eps, dlt, calibration)
-    lam = cert.lambda_hat + fit.lam_reg
-    t = t_bound(lam, g, fit.n)
-    ok = lam > 0 and c1_holds(cert.lambda_hat, g, fit.n, fit.lam_reg) and math.isfinite(t)
+    return _finish("algorithm3", fit, cert, sigma(eps, dlt, calibration),
+                   algorithm3_scale(cert.lambda_hat, g, fit.n, fit.lam_reg),
+                   "lambda_hat_min + lambda_reg = 0 or (C1) fails", epsilon, delta, rng)
+
+
+def algorithm3_scale(lambda_hat: float, g: Geometry, n: int, lam_reg: float) -> float | None:
+    """Algorithm 3's noise over sigma at a certified lambda_hat: t(lambda_hat + lam_reg) of (9), widened for the fits'
+    tolerance; None (bottom) when lambda_hat + lam_reg = 0, (C1) fails or t is unbounded."""
+    lam = lambda_hat + lam_reg
+    t = t_bound(lam, g, n)
+    if not (lam > 0 and c1_holds(lambda_hat, g, n, lam_reg) and math.isfinite(t)):
+        return None
     # The fits of P_n and of a neighbour (lambda_min' + lam_reg >= R(lambda_hat) + lam_reg) lie within
     # solver_slack of the exact minimisers: the sensitivity t grows by both slacks.
-    slack = 2.0 * solver_slack(recursion_down(cert.lambda_hat, g, fit.n, fit.lam_reg) + fit.lam_reg, g) if ok else 0
-    return _finish("algorithm3", fit, cert, s, t + slack if ok and math.isfinite(slack) else None,
-                   "lambda_hat_min + lambda_reg = 0 or (C1) fails", epsilon, delta, rng)
+    slack = 2.0 * solver_slack(recursion_down(lambda_hat, g, n, lam_reg) + lam_reg, g)
+    return t + slack if math.isfinite(slack) else None
 
 
 def algorithm7(

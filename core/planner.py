@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from core.accounting import ACCOUNTINGS, RELEASE_SPLIT, Budget, make_budget
+from core.certificates import steps_to_invert
 from core.errors import InputError, is_integer, is_real
 from core.gaussian import CALIBRATIONS, MAX_DELTA, MAX_EPSILON, MIN_EPSILON, normal_quantile, sigma
 from core.geometry import DOMAINS, Geometry
@@ -34,7 +35,8 @@ from core.losses import LOSSES
 from core.model import ModelSpec
 from core.release import interval_half_width
 from core.stability import StabilityTest
-from core.whatif import N_MAX, Curvature, noise_free_test, pass_probability
+from core.table import planned_half_width
+from core.whatif import N_MAX, Curvature, down_count, noise_free_test, pass_probability
 
 MAX_D = 10_000  # the largest dimension a plan accepts; the recursions' constants grow with r = sqrt(d) on the cube
 MAX_SPLIT = 1e3  # the split's weights lie in [1/MAX_SPLIT, MAX_SPLIT], as the app's split controls
@@ -153,6 +155,8 @@ class Plan:
     certificates' Laplace noise (None when not asked for); sigma is sigma(eps_c, delta_c) of (7) (or the
     analytic calibration); w_bar and half_width are the private interval's bound on omega and its half-width
     at the noise-free lambda_hat_min (None when the test fails: nothing would be released, so no interval).
+    table_half_width is a regression table's (core.table: every row alike, whatever k) at the noise-free certificate of
+    Algorithm 3, at the same total budget (None when it would give bottom).
     """
 
     assumptions: Assumptions
@@ -163,6 +167,7 @@ class Plan:
     w_bar: float | None
     half_width: float | None
     pass_probability: float | None
+    table_half_width: float | None = None
     note: str = PLAN_NOTE
 
     @property
@@ -192,7 +197,14 @@ def plan(a: Assumptions, probability: bool = True) -> Plan:
     if test.passed:
         w_bar, half = interval_half_width(test, a.geometry, a.n, s, a.level)
     p = pass_probability(c, *total, accounting=a.accounting) if probability else None
-    return Plan(a, b, test, s, normal_quantile(0.5 + a.level / 2.0), w_bar, half, p)
+    return Plan(a, b, test, s, normal_quantile(0.5 + a.level / 2.0), w_bar, half, p, table_plan(a, c))
+
+
+def table_plan(a: Assumptions, c: Curvature) -> float | None:
+    """A regression table's half-width at the noise-free certificate (Algorithm 2 at (eps/2, delta/2), N_hat = N)."""
+    down = down_count(c, c.n)
+    lam_hat = down.inverse(steps_to_invert(down.count(c.lambda_min), a.epsilon / 2.0, a.delta / 2.0)[1])
+    return planned_half_width(lam_hat, c.geometry, c.n, c.lam_reg, a.epsilon, a.delta, a.calibration, a.level)
 
 
 def sweep_n(a: Assumptions, points: int = 41, span: float = 100.0) -> tuple[Plan, ...]:

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.errors import DataError
-from core.full_vector import FullVectorRelease, algorithm3
-from core.gaussian import normal_quantile
+from core.full_vector import FullVectorRelease, algorithm3, algorithm3_scale
+from core.gaussian import normal_quantile, sigma
+from core.geometry import Geometry
 from core.marks import NOT_PRIVATE
 from core.problem import Problem
 from core.release import BOTTOM, RELEASED
@@ -76,6 +77,21 @@ class TableRelease:
         return len(self.indices)
 
 
+def _half_width(noise_scale: float, lam0: float, g: Geometry, level: float) -> float:
+    """z_{1-a/2} (noise's sd) + l(lambda_0): the interval's half-width around a table's value."""
+    return normal_quantile(0.5 + level / 2.0) * noise_scale + solver_slack(lam0, g)
+
+
+def planned_half_width(lambda_hat: float, g: Geometry, n: int, lam_reg: float, epsilon: float, delta: float,
+                       calibration: str = "paper", level: float = 0.95) -> float | None:
+    """The half-width a table released at the total (eps, delta) has when its certificate is lambda_hat (every row's
+    alike, whatever k); None when Algorithm 3 gives bottom there. For plans (core.planner), from assumptions."""
+    scale = algorithm3_scale(lambda_hat, g, n, lam_reg)
+    if scale is None:
+        return None
+    return _half_width(sigma(epsilon / 2.0, delta / 2.0, calibration) * scale, lambda_hat + lam_reg, g, level)
+
+
 def release_table(problem: Problem, names: str | tuple[str | int, ...], epsilon: float, delta: float,
                   rng: np.random.Generator, calibration: str = "paper", level: float = 0.95) -> TableRelease:
     """The chosen coefficients of one Algorithm 3 release at the total (eps, delta), with their intervals."""
@@ -87,8 +103,7 @@ def release_table(problem: Problem, names: str | tuple[str | int, ...], epsilon:
                   epsilon=float(epsilon), delta=float(delta), calibration=calibration, vector=vec, fitted=fitted)
     if vec.status != RELEASED:
         return TableRelease(status=BOTTOM, reason=vec.reason, values=None, intervals=None, half_width=None, **common)
-    lam0 = vec.certificate.lambda_hat + f.lam_reg
-    half = normal_quantile(0.5 + level / 2.0) * vec.noise_scale + solver_slack(lam0, g)
+    half = _half_width(vec.noise_scale, vec.certificate.lambda_hat + f.lam_reg, g, level)
     values = tuple(float(vec.value[j]) for j in idx)
     return TableRelease(status=RELEASED, reason=vec.reason, values=values,
                         intervals=tuple((v - half, v + half) for v in values), half_width=float(half), **common)

@@ -146,3 +146,17 @@ def test_a_seeded_table_is_never_charged(tmp_path, capsys):
 
     assert main([*TABLE, "--coordinates", "x1", "--seed", "3", "--ledger", str(tmp_path / "l.sqlite3")]) == 2
     assert "never charged" in capsys.readouterr().err
+
+
+def test_the_planner_s_table_half_width_is_what_tables_get(logistic):
+    """From assumptions only (the fit's eigenvalues as assumed ones), the plan's table half-width is within 2 % of
+    the median of 100 released tables (their certificates' Laplace noise moves lambda_hat a little either way)."""
+    from core.planner import Assumptions, plan
+
+    f = logistic.fit
+    a = Assumptions(n=f.n, d=f.d, lambda_min=f.lambda_min, lambda_max=f.lambda_max, epsilon=2.0, delta=1e-6,
+                    loss="logistic", domain="ball")
+    planned = plan(a, probability=False).table_half_width
+    rng = np.random.default_rng(4)
+    got = np.median([table.release_table(logistic, "x0", 2.0, 1e-6, rng).half_width for _ in range(100)])
+    assert planned == pytest.approx(got, rel=0.02)
