@@ -22,7 +22,7 @@ from core.data import synthetic  # noqa: E402
 from core.pipeline import prepare, run_private  # noqa: E402
 from core.report import table_document  # noqa: E402
 from core.table import release_table  # noqa: E402
-from ui.figures import alt_text, forest_figure  # noqa: E402
+from ui.svg import forest_figure  # noqa: E402
 
 TARGET_S = 1.0
 
@@ -30,7 +30,7 @@ TARGET_S = 1.0
 def table_view(problem, rng) -> None:
     t = release_table(problem, "all", 4.0, 1e-6, rng)
     doc = table_document(t, "synthetic", problem.n, problem.d, problem.model, None)
-    alt_text(forest_figure(doc["table"]["rows"], t.level, dict(zip(t.names, t.fitted, strict=True))))
+    forest_figure(doc["table"]["rows"], t.level, dict(zip(t.names, t.fitted, strict=True))).svg()
 
 
 def timed(f, *args) -> float:

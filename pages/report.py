@@ -37,6 +37,7 @@ from ui.formulas import (
     Stage,
 )
 from ui.labels import message
+from ui.svg import forest_figure
 
 through_navigation()  # a deep link's first run on a fresh server goes through app.py
 
@@ -297,6 +298,9 @@ def ledger_rows(rep: dict) -> list[tuple[str, str]]:
             ("Remaining", f"ε = {g['remaining_epsilon']:g}, δ = {g['remaining_delta']:g}")]
     for h in g["history"]:
         what = h.get("outcome", "charged")
+        names = h.get("coefficient", "").split(",")
+        if len(names) > 3:  # a regression table: its size, not every name
+            h = h | {"coefficient": f"a table of {len(names)} coefficients ({', '.join(names[:2])}, …)"}
         value = "" if h.get("value") is None else f": {num(h['value'])} {interval(h['interval'])}"
         rows.append((h["time"], f"{h.get('coefficient', '')} · ε = {h['epsilon']:g}, δ = {h['delta']:g} · "
                                 f"{what}{value}"))
@@ -401,14 +405,16 @@ def table_guarantee(doc: dict) -> str:
 def table_html(doc: dict) -> str:
     """The table's self-contained page: its rows, the guarantee and the ledger, as on the screen."""
     e = html.escape
-    rows = table(table_rows(doc)) if doc["table"]["status"] == "released" else \
-        f"<p>Nothing was released (⊥): {e(doc['table']['reason'])}.</p>"
+    t = doc["table"]
+    released = t["status"] == "released"
+    rows = table(table_rows(doc)) if released else f"<p>Nothing was released (⊥): {e(t['reason'])}.</p>"
+    figure = forest_figure(t["rows"], t["level"]).svg(standalone=True) if released else ""
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Private regression table</title>
 <style>{STYLE}</style></head><body><main>
 <h1>Private regression table</h1>
 <p class="sub">{e(doc['data']['source'])} · n = {doc['data']['n']:,}, d = {doc['data']['d']}</p>
-<section class="card"><h2>Coefficients (value and interval)</h2>{rows}</section>
+<section class="card"><h2>Coefficients (value and interval)</h2>{rows}{figure}</section>
 <section class="card"><h2>Guarantee</h2><p class="guarantee">{e(table_guarantee(doc))}</p>
 <p class="unit">{e(privacy_unit(doc))}</p></section>
 <section class="card"><h2>Method</h2><p>{e(doc['method']['algorithm'])}.</p></section>

@@ -194,3 +194,34 @@ def test_the_report_prints_to_a_short_clean_pdf(browser, server: str, tmp_path):
     assert "The private estimate of the coefficient of x0" in first and "Privacy:" in first
     for formula in ("uᵀ", "θ", "λ", "(14)", "(15)", "Lemma", "^T"):
         assert unicodedata.normalize("NFKC", formula) not in first, (formula, first)
+
+
+def test_a_published_table_reaches_the_report_and_its_pdf(browser, server: str, tmp_path):  # noqa: F811
+    """A regression table released in publish mode (one charge) is the Report's subject: its rows and its forest
+    plot on the page, and in the downloaded HTML printed by Chromium."""
+    tab = new_tab(browser)
+    try:
+        tab.goto(f"{server}/pipeline?source=synthetic_logistic&n=50000&d=3&mode=publish")
+        settle(tab)
+        tab.get_by_role("button", name="Release the table (spends ε, δ)").click()
+        settle(tab)
+        open_page(tab, server, "Report", "report")
+        text(tab, "The last paid-for release on these people is a regression table").wait_for()
+        assert tab.locator('[data-testid="stMain"] svg[role="img"]').first.get_attribute("aria-label").startswith(
+            "Regression table: 3 coefficients, one release")
+        check_clean(tab, "43-export-table-report")
+        html = download(tab, "Download HTML report", tmp_path).read_text()
+    finally:
+        tab.close()
+    paper = new_tab(browser)
+    try:
+        paper.set_content(html)
+        data = paper.pdf(format="A4", print_background=True)
+    finally:
+        paper.close()
+    (ARTIFACTS / "43-export-table-report.pdf").write_bytes(data)
+    printed = unicodedata.normalize("NFKC", pdf_text(data))
+    for phrase in ("Private regression table", "x0", "x1", "x2", "differentially private, for the whole table",
+                   "Regression table: 3 coefficients, one release", "x0,x1,x2 · ε = 4"):
+        assert unicodedata.normalize("NFKC", phrase) in printed, (phrase, printed[:1500])
+    assert 1 <= pdf_pages(data) <= MAX_PAGES

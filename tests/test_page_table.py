@@ -21,7 +21,7 @@ def test_a_teaching_table_shows_the_fit_beside_it_and_charges_nothing():
     at.multiselect(key="table_names").set_value(["x2", "x0"]).run()
     at.button(key="release_table").click().run()
     assert not at.exception, at.exception
-    rows = at.dataframe[-1].value
+    rows = at.table[-1].value
     assert list(rows["coefficient"]) == ["x2", "x0"] and "θ(Pₙ) · not private" in rows.columns
     assert all(rows["low"] < rows["value"]) and all(rows["value"] < rows["high"])
     assert any(c.value.startswith("Regression table: 2 coefficients, one release") for c in at.caption)  # its words
@@ -34,12 +34,24 @@ def test_a_published_table_is_one_charge_and_reaches_the_report(tmp_path, monkey
     at = pipeline(mode="publish")
     at.button(key="release_table").click().run()
     assert not at.exception, at.exception
-    rows = at.dataframe[-1].value
+    rows = at.table[-1].value
     assert list(rows["coefficient"]) == ["x0", "x1", "x2"] and "θ(Pₙ) · not private" not in rows.columns
     at.switch_page("pages/report.py").run()
     assert not at.exception, at.exception
     assert any("regression table" in i.value for i in at.info)
-    assert list(at.dataframe[0].value["coefficient"]) == ["x0", "x1", "x2"]
+    assert list(at.table[0].value["coefficient"]) == ["x0", "x1", "x2"]
     ledger = [m.value for m in at.markdown if "Spent on these people" in m.value][0]
     assert "ε = 4, δ = 1e-06" in ledger and ledger.count("released") == 1
-    assert len(at.get("download_button")) == 2  # the HTML report and the JSON
+    labels = [b.label for b in at.get("download_button")]
+    assert {"Download HTML report", "Download JSON", "Figure (SVG)"} <= set(labels)
+
+
+def test_the_forest_plot_draws_every_row_and_says_so():
+    from ui.svg import forest_figure
+
+    rows = [dict(name=f"x{k}", value=0.1 * k - 0.2, low=0.1 * k - 0.25, high=0.1 * k - 0.15) for k in range(5)]
+    fig = forest_figure(rows, 0.9, {f"x{k}": 0.1 * k - 0.21 for k in range(5)})
+    svg = fig.svg(standalone=True)
+    assert svg.count("<circle") == 5 and svg.count("<path") == 5 + 1  # the values, the fit's diamonds, the key's
+    assert fig.alt.startswith("Regression table: 5 coefficients, one release")
+    assert "from -0.2 (x0) to 0.2 (x4)" in fig.alt and "90% intervals ± 0.05" in fig.alt

@@ -26,7 +26,7 @@ from core.release import Release
 from core.teaching import WHATIF_EPS, Steps, falling_path, rising_path
 from ui import cache, state
 from ui.charts import chart, sketch
-from ui.figures import eigenvalue_names, forest_figure, profile_figure, region_figure, staircase
+from ui.figures import eigenvalue_names, profile_figure, region_figure, staircase
 from ui.format import Metric, interval, label, metric_row, noise_source, num, opened, presenting, tagged
 from ui.formulas import (
     ACCOUNTING_NAMES,
@@ -56,7 +56,7 @@ from ui.formulas import (
     test_formulas,
 )
 from ui.labels import message
-from ui.svg import bound_line, density_figure, release_line, test_figure, theta_figure
+from ui.svg import bound_line, density_figure, forest_figure, release_line, test_figure, theta_figure
 from ui.theme import NOT_PRIVATE
 
 # ---------------------------------------------------------------- the cards' parts
@@ -557,6 +557,5 @@ def table_view(doc: dict, key: str, fitted: dict[str, float] | None = None) -> N
     st.caption(f"One release of {len(t['rows'])} coefficients at ε = {g['epsilon']:g}, δ = {g['delta']:g} for the "
                f"whole table; each row's {t['level']:.0%} interval is its value ± {num(t['half_width'])} and covers "
                "that coefficient of these n rows (privacy noise only).")
-    st.dataframe(rows, hide_index=True, key=f"{key}_rows",
-                 column_config={c: st.column_config.NumberColumn(format="%.4g") for c in rows.columns[1:]})
-    chart(forest_figure(t["rows"], t["level"], fitted), f"{key}_forest", restyle=False)
+    st.table(rows.style.format({c: "{:.4g}" for c in rows.columns[1:]}).hide(axis="index"))  # prints every row
+    sketch(f"{key}_forest", forest_figure, t["rows"], t["level"], fitted)

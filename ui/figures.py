@@ -289,11 +289,6 @@ def describe_trace(t: go.BaseTraceType) -> str:
         return f"{name} at {num(xs[0])}"
     if xs.size == 2:
         return f"{name} from {num(xs[0])} to {num(xs[1])}"
-    labels = list(t.y) if t.y is not None and not ys.size else []
-    if xs.size > 2 and len(labels) == xs.size:  # values by category (a forest plot's rows)
-        lo, hi = int(np.argmin(xs)), int(np.argmax(xs))
-        return (f"{name}: {xs.size} values from {num(xs[lo])} ({plain(labels[lo])}) to {num(xs[hi])} "
-                f"({plain(labels[hi])})")
     if not ys.size or not xs.size or ys.min() == ys.max():  # a constant y marks places, not values
         vs = xs if xs.size else ys
         return f"{name} over {num(vs.min())} to {num(vs.max())}"
@@ -317,28 +312,3 @@ def alt_text(fig: go.Figure) -> str:
     parts += [f"marked: {', '.join(marks)}"] if marks else []
     return f"{first} Shown: {'; '.join(p for p in parts if p)}." if parts else first
 
-
-# ---------------------------------------------------------------- a regression table
-
-
-def forest_figure(rows: list[dict], level: float, fitted: dict[str, float] | None = None) -> go.Figure:
-    """A regression table's forest plot: each coefficient's private value and interval (rows of
-    core.report.table_document), the first at the top, 0 dashed; in teaching views the fit's values beside them,
-    marked not private."""
-    names = [r["name"] for r in rows][::-1]
-    values = [r["value"] for r in rows][::-1]
-    half = [(r["high"] - r["low"]) / 2 for r in rows][::-1]
-    fig = go.Figure(go.Scatter(
-        x=values, y=names, mode="markers", name=f"private value, {level:.0%} interval",
-        marker=dict(color=CHOSEN, size=8),
-        error_x=dict(type="data", array=half, color=CHOSEN, thickness=2, width=4),
-        hovertemplate="%{y}: %{x:.4g} ± %{error_x.array:.3g}<extra></extra>"))
-    if fitted is not None:
-        fig.add_trace(go.Scatter(x=[fitted[n] for n in names], y=names, mode="markers", name="θ(Pₙ) · not private",
-                                 marker=dict(color=TRUTH, symbol="x", size=8),
-                                 hovertemplate="%{y}: %{x:.4g} (not private)<extra></extra>"))
-    fig.add_vline(x=0.0, line_dash="dash", line_color=GREY)
-    fig.update_xaxes(title="coefficient")
-    fig.update_yaxes(title="", automargin=True)
-    fig.update_layout(height=140 + 26 * len(rows))
-    return titled(fig, f"Regression table: {len(rows)} coefficients, one release")

@@ -371,3 +371,35 @@ def release_line(r: Release, width: int = WIDTH) -> Sketch:
     level = f"{r.interval_level:.0%}"
     return number_line(f"The released T and its {level} private interval", [(f"T = {num(r.value)}", r.value, INK)],
                        "released value", (f"{level} private interval", *r.interval, CHOSEN), width)
+
+
+def forest_figure(rows: list[dict], level: float, fitted: dict[str, float] | None = None, width: int = WIDTH) -> Sketch:
+    """A regression table's forest plot: one row per coefficient (rows of core.report.table_document), its private
+    value and interval, 0 marked; in teaching views the fit's values beside them as diamonds, not private."""
+    names = [r["name"] for r in rows]
+    heading = f"Regression table: {len(rows)} coefficients, one release"
+    fits = int((0.4 * width - 16) / (CHAR_WIDTH * (FONT - 1)))
+    left = min(0.4 * width, max(text_width(shorten(n, fits), FONT - 1) for n in names) + 16)
+    top, row = 34.0, 22.0
+    bottom = top + row * len(rows)
+    s = Scale(*extent([0.0, *(r["low"] for r in rows), *(r["high"] for r in rows),
+                       *((fitted or {}).values())]), left, width - 16)
+    out = [title(heading), x_axis(s, bottom + 4, "coefficient", grid_top=top),
+           line(s(0.0), top, s(0.0), bottom + 4, INK, 1, dash=True, opacity=0.6)]
+    for k, r in enumerate(rows):
+        y = top + row * k + row / 2
+        out.append(label(left - 6, y + 4, shorten(r["name"], fits), "end", FONT - 1, tip=r["name"]))
+        out.append(span(s(r["low"]), s(r["high"]), y, CHOSEN, 3))
+        out.append(dot(s(r["value"]), y, 4, CHOSEN))
+        if fitted is not None:
+            out.append(diamond(s(fitted[r["name"]]), y, 5, ACCENT, f"{r['name']}: θ = {num(fitted[r['name']])}"))
+    keys: list[tuple[str, str, Kind]] = [(f"private value and {level:.0%} interval", CHOSEN, "span")]
+    keys += [("θ(P<sub>n</sub>) · not private", ACCENT, "diamond")] if fitted is not None else []
+    marks, used = legend(keys, bottom + 60, width)
+    values = np.array([r["value"] for r in rows])
+    shown = [bars_in_words("private values", names, values) if len(rows) > 1 else
+             f"private value of {names[0]}: {num(values[0])}",
+             f"{level:.0%} intervals ± {num((rows[0]['high'] - rows[0]['low']) / 2)}"]
+    if fitted is not None:
+        shown.append(bars_in_words("θ(P<sub>n</sub>) · not private", names, np.array([fitted[n] for n in names])))
+    return Sketch(heading, "".join(out) + marks, width, round(bottom + 56 + used), words(heading, "coefficient", shown))
