@@ -378,7 +378,11 @@ def main() -> None:
     st.caption("For stakeholders: only a release made in Publish mode and charged to the privacy ledger appears "
                "here. Every value was released by the mechanism or is a public setting (n and d are treated as "
                "public); nothing computed from the data without privacy appears.")
-    release = state.published()
+    try:
+        release = state.published()  # matched on the loaded data's settings, so the data must load
+    except (InputError, OSError) as exc:
+        st.error(message(exc))
+        return
     if release is None and (kept := kept_report()) is not None:
         rep, when = kept
         st.info(f"Read back from the privacy ledger: the last paid-for release on these people, charged {when} (UTC). "

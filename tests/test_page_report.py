@@ -165,6 +165,18 @@ def test_without_a_release_the_page_says_where_to_make_one():
     assert_nothing_reported(open_report())
 
 
+def test_an_unreadable_upload_is_an_error_message_not_a_traceback():
+    """A release is looked up by the loaded data's settings, whose d needs the file read."""
+    at = new_app(60)
+    at.session_state["source"] = "upload"
+    at.run()
+    at.switch_page("pages/data.py").run()
+    at.file_uploader(key="upload_file").set_value(("junk.csv", b"\x00\x01 not a table \xff", "text/csv")).run()
+    at.switch_page("pages/report.py").run()
+    assert not at.exception
+    assert [e.value for e in at.error] == ["junk.csv is not a text CSV file"]
+
+
 @pytest.mark.parametrize("seed", [7, None])
 def test_teaching_alone_reports_nothing(seed):
     """Default mode: the Pipeline's teaching runs, seeded or not, are never reported."""
