@@ -42,7 +42,7 @@ def test_quick_preset_of_fig1_draws_its_chart(browser, experiments_server: str):
         settle(tab)
         tab.locator('[data-testid="stPlotlyChart"]').first.wait_for()
         tab.locator('[data-testid="stPlotlyChart"] .main-svg').first.wait_for()  # plotly has drawn it
-        text(tab, "your last quick run, quick preset: 1 repetition, reduced grid").wait_for()
+        text(tab, "Your last quick run, quick preset: 1 repetition, reduced grid").wait_for()
         tab.locator('[data-testid="stDataFrame"]').first.wait_for()
         check_clean(tab, "10-experiments-fig1-quick")
 

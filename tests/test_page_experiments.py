@@ -146,7 +146,7 @@ def test_a_recorded_full_run_is_plotted_with_its_numbers(dirs, tmp_path):
     assert_clean(at)
     panel = tab(at, "fig2")
     assert not any("No full run recorded" in c.value for c in panel.caption)
-    assert any(c.value.startswith("full run: 25 repetitions") for c in panel.caption)
+    assert any(c.value.startswith("Full run: 25 repetitions") for c in panel.caption)
     spec = charts(at)["experiments_chart_full_fig2"]
     assert {t["name"] for t in spec["data"]} == {"Local (Algorithm 5)", "Oracle · not private"}
     table = panel.dataframe[0].value
@@ -202,7 +202,7 @@ def test_quick_preset_runs_shows_its_csv_and_is_kept_on_disk(dirs, small_preset)
     written = read_rows(dirs["experiments"] / "fig1" / "fig1.csv")
     assert {r["reps"] for r in written} == {1} and {r["panel"] for r in written} == {"d=5"}
     panel = tab(at, "fig1")
-    assert any("your last quick run, quick preset: 1 repetition, reduced grid" in c.value for c in panel.caption)
+    assert any("Your last quick run, quick preset: 1 repetition, reduced grid" in c.value for c in panel.caption)
     assert "experiments_chart_quick_fig1" in charts(at)
     table = panel.dataframe[0].value
     first = next(r for r in written if r["metric"] == "relative_error" and r["x"] == 6400)

@@ -55,7 +55,7 @@ from ui.formulas import (
     fit_formulas,
     test_formulas,
 )
-from ui.labels import message
+from ui.labels import capitalised, message
 from ui.svg import bound_line, density_figure, release_line, test_figure, theta_figure
 from ui.theme import NOT_PRIVATE
 
@@ -102,8 +102,8 @@ def stage0_card(problem: Problem, data: Dataset, j: int | None) -> None:
     with st.container(border=True):
         card_title(FIT.heading(f" {NOT_PRIVATE}", math=True))
         st.caption(
-            f"{data.source}: n = {f.n:,}, d = {f.d}, loss {g.loss.name}, domain {g.domain}. Computed from the data "
-            "without privacy, for teaching only, and cached until the data or model settings change."
+            f"{capitalised(data.source)}: n = {f.n:,}, d = {f.d}, loss {g.loss.name}, domain {g.domain}. Computed from "
+            "the data without privacy, for teaching only, and cached until the data or model settings change."
         )
         if not f.has_minimiser:
             why = fit_diagnosis(problem, projection(data.X, problem))

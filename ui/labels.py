@@ -2,9 +2,12 @@
 
 A core error names the control to change by its setting; the command line shows it as the option
 (`--loss`), and the app, through `message`, as the widget the user can change ("“Loss” on the Data page").
+core's messages are lower-case so that they compose into sentences; `capitalised` starts the app's sentences.
 """
 
 from __future__ import annotations
+
+import re
 
 from core.errors import InputError
 
@@ -32,10 +35,16 @@ def control(setting: str) -> str:
     return f"“{label}” on the {page} page"
 
 
+def capitalised(text: str) -> str:
+    """text as the start of a sentence: a plain first word gets a capital; a file's name (people.csv), a symbol or a
+    variable in a formula ("n = 20,000") is left as it is."""
+    first = text.split(" ", 1)[0].rstrip(":;,")
+    if not (first.isalpha() and first.isascii()) or re.match(r"\w [=<>≤≥∈]", text):
+        return text
+    return text[:1].upper() + text[1:]
+
+
 def message(exc: Exception) -> str:
     """An error's message as the app shows it: a sentence (its first letter a capital) that names the page's control
     for an InputError, never a command-line option."""
-    text = exc.render(control) if isinstance(exc, InputError) else str(exc)
-    first = text.split(" ", 1)[0].rstrip(":;,")
-    # A plain word starts the sentence with a capital; a file's name (people.csv) or a symbol is left as it is.
-    return text[:1].upper() + text[1:] if first.isalpha() and first.isascii() else text
+    return capitalised(exc.render(control) if isinstance(exc, InputError) else str(exc))
