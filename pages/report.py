@@ -193,7 +193,7 @@ h1 { font-size: 24px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 28px 0 8p
 .unit { border-left: 4px solid #0072B2; padding: 4px 12px; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; vertical-align: top; padding: 6px 8px; border-bottom: 1px solid #e4e7eb; }
-th { width: 190px; font-weight: 600; }
+th { width: 190px; font-weight: 600; white-space: nowrap; }  /* a charge's time on one line, on paper too */
 .card { margin: 0 0 8px; }
 h2.appendix { font-size: 20px; color: #1f2933; margin-top: 40px; border-top: 1px solid #e4e7eb; padding-top: 16px; }
 @media print { h2.appendix { break-before: page; page-break-before: always; } }
@@ -261,9 +261,10 @@ def ledger_account(people: Population) -> dict:
                 cap_delta=cap_d, remaining_epsilon=left_e, remaining_delta=left_d, history=history)
 
 
-def charged_at(seconds: float) -> str:
-    """A charge's time as 'YYYY-MM-DD HH:MM:SS' (UTC)."""
-    return datetime.fromtimestamp(seconds, UTC).isoformat(sep=" ", timespec="seconds")[:19]
+def shown_time(moment: datetime) -> str:
+    """A charge's time as people read it, such as "2026-11-25 22:31 UTC": short enough for the printed ledger's
+    first column (the report's JSON keeps the full ISO time)."""
+    return f"{moment.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
 
 
 def kept_report() -> tuple[dict, str] | None:
@@ -276,7 +277,8 @@ def kept_report() -> tuple[dict, str] | None:
         return None
     if newest is None:
         return None
-    return json.loads(newest.details.document) | {"ledger": ledger_account(people)}, charged_at(newest.time)
+    when = shown_time(datetime.fromtimestamp(newest.time, UTC))
+    return json.loads(newest.details.document) | {"ledger": ledger_account(people)}, when
 
 
 def ledger_history() -> None:
@@ -298,8 +300,8 @@ def ledger_rows(rep: dict) -> list[tuple[str, str]]:
     for h in g["history"]:
         what = h.get("outcome", "charged")
         value = "" if h.get("value") is None else f": {num(h['value'])} {interval(h['interval'])}"
-        rows.append((h["time"], f"{h.get('coefficient', '')} · ε = {h['epsilon']:g}, δ = {h['delta']:g} · "
-                                f"{what}{value}"))
+        when = shown_time(datetime.fromisoformat(h["time"]))
+        rows.append((when, f"{h.get('coefficient', '')} · ε = {h['epsilon']:g}, δ = {h['delta']:g} · {what}{value}"))
     return rows
 
 
@@ -385,7 +387,7 @@ def main() -> None:
         return
     if release is None and (kept := kept_report()) is not None:
         rep, when = kept
-        st.info(f"Read back from the privacy ledger: the last paid-for release on these people, charged {when} (UTC). "
+        st.info(f"Read back from the privacy ledger: the last paid-for release on these people, charged {when}. "
                 "Showing it again charges nothing.", icon=":material/history:")
         show(rep)
         st.markdown("##### Privacy ledger of these people")
