@@ -21,6 +21,7 @@ from ui import experiments as ex
 from ui.boot import through_navigation
 from ui.charts import chart
 from ui.format import md
+from ui.labels import capitalised
 
 through_navigation()  # a deep link's first run on a fresh server goes through app.py
 
@@ -66,8 +67,8 @@ def conclusion(figure: str) -> None:
 
 def show(figure: str, rows: list[dict], label: str, key: str) -> None:
     """core's plot of the rows and, under it, their numbers."""
-    st.caption(f"{label} · x is {md(ex.x_name(rows))}; bars are ±2 standard errors; a method that returned ⊥ "
-               "counts in release_rate and is left out of the error means (a gap where it never released)")
+    st.caption(f"{capitalised(label)} · bars are ±2 standard errors; a method that returned ⊥ counts in the release "
+               "rate and is left out of the error means (a gap where it never released)")
     title = f"{ex.tab_label(figure)}: {label}"
     chart(ex.figure(rows, title), f"experiments_chart_{key}_{figure}", restyle=False)
     table = ex.table(rows)

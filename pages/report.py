@@ -194,7 +194,7 @@ h1 { font-size: 24px; margin: 0 0 4px; } h2 { font-size: 16px; margin: 28px 0 8p
 .unit { border-left: 4px solid #0072B2; padding: 4px 12px; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; vertical-align: top; padding: 6px 8px; border-bottom: 1px solid #e4e7eb; }
-th { width: 190px; font-weight: 600; }
+th { width: 190px; font-weight: 600; white-space: nowrap; }  /* a charge's time on one line, on paper too */
 .card { margin: 0 0 8px; }
 h2.appendix { font-size: 20px; color: #1f2933; margin-top: 40px; border-top: 1px solid #e4e7eb; padding-top: 16px; }
 @media print { h2.appendix { break-before: page; page-break-before: always; } }
@@ -262,9 +262,10 @@ def ledger_account(people: Population) -> dict:
                 cap_delta=cap_d, remaining_epsilon=left_e, remaining_delta=left_d, history=history)
 
 
-def charged_at(seconds: float) -> str:
-    """A charge's time as 'YYYY-MM-DD HH:MM:SS' (UTC)."""
-    return datetime.fromtimestamp(seconds, UTC).isoformat(sep=" ", timespec="seconds")[:19]
+def shown_time(moment: datetime) -> str:
+    """A charge's time as people read it, such as "2026-11-25 22:31 UTC": short enough for the printed ledger's
+    first column (the report's JSON keeps the full ISO time)."""
+    return f"{moment.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
 
 
 def kept_report() -> tuple[dict, str] | None:
@@ -277,7 +278,8 @@ def kept_report() -> tuple[dict, str] | None:
         return None
     if newest is None:
         return None
-    return json.loads(newest.details.document) | {"ledger": ledger_account(people)}, charged_at(newest.time)
+    when = shown_time(datetime.fromtimestamp(newest.time, UTC))
+    return json.loads(newest.details.document) | {"ledger": ledger_account(people)}, when
 
 
 def ledger_history() -> None:
@@ -302,8 +304,8 @@ def ledger_rows(rep: dict) -> list[tuple[str, str]]:
         if len(names) > 3:  # a regression table: its size, not every name
             h = h | {"coefficient": f"a table of {len(names)} coefficients ({', '.join(names[:2])}, …)"}
         value = "" if h.get("value") is None else f": {num(h['value'])} {interval(h['interval'])}"
-        rows.append((h["time"], f"{h.get('coefficient', '')} · ε = {h['epsilon']:g}, δ = {h['delta']:g} · "
-                                f"{what}{value}"))
+        when = shown_time(datetime.fromisoformat(h["time"]))
+        rows.append((when, f"{h.get('coefficient', '')} · ε = {h['epsilon']:g}, δ = {h['delta']:g} · {what}{value}"))
     return rows
 
 
@@ -424,7 +426,7 @@ def table_html(doc: dict) -> str:
 
 
 def show_table(doc: dict, when: str) -> None:
-    st.info(f"The last paid-for release on these people is a regression table, charged {when} (UTC). Showing it "
+    st.info(f"The last paid-for release on these people is a regression table, charged {when}. Showing it "
             "again charges nothing.", icon=":material/table_chart:")
     st.markdown(f"**Data** · {md(doc['data']['source'])} · n = {doc['data']['n']:,}, d = {doc['data']['d']}")
     cards.table_view(doc, "report_table")
@@ -445,13 +447,18 @@ def main() -> None:
     st.caption("For stakeholders: only a release made in Publish mode and charged to the privacy ledger appears "
                "here. Every value was released by the mechanism or is a public setting (n and d are treated as "
                "public); nothing computed from the data without privacy appears.")
-    if (newest := newest_table()) is not None:
+    try:
+        newest = newest_table()
+        release = state.published()  # matched on the loaded data's settings, so the data must load
+    except (InputError, OSError) as exc:
+        st.error(message(exc))
+        return
+    if newest is not None:
         show_table(*newest)
         return
-    release = state.published()
     if release is None and (kept := kept_report()) is not None:
         rep, when = kept
-        st.info(f"Read back from the privacy ledger: the last paid-for release on these people, charged {when} (UTC). "
+        st.info(f"Read back from the privacy ledger: the last paid-for release on these people, charged {when}. "
                 "Showing it again charges nothing.", icon=":material/history:")
         show(rep)
         st.markdown("##### Privacy ledger of these people")

@@ -14,6 +14,15 @@ import pytest
 from test_browser import browser, check_clean, executable, new_tab, open_page, serve, settle, text  # noqa: F401
 
 SMALL_PRESET = {"PSP_EXPERIMENTS_QUICK_REPS": "1", "PSP_EXPERIMENTS_DIMS": "5"}
+# The text of the first chart's titles and legend, and whether each lies outside the chart's own box (clipped).
+CHART_TITLES = """() => {
+    const chart = document.querySelector('[data-testid="stPlotlyChart"]');
+    const box = chart.querySelector('.main-svg').getBoundingClientRect();
+    return [...chart.querySelectorAll('.infolayer text, .legendtitletext')].map(t => {
+        const r = t.getBoundingClientRect();
+        return [t.textContent, r.left < box.left || r.right > box.right || r.top < box.top || r.bottom > box.bottom];
+    });
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -42,9 +51,14 @@ def test_quick_preset_of_fig1_draws_its_chart(browser, experiments_server: str):
         settle(tab)
         tab.locator('[data-testid="stPlotlyChart"]').first.wait_for()
         tab.locator('[data-testid="stPlotlyChart"] .main-svg').first.wait_for()  # plotly has drawn it
-        text(tab, "your last quick run, quick preset: 1 repetition, reduced grid").wait_for()
+        text(tab, "Your last quick run, quick preset: 1 repetition, reduced grid").wait_for()
         tab.locator('[data-testid="stDataFrame"]').first.wait_for()
         check_clean(tab, "10-experiments-fig1-quick")
+        tab.set_viewport_size({"width": 1280, "height": 720})
+        tab.wait_for_timeout(500)  # plotly redraws at the new width
+        shown = dict(tab.evaluate(CHART_TITLES))
+        assert {"Relative error |λ̂ − λmin|/λmin", "P(λ̂min = 0)", "Rows per dimension n/d", "Method"} <= set(shown)
+        assert not [t for t, clipped in shown.items() if clipped or "_" in t], shown
 
         tab.get_by_role("tab", name="Fig. 6").click()
         text(tab, "HYPOTHESIS, not proven").wait_for()

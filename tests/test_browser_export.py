@@ -32,6 +32,16 @@ from test_browser import (  # noqa: F401
 # The link's settings (ui.state.PARAMS): seeded teaching noise, and data on which (14) passes at ε = 8.
 LINK = "pipeline?noise_seed=7&n=20000&epsilon=8"
 MAX_PAGES = 3  # the Report on A4 with one ledger entry takes 2 pages
+STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d UTC"  # a charge's time as the Report shows it
+# The lines each table header holding a charge's time takes at A4's printable width (182 mm at 96 dpi).
+STAMP_LINES = """() => {
+    document.body.style.width = '688px';
+    return [...document.querySelectorAll('th')].filter(th => /^\\d{4}-/.test(th.textContent)).map(th => {
+        const range = document.createRange();
+        range.selectNodeContents(th);
+        return new Set([...range.getClientRects()].map(r => Math.round(r.top))).size;
+    });
+}"""
 
 
 def run_script(path: Path) -> dict[str, str]:
@@ -178,6 +188,7 @@ def test_the_report_prints_to_a_short_clean_pdf(browser, server: str, tmp_path):
         }""")
         assert style == dict(card="avoid", result="avoid", shade="rgb(255, 255, 255)", heading="rgb(0, 0, 0)",
                              appendix="page")
+        assert paper.evaluate(STAMP_LINES) == [1]  # the ledger's one charge: its time on one line, on A4
         data = paper.pdf(format="A4", print_background=True)
     finally:
         paper.close()
@@ -185,6 +196,7 @@ def test_the_report_prints_to_a_short_clean_pdf(browser, server: str, tmp_path):
     pages = pdf_pages(data)
     assert 1 <= pages <= MAX_PAGES, pages
     printed = pdf_text(data)
+    assert len(re.findall(STAMP, printed)) == 1, printed  # the charge's time, whole
     for phrase in ("Private release of one regression coefficient", released, "differentially private",
                    "not a confidence interval for a population coefficient", "Privacy ledger"):
         assert unicodedata.normalize("NFKC", phrase) in printed, (phrase, printed[:2000])

@@ -78,3 +78,26 @@ def test_presentation_mode_and_a_kept_draw(browser, server: str):  # noqa: F811
         assert metric_value(tab, "Threshold of (14)") == f"{float(threshold):#.3g}"
     finally:
         tab.close()
+
+
+DETAILS = re.compile(r"(The count, its noise and the margin|The terms of \(14\)|How the noise was scaled)")
+LATEX_NAMES = "() => [...document.querySelectorAll('[aria-label*=\"$\"]')].map(e => e.getAttribute('aria-label'))"
+
+
+def test_help_buttons_are_named_in_plain_text(browser, server: str):  # noqa: F811
+    """A help button is named "Help for <label>" for screen readers: with every stage's details open, no name
+    holds a label's LaTeX."""
+    tab = new_tab(browser)
+    try:
+        tab.goto(server + LINK + "&noise_seed=1")
+        settle(tab)
+        tab.get_by_role("button", name="Help for Released value T").wait_for()  # stage 4 is drawn
+        summaries = tab.locator('[data-testid="stExpander"] summary').filter(has_text=DETAILS)
+        for i in range(summaries.count()):
+            summaries.nth(i).click()
+            settle(tab)
+        tab.get_by_role("button", name="Help for σ(ε_c, δ_c)").wait_for()  # the release's details are open
+        assert tab.evaluate(LATEX_NAMES) == []
+        check_clean(tab, "22-pipeline-help-names")
+    finally:
+        tab.close()

@@ -22,6 +22,7 @@ from streamlit.testing.v1 import AppTest
 from core.errors import InputError
 from core.experiments import COLUMNS, FIGURES, NOT_PRIVATE_METHODS, plan, read_rows, write_csv
 from ui import experiments as ex
+from ui.labels import AXIS_TITLES
 
 ROOT = Path(__file__).absolute().parents[1]
 APP = ROOT / "app.py"
@@ -146,7 +147,7 @@ def test_a_recorded_full_run_is_plotted_with_its_numbers(dirs, tmp_path):
     assert_clean(at)
     panel = tab(at, "fig2")
     assert not any("No full run recorded" in c.value for c in panel.caption)
-    assert any(c.value.startswith("full run: 25 repetitions") for c in panel.caption)
+    assert any(c.value.startswith("Full run: 25 repetitions") for c in panel.caption)
     spec = charts(at)["experiments_chart_full_fig2"]
     assert {t["name"] for t in spec["data"]} == {"Local (Algorithm 5)", "Oracle · not private"}
     table = panel.dataframe[0].value
@@ -202,11 +203,11 @@ def test_quick_preset_runs_shows_its_csv_and_is_kept_on_disk(dirs, small_preset)
     written = read_rows(dirs["experiments"] / "fig1" / "fig1.csv")
     assert {r["reps"] for r in written} == {1} and {r["panel"] for r in written} == {"d=5"}
     panel = tab(at, "fig1")
-    assert any("your last quick run, quick preset: 1 repetition, reduced grid" in c.value for c in panel.caption)
+    assert any("Your last quick run, quick preset: 1 repetition, reduced grid" in c.value for c in panel.caption)
     assert "experiments_chart_quick_fig1" in charts(at)
     table = panel.dataframe[0].value
     first = next(r for r in written if r["metric"] == "relative_error" and r["x"] == 6400)
-    shown = table[(table["metric"] == "relative_error") & (table["x"] == 6400)]["mean"].tolist()
+    shown = table[(table["metric"] == AXIS_TITLES["relative_error"]) & (table["x"] == 6400)]["mean"].tolist()
     assert shown == [pytest.approx(first["mean"])]
     assert len(list((dirs["experiments"] / "fig1" / ".cache").glob("*.json"))) == len({r["x"] for r in written})
 
@@ -394,3 +395,27 @@ def test_written_csv_round_trips_through_load_rows(tmp_path):
     loaded = ex.load_rows(csv_bytes(rows, tmp_path), "f", "fig4")
     assert [r["mean"] for r in loaded] == [pytest.approx(0.1), pytest.approx(0.2)]
     assert next(csv.reader(io.StringIO(csv_bytes(rows, tmp_path).decode()))) == list(COLUMNS)
+
+
+def titles(fig) -> list[str]:
+    """Every axis title, subplot title and the legend's title of a figure."""
+    axes = [a.title.text for a in (*fig.select_xaxes(), *fig.select_yaxes()) if a.title.text]
+    return axes + [a.text for a in fig.layout.annotations] + [fig.layout.legend.title.text]
+
+
+@pytest.mark.parametrize("figure", FIGURES)
+def test_every_recorded_figure_titles_its_axes_in_words(figure):
+    rows = ex.read_file(ROOT / "docs" / "results" / f"{figure}.csv", figure, figure)
+    fig = ex.figure(rows, "t")
+    names = {r["metric"] for r in rows} | {r["x_name"] for r in rows}
+    assert names <= set(AXIS_TITLES)  # named by the mapping, not spelled out from a CSV's identifier
+    shown = titles(fig)
+    assert {AXIS_TITLES[n] for n in names} <= set(shown) and fig.layout.legend.title.text == "Method"
+    assert not [t for t in shown if "_" in t or ("=" in t and " = " not in t)], shown
+    assert all(a.automargin for a in (*fig.select_xaxes(), *fig.select_yaxes()))  # titles push, not clip
+
+
+def test_an_unknown_metric_of_an_upload_is_spelled_out():
+    fig = ex.figure([row(metric="abs_error_something"), row(metric="abs_error_something", x=2000.0)], "t")
+    assert "Abs error something" in titles(fig) and "d = 5" in titles(fig)
+    assert ex.table([row()])["metric"].tolist() == [AXIS_TITLES["abs_error_fit"]]

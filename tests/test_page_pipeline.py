@@ -157,12 +157,12 @@ def test_not_private_numbers_are_marked():
     marked = {m.label.split(" :")[0] for m in at.main.metric if "not private" in m.label}
     plain = {m.label for m in at.main.metric if "not private" not in m.label}
     assert {
-        "$N$", "Laplace draw", "$\\lambda_{\\min}(P_n)$", "$\\kappa$", "$\\omega(u \\mid P_n)$", "$\\Delta(P_n, u)$",
-        "$u^\\top\\theta(P_n)$", "95% oracle interval", "Gaussian draw $Z$",
+        "N", "Laplace draw", "λmin(Pₙ)", "κ", "ω(u | Pₙ)", "Δ(Pₙ, u)",
+        "uᵀθ(Pₙ)", "95% oracle interval", "Gaussian draw Z",
         "smallest ε that passes (noise-free, about 50 %)", "smallest n that passes (noise-free, about 50 %)",
     } <= marked
     assert {
-        "$\\hat N$", "$m$", "$\\hat\\lambda_{\\min}$", "Threshold of (14)", "Released value $T$",
+        "N̂", "m", "λ̂min", "Threshold of (14)", "Released value T",
         "95% interval (privacy noise only)",
     } <= plain
 
@@ -352,7 +352,7 @@ def test_publish_shows_only_what_is_released():
         assert word not in text, word
     labels = {m.label for m in at.main.metric}
     assert labels == {
-        "$\\hat\\lambda_{\\min}$", "$\\hat\\lambda_{\\max}$", "Status", "Released value $T$",
+        "λ̂min", "λ̂max", "Status", "Released value T",
         "95% interval (privacy noise only)", "ε total (basic composition)", "δ total (basic composition)",
     }
     assert metric(at, "Status") == "released"
@@ -574,7 +574,7 @@ def test_presentation_shows_three_digits_and_no_formulas():
     value = metric(at, "Released value")
     assert len(value.lstrip("-").replace(".", "").lstrip("0")) == 3, value  # three digits, trailing zeros kept
     assert not [e for e in at.main.expander if e.label.startswith("Formulas")]
-    assert not metrics(at, "$\\beta$")  # the test's symbols are folded away
+    assert not metrics(at, "β")  # the test's symbols are folded away
     at.session_state["present"] = False
     at.run()
     assert len(metric(at, "Released value").lstrip("-").replace(".", "").lstrip("0")) > 3
@@ -666,12 +666,12 @@ def test_the_stages_intermediates_are_drawn_once_opened():
     """Closed, only each stage's result shows; opened, the count, the test's terms and the release's scale."""
     at = start(details=False, epsilon=8.0, noise_seed=1)
     assert_clean(at)
-    assert metrics(at, "$\\hat\\lambda_{\\min}$") and not metrics(at, "Laplace draw")
-    assert not metrics(at, "$\\beta$") and not metrics(at, "Gaussian draw")
+    assert metrics(at, "λ̂min") and not metrics(at, "Laplace draw")
+    assert not metrics(at, "β") and not metrics(at, "Gaussian draw")
     for key in DETAILS:
         at.session_state[key] = True
     at.run()
-    assert len(metrics(at, "Laplace draw")) == 2 and metrics(at, "$\\beta$") and metrics(at, "Gaussian draw")
+    assert len(metrics(at, "Laplace draw")) == 2 and metrics(at, "β") and metrics(at, "Gaussian draw")
 
 
 def test_the_settings_panel_keeps_its_settings_while_folded():

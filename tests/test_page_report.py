@@ -7,6 +7,7 @@ import json
 import math
 import re
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -163,6 +164,18 @@ def assert_nothing_reported(at: AppTest) -> None:
 
 def test_without_a_release_the_page_says_where_to_make_one():
     assert_nothing_reported(open_report())
+
+
+def test_an_unreadable_upload_is_an_error_message_not_a_traceback():
+    """A release is looked up by the loaded data's settings, whose d needs the file read."""
+    at = new_app(60)
+    at.session_state["source"] = "upload"
+    at.run()
+    at.switch_page("pages/data.py").run()
+    at.file_uploader(key="upload_file").set_value(("junk.csv", b"\x00\x01 not a table \xff", "text/csv")).run()
+    at.switch_page("pages/report.py").run()
+    assert not at.exception
+    assert [e.value for e in at.error] == ["junk.csv is not a text CSV file"]
 
 
 @pytest.mark.parametrize("seed", [7, None])
@@ -449,6 +462,10 @@ def test_the_report_shows_the_ledger_of_these_people(downloads):
     html = downloads["text/html"][1].decode()
     assert "Privacy ledger" in html and "Remaining" in html
     assert "Spent on these people" in page_text(at)
+    # Each charge's time, short and unbroken in print (the JSON keeps the ISO time).
+    stamps = [datetime.fromisoformat(h["time"]).strftime("%Y-%m-%d %H:%M UTC") for h in ledger["history"]]
+    assert all(f"<th>{stamp}</th>" in html and stamp in page_text(at) for stamp in stamps)
+    assert re.search(r"th \{[^}]*white-space: nowrap", html)
     # The document prints both releases' values, so its stated guarantee is their total, not the last one's.
     assert "everything in it is (6, 2e-06)-differentially private" in page_text(at)
     assert "everything in it is (6, 2e-06)-differentially private" in html
@@ -464,6 +481,7 @@ def test_a_paid_for_release_survives_a_new_session_without_a_new_charge(download
     assert not fresh.exception
     text = page_text(fresh)
     assert "Read back from the privacy ledger" in text and "charges nothing" in text
+    assert re.search(r"charged \d{4}-\d\d-\d\d \d\d:\d\d UTC\. ", text)
     assert "Privacy ledger of these people" in text and "ε = 8" in text
     kept = json.loads(downloads["application/json"][1])
     assert kept["release"]["value"] == published.run.release.value

@@ -55,7 +55,7 @@ from ui.formulas import (
     fit_formulas,
     test_formulas,
 )
-from ui.labels import message
+from ui.labels import capitalised, message
 from ui.svg import bound_line, density_figure, forest_figure, release_line, test_figure, theta_figure
 from ui.theme import NOT_PRIVATE
 
@@ -102,8 +102,8 @@ def stage0_card(problem: Problem, data: Dataset, j: int | None) -> None:
     with st.container(border=True):
         card_title(FIT.heading(f" {NOT_PRIVATE}", math=True))
         st.caption(
-            f"{data.source}: n = {f.n:,}, d = {f.d}, loss {g.loss.name}, domain {g.domain}. Computed from the data "
-            "without privacy, for teaching only, and cached until the data or model settings change."
+            f"{capitalised(data.source)}: n = {f.n:,}, d = {f.d}, loss {g.loss.name}, domain {g.domain}. Computed from "
+            "the data without privacy, for teaching only, and cached until the data or model settings change."
         )
         if not f.has_minimiser:
             why = fit_diagnosis(problem, projection(data.X, problem))
@@ -114,14 +114,14 @@ def stage0_card(problem: Problem, data: Dataset, j: int | None) -> None:
             return
         sketch("theta", theta_figure, problem, data.theta_star, j)
         metric_row(fields(f, [
-            ("grad_norm", "$\\|\\nabla L\\|_2$",
+            ("grad_norm", "‖∇L‖₂",
              "How close the fit is to the exact minimiser: a bound on the gradient norm of (1) at θ(Pₙ), its "
              "rounding included"),
-            ("lambda_min", "$\\lambda_{\\min}(P_n)$",
+            ("lambda_min", "λmin(Pₙ)",
              "The data's least curvature: the smallest eigenvalue of the Hessian H"),
-            ("lambda_max", "$\\lambda_{\\max}(P_n)$",
+            ("lambda_max", "λmax(Pₙ)",
              "The data's greatest curvature: the largest eigenvalue of the Hessian H"),
-            ("kappa", "$\\kappa$", "How elongated the loss is: the condition number (λ_max + λ_reg)/(λ_min + λ_reg)"),
+            ("kappa", "κ", "How elongated the loss is: the condition number (λ_max + λ_reg)/(λ_min + λ_reg)"),
             ("iterations", "Newton steps", "Steps the damped Newton solver took to reach the minimiser"),
         ]) + fields(problem, [
             ("clipped_rows", "rows projected", "Rows outside the covariate domain 𝒳, moved onto it before the fit"),
@@ -137,23 +137,22 @@ def stage0_card(problem: Problem, data: Dataset, j: int | None) -> None:
 def bound_metrics(b: RecursiveBound, which: str) -> tuple[list[Metric], list[Metric]]:
     """The result of one certificate beside the eigenvalue it bounds, and the count behind it (the details);
     which is 'min' or 'max'."""
-    lam = f"\\lambda_{{\\{which}}}"
     result = [
-        (label(b, "lambda_hat", f"$\\hat{lam}$"), num(b.lambda_hat), "The privately certified bound on the "
+        (label(b, "lambda_hat", f"λ̂{which}"), num(b.lambda_hat), "The privately certified bound on the "
          "eigenvalue, the result of this stage"),
-        (label(b, "statistic", f"${lam}(P_n)$"), num(b.statistic), "The true eigenvalue of the Hessian it bounds "
+        (label(b, "statistic", f"λ{which}(Pₙ)"), num(b.statistic), "The true eigenvalue of the Hessian it bounds "
          "(from the data, not private)"),
         # covers compares the bound with the true eigenvalue, so it is not private either.
         (tagged("bound holds"), "yes" if b.covers else "no", "Whether this draw's certificate is correct"),
     ]
     count = [
-        (label(b, "N", "$N$"), str(b.N), "How many steps of the recursion the true eigenvalue survives: a count that "
+        (label(b, "N", "N"), str(b.N), "How many steps of the recursion the true eigenvalue survives: a count that "
          "one person changes by at most 1 (exact, from the data)"),
         (label(b, "noise", "Laplace draw"), num(b.noise), "The privacy noise added to that count, Lap(1/ε)"),
-        (label(b, "N_hat", "$\\hat N$"), num(b.N_hat), "The noisy count N + Laplace noise: what is released"),
-        (label(b, "k", "$k$"), num(b.k), "A safety margin subtracted from the noisy count so the bound holds "
+        (label(b, "N_hat", "N̂"), num(b.N_hat), "The noisy count N + Laplace noise: what is released"),
+        (label(b, "k", "k"), num(b.k), "A safety margin subtracted from the noisy count so the bound holds "
          "with probability 1 − δ: ln(1/(2δ))/ε"),
-        (label(b, "m", "$m$"), str(b.m), "How many recursion steps the bound is allowed to take: max(0, ⌊N̂ − k⌋)"),
+        (label(b, "m", "m"), str(b.m), "How many recursion steps the bound is allowed to take: max(0, ⌊N̂ − k⌋)"),
     ]
     return result, count
 
@@ -204,7 +203,7 @@ def lambda_min_card(run: PrivateRun, problem: Problem | None) -> None:
             st.warning(f"λ̂_min = 0: no positive lower bound could be certified, so Algorithm 5 cannot release; {then}.",
                        icon=":material/block:")
         if problem is None:
-            metric_row([(LAMBDA_MIN.math, num(b.lambda_hat),
+            metric_row([(LAMBDA_MIN.name, num(b.lambda_hat),
              "The privately certified lower bound on the data's least curvature")])
         else:
             result, count = bound_metrics(b, "min")
@@ -226,7 +225,7 @@ def lambda_max_card(run: PrivateRun, problem: Problem | None) -> None:
             stage_budget_caption("Private upper bound on the Hessian's largest eigenvalue", LAMBDA_MAX, b.epsilon,
                                  b.delta)
             if problem is None:
-                metric_row([(LAMBDA_MAX.math, num(b.lambda_hat),
+                metric_row([(LAMBDA_MAX.name, num(b.lambda_hat),
                  "The privately certified upper bound on the data's greatest curvature")])
             else:
                 result, count = bound_metrics(b, "max")
@@ -255,22 +254,22 @@ def test_status(run: PrivateRun, g: Geometry, n: int) -> None:
 def test_details(run: PrivateRun) -> None:
     t = run.test
     metric_row([
-        ("Value $\\max(A, B)^2 - 1$", num(t.value), "How far the fit may move when one person changes, as a "
+        ("Value max(A, B)² − 1", num(t.value), "How far the fit may move when one person changes, as a "
          "ratio bound: the left side of (14)"),
         ("Threshold of (14)", num(t.threshold), f"The most the test allows: {THRESHOLD}"),
     ])
     sketch("test", test_figure, t.value, t.threshold, t.passed)
     details("The terms of (14), computed from the certified bounds", "test_details", [
-        ("$t$", num(t.t), "How far θ can move when one row changes, at the certified curvature: t(λ₀) of (9)"),
-        ("$\\beta$", num(t.beta), "How much the curvature itself may change with one row, relative: β of (13)"),
-        ("$\\gamma$", num(t.gamma), "The Hessian's relative change along that move: α r t"),
-        ("$\\gamma'$", num(t.gamma_prime), "The same at the neighbouring data's curvature: α r t(R_l)"),
-        ("$s_1$", num(t.s1), "First term of the ratio bound, (13)"),
-        ("$s_2$", num(t.s2), "Second term of the ratio bound, (13)"),
-        ("$\\hat\\kappa$", num(t.kappa), "Condition number from the certified bounds, λ̂_max/λ̂_min (stage 0's κ is "
+        ("t", num(t.t), "How far θ can move when one row changes, at the certified curvature: t(λ₀) of (9)"),
+        ("β", num(t.beta), "How much the curvature itself may change with one row, relative: β of (13)"),
+        ("γ", num(t.gamma), "The Hessian's relative change along that move: α r t"),
+        ("γ′", num(t.gamma_prime), "The same at the neighbouring data's curvature: α r t(R_l)"),
+        ("s₁", num(t.s1), "First term of the ratio bound, (13)"),
+        ("s₂", num(t.s2), "Second term of the ratio bound, (13)"),
+        ("κ̂", num(t.kappa), "Condition number from the certified bounds, λ̂_max/λ̂_min (stage 0's κ is "
          "the true one)"),
-        ("$A$", num(t.A), "Lower side of the ratio of the noise scales of two neighbouring data sets"),
-        ("$B$", num(t.B), "Upper side of that ratio"),
+        ("A", num(t.A), "Lower side of the ratio of the noise scales of two neighbouring data sets"),
+        ("B", num(t.B), "Upper side of that ratio"),
     ])
 
 
@@ -403,7 +402,7 @@ def release_card(run: PrivateRun, name: str, problem: Problem | None) -> None:
             (label(r, "status", "Status"), "released" if released else "fallback" if fell_back else "⊥",
              "Whether a value was released: by Algorithm 5, by the fallback (objective perturbation) when the "
              "test (14) fails, or nothing (⊥)"),
-            (label(r, "value", "Released value $T$"), num(r.value),
+            (label(r, "value", "Released value T"), num(r.value),
              "The private estimate of the coefficient: the fitted value plus Gaussian noise, uᵀθ(Pₙ) + σ ω Z"),
             (label(r, "interval", f"{level} {INTERVAL_LABEL}"), interval(r.interval),
              f"{INTERVAL_MEANING} Formula: {PRIVATE_INTERVAL}"),
@@ -419,16 +418,16 @@ def release_card(run: PrivateRun, name: str, problem: Problem | None) -> None:
             metric_row(shown + [(label(r, "oracle_interval", f"{level} oracle interval"), interval(r.oracle_interval),
                                  ORACLE_INTERVAL)])
             details("How the noise was scaled, and the draw", "release_details", fields(r, [
-                ("sigma", "$\\sigma(\\varepsilon_c, \\delta_c)$",
+                ("sigma", "σ(ε_c, δ_c)",
                  f"The noise multiplier the release's budget allows: σ(ε_c, δ_c) of (7), {r.calibration} calibration"),
-                ("w_bar", "$\\bar w$",
+                ("w_bar", "w̄",
                  "A private upper bound on the local modulus ω, which sets the interval's width: 2G₀/(n λ₀ (1 − γ))"),
-                ("omega", "$\\omega(u \\mid P_n)$",
+                ("omega", "ω(u | Pₙ)",
                  "How much one row can move the coefficient at these data (the local modulus (11)); scales the noise"),
-                ("Delta", "$\\Delta(P_n, u)$",
+                ("Delta", "Δ(Pₙ, u)",
                  "How much one row moves the coefficient, to first order: the directional sensitivity (3b)"),
-                ("u_theta", "$u^\\top\\theta(P_n)$", "The coefficient fitted on these rows, without privacy"),
-                ("z", "Gaussian draw $Z$", "The standard normal draw that makes the release private, N(0, 1)"),
+                ("u_theta", "uᵀθ(Pₙ)", "The coefficient fitted on these rows, without privacy"),
+                ("z", "Gaussian draw Z", "The standard normal draw that makes the release private, N(0, 1)"),
             ]))
             if released:
                 sketch("release_density", density_figure, r)

@@ -25,6 +25,7 @@ from plotly.subplots import make_subplots
 
 from core.errors import InputError
 from core.experiments import CAPTION, NOT_PRIVATE_METHODS, plan, read_rows
+from ui.labels import axis_title, panel_title
 from ui.theme import METHOD_COLORS, METHOD_LABELS, TRUTH
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -434,14 +435,12 @@ def figure(rows: list[dict], title: str):
 
 
 def table(rows: list[dict]) -> pd.DataFrame:
-    """The plotted numbers, one row per panel, x, method and metric."""
+    """The plotted numbers, one row per panel, x, method and metric, named as the figure names them."""
     frame = pd.DataFrame([{c: r[c] for c in TABLE_COLUMNS} for r in rows], columns=list(TABLE_COLUMNS))
     frame["method"] = [method_label(m) for m in frame["method"]]
+    frame["metric"] = [axis_title(m) for m in frame["metric"]]  # the figure's words for the same rows
+    frame["panel"] = [panel_title(p) for p in frame["panel"]]
     return frame
-
-
-def x_name(rows: list[dict]) -> str:
-    return str(rows[0]["x_name"])
 
 
 def results_figure(rows: list[dict], title: str = ""):
@@ -451,27 +450,43 @@ def results_figure(rows: list[dict], title: str = ""):
     panels = list(dict.fromkeys(r["panel"] for r in rows))
     metrics = list(dict.fromkeys(r["metric"] for r in rows))
     methods = list(dict.fromkeys(r["method"] for r in rows))
-    fig = make_subplots(rows=len(metrics), cols=len(panels), column_titles=panels, row_titles=metrics,
-                        horizontal_spacing=0.06, vertical_spacing=0.08)
+    # The panels of a column share n (or ε): its ticks and title once, under the bottom row.
+    fig = make_subplots(rows=len(metrics), cols=len(panels), column_titles=[panel_title(p) for p in panels],
+                        shared_xaxes=True, horizontal_spacing=0.06, vertical_spacing=0.06)
     for i, metric in enumerate(metrics, 1):
         for j, panel in enumerate(panels, 1):
             for method in methods:
                 sel = sorted((r for r in rows if r["panel"] == panel and r["metric"] == metric
                               and r["method"] == method), key=lambda r: r["x"])
-                if not sel:
-                    continue
-                se = [0.0 if math.isnan(r["se"]) else 2 * r["se"] for r in sel]
-                fig.add_trace(go.Scatter(x=[r["x"] for r in sel], y=[r["mean"] for r in sel], name=method,
-                                         legendgroup=method, showlegend=(i == 1 and j == 1), mode="lines+markers",
-                                         line=dict(color=METHOD_COLORS.get(method, TRUTH), dash=_dash(method)),
-                                         error_y=dict(type="data", array=se, visible=True)), row=i, col=j)
-            x_name = rows[0]["x_name"]
-            fig.update_xaxes(type="linear" if x_name == "epsilon" else "log", title_text=x_name, row=i, col=j)
-            log_y = metric not in ("p_zero", "release_rate")
-            fig.update_yaxes(type="log" if log_y else "linear", row=i, col=j)
-    fig.update_layout(title=title or CAPTION,
-                      height=320 * len(metrics), width=380 * len(panels) + 200)
+                if sel:
+                    fig.add_trace(_series(sel, method, first=(i == 1 and j == 1)), row=i, col=j)
+        fig.update_yaxes(type="linear" if metric in ("p_zero", "release_rate") else "log", row=i)
+        fig.update_yaxes(title_text=axis_title(metric), row=i, col=1)
+    x_name = rows[0]["x_name"] if rows else ""
+    fig.update_xaxes(type="linear" if x_name == "epsilon" else "log")
+    fig.update_xaxes(title_text=axis_title(x_name), row=len(metrics))
+    _lay_out(fig, title, len(metrics), len(panels))
     return fig
+
+
+def _series(sel: list[dict], method: str, first: bool) -> go.Scatter:
+    """One method's line in one subplot; the first subplot's lines make the legend."""
+    se = [0.0 if math.isnan(r["se"]) else 2 * r["se"] for r in sel]
+    return go.Scatter(x=[r["x"] for r in sel], y=[r["mean"] for r in sel], name=method, legendgroup=method,
+                      showlegend=first, mode="lines+markers",
+                      line=dict(color=METHOD_COLORS.get(method, TRUTH), dash=_dash(method)),
+                      error_y=dict(type="data", array=se, visible=True))
+
+
+def _lay_out(fig: go.Figure, title: str, n_rows: int, n_cols: int) -> None:
+    """The legend under the plots, where the chart's toolbar cannot cover it and the panels keep the width; the axis
+    titles push the margins (automargin) rather than being clipped by them."""
+    fig.update_layout(title=title or CAPTION, height=300 * n_rows + 160, width=380 * n_cols + 200,
+                      margin=dict(l=10, r=10, t=80, b=10),
+                      legend=dict(title_text="Method", orientation="h", yref="container", y=0, yanchor="bottom",
+                                  xanchor="left", x=0))
+    fig.update_xaxes(automargin=True, title_standoff=8)
+    fig.update_yaxes(automargin=True, title_standoff=6)
 
 
 def _dash(method: str) -> str:

@@ -14,6 +14,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from core.marks import not_private
+from ui.labels import capitalised
 from ui.theme import NOT_PRIVATE
 
 Metric = tuple[str, str, str]  # (label, value, help)
@@ -45,9 +46,8 @@ def md(text: str) -> str:
 
 
 def sentence(text: str) -> str:
-    """text as a sentence: a capital first letter (a Latin one only: "ε = 8 …" stays as is) and a full stop."""
-    first = text[0].upper() if text[0].isascii() else text[0]
-    return first + text[1:] + ("" if text.endswith(".") else ".")
+    """text as a sentence: a capital first letter (ui.labels.capitalised: "ε = 8 …" stays as is) and a full stop."""
+    return capitalised(text) + ("" if text.endswith(".") else ".")
 
 
 def tagged(text: str) -> str:

@@ -20,7 +20,8 @@ class Stage:
 
     key names its result in core.pipeline.PrivateRun ("fit" for stage 0) and its share of the budget in
     core.accounting.Budget; share is the subscript of that share (ε_a, ε_b, ε_c), empty for stages that
-    spend nothing of their own. math is name in Streamlit markdown with LaTeX.
+    spend nothing of their own. math is name in Streamlit markdown with LaTeX, for headings; a label with a help
+    tooltip takes name, as the tooltip's button is named after the label's raw text for screen readers.
     """
 
     number: int

@@ -1,10 +1,14 @@
-"""The app's name for every setting a core message can name (core.errors.SETTINGS): a widget's label and its page.
+"""The app's words for the names core uses: every setting a core message can name (core.errors.SETTINGS), as a
+widget's label and its page, and every quantity of an experiment's CSV (core.experiments), as an axis title.
 
 A core error names the control to change by its setting; the command line shows it as the option
 (`--loss`), and the app, through `message`, as the widget the user can change ("“Loss” on the Data page").
+core's messages are lower-case so that they compose into sentences; `capitalised` starts the app's sentences.
 """
 
 from __future__ import annotations
+
+import re
 
 from core.errors import InputError
 
@@ -33,10 +37,45 @@ def control(setting: str) -> str:
     return f"“{label}” on the {page} page"
 
 
+def capitalised(text: str) -> str:
+    """text as the start of a sentence: a plain first word gets a capital; a file's name (people.csv), a symbol or a
+    variable in a formula ("n = 20,000") is left as it is."""
+    first = text.split(" ", 1)[0].rstrip(":;,")
+    if not (first.isalpha() and first.isascii()) or re.match(r"\w [=<>≤≥∈]", text):
+        return text
+    return text[:1].upper() + text[1:]
+
+
 def message(exc: Exception) -> str:
     """An error's message as the app shows it: a sentence (its first letter a capital) that names the page's control
     for an InputError, never a command-line option."""
-    text = exc.render(control) if isinstance(exc, InputError) else str(exc)
-    first = text.split(" ", 1)[0].rstrip(":;,")
-    # A plain word starts the sentence with a capital; a file's name (people.csv) or a symbol is left as it is.
-    return text[:1].upper() + text[1:] if first.isalpha() and first.isascii() else text
+    return capitalised(exc.render(control) if isinstance(exc, InputError) else str(exc))
+
+
+# An experiment's metrics and x variables (core.experiments.plan), as axis titles: j is the released coordinate.
+AXIS_TITLES: dict[str, str] = {
+    "relative_error": "Relative error |λ̂ − λmin|/λmin",
+    "p_zero": "P(λ̂min = 0)",
+    "release_rate": "Release rate",
+    "abs_error_theta_star": "Error |θ̂ⱼ − θ*ⱼ|",
+    "abs_error_fit": "Error |θ̂ⱼ − θⱼ(Pₙ)|",
+    "abs_error_population": "Error |θ̂ⱼ − θⱼ(population)|",
+    "l2_error_theta_star": "Error ‖θ̂ − θ*‖₂",
+    "l2_error_fit": "Error ‖θ̂ − θ(Pₙ)‖₂",
+    "n/d": "Rows per dimension n/d",
+    "n": "Sample size n",
+    "epsilon": "Privacy parameter ε",
+}
+# The variables an experiment's panel fixes ("d=5", "eps=2", "norm=1"), by their symbols.
+PANEL_SYMBOLS = {"d": "d", "eps": "ε", "norm": "‖θ*‖₂"}
+
+
+def axis_title(name: str) -> str:
+    """An experiment's metric or x variable in words; a name the app does not know (an uploaded CSV's) spelled out."""
+    return AXIS_TITLES.get(name) or capitalised(name.replace("_", " "))
+
+
+def panel_title(panel: str) -> str:
+    """A panel's name such as "eps=2" as "ε = 2"; any other name as it is."""
+    key, equals, value = panel.partition("=")
+    return f"{PANEL_SYMBOLS[key]} = {value}" if equals and key in PANEL_SYMBOLS else panel

@@ -38,7 +38,7 @@ def render(budget: bool = True) -> None:
         n = data.n  # public, as everywhere here
         sb.caption(f"n = {data.n:,}, d = {data.d} · {state.data_spec().describe()}")
     except InputError as exc:
-        sb.caption(f"not loaded: {message(exc)}")
+        sb.caption(f"Not loaded: {message(exc)}")
     if state.is_publish():
         ledger_summary(sb)
     if budget:
