@@ -21,6 +21,7 @@ PAGES = [  # (URL path, first heading)
     ("planner", "Planner"), ("report", "Report"), ("experiments", "Experiments"),
 ]
 BUTTONS = {  # what a page needs pressed before its figures are drawn
+    "pipeline": ["Draw a table"],
     "compare": ["Run comparison"],
     "attacker": ["Let the computer play 200 rounds", "Draw the baselines"],
 }
