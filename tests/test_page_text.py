@@ -19,7 +19,7 @@ from ui.labels import capitalised
 
 N = 20_000
 DETAILS = ("lmin_details", "lmax_details", "test_details", "release_details")
-PAGES = ("data", "pipeline", "compare", "planner", "experiments", "report")
+PAGES = ("data", "pipeline", "compare", "attacker", "planner", "experiments", "report")
 MESSAGES = ("error", "warning", "info", "success", "caption", "toast")
 JUNK = b"\x00\x01 not a table \xff"
 
