@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import boot, sidebar, state
+from ui import boot, heap, sidebar, state
 from ui.format import presentation_style
 
 st.set_page_config(page_title="Private single parameter", layout="wide")
@@ -25,3 +25,4 @@ sidebar.render(budget=page.url_path != "pipeline")  # the Pipeline writes its ow
 presentation_style()
 page.run()
 state.sync_url()
+heap.settle()  # after a run that loaded new modules: later collections skip them (ui.heap)
