@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import boot, sidebar, state
+from ui import boot, heap, sidebar, state
 from ui.format import presentation_style
 
 st.set_page_config(page_title="Private single parameter", layout="wide")
@@ -27,3 +27,4 @@ presentation_style()
 with boot.unexpected_errors():
     page.run()
 state.sync_url()
+heap.settle()  # after a run that loaded new modules: later collections skip them (ui.heap)

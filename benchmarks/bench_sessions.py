@@ -7,7 +7,13 @@ read before and after they have all been drawn. The peer is the same with a bare
 PEER: a title, 20 metrics, one SVG figure), the least a new session costs on this machine. Prints CPU seconds per
 new session for both, and their ratio.
 
-    python benchmarks/bench_sessions.py [--sessions 30] [--n 20000]
+With --widgets, a second peer: the bare page with one of each kind of element the Pipeline's first render draws
+(WIDGETS: a radio, a toggle, sliders, a number input, a button, three downloads, a static table, LaTeX). A new
+browser fetches the front-end code of every kind of element it is shown, one request each (the Pipeline's
+first render: about 125 requests, the bare page's 78, this peer's 122), so this is the least a new session of a
+page drawing these kinds costs, whatever the page computes.
+
+    python benchmarks/bench_sessions.py [--sessions 30] [--n 20000] [--widgets]
 """
 
 from __future__ import annotations
@@ -31,6 +37,21 @@ from bench_browser import PEER  # noqa: E402
 from test_browser import CHROMIUM_ARGS, chromium, free_port, settle  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
+
+WIDGETS = PEER + """import pandas as pd
+
+st.radio("mode", ["a", "b"], horizontal=True)
+st.checkbox("check")
+st.toggle("toggle")
+st.slider("slider", 0.0, 1.0, 0.5)
+st.select_slider("select slider", [1, 2, 4], 2)
+st.number_input("number", value=1.0)
+st.button("button")
+for i in range(3):
+    st.download_button(f"download {i}", f"text {i}", f"file{i}.txt", on_click="ignore")
+st.table(pd.DataFrame({"a": ["1", "2"], "b": ["x", "y"]}), hide_index=True)
+st.markdown(r"math $\\varepsilon = 1$, `code` and *italic*")
+"""
 
 
 def cpu_seconds(pid: int) -> float:
@@ -86,6 +107,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sessions", type=int, default=30)
     ap.add_argument("--n", type=int, default=20_000)
+    ap.add_argument("--widgets", action="store_true", help="also the bare page with the Pipeline's kinds of elements")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
         folder = Path(tmp)
@@ -94,10 +116,16 @@ def main() -> None:
         browser = pw.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
         app = per_session(browser, ROOT / "app.py", f"/pipeline?n={a.n}", a.sessions, folder)
         bare = per_session(browser, peer, "/", a.sessions, folder)
+        if a.widgets:
+            kinds = folder / "widgets.py"
+            kinds.write_text(WIDGETS)
+            widgets = per_session(browser, kinds, "/", a.sessions, folder)
         browser.close()
     print(f"| server CPU per new Pipeline session ({a.sessions} opened together, n = {a.n:,}, cached) | {app:.3f} s |")
     print(f"| server CPU per new session of a bare Streamlit page | {bare:.3f} s |")
     print(f"| ratio | {app / bare:.2f} |")
+    if a.widgets:
+        print(f"| server CPU per new session of a bare page with the Pipeline's kinds of elements | {widgets:.3f} s |")
 
 
 if __name__ == "__main__":
