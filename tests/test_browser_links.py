@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 from test_browser import browser, check_clean, executable, fresh_server, new_tab, serve, settle, text  # noqa: F401
 
-TITLES = ("Start", "Data", "Pipeline", "Compare", "Planner", "Report", "Experiments")
+TITLES = ("Start", "Data", "Pipeline", "Compare", "Attacker's view", "Planner", "Report", "Experiments")
 
 
 def assert_own_navigation(tab) -> None:
@@ -79,7 +79,8 @@ def test_every_deep_link_works_once_the_root_has_run(browser, fresh_server: str)
     tab = new_tab(browser)
     try:
         opened(tab, f"{fresh_server}/", "Start", "13-root-first")
-        for path, heading in (("data", "Data"), ("compare", "Compare methods"), ("planner", "Planner"),
+        for path, heading in (("data", "Data"), ("compare", "Compare methods"), ("attacker", "The attacker's view"),
+                              ("planner", "Planner"),
                               ("report", "Report"), ("experiments", "Experiments"),
                               ("pipeline", "Privately releasing one coefficient")):
             opened(tab, f"{fresh_server}/{path}?epsilon=2&n=20000", heading, f"14-after-root-{path}")
