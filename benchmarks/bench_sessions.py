@@ -78,15 +78,73 @@ def start(script: Path, ledger: Path) -> tuple[subprocess.Popen, str]:
     raise RuntimeError("the server did not start")
 
 
-def per_session(browser, script: Path, path: str, sessions: int, folder: Path) -> float:
-    """CPU seconds the server spends per new session, `sessions` of them opened together after one warm-up."""
+NGINX = """worker_processes 1;
+daemon off;
+pid {folder}/nginx.pid;
+error_log {folder}/nginx.log;
+events {{ worker_connections 1024; }}
+http {{
+  include /etc/nginx/mime.types;
+  access_log off;
+  sendfile on;
+  map $http_upgrade $connection_upgrade {{ default upgrade; '' close; }}
+  server {{
+    listen 127.0.0.1:{port};
+    location /static/ {{ alias {static}/static/; expires 1y; }}
+    location / {{
+      proxy_pass {upstream};
+      proxy_http_version 1.1;
+      proxy_set_header Upgrade $http_upgrade;
+      proxy_set_header Connection $connection_upgrade;
+      proxy_set_header Host $host;
+      proxy_read_timeout 1d;
+    }}
+  }}
+}}
+"""
+
+
+def proxied(upstream: str, folder: Path) -> tuple[subprocess.Popen, str]:
+    """nginx in front of a server: Streamlit's static files (the front end's code, most of a new browser's requests)
+    served from its package folder, everything else passed on, the websocket included (README, "A class at once")."""
+    import streamlit
+
+    port = free_port()
+    conf = folder / "nginx.conf"
+    conf.write_text(NGINX.format(folder=folder, port=port, upstream=upstream,
+                                 static=Path(streamlit.__file__).parent / "static"))
+    proc = subprocess.Popen(["nginx", "-c", str(conf), "-p", str(folder)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    time.sleep(0.5)
+    return proc, f"http://127.0.0.1:{port}"
+
+
+def tree_cpu(pid: int) -> float:
+    """cpu_seconds of a process and its children (nginx's master and its worker)."""
+    kids = [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and _parent(p) == pid]
+    return cpu_seconds(pid) + sum(cpu_seconds(k) for k in kids)
+
+
+def _parent(p: Path) -> int | None:
+    try:
+        return int((p / "stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def per_session(browser, script: Path, path: str, sessions: int, folder: Path, proxy: bool = False) -> float:
+    """CPU seconds the server spends per new session, `sessions` of them opened together after one warm-up; with
+    proxy, the server's and nginx's together."""
     proc, url = start(script, folder / f"{script.stem}.sqlite3")
+    front = None
+    if proxy:
+        front, url = proxied(url, folder)
     try:
         warm = browser.new_context()
         tab = warm.new_page()
         tab.goto(url + path)
         settle(tab)
-        before = cpu_seconds(proc.pid)
+        before = cpu_seconds(proc.pid) + (0.0 if front is None else tree_cpu(front.pid))
         contexts = [browser.new_context() for _ in range(sessions)]
         tabs = [c.new_page() for c in contexts]
         for t in tabs:
@@ -94,13 +152,15 @@ def per_session(browser, script: Path, path: str, sessions: int, folder: Path) -
         for t in tabs:
             settle(t)
         time.sleep(1.0)  # the last websocket messages
-        spent = cpu_seconds(proc.pid) - before
+        spent = cpu_seconds(proc.pid) + (0.0 if front is None else tree_cpu(front.pid)) - before
         for c in [warm, *contexts]:
             c.close()
         return spent / sessions
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        for p in (proc, front):
+            if p is not None:
+                p.terminate()
+                p.wait(timeout=10)
 
 
 def main() -> None:
@@ -108,6 +168,7 @@ def main() -> None:
     ap.add_argument("--sessions", type=int, default=30)
     ap.add_argument("--n", type=int, default=20_000)
     ap.add_argument("--widgets", action="store_true", help="also the bare page with the Pipeline's kinds of elements")
+    ap.add_argument("--proxy", action="store_true", help="also the Pipeline behind nginx serving the static files")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
         folder = Path(tmp)
@@ -116,6 +177,8 @@ def main() -> None:
         browser = pw.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
         app = per_session(browser, ROOT / "app.py", f"/pipeline?n={a.n}", a.sessions, folder)
         bare = per_session(browser, peer, "/", a.sessions, folder)
+        behind = per_session(browser, ROOT / "app.py", f"/pipeline?n={a.n}", a.sessions, folder, True) \
+            if a.proxy else None
         if a.widgets:
             kinds = folder / "widgets.py"
             kinds.write_text(WIDGETS)
@@ -124,6 +187,8 @@ def main() -> None:
     print(f"| server CPU per new Pipeline session ({a.sessions} opened together, n = {a.n:,}, cached) | {app:.3f} s |")
     print(f"| server CPU per new session of a bare Streamlit page | {bare:.3f} s |")
     print(f"| ratio | {app / bare:.2f} |")
+    if behind is not None:
+        print(f"| the Pipeline behind nginx serving the static files (both servers' CPU) | {behind:.3f} s |")
     if a.widgets:
         print(f"| server CPU per new session of a bare page with the Pipeline's kinds of elements | {widgets:.3f} s |")
 
