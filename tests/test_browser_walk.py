@@ -42,9 +42,9 @@ def open_expanders(tab) -> None:
         closed = tab.locator('[data-testid="stMain"] [data-testid="stExpander"] details:not([open]) > summary')
         if not closed.count():
             return
-        for _ in range(closed.count()):
-            closed.first.click()
-            settle(tab)
+        for summary in closed.element_handles():  # all at once: Streamlit folds the reruns they ask for into one
+            summary.click()
+        settle(tab)
 
 
 def plain(text: str) -> str:
