@@ -1,5 +1,7 @@
 """Teaching what-ifs: noise-free certificates, the smallest epsilon and n, the pass region."""
 
+import math
+
 import numpy as np
 
 from core.recursion import down_recursion, up_recursion
@@ -61,3 +63,17 @@ def test_trajectories_are_the_iterates(robust_problem):
     up = up_recursion(0.9 * f.lambda_min, g, f.n, 0.0)
     rise = up.trajectory(f.lambda_max)
     assert len(rise) == up.count(f.lambda_max) + 1 and rise[-1] == g.G1
+
+
+def test_a_tiny_epsilon_sums_blocks_of_m_a_to_a_lower_bound(monkeypatch):
+    """eps_a = 0.02/20 spreads m_a over some 31,000 values: in MAX_TERMS blocks the sum is a lower bound within
+    ln(0.5/tail)/MAX_TERMS of the sum over every m_a, and the blocks were used (the two differ)."""
+    from core import whatif
+    from core.planner import Assumptions
+
+    a = Assumptions(n=300_000, d=2, lambda_min=0.3, lambda_max=0.36, epsilon=0.02, delta=1e-6)
+    c = a.curvature()
+    blocked = whatif.pass_probability(c, a.epsilon, a.delta, a.weights)
+    monkeypatch.setattr(whatif, "MAX_TERMS", 10**9)
+    exact = whatif.pass_probability(c, a.epsilon, a.delta, a.weights)
+    assert 0 < blocked < exact <= blocked + math.log(0.5 / 1e-7) / 10_000
