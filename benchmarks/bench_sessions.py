@@ -13,12 +13,17 @@ browser fetches the front-end code of every kind of element it is shown, one req
 first render: about 125 requests, the bare page's 78, this peer's 122), so this is the least a new session of a
 page drawing these kinds costs, whatever the page computes.
 
-    python benchmarks/bench_sessions.py [--sessions 30] [--n 20000] [--widgets]
+With --proxy, the Pipeline again behind nginx (which must be installed) serving Streamlit's static files itself and
+passing the rest on, as the README's lecture-hall setup does; the figure is both servers' CPU (Streamlit's process,
+nginx's master and worker).
+
+    python benchmarks/bench_sessions.py [--sessions 30] [--n 20000] [--widgets] [--proxy]
 """
 
 from __future__ import annotations
 
 import argparse
+import getpass
 import os
 import subprocess
 import sys
@@ -78,7 +83,8 @@ def start(script: Path, ledger: Path) -> tuple[subprocess.Popen, str]:
     raise RuntimeError("the server did not start")
 
 
-NGINX = """worker_processes 1;
+NGINX = """user {user};
+worker_processes 1;
 daemon off;
 pid {folder}/nginx.pid;
 error_log {folder}/nginx.log;
@@ -111,7 +117,8 @@ def proxied(upstream: str, folder: Path) -> tuple[subprocess.Popen, str]:
 
     port = free_port()
     conf = folder / "nginx.conf"
-    conf.write_text(NGINX.format(folder=folder, port=port, upstream=upstream,
+    # The worker reads the package's files where this process can: as this process's user.
+    conf.write_text(NGINX.format(user=getpass.getuser(), folder=folder, port=port, upstream=upstream,
                                  static=Path(streamlit.__file__).parent / "static"))
     proc = subprocess.Popen(["nginx", "-c", str(conf), "-p", str(folder)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
