@@ -154,7 +154,7 @@ def test_seed_replays_and_fresh_noise_draws_anew():
 
 def test_not_private_numbers_are_marked():
     at = start(noise_seed=1, epsilon=8.0)
-    marked = {m.label.split(" :")[0] for m in at.main.metric if "not private" in m.label}
+    marked = {m.label.removesuffix(" · not private") for m in at.main.metric if "not private" in m.label}
     plain = {m.label for m in at.main.metric if "not private" not in m.label}
     assert {
         "N", "Laplace draw", "λmin(Pₙ)", "κ", "ω(u | Pₙ)", "Δ(Pₙ, u)",

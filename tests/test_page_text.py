@@ -86,6 +86,12 @@ def test_no_label_with_a_help_tooltip_holds_latex(seen):
     assert [(where, label) for where, label in seen["helped"] if "$" in label] == []
 
 
+def test_no_label_with_a_help_tooltip_holds_a_badge_s_markup(seen):
+    """A label marked not private says so in words: a badge's markup would be its help button's name."""
+    assert [(where, label) for where, label in seen["helped"] if re.search(r":\w+-badge\[", label)] == []
+    assert any(label.endswith(" · not private") for _, label in seen["helped"])
+
+
 @pytest.fixture(scope="module")
 def refused(tmp_path_factory) -> list[tuple[str, str]]:
     """(page, text) of the messages shown for a budget and a file that core refuses."""

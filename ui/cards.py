@@ -27,7 +27,7 @@ from core.teaching import WHATIF_EPS, Steps, falling_path, rising_path
 from ui import cache, state
 from ui.charts import chart, sketch
 from ui.figures import eigenvalue_names, profile_figure, region_figure, staircase
-from ui.format import Metric, interval, label, metric_row, noise_source, num, opened, presenting, tagged
+from ui.format import Metric, helped, interval, label, metric_row, noise_source, num, opened, presenting, tagged
 from ui.formulas import (
     ACCOUNTING_NAMES,
     BUDGET_STAGES,
@@ -143,7 +143,7 @@ def bound_metrics(b: RecursiveBound, which: str) -> tuple[list[Metric], list[Met
         (label(b, "statistic", f"λ{which}(Pₙ)"), num(b.statistic), "The true eigenvalue of the Hessian it bounds "
          "(from the data, not private)"),
         # covers compares the bound with the true eigenvalue, so it is not private either.
-        (tagged("bound holds"), "yes" if b.covers else "no", "Whether this draw's certificate is correct"),
+        (helped("bound holds"), "yes" if b.covers else "no", "Whether this draw's certificate is correct"),
     ]
     count = [
         (label(b, "N", "N"), str(b.N), "How many steps of the recursion the true eigenvalue survives: a count that "
@@ -307,9 +307,9 @@ def region(problem: Problem, keys: tuple, epsilon: float) -> None:
 
 def whatif_metrics(eps_min: float | None, n_min: int | None, how: str) -> list[Metric]:
     return [
-        (tagged(f"smallest ε that {how}"), "not by 100" if eps_min is None else f"{eps_min:.3g}",
+        (helped(f"smallest ε that {how}"), "not by 100" if eps_min is None else f"{eps_min:.3g}",
          "Smallest total ε (to 1 %) at which the test (14) passes on these data, at this δ and split"),
-        (tagged(f"smallest n that {how}"), f"beyond {whatif.N_MAX:.0e}" if n_min is None else f"{n_min:,}",
+        (helped(f"smallest n that {how}"), f"beyond {whatif.N_MAX:.0e}" if n_min is None else f"{n_min:,}",
          "Smallest n (to 2 %) at which it passes at this ε, with the eigenvalues held fixed"),
     ]
 

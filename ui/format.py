@@ -55,9 +55,15 @@ def tagged(text: str) -> str:
     return f"{text} {NOT_PRIVATE}"
 
 
+def helped(text: str) -> str:
+    """A metric label marked not private in plain words: a help button is named for screen readers after its label
+    as written, so a badge's markup there would be read out ("Help for κ :orange-badge[…]")."""
+    return f"{text} · not private"
+
+
 def label(result: object, field: str, text: str) -> str:
-    """text, badged when core marks result.field as computed from the data without privacy."""
-    return tagged(text) if field in not_private(result) else text
+    """A metric label, marked (`helped`) when core marks result.field as computed from the data without privacy."""
+    return helped(text) if field in not_private(result) else text
 
 
 def noise_source(seed: int | None, fresh: str = "fresh noise from OS entropy") -> str:
