@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 from scipy.linalg import cho_factor, cho_solve
 from scipy.special import expit
 
+from core.accounting import StageBudget
 from core.certificates import RecursiveBound, lambda_min_certificate, recursive_bound
 from core.dp_sgd import DPSGDConfig, dp_sgd_theta
 from core.errors import InputError
@@ -69,6 +70,12 @@ class FullVectorRelease:
     delta_total: float
 
 
+def step_budget(epsilon: float, delta: float) -> StageBudget:
+    """What each of the two steps of Algorithms 3 and 7 (the certificate, the Gaussian step) spends of a total
+    (eps, delta): half of each, which Theorem 1 and Proposition 7.1 compose to the total."""
+    return StageBudget(epsilon / 2.0, delta / 2.0)
+
+
 def algorithm3(
     fit: FitResult, g: Geometry, epsilon: float, delta: float, rng: np.random.Generator, calibration: str = "paper"
 ) -> FullVectorRelease:
@@ -77,9 +84,9 @@ def algorithm3(
     Corollary 3.1 needs (C1); lambda_hat > 0 implies it, and it is checked explicitly as well.
     """
     check_epsilon_delta(epsilon, delta, "Algorithm 3")
-    eps, dlt = epsilon / 2.0, delta / 2.0
-    cert = lambda_min_certificate(fit, g, eps, dlt, rng)
-    return _finish("algorithm3", fit, cert, sigma(eps, dlt, calibration),
+    step = step_budget(epsilon, delta)
+    cert = lambda_min_certificate(fit, g, step.epsilon, step.delta, rng)
+    return _finish("algorithm3", fit, cert, sigma(step.epsilon, step.delta, calibration),
                    algorithm3_scale(cert.lambda_hat, g, fit.n, fit.lam_reg),
                    "lambda_hat_min + lambda_reg = 0 or (C1) fails", epsilon, delta, rng)
 
@@ -102,10 +109,10 @@ def algorithm7(
 ) -> FullVectorRelease:
     """Algorithm 7: the generic smooth-loss release under condition (C2)."""
     check_epsilon_delta(epsilon, delta, "Algorithm 7")
-    eps, dlt = epsilon / 2.0, delta / 2.0
+    step = step_budget(epsilon, delta)
     rec = smooth_recursion(g, fit.n, fit.lam_reg)
-    cert = recursive_bound(fit.lambda_min + fit.lam_reg, rec, eps, dlt, rng, "lower")
-    s = sigma(eps, dlt, calibration)
+    cert = recursive_bound(fit.lambda_min + fit.lam_reg, rec, step.epsilon, step.delta, rng, "lower")
+    s = sigma(step.epsilon, step.delta, calibration)
     lam, n = cert.lambda_hat, fit.n
     W = None
     if lam >= max(3.0 * g.G1 / n, math.sqrt(12.0 * g.G0 * g.G2 / n)):  # condition (C2)

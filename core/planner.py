@@ -27,8 +27,8 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 
 from core.accounting import ACCOUNTINGS, RELEASE_SPLIT, Budget, make_budget
-from core.certificates import steps_to_invert
 from core.errors import InputError, is_integer, is_real
+from core.full_vector import step_budget
 from core.gaussian import CALIBRATIONS, MAX_DELTA, MAX_EPSILON, MIN_EPSILON, normal_quantile, sigma
 from core.geometry import DOMAINS, Geometry
 from core.losses import LOSSES
@@ -36,7 +36,7 @@ from core.model import ModelSpec
 from core.release import interval_half_width
 from core.stability import StabilityTest
 from core.table import planned_half_width
-from core.whatif import N_MAX, Curvature, down_count, noise_free_test, pass_probability
+from core.whatif import N_MAX, Curvature, down_count, noise_free_bound, noise_free_test, pass_probability
 
 MAX_D = 10_000  # the largest dimension a plan accepts; the recursions' constants grow with r = sqrt(d) on the cube
 MAX_SPLIT = 1e3  # the split's weights lie in [1/MAX_SPLIT, MAX_SPLIT], as the app's split controls
@@ -203,7 +203,7 @@ def plan(a: Assumptions, probability: bool = True) -> Plan:
 def table_plan(a: Assumptions, c: Curvature) -> float | None:
     """A regression table's half-width at the noise-free certificate (Algorithm 2 at (eps/2, delta/2), N_hat = N)."""
     down = down_count(c, c.n)
-    lam_hat = down.inverse(steps_to_invert(down.count(c.lambda_min), a.epsilon / 2.0, a.delta / 2.0)[1])
+    lam_hat = noise_free_bound(down, down.count(c.lambda_min), step_budget(a.epsilon, a.delta))
     return planned_half_width(lam_hat, c.geometry, c.n, c.lam_reg, a.epsilon, a.delta, a.calibration, a.level)
 
 

@@ -15,6 +15,7 @@ from core.accounting import Budget, StageBudget
 from core.certificates import RecursiveBound
 from core.compare import Comparison, MethodTrials
 from core.data.dataset import PrivacyUnit
+from core.full_vector import step_budget
 from core.gaussian import exp_magnitude
 from core.marks import PublicView, not_private, public
 from core.model import ModelSpec
@@ -23,6 +24,7 @@ from core.population import ACS, Population
 from core.release import Release
 from core.spec import DataSpec
 from core.table import TableRelease
+from core.table import stages as table_stages
 
 # Dotted paths of values computed from the data without privacy; everything else is private
 # or public (the budget, the settings).
@@ -401,14 +403,14 @@ def table_document(t: TableRelease, source: str, n: int, d: int, model: ModelSpe
                   lambda_reg=model.lam_reg),
         table=dict(status=t.status, reason=t.reason, level=t.level, half_width=t.half_width, rows=rows),
         # Each interval holds when the certificate does, so its level is discounted by its delta.
-        interval_coverage=t.level * (1.0 - dl / 2.0),
+        interval_coverage=t.level * (1.0 - step_budget(e, dl).delta),
         lambda_min=public(t.vector.certificate).values(),
         guarantee=dict(epsilon=e, delta=dl, holds=noise_seed is None,
                        warning=None if noise_seed is None else SEEDED_WARNING),
         privacy_unit=unit_dict(e, dl, unit),
         method=dict(algorithm="Algorithm 3 of Asi, Duchi & Talwar (2025), the chosen coordinates published "
                     "(a regression table: one certificate, one Gaussian step)",
-                    calibration=t.calibration, stages=dict(lambda_min=[e / 2, dl / 2], release=[e / 2, dl / 2])),
+                    calibration=t.calibration, stages=table_stages(e, dl)),
     ))
 
 

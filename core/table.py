@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.errors import DataError
-from core.full_vector import FullVectorRelease, algorithm3, algorithm3_scale
+from core.full_vector import FullVectorRelease, algorithm3, algorithm3_scale, step_budget
 from core.gaussian import normal_quantile, sigma
 from core.geometry import Geometry
 from core.marks import NOT_PRIVATE
@@ -77,6 +77,13 @@ class TableRelease:
         return len(self.indices)
 
 
+def stages(epsilon: float, delta: float) -> dict[str, tuple[float, float]]:
+    """Each step's (epsilon, delta) of a table at the total (eps, delta): Algorithm 3's certificate and Gaussian step
+    (core.full_vector.step_budget), as documents and the ledger name them."""
+    step = step_budget(epsilon, delta)
+    return {"lambda_min": (step.epsilon, step.delta), "release": (step.epsilon, step.delta)}
+
+
 def _half_width(noise_scale: float, lam0: float, g: Geometry, level: float) -> float:
     """z_{1-a/2} (noise's sd) + l(lambda_0): the interval's half-width around a table's value."""
     return normal_quantile(0.5 + level / 2.0) * noise_scale + solver_slack(lam0, g)
@@ -89,7 +96,8 @@ def planned_half_width(lambda_hat: float, g: Geometry, n: int, lam_reg: float, e
     scale = algorithm3_scale(lambda_hat, g, n, lam_reg)
     if scale is None:
         return None
-    return _half_width(sigma(epsilon / 2.0, delta / 2.0, calibration) * scale, lambda_hat + lam_reg, g, level)
+    step = step_budget(epsilon, delta)
+    return _half_width(sigma(step.epsilon, step.delta, calibration) * scale, lambda_hat + lam_reg, g, level)
 
 
 def release_table(problem: Problem, names: str | tuple[str | int, ...], epsilon: float, delta: float,

@@ -43,7 +43,7 @@ from functools import cached_property
 import numpy as np
 from scipy.optimize import brentq
 
-from core.accounting import Budget, make_budget
+from core.accounting import Budget, StageBudget, make_budget
 from core.certificates import steps_to_invert
 from core.data.synthetic import MAX_ROWS
 from core.errors import InputError
@@ -200,6 +200,12 @@ def noise_free_test(problem: Problem | Curvature, epsilon: float, delta: float, 
     return certified_test(c, down, down.count(c.lambda_min), make_budget(epsilon, delta, split, accounting))
 
 
+def noise_free_bound(rec: DownCount | AffineIncreasingRecursion, count: float, stage: StageBudget) -> float:
+    """A certificate (Algorithm 6) with N_hat = N at its stage's (epsilon, delta): the recursion's inverse of
+    m = max(0, floor(N - k))."""
+    return rec.inverse(steps_to_invert(count, stage.epsilon, stage.delta)[1])
+
+
 def certified_test(problem: Problem | Curvature, down: DownCount, count_min: float, b: Budget) -> StabilityTest:
     """The test (14) at budget b from noise-free certificates, given N(lambda_min) of the recursion (10) at down.n.
 
@@ -207,12 +213,11 @@ def certified_test(problem: Problem | Curvature, down: DownCount, count_min: flo
     """
     c, n = curvature(problem), down.n
     g = c.geometry
-    a_stage, b_stage = b.lambda_min, b.lambda_max
-    lam_hat_min = down.inverse(steps_to_invert(count_min, a_stage.epsilon, a_stage.delta)[1])
+    lam_hat_min = noise_free_bound(down, count_min, b.lambda_min)
     lam_hat_max = None
     if lam_hat_min > 0:
         up = up_recursion(lam_hat_min, g, n, c.lam_reg, widened(n))
-        lam_hat_max = up.inverse(steps_to_invert(up.count(c.lambda_max), b_stage.epsilon, b_stage.delta)[1])
+        lam_hat_max = noise_free_bound(up, up.count(c.lambda_max), b.lambda_max)
     return stability_test(lam_hat_min, lam_hat_max, g, n, c.lam_reg, b.release.epsilon, b.release.delta)
 
 
