@@ -31,9 +31,17 @@ from core.ledger_store import default_ledger_path, population_to_json
 from core.losses import LOSSES
 from core.model import ModelSpec
 from core.pipeline import Problem, make_rng, prepare_spec
-from core.plan import ReleasePlan, TablePlan, charge_and_execute, charge_and_release_table, execute, execute_table
+from core.plan import (
+    ReleasePlan,
+    TablePlan,
+    charge_and_execute,
+    charge_and_release_table,
+    execute,
+    execute_table,
+    table_report,
+)
 from core.population import Population
-from core.report import compare_document, release_document, table_document
+from core.report import compare_document, release_document
 from core.settings import check
 from core.spec import SYNTHETIC_N, AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, model_loss
 from core.table import coordinates
@@ -294,10 +302,8 @@ def _release_table(args: argparse.Namespace, spec: DataSpec, data: Dataset, prob
                      epsilon=args.epsilon, delta=args.delta, calibration=args.calibration, level=args.level,
                      seed=args.seed)
     if ledger is not None:
-        t, _ = charge_and_release_table(plan, problem, ledger, data.privacy_unit)
-    else:
-        t = execute_table(plan, problem)
-    return table_document(t, spec.describe(), problem.n, problem.d, problem.model, data.privacy_unit, args.seed)
+        return charge_and_release_table(plan, problem, ledger, data.privacy_unit)[1]
+    return table_report(plan, problem, execute_table(plan, problem), data.privacy_unit)
 
 
 def cmd_compare(args: argparse.Namespace) -> dict:

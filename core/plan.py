@@ -30,6 +30,7 @@ from core.report import published_report, table_document
 from core.settings import check
 from core.spec import DataSpec
 from core.table import TableRelease, release_table
+from core.table import stages as table_stages
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -154,15 +155,19 @@ def execute_table(plan: TablePlan, problem: Problem, rng: np.random.Generator | 
                          plan.calibration, plan.level)
 
 
+def table_report(plan: TablePlan, problem: Problem, t: TableRelease, unit: PrivacyUnit | None) -> dict:
+    """The table's private document (core.report.table_document) on the plan's data and model."""
+    return table_document(t, plan.data.describe(), problem.n, problem.d, plan.model, unit, plan.seed)
+
+
 def charge_and_release_table(plan: TablePlan, problem: Problem, ledger: Ledger,
-                             unit: PrivacyUnit | None) -> tuple[TableRelease, LedgerEntry]:
+                             unit: PrivacyUnit | None) -> tuple[TableRelease, dict, LedgerEntry]:
     """One charge of the plan's total to its people (per person, before any noise; refused past the cap or for a
-    seeded plan), then the table, recorded on that charge with its private document."""
+    seeded plan), then the table and its private document, recorded on that charge."""
     entry = charge_total(ledger, plan.data.population(), *plan.cost(unit), plan.seed)
     t = execute_table(plan, problem)
-    document = table_document(t, plan.data.describe(), problem.n, problem.d, plan.model, unit)
-    half = (plan.epsilon / 2.0, plan.delta / 2.0)
+    document = table_report(plan, problem, t, unit)
     ledger.record_outcome(entry, ReleaseDetails(
-        ",".join(plan.names), {"lambda_min": half, "release": half}, t.status,
+        ",".join(plan.names), table_stages(plan.epsilon, plan.delta), t.status,
         document=json.dumps(document, ensure_ascii=False)))
-    return t, entry
+    return t, document, entry

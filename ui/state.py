@@ -64,9 +64,9 @@ from core.plan import (
     charge_and_finish,
     charge_and_release_table,
     execute_table,
+    table_report,
 )
 from core.problem import default_coordinate
-from core.report import table_document
 from core.settings import RANGES
 from core.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, file_spec
 from core.table import TableRelease
@@ -663,8 +663,11 @@ def publish_table(problem: Problem, names: tuple[str, ...], b: Budget) -> TableR
 
 def _keep_table(p: TablePlan, problem: Problem, book: Ledger | None) -> TableRecord:
     unit = dataset().privacy_unit
-    t = execute_table(p, problem) if book is None else charge_and_release_table(p, problem, book, unit)[0]
-    doc = table_document(t, p.data.describe(), problem.n, problem.d, p.model, unit, p.seed)
+    if book is None:
+        t = execute_table(p, problem)
+        doc = table_report(p, problem, t, unit)
+    else:
+        t, doc, _ = charge_and_release_table(p, problem, book, unit)
     record = TableRecord(p, t, doc, book is not None)
     st.session_state[TABLE] = record
     return record
