@@ -149,16 +149,17 @@ def release_event_delta(c: StageBudget) -> float:
     return (1.0 + math.exp(c.epsilon)) * c.delta
 
 
-def pld_epsilon(a: StageBudget, b: StageBudget, c: StageBudget, delta_total: float) -> float:
-    """epsilon of the three stages at delta_total by dp_accounting's PLDs (pessimistic estimates).
+def pld_epsilon(a: StageBudget, b: StageBudget, c: StageBudget, delta_total: float, k: int = 1) -> float:
+    """epsilon at delta_total of k releases of the three stages, composed by dp_accounting's PLDs (pessimistic
+    estimates).
 
-    delta_total pays the certificates' failures delta_a + delta_b first; the rest is the PLD's
-    delta. +inf when that rest does not exceed the release event's own delta.
+    delta_total pays the certificates' failures k (delta_a + delta_b) first; the rest is the PLD's delta. +inf when
+    that rest does not exceed the release events' own delta.
     """
-    rest = delta_total - a.delta - b.delta
-    if rest <= release_event_delta(c):
+    rest = delta_total - k * a.delta - k * b.delta
+    if rest <= k * release_event_delta(c):
         return math.inf
-    return _pld_epsilon(a.epsilon, b.epsilon, c.epsilon, release_event_delta(c), rest)
+    return _pld_epsilon(a.epsilon, b.epsilon, c.epsilon, release_event_delta(c), rest, k)
 
 
 @lru_cache(maxsize=1024)
@@ -185,63 +186,55 @@ def split_budget_pld(
     conversion the other c delta / 2. epsilon: the split's proportions, scaled by bisection to the
     largest scale whose PLD epsilon is <= eps.
     """
-    basic = split_budget(epsilon, delta, split)
-    a, b, c = basic.split
-
-    def stages(scale: float) -> tuple[StageBudget, StageBudget, StageBudget]:
-        eps_c = scale * c * epsilon / 2.0
-        return (
-            StageBudget(scale * a * epsilon, a * delta),
-            StageBudget(scale * b * epsilon, b * delta),
-            StageBudget(eps_c, c * delta / 2.0 / (1.0 + math.exp(eps_c))),
-        )
-
-    at_one = pld_epsilon(*stages(1.0), delta)
-    if not math.isfinite(at_one):
-        raise BudgetError(f"delta = {delta:g} is too small for this split under PLD accounting")
-    # The PLD epsilon is nearly proportional to the scale: bracket its root tightly, then bisect.
-    guess = epsilon / at_one
-    lo, hi = guess * (1 - 2e-3), guess * (1 + 2e-3)
-    while pld_epsilon(*stages(lo), delta) > epsilon:
-        lo, hi = lo * (1 - 2e-2), lo
-    for _ in range(16):
-        mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if pld_epsilon(*stages(mid), delta) <= epsilon else (lo, mid)
-    sa, sb, sc = stages(lo)
+    weights, sa, sb, sc = _pld_stages(epsilon, delta, split, 1)
     eps_basic, delta_basic = basic_composition(sa, sb, sc)
-    return Budget(epsilon, delta, (a, b, c), sa, sb, sc, eps_basic, delta_basic, accounting="pld")
+    return Budget(epsilon, delta, weights, sa, sb, sc, eps_basic, delta_basic, accounting="pld")
 
 
 def separate_budget(epsilon: float, delta: float, k: int, split: tuple[float, float, float] = DEFAULT_SPLIT) -> Budget:
     """What each of k separate releases (Algorithm 5, each its own certificates) may spend so that their k-fold
-    composition by privacy-loss distributions meets the total (eps, delta): the split's proportions scaled by
-    bisection, each release's certificates failing with delta_a = a delta/k and delta_b = b delta/k, its release event
-    taking c delta/(2k) and the conversion the rest of c delta. The returned budget is one release's, its totals
-    (epsilon_total, delta_total) the per-release share of basic composition (a bound on that one release alone)."""
+    composition by privacy-loss distributions meets the total (eps, delta): split_budget_pld's solution with every
+    delta share divided by k. The returned budget is one release's, its totals (epsilon_total, delta_total) the
+    per-release share of basic composition (a bound on that one release alone); k = 1 is split_budget_pld."""
     if not (isinstance(k, int) and k >= 1):
         raise BudgetError(f"the number of releases must be a positive integer, got {k!r}")
     if k == 1:
         return split_budget_pld(epsilon, delta, split)
+    weights, sa, sb, sc = _pld_stages(epsilon, delta, split, k)
+    eps_basic, delta_basic = basic_composition(sa, sb, sc)
+    return Budget(eps_basic, delta_basic, weights, sa, sb, sc, eps_basic, delta_basic, accounting="pld")
+
+
+def _pld_stages(epsilon: float, delta: float, split: tuple[float, float, float],
+                k: int) -> tuple[tuple[float, float, float], StageBudget, StageBudget, StageBudget]:
+    """(the split's weights, and the stages) of the largest scale of the split's proportions whose k releases
+    compose by PLD to at most eps at delta: delta_a = a delta/k, delta_b = b delta/k, each release event c delta/(2k),
+    the conversion the rest."""
     a, b, c = split_budget(epsilon, delta, split).split
 
     def stages(scale: float) -> tuple[StageBudget, StageBudget, StageBudget]:
         eps_c = scale * c * epsilon / 2.0
-        return (StageBudget(scale * a * epsilon, a * delta / k), StageBudget(scale * b * epsilon, b * delta / k),
-                StageBudget(eps_c, c * delta / (2.0 * k) / (1.0 + math.exp(eps_c))))
+        return (
+            StageBudget(scale * a * epsilon, a * delta / k),
+            StageBudget(scale * b * epsilon, b * delta / k),
+            StageBudget(eps_c, c * delta / (2.0 * k) / (1.0 + math.exp(eps_c))),
+        )
 
-    def total(scale: float) -> float:
-        sa, sb, sc = stages(scale)
-        return _pld_epsilon(sa.epsilon, sb.epsilon, sc.epsilon, release_event_delta(sc), c * delta, k)
-
-    lo, hi = 0.0, 1.0  # k releases at the whole split each can only exceed eps
-    for _ in range(30):
+    at_one = pld_epsilon(*stages(1.0), delta, k)
+    if not math.isfinite(at_one):
+        what = "this split" if k == 1 else f"{k} separate releases"
+        raise BudgetError(f"delta = {delta:g} is too small for {what} under PLD accounting")
+    # The PLD epsilon is nearly proportional to the scale: bracket its root tightly, then bisect.
+    guess = epsilon / at_one
+    lo, hi = guess * (1 - 2e-3), guess * (1 + 2e-3)
+    while pld_epsilon(*stages(lo), delta, k) > epsilon:
+        lo, hi = lo * (1 - 2e-2), lo
+    while pld_epsilon(*stages(hi), delta, k) <= epsilon:  # k releases compose less than proportionally
+        lo, hi = hi, hi * (1 + 2e-2)
+    for _ in range(16):
         mid = 0.5 * (lo + hi)
-        lo, hi = (mid, hi) if total(mid) <= epsilon else (lo, mid)
-    if lo == 0.0:
-        raise BudgetError(f"delta = {delta:g} is too small for {k} separate releases under PLD accounting")
-    sa, sb, sc = stages(lo)
-    eps_basic, delta_basic = basic_composition(sa, sb, sc)
-    return Budget(eps_basic, delta_basic, (a, b, c), sa, sb, sc, eps_basic, delta_basic, accounting="pld")
+        lo, hi = (mid, hi) if pld_epsilon(*stages(mid), delta, k) <= epsilon else (lo, mid)
+    return (a, b, c), *stages(lo)
 
 
 def make_budget(epsilon: float, delta: float, split: tuple[float, float, float] = DEFAULT_SPLIT,

@@ -10,7 +10,7 @@ import pytest
 from audit import audit, count_changing_pair, prepare_sample
 
 from core import table
-from core.accounting import RELEASE_SPLIT, _pld_epsilon, release_event_delta, separate_budget, split_budget_pld
+from core.accounting import RELEASE_SPLIT, pld_epsilon, separate_budget, split_budget_pld
 from core.data import synthetic
 from core.errors import BudgetError, DataError
 from core.full_vector import algorithm3
@@ -66,16 +66,15 @@ def test_bottom_when_no_curvature_is_certified():
 
 
 def test_separate_releases_share_the_total():
-    """k releases at separate_budget, composed k-fold by PLD, meet the total; one more step of the bisection would
-    not; k = 1 is the single release's own PLD budget."""
+    """k releases at separate_budget, composed k-fold by PLD, meet the total, with every delta share divided by k;
+    k = 1 is the single release's own PLD budget."""
     one = separate_budget(4.0, 1e-6, 1, RELEASE_SPLIT)
     assert one == split_budget_pld(4.0, 1e-6, RELEASE_SPLIT)
     shares = []
     for k in (2, 5):
         b = separate_budget(4.0, 1e-6, k, RELEASE_SPLIT)
         a, c = b.lambda_min, b.release
-        eps = _pld_epsilon(a.epsilon, b.lambda_max.epsilon, c.epsilon, release_event_delta(c),
-                           b.split[2] * 1e-6, k)
+        eps = pld_epsilon(a, b.lambda_max, c, 1e-6, k)
         assert eps <= 4.0
         assert k * (a.delta + b.lambda_max.delta) + b.split[2] * 1e-6 == pytest.approx(1e-6)
         shares.append(c.epsilon)
