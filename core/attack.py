@@ -191,17 +191,16 @@ class GaussianLaw:
     sd: float
     sd_prime: float
 
-    def log_bins(self) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
-        """(edges, ln P(bin), ln P'(bin)): RELEASE_BINS bins over +- RELEASE_SPAN sd, and the two tails."""
+    def log_bins(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """(ln P(bin), ln P'(bin)): RELEASE_BINS bins over +- RELEASE_SPAN sd, and the two tails."""
         wide = max(self.sd, self.sd_prime)
         inner = np.linspace(min(self.mean, self.mean_prime) - RELEASE_SPAN * wide,
                             max(self.mean, self.mean_prime) + RELEASE_SPAN * wide, RELEASE_BINS + 1)
         edges = np.concatenate(([-np.inf], inner, [np.inf]))
         std = stats.norm()
         # In standard units, where _log_mass splits the tails at each law's centre.
-        p, q = (_log_mass(std.logcdf, std.logsf, z[:-1], z[1:])
-                for z in ((edges - self.mean) / self.sd, (edges - self.mean_prime) / self.sd_prime))
-        return edges, p, q
+        return tuple(_log_mass(std.logcdf, std.logsf, z[:-1], z[1:])
+                     for z in ((edges - self.mean) / self.sd, (edges - self.mean_prime) / self.sd_prime))
 
 
 def gaussian_law(pair: Neighbours, test: StabilityTest, epsilon: float, delta: float, calibration: str) -> GaussianLaw:
@@ -281,7 +280,7 @@ def laws(pair: Neighbours, budget: Budget, calibration: str = "paper") -> Laws:
                           r.epsilon, r.delta)
     release = gaussian_law(pair, test, r.epsilon, r.delta, calibration) if test.passed else None
     if release is not None:
-        parts.append(release.log_bins()[1:])
+        parts.append(release.log_bins())
     loss = privacy_loss(parts, budget.epsilon_total, budget.delta_total)
     return Laws(pair, budget, stage1, stage2, test, release, loss)
 

@@ -381,13 +381,6 @@ def downloads(rep: dict, release: state.PublishedRelease | None) -> None:
 # ---------------------------------------------------------------- a regression table
 
 
-def newest_table() -> tuple[dict, str] | None:
-    """The newest charged document on the loaded data's people when it is a regression table (a table released after
-    a single coefficient is the page's subject), with the ledger's account and when it was charged; else None."""
-    kept = kept_report()
-    return kept if kept is not None and "table" in kept[0] else None
-
-
 def table_rows(doc: dict) -> list[tuple[str, str]]:
     return [(r["name"], f"{num(r['value'])} {interval([r['low'], r['high']])}") for r in doc["table"]["rows"]]
 
@@ -447,16 +440,16 @@ def main() -> None:
     st.caption("For stakeholders: only a release made in Publish mode and charged to the privacy ledger appears "
                "here. Every value was released by the mechanism or is a public setting (n and d are treated as "
                "public); nothing computed from the data without privacy appears.")
+    kept = kept_report()
+    if kept is not None and "table" in kept[0]:  # the newest charge is a regression table: it is the page's subject
+        show_table(*kept)
+        return
     try:
-        newest = newest_table()
         release = state.published()  # matched on the loaded data's settings, so the data must load
     except (InputError, OSError) as exc:
         st.error(message(exc))
         return
-    if newest is not None:
-        show_table(*newest)
-        return
-    if release is None and (kept := kept_report()) is not None:
+    if release is None and kept is not None:
         rep, when = kept
         st.info(f"Read back from the privacy ledger: the last paid-for release on these people, charged {when}. "
                 "Showing it again charges nothing.", icon=":material/history:")
