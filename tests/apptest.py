@@ -18,3 +18,11 @@ def new_app(timeout: float = 90, query: dict[str, str] | None = None, **settings
     for key, value in settings.items():
         at.session_state[key] = value
     return at
+
+
+def on_page(page: str, timeout: float = 300, **settings: object) -> AppTest:
+    """new_app with these session values, run once (the first run registers st.navigation's pages), then switched
+    to pages/<page>.py and run."""
+    at = new_app(timeout, **settings)
+    at.run()
+    return at.switch_page(f"pages/{page}.py").run()

@@ -3,15 +3,13 @@ privacy loss, a round of the game, the computer's rounds and the baselines, with
 
 from __future__ import annotations
 
-from apptest import new_app
+from apptest import on_page
 
 SMALL = {"n": 20_000, "d": 3}
 
 
 def attacker(**settings):
-    at = new_app(timeout=300, **{**SMALL, **settings})
-    at.run()
-    at.switch_page("pages/attacker.py").run()
+    at = on_page("attacker", **{**SMALL, **settings})
     assert not at.exception, at.exception
     return at
 

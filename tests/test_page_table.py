@@ -3,15 +3,13 @@ in publish mode with one charge of its total, and shown on the Report with its d
 
 from __future__ import annotations
 
-from apptest import new_app
+from apptest import on_page
 
 LOGISTIC = {"n": 200_000, "d": 3, "source": "synthetic_logistic"}
 
 
 def pipeline(**settings):
-    at = new_app(timeout=300, **{**LOGISTIC, **settings})
-    at.run()
-    at.switch_page("pages/pipeline.py").run()
+    at = on_page("pipeline", **{**LOGISTIC, **settings})
     assert not at.exception, at.exception
     return at
 
