@@ -40,11 +40,6 @@ def cost(budget: Budget, unit: PrivacyUnit | None) -> tuple[float, float]:
     return _per_person(budget.epsilon_total, budget.delta_total, unit)
 
 
-def cost_total(epsilon: float, delta: float, unit: PrivacyUnit | None) -> tuple[float, float]:
-    """What a release of total (epsilon, delta) costs one person (a regression table's budget is its total)."""
-    return _per_person(epsilon, delta, unit)
-
-
 def phase_cost(budget: Budget, unit: PrivacyUnit | None, phase: str) -> tuple[float, float]:
     """What one phase of a release costs one person: "whole" is `cost`; "release" the release event
     (2 eps_c, (1 + e^eps_c) delta_c) per person; "certificates" the rest, cost minus that, so that the phases add up
@@ -86,15 +81,9 @@ def charge(ledger: Ledger, people: Population, budget: Budget, unit: PrivacyUnit
     The ledger checks the cap and appends the entry in one transaction (BudgetError past the cap, naming what
     the release costs and what remains); a seeded plan is refused outright. Nothing is spent on a refusal.
     """
-    return charge_total(ledger, people, *phase_cost(budget, unit, phase), seed)
-
-
-def charge_total(ledger: Ledger, people: Population, epsilon: float, delta: float, seed: int | None) -> LedgerEntry:
-    """Charge a per-person (epsilon, delta) to the people (`charge`'s one path to the ledger; a regression table's
-    whole budget, `cost_total`, too): refused for a seeded run, and past the cap in the ledger's transaction."""
     if seed is not None:
         raise InputError(SEEDED + ".")
-    return ledger.spend(people, epsilon, delta)
+    return ledger.spend(people, *phase_cost(budget, unit, phase))
 
 
 def default_cap(read: Callable[[str], object | None] = lambda name: os.environ.get(f"PSP_{name.upper()}")

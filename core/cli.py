@@ -116,7 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_model_options(p)
     p.add_argument("--coordinates", default=None,
                    help="a regression table instead of --coordinate: comma-separated names or indices, or all; one "
-                   "release of Algorithm 3 with these coordinates published, at the total budget")
+                   "release of the same budget on the whole vector, these coordinates published, with intervals "
+                   "that hold at once")
     p.add_argument("--level", type=float, default=0.95, help="interval level 1 - a (default 0.95)")
     p.add_argument("--repeat", type=int, default=1, help="run the private stages K times on one fit")
     p.add_argument("--fallback", action="store_true",
@@ -269,7 +270,7 @@ def cmd_release(args: argparse.Namespace) -> dict:
     ledger = None if args.ledger is None else open_charged(args.ledger or None, default_cap())
     budget, spec, data, problem, j, where = _prepared(args)
     if j is None:
-        return _release_table(args, spec, data, problem, ledger)
+        return _release_table(args, spec, data, problem, budget, ledger)
     plan = ReleasePlan(data=spec, model=problem.model, target=j, name=problem.feature_names[j], budget=budget,
                        calibration=args.calibration, level=args.level, fallback=args.fallback, seed=args.seed)
     if ledger is not None:  # the whole budget, per person, whether it releases or gives bottom: before any noise
@@ -285,21 +286,18 @@ def cmd_release(args: argparse.Namespace) -> dict:
 
 
 def _check_table_options(args: argparse.Namespace) -> None:
-    """A table spends its total as Algorithm 3 does: the single release's stage options do not apply."""
+    """A table is one release of the same budget as one coefficient's: only --coordinate and --repeat do not apply."""
     if args.coordinate is not None:
         raise InputError("give --coordinate (one coefficient) or --coordinates (a table), not both")
-    for given, option in ((args.split is not None, "--split"), (args.accounting != "basic", "--accounting"),
-                        (args.fallback, "--fallback"), (args.repeat != 1, "--repeat")):
-        if given:
-            raise InputError(f"{option} does not apply to a table, which spends its total as Algorithm 3 does (half on "
-                             f"the certificate, half on one Gaussian step): drop {option}")
+    if args.repeat != 1:
+        raise InputError("--repeat does not apply to a table: run the command again for another draw")
 
 
-def _release_table(args: argparse.Namespace, spec: DataSpec, data: Dataset, problem: Problem,
+def _release_table(args: argparse.Namespace, spec: DataSpec, data: Dataset, problem: Problem, budget: Budget,
                    ledger: Ledger | None) -> dict:
     idx = coordinates(problem, args.coordinates)
     plan = TablePlan(data=spec, model=problem.model, indices=idx, names=tuple(problem.feature_names[j] for j in idx),
-                     epsilon=args.epsilon, delta=args.delta, calibration=args.calibration, level=args.level,
+                     budget=budget, calibration=args.calibration, level=args.level, fallback=args.fallback,
                      seed=args.seed)
     if ledger is not None:
         return charge_and_release_table(plan, problem, ledger, data.privacy_unit)[1]

@@ -59,7 +59,8 @@ class Curvature:
     mu, norm : the computed lambda_min and ||(H + lam I)^{-1} u||. NOT private.
     scale_1, scale_2 : the Laplace scales of the two steps (scale_2 NaN without step 2); private (functions of
         the released point and lambda_hat).
-    epsilon, delta : (eps_1 + eps_2, delta_1), the pair's guarantee.
+    epsilon, delta : (eps_1 + eps_2, delta_1), the pair's guarantee (with several directions, `curvatures`, the
+        whole set's).
     beta : the probability that U falls below ||(H + lam I)^{-1} u||.
     """
 
@@ -117,31 +118,47 @@ def curvature(problem: Problem, point: NDArray, ridge: float, u: NDArray, epsilo
               rng: np.random.Generator) -> Curvature:
     """Steps 1 and 2 of the module docstring at the public `point` with the public `ridge` and direction u: together
     (epsilon, delta)-DP, epsilon split LOG_SHARE to step 2."""
+    return curvatures(problem, point, ridge, np.asarray(u, dtype=np.float64)[None, :], epsilon, delta, beta, rng)[0]
+
+
+def curvatures(problem: Problem, point: NDArray, ridge: float, directions: NDArray, epsilon: float, delta: float,
+               beta: float, rng: np.random.Generator, log_share: float = LOG_SHARE) -> tuple[Curvature, ...]:
+    """Step 1 once and step 2 for each of the k rows of `directions`, together (epsilon, delta)-DP, epsilon split
+    log_share to step 2.
+
+    Step 2's statistic is then the vector of the k log-norms. On step 1's event each moves by at most Delta, so the
+    vector moves by at most k Delta in l1, and Laplace(k Delta/eps_2) on each is eps_2-DP (the Laplace mechanism;
+    for k = 1 the module docstring's step 2). Each Curvature records the whole set's (epsilon, delta).
+    """
     g, n, d = problem.geometry, problem.n, problem.d
-    eps_2 = LOG_SHARE * epsilon
+    k = directions.shape[0]
+    eps_2 = log_share * epsilon
     eps_1 = epsilon - eps_2
     step = g.G1 / n
     e = point_error(problem, point, ridge)
     H = hessian_at(problem, point, ridge)
     mu = float(np.linalg.eigvalsh(H)[0])
-    norm = _norm(H, u) if mu > 0 else math.inf
+    norms = [_norm(H, u) if mu > 0 else math.inf for u in directions]
     scale_1 = (step + 2.0 * e) / eps_1
     lambda_hat = max(0.0, mu - e) + float(rng.laplace(0.0, scale_1)) - scale_1 * math.log(1.0 / (2.0 * delta))
-    out = dict(lambda_hat=lambda_hat, epsilon=float(epsilon), delta=float(delta), beta=float(beta), mu=mu, norm=norm,
+    out = dict(lambda_hat=lambda_hat, epsilon=float(epsilon), delta=float(delta), beta=float(beta), mu=mu,
                scale_1=scale_1)
     m = lambda_hat - step
     eta = e + 10.0 * d * d * UNIT * (g.G1 + ridge)
     e_log = log_error(eta, m) if m > 0 else math.inf
     if not (m > 0 and step <= MAX_STEP * m and math.isfinite(e_log)):
-        return Curvature(bound=None, scale_2=math.nan, **out,
-                         reason="too little curvature could be certified at the released point for this n and ε")
-    scale_2 = (-2.0 * math.log1p(-step / m) + 2.0 * e_log) / eps_2
+        why = "too little curvature could be certified at the released point for this n and ε"
+        return tuple(Curvature(bound=None, scale_2=math.nan, reason=why, norm=norm, **out) for norm in norms)
+    scale_2 = k * (-2.0 * math.log1p(-step / m) + 2.0 * e_log) / eps_2
     # mu >= lambda_hat > 0 on the certificate's event; off it the computed norm may be undefined, and the noisy
     # log-norm is then taken at the largest value step 2 could certify, 1/m.
-    log_norm = math.log(norm) if math.isfinite(norm) else -math.log(m)
-    noisy = log_norm + float(rng.laplace(0.0, scale_2))
-    bound = math.exp(noisy + scale_2 * math.log(1.0 / (2.0 * beta)) + e_log)
-    return Curvature(bound=bound, scale_2=scale_2, reason="", **out)
+    found = []
+    for norm in norms:
+        noisy = (math.log(norm) if math.isfinite(norm) else -math.log(m)) + float(rng.laplace(0.0, scale_2))
+        # ||A^{-1} u|| <= 1/mu <= 1/lambda_hat on step 1's event as well: the smaller bound holds wherever both do.
+        bound = min(math.exp(noisy + scale_2 * math.log(1.0 / (2.0 * beta)) + e_log), 1.0 / lambda_hat)
+        found.append(Curvature(bound=bound, scale_2=scale_2, reason="", norm=norm, **out))
+    return tuple(found)
 
 
 @dataclass(frozen=True)

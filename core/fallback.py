@@ -18,12 +18,21 @@ privacy-loss distributions.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
 import numpy as np
 
 from core.accounting import Budget, release_event_delta
 from core.baselines import fallback_budget
-from core.curvature import APPROXIMATE_NOTE, BOUND_SHARE, Curvature, curvature, curvature_interval
+from core.curvature import (
+    APPROXIMATE_NOTE,
+    BOUND_SHARE,
+    LOG_SHARE,
+    Curvature,
+    CurvatureInterval,
+    curvature_interval,
+    curvatures,
+)
 from core.errors import NoMinimizerError
 from core.full_vector import objective_perturbation_vector
 from core.gaussian import normal_quantile
@@ -34,6 +43,14 @@ from core.release import FALLBACK, Release
 from core.stability import solver_slack
 
 CURVATURE_SHARE = 0.1  # of the fallback's (eps, delta): enough to certify the curvature of census-sized data
+# A table's k curvature bounds cost k times one's (core.curvature.curvatures): from k = 2 on, the curvature gets this
+# share of the fallback and step 2 this share of the curvature (measured on census data, docs/experiments.md).
+TABLE_SHARES = (0.4, 0.7)
+
+
+def curvature_shares(k: int) -> tuple[float, float]:
+    """(the curvature's share of the fallback's budget, step 2's share of the curvature's epsilon) for k bounds."""
+    return (CURVATURE_SHARE, LOG_SHARE) if k == 1 else TABLE_SHARES
 
 
 def release_event_budget(budget: Budget) -> tuple[float, float]:
@@ -74,6 +91,45 @@ def interval_note(level: float, lam: float, c: Curvature | None = None) -> str:
     )
 
 
+@dataclass(frozen=True)
+class FallbackDraw:
+    """Objective perturbation on the unspent (epsilon, delta) and the curvature at its point along k directions.
+
+    point : theta_hat, the perturbed fit (private). lambda_reg, noise_scale : its lam and s.
+    curvatures : core.curvature's bounds, one per direction (private). intervals : each direction's curvature
+        interval (None where no bound was certified), and half_widths the half-width each direction gets: that
+        interval's, or `fallback_half_width` without it.
+    """
+
+    epsilon: float
+    delta: float
+    point: np.ndarray
+    lambda_reg: float
+    noise_scale: float
+    curvatures: tuple[Curvature, ...]
+    intervals: tuple[CurvatureInterval | None, ...]
+    half_widths: tuple[float, ...]
+
+
+def fallback_draw(problem: Problem, directions: np.ndarray, lambda_hat_min: float, budget: Budget, level: float,
+                  rng: np.random.Generator) -> FallbackDraw | None:
+    """The unspent budget shared by `curvature_shares`: the curvature's share to core.curvature at the released point
+    along the k rows of `directions` (one set of bounds: core.curvature.curvatures), the rest to (15); each interval
+    at `level`. None when the perturbed fit was not certified (docs/privacy.md, limits)."""
+    share, log_share = curvature_shares(directions.shape[0])
+    eps, dlt = unspent_budget(budget, lambda_hat_min)
+    eps_c, dlt_c = share * eps, share * dlt
+    try:
+        op = objective_perturbation_vector(problem, eps - eps_c, dlt - dlt_c, rng)
+    except NoMinimizerError:
+        return None
+    lam, s = op.lambda_reg, op.noise_scale
+    cs = curvatures(problem, op.value, lam, directions, eps_c, dlt_c, BOUND_SHARE * (1.0 - level), rng, log_share)
+    cis = tuple(curvature_interval(problem, op.value, c, s, lam, level) for c in cs)
+    wide = fallback_half_width(lambda_hat_min, lam, s, level, problem.geometry)
+    return FallbackDraw(eps, dlt, op.value, lam, s, cs, cis, tuple(wide if ci is None else ci.half for ci in cis))
+
+
 def fallback_release(
     problem: Problem,
     u: np.ndarray,
@@ -82,33 +138,28 @@ def fallback_release(
     budget: Budget,
     rng: np.random.Generator,
 ) -> Release:
-    """Objective perturbation on the unspent (eps', delta') in place of Algorithm 5's bottom `declined`.
+    """Objective perturbation on the unspent (eps', delta') in place of Algorithm 5's bottom `declined`
+    (`fallback_draw` along u).
 
-    (1 - CURVATURE_SHARE) of it goes to (15), the rest to core.curvature at the released point. The result keeps
-    `declined`'s reason (why (14) failed) and its non-private fields, with status "fallback", the value
-    u^T theta_hat, the curvature interval at declined.interval_level (or, without a curvature bound, the interval
-    of `fallback_half_width`), and the fallback's epsilon, delta, lambda_reg, noise scale s and curvature.
+    The result keeps `declined`'s reason (why (14) failed) and its non-private fields, with status "fallback", the
+    value u^T theta_hat, the curvature interval at declined.interval_level (or, without a curvature bound, the
+    interval of `fallback_half_width`), and the fallback's epsilon, delta, lambda_reg, noise scale s and curvature.
     """
     if declined.status != "bottom":
         raise ValueError("the fallback replaces only a bottom of Algorithm 5")
-    eps, dlt = unspent_budget(budget, lambda_hat_min)
-    eps_c, dlt_c = CURVATURE_SHARE * eps, CURVATURE_SHARE * dlt
     level = declined.interval_level
-    try:
-        op = objective_perturbation_vector(problem, eps - eps_c, dlt - dlt_c, rng)
-    except NoMinimizerError:  # the perturbed fit was not certified: no value (docs/privacy.md, limits)
+    fb = fallback_draw(problem, u[None, :], lambda_hat_min, budget, level, rng)
+    if fb is None:
         return dataclasses.replace(declined, reason=f"{declined.reason}; the fallback's fit was not certified")
-    lam, s, value = op.lambda_reg, op.noise_scale, float(u @ op.value)
-    c = curvature(problem, op.value, lam, u, eps_c, dlt_c, BOUND_SHARE * (1.0 - level), rng)
-    ci = curvature_interval(problem, op.value, c, s, lam, level)
-    half = fallback_half_width(lambda_hat_min, lam, s, level, problem.geometry) if ci is None else ci.half
+    lam, s, value = fb.lambda_reg, fb.noise_scale, float(u @ fb.point)
+    (c,), (ci,), (half,) = fb.curvatures, fb.intervals, fb.half_widths
     return dataclasses.replace(
         declined,
         status=FALLBACK,
         value=value,
         interval=(value - half, value + half),
-        fallback_epsilon=eps,
-        fallback_delta=dlt,
+        fallback_epsilon=fb.epsilon,
+        fallback_delta=fb.delta,
         fallback_lambda_reg=lam,
         fallback_noise_scale=s,
         fallback_curvature=c,

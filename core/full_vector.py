@@ -86,7 +86,7 @@ def algorithm3(
     check_epsilon_delta(epsilon, delta, "Algorithm 3")
     step = step_budget(epsilon, delta)
     cert = lambda_min_certificate(fit, g, step.epsilon, step.delta, rng)
-    return _finish("algorithm3", fit, cert, sigma(step.epsilon, step.delta, calibration),
+    return gaussian_step("algorithm3", fit, cert, sigma(step.epsilon, step.delta, calibration),
                    algorithm3_scale(cert.lambda_hat, g, fit.n, fit.lam_reg),
                    "lambda_hat_min + lambda_reg = 0 or (C1) fails", epsilon, delta, rng)
 
@@ -119,10 +119,12 @@ def algorithm7(
         W = (lam - math.sqrt(lam * lam - 8.0 * g.G0 * g.G2 / n)) / (2.0 * g.G2)
         W += 2.0 * solver_slack(rec.step(lam), g)  # as in Algorithm 3: the fits' tolerance
         W = W if math.isfinite(W) else None
-    return _finish("algorithm7", fit, cert, s, W, "condition (C2) fails at lambda_hat", epsilon, delta, rng)
+    return gaussian_step("algorithm7", fit, cert, s, W, "condition (C2) fails at lambda_hat", epsilon, delta, rng)
 
 
-def _finish(name, fit, cert, s, scale, why_bottom, epsilon, delta, rng) -> FullVectorRelease:
+def gaussian_step(name: str, fit: FitResult, cert: RecursiveBound, s: float, scale: float | None, why_bottom: str,
+                  epsilon: float, delta: float, rng: np.random.Generator) -> FullVectorRelease:
+    """theta(P_n) + N(0, (s scale)^2 I) from a certificate, or bottom when scale is None (or no minimiser)."""
     common = dict(algorithm=name, sigma=s, certificate=cert, epsilon_total=float(epsilon), delta_total=float(delta))
     if scale is None:
         return FullVectorRelease(status="bottom", reason=why_bottom, value=None, noise_scale=None, **common)

@@ -80,8 +80,12 @@ def release_details(run: Any, coefficient: str, document: str | None = None) -> 
     its private document (JSON), if given."""
     rel = public(run).release  # the ledger's log keeps private outputs only
     low, high = rel.interval if rel.interval is not None else (None, None)
-    stages = {name: (float(s.epsilon), float(s.delta)) for name, s in run.budget.stages()}
-    return ReleaseDetails(str(coefficient), stages, rel.status, rel.value, low, high, document)
+    return ReleaseDetails(str(coefficient), stage_costs(run.budget), rel.status, rel.value, low, high, document)
+
+
+def stage_costs(budget: Any) -> dict[str, tuple[float, float]]:
+    """A core.accounting.Budget's stages by name, as the ledger records them: {name: (epsilon, delta)}."""
+    return {name: (float(s.epsilon), float(s.delta)) for name, s in budget.stages()}
 
 
 @dataclass(frozen=True)

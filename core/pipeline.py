@@ -134,16 +134,24 @@ def certify(problem: Problem, u: NDArray | int | str, budget: Budget, rng: np.ra
     # the command line and the app, where a user sets the budget, refuse a total delta above MAX_DELTA.
     check_total_budget(budget.epsilon_total, budget.delta_total, max_delta=1.0)
     check_fallback_accounting(fallback, budget.accounting)
-    g, f = problem.geometry, problem.fit
     uv = unit_direction(_direction(problem, u), problem.d)
+    lmin, lmax, test = certificates(problem, budget, rng)
+    return Certified(budget=budget, u=uv, lambda_min=lmin, lambda_max=lmax, test=test,
+                     drawn_on=_identity(problem))
+
+
+def certificates(problem: Problem, budget: Budget, rng: np.random.Generator
+                 ) -> tuple[RecursiveBound, RecursiveBound | None, StabilityTest]:
+    """Stages 1-3, which no direction enters: lambda_hat_min (Algorithm 2), lambda_hat_max (Algorithm 4, when
+    lambda_hat_min > 0) and the test (14) at the release stage's (eps_c, delta_c)."""
+    g, f = problem.geometry, problem.fit
     lmin = lambda_min_certificate(f, g, budget.lambda_min.epsilon, budget.lambda_min.delta, rng)
     lmax = None
     if lmin.lambda_hat > 0:  # Algorithm 4 needs lambda_hat_min > 0
         lmax = lambda_max_certificate(f, g, lmin.lambda_hat, budget.lambda_max.epsilon, budget.lambda_max.delta, rng)
     test = stability_test(lmin.lambda_hat, None if lmax is None else lmax.lambda_hat, g, f.n, f.lam_reg,
                           budget.release.epsilon, budget.release.delta)
-    return Certified(budget=budget, u=uv, lambda_min=lmin, lambda_max=lmax, test=test,
-                     drawn_on=_identity(problem))
+    return lmin, lmax, test
 
 
 def planned_half_width(problem: Problem, c: Certified, calibration: str = "paper", level: float = 0.95) -> float | None:

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from core.accounting import Budget
-from core.charge import charge, charge_total, cost_total
+from core.charge import charge
 from core.data.dataset import PrivacyUnit
 from core.errors import InputError, check_seed
-from core.gaussian import CALIBRATIONS, check_total_budget
-from core.ledger import Ledger, LedgerEntry, ReleaseDetails, release_details
+from core.gaussian import CALIBRATIONS
+from core.ledger import Ledger, LedgerEntry, ReleaseDetails, release_details, stage_costs
 from core.model import ModelSpec
 from core.pipeline import Certified, PrivateRun, certify, check_fallback_accounting, finish, make_rng, run_private
 from core.problem import Problem
@@ -30,7 +30,6 @@ from core.report import published_report, table_document
 from core.settings import check
 from core.spec import DataSpec
 from core.table import TableRelease, release_table
-from core.table import stages as table_stages
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -117,22 +116,23 @@ def _record(plan: ReleasePlan, problem: Problem, ledger: Ledger, unit: PrivacyUn
 
 @dataclass(frozen=True, kw_only=True)
 class TablePlan:
-    """One regression table (core.table), every setting resolved: data, model, the coefficients (0-based indices and
-    their names), the total (epsilon, delta) it spends once, calibration, level and seed (None: OS entropy)."""
+    """One regression table (core.table), every setting resolved as a release plan's: data, model, the coefficients
+    (0-based indices and their names), the budget (split and accounting included) it spends once, calibration, the
+    table's simultaneous level, the fallback and seed (None: OS entropy)."""
 
     data: DataSpec
     model: ModelSpec
     indices: tuple[int, ...]
     names: tuple[str, ...]
-    epsilon: float
-    delta: float
+    budget: Budget
     calibration: str = "paper"
     level: float = 0.95
+    fallback: bool = False
     seed: int | None = None
 
     def __post_init__(self) -> None:
-        check_total_budget(self.epsilon, self.delta)
         check("level", self.level, "the interval level")
+        check_fallback_accounting(self.fallback, self.budget.accounting)  # before any charge
         check_seed(self.seed, "the noise seed")
         if self.calibration not in CALIBRATIONS:
             raise InputError(f"the calibration is one of {', '.join(CALIBRATIONS)}, got {self.calibration!r}")
@@ -143,16 +143,12 @@ class TablePlan:
     def private(self) -> bool:
         return self.seed is None
 
-    def cost(self, unit: PrivacyUnit | None) -> tuple[float, float]:
-        """What the table costs one person: its total, once, whatever the number of coefficients."""
-        return cost_total(self.epsilon, self.delta, unit)
-
 
 def execute_table(plan: TablePlan, problem: Problem, rng: np.random.Generator | None = None) -> TableRelease:
     """The table on its problem, with fresh noise from rng (default: a generator of the plan's seed)."""
     _check_problem(plan, problem)
-    return release_table(problem, plan.indices, plan.epsilon, plan.delta, make_rng(plan.seed) if rng is None else rng,
-                         plan.calibration, plan.level)
+    return release_table(problem, plan.indices, plan.budget, make_rng(plan.seed) if rng is None else rng,
+                         plan.calibration, plan.level, plan.fallback)
 
 
 def table_report(plan: TablePlan, problem: Problem, t: TableRelease, unit: PrivacyUnit | None) -> dict:
@@ -162,12 +158,12 @@ def table_report(plan: TablePlan, problem: Problem, t: TableRelease, unit: Priva
 
 def charge_and_release_table(plan: TablePlan, problem: Problem, ledger: Ledger,
                              unit: PrivacyUnit | None) -> tuple[TableRelease, dict, LedgerEntry]:
-    """One charge of the plan's total to its people (per person, before any noise; refused past the cap or for a
-    seeded plan), then the table and its private document, recorded on that charge."""
-    entry = charge_total(ledger, plan.data.population(), *plan.cost(unit), plan.seed)
+    """One charge of the plan's budget to its people (per person, before any noise; refused past the cap or for a
+    seeded plan), exactly as one coefficient's release is charged, then the table and its private document,
+    recorded on that charge."""
+    entry = charge(ledger, plan.data.population(), plan.budget, unit, plan.seed)
     t = execute_table(plan, problem)
     document = table_report(plan, problem, t, unit)
-    ledger.record_outcome(entry, ReleaseDetails(
-        ",".join(plan.names), table_stages(plan.epsilon, plan.delta), t.status,
-        document=json.dumps(document, ensure_ascii=False)))
+    ledger.record_outcome(entry, ReleaseDetails(",".join(plan.names), stage_costs(plan.budget), t.status,
+                                                document=json.dumps(document, ensure_ascii=False)))
     return t, document, entry

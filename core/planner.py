@@ -28,7 +28,6 @@ from functools import cached_property
 
 from core.accounting import ACCOUNTINGS, RELEASE_SPLIT, Budget, make_budget
 from core.errors import InputError, is_integer, is_real
-from core.full_vector import step_budget
 from core.gaussian import CALIBRATIONS, MAX_DELTA, MAX_EPSILON, MIN_EPSILON, normal_quantile, sigma
 from core.geometry import DOMAINS, Geometry
 from core.losses import LOSSES
@@ -36,7 +35,7 @@ from core.model import ModelSpec
 from core.release import interval_half_width
 from core.stability import StabilityTest
 from core.table import planned_half_width
-from core.whatif import N_MAX, Curvature, down_count, noise_free_bound, noise_free_test, pass_probability
+from core.whatif import N_MAX, Curvature, noise_free_test, pass_probability
 
 MAX_D = 10_000  # the largest dimension a plan accepts; the recursions' constants grow with r = sqrt(d) on the cube
 MAX_SPLIT = 1e3  # the split's weights lie in [1/MAX_SPLIT, MAX_SPLIT], as the app's split controls
@@ -155,8 +154,8 @@ class Plan:
     certificates' Laplace noise (None when not asked for); sigma is sigma(eps_c, delta_c) of (7) (or the
     analytic calibration); w_bar and half_width are the private interval's bound on omega and its half-width
     at the noise-free lambda_hat_min (None when the test fails: nothing would be released, so no interval).
-    table_half_width is a regression table's (core.table: every row alike, whatever k) at the noise-free certificate of
-    Algorithm 3, at the same total budget (None when it would give bottom).
+    table_half_width is each row's in a table of all d coefficients (core.table: the same budget, its Gaussian step,
+    simultaneous intervals) at the noise-free certificate (None when the test fails).
     """
 
     assumptions: Assumptions
@@ -197,14 +196,16 @@ def plan(a: Assumptions, probability: bool = True) -> Plan:
     if test.passed:
         w_bar, half = interval_half_width(test, a.geometry, a.n, s, a.level)
     p = pass_probability(c, *total, accounting=a.accounting) if probability else None
-    return Plan(a, b, test, s, normal_quantile(0.5 + a.level / 2.0), w_bar, half, p, table_plan(a, c))
+    return Plan(a, b, test, s, normal_quantile(0.5 + a.level / 2.0), w_bar, half, p, table_plan(a, b, test))
 
 
-def table_plan(a: Assumptions, c: Curvature) -> float | None:
-    """A regression table's half-width at the noise-free certificate (Algorithm 2 at (eps/2, delta/2), N_hat = N)."""
-    down = down_count(c, c.n)
-    lam_hat = noise_free_bound(down, down.count(c.lambda_min), step_budget(a.epsilon, a.delta))
-    return planned_half_width(lam_hat, c.geometry, c.n, c.lam_reg, a.epsilon, a.delta, a.calibration, a.level)
+def table_plan(a: Assumptions, b: Budget, test: StabilityTest) -> float | None:
+    """Each row's half-width in a table of all d coefficients when the noise-free test passes (core.table's Gaussian
+    step at the noise-free lambda_hat_min); None when it fails, where the table falls back as one coefficient does."""
+    if not test.passed:
+        return None
+    g = a.geometry
+    return planned_half_width(test.lam0 - a.model.lam_reg, g, a.n, a.model.lam_reg, b, a.d, a.calibration, a.level)
 
 
 def sweep_n(a: Assumptions, points: int = 41, span: float = 100.0) -> tuple[Plan, ...]:

@@ -14,8 +14,8 @@ import numpy as np
 from core.accounting import Budget, StageBudget
 from core.certificates import RecursiveBound
 from core.compare import Comparison, MethodTrials
+from core.curvature import APPROXIMATE_NOTE
 from core.data.dataset import PrivacyUnit
-from core.full_vector import step_budget
 from core.gaussian import exp_magnitude
 from core.marks import PublicView, not_private, public
 from core.model import ModelSpec
@@ -23,8 +23,8 @@ from core.pipeline import PrivateRun, Problem
 from core.population import ACS, Population
 from core.release import Release
 from core.spec import DataSpec
+from core.stability import StabilityTest
 from core.table import TableRelease
-from core.table import stages as table_stages
 
 # Dotted paths of values computed from the data without privacy; everything else is private
 # or public (the budget, the settings).
@@ -141,15 +141,17 @@ def privacy_unit_dict(budget: Budget, privacy_unit: PrivacyUnit | None = None) -
 
     Public: k depends only on the sample seed and the sizes N and n, not on the data values.
     """
-    return unit_dict(budget.epsilon_total, budget.delta_total, privacy_unit)
-
-
-def unit_dict(epsilon: float, delta: float, privacy_unit: PrivacyUnit | None = None) -> dict:
-    """privacy_unit_dict for a total (epsilon, delta)."""
     unit = PrivacyUnit("row", 1) if privacy_unit is None else privacy_unit
-    eps_k, delta_k = unit.per_person(epsilon, delta)
+    eps_k, delta_k = unit.per_person(budget.epsilon_total, budget.delta_total)
     return dict(unit=unit.unit, max_rows_per_person=unit.max_rows_per_person,
                 epsilon_per_person=eps_k, delta_per_person=delta_k)
+
+
+def test_dict(t: StabilityTest) -> dict:
+    """The test (14) with every constant of (13), as documents print it."""
+    return dict(t=t.t, beta=t.beta, gamma=t.gamma, gamma_prime=t.gamma_prime, s1=t.s1, s2=t.s2, kappa=t.kappa,
+                value=t.value, threshold=t.threshold, passed=t.passed, reason=t.reason, lam0=t.lam0, lam1=t.lam1,
+                Rl=t.Rl, A=t.A, B=t.B, fit_slack=t.fit_slack, fit_ratio=t.fit_ratio)
 
 
 def run_dict(run: PrivateRun) -> dict:
@@ -157,11 +159,7 @@ def run_dict(run: PrivateRun) -> dict:
     return dict(
         lambda_min=bound_dict(run.lambda_min),
         lambda_max=bound_dict(run.lambda_max),
-        test=dict(
-            t=t.t, beta=t.beta, gamma=t.gamma, gamma_prime=t.gamma_prime, s1=t.s1, s2=t.s2,
-            kappa=t.kappa, value=t.value, threshold=t.threshold, passed=t.passed, reason=t.reason,
-            lam0=t.lam0, lam1=t.lam1, Rl=t.Rl, A=t.A, B=t.B, fit_slack=t.fit_slack, fit_ratio=t.fit_ratio,
-        ),
+        test=test_dict(t),
         release=dict(
             status=r.status, reason=r.reason, value=r.value, omega=r.omega, multiplier=r.multiplier, Delta=r.Delta,
             sigma=r.sigma, interval=r.interval, interval_level=r.interval_level, w_bar=r.w_bar,
@@ -393,25 +391,54 @@ def published_report(run: PrivateRun, coordinate: str, budget: Budget, data: Dat
 
 def table_document(t: TableRelease, source: str, n: int, d: int, model: ModelSpec, unit: PrivacyUnit | None,
                    noise_seed: int | None = None) -> dict:
-    """The private report of a regression table (core.table): its rows (name, value, interval), the certificate's
-    public view and the guarantee. The unpublished coordinates of Algorithm 3's vector and the fit stay out."""
-    e, dl = t.epsilon, t.delta
-    rows = [] if t.values is None else [dict(name=name, value=v, low=lo, high=hi)
-                                        for name, v, (lo, hi) in zip(t.names, t.values, t.intervals, strict=True)]
+    """The private report of a regression table (core.table): its rows (name, value, interval, half-width), the
+    branch and what its intervals cover, the certificates' and the test's private view, the fallback's curvature
+    bounds, the budget's stages and the guarantee. The unpublished coordinates of the released vector and the fit
+    stay out."""
+    b = t.budget
+    rows = [] if t.values is None else [
+        dict(name=name, value=v, low=lo, high=hi, half_width=h)
+        for name, v, (lo, hi), h in zip(t.names, t.values, t.intervals, t.half_widths, strict=True)]
+    fb = t.fallback
     return clean(dict(
         data=dict(source=source, n=n, d=d, loss=model.loss, domain=model.domain, radius=model.radius,
                   lambda_reg=model.lam_reg),
-        table=dict(status=t.status, reason=t.reason, level=t.level, half_width=t.half_width, rows=rows),
-        # Each interval holds when the certificate does, so its level is discounted by its delta.
-        interval_coverage=t.level * (1.0 - step_budget(e, dl).delta),
-        lambda_min=public(t.vector.certificate).values(),
-        guarantee=dict(epsilon=e, delta=dl, holds=noise_seed is None,
+        table=dict(status=t.status, reason=t.reason, level=t.level, row_level=t.row_level, rows=rows,
+                   interval_note=table_note(t)),
+        lambda_min=bound_dict(t.lambda_min),
+        lambda_max=bound_dict(t.lambda_max),
+        test=test_dict(t.test),
+        fallback=None if fb is None else dict(
+            epsilon=fb.epsilon, delta=fb.delta, lambda_reg=fb.lambda_reg, noise_scale=fb.noise_scale,
+            curvature=[dict(name=name, **public(c).values()) for name, c in zip(t.names, fb.curvatures, strict=True)]),
+        guarantee=dict(epsilon=b.epsilon_total, delta=b.delta_total, holds=noise_seed is None,
                        warning=None if noise_seed is None else SEEDED_WARNING),
-        privacy_unit=unit_dict(e, dl, unit),
-        method=dict(algorithm="Algorithm 3 of Asi, Duchi & Talwar (2025), the chosen coordinates published "
-                    "(a regression table: one certificate, one Gaussian step)",
-                    calibration=t.calibration, stages=table_stages(e, dl)),
+        privacy_unit=privacy_unit_dict(b, unit),
+        method=dict(algorithm=TABLE_METHODS[t.status], calibration=t.calibration, accounting=b.accounting,
+                    stages=stages_dict(b)),
     ))
+
+
+TABLE_METHODS = {
+    "released": "One release of the whole vector by Algorithm 3's Gaussian step at the release stage's budget, after "
+                "the certificates and the test (14) of Asi, Duchi & Talwar (2025); the chosen coordinates published",
+    "fallback": "Objective perturbation (15) of the whole vector on the budget the test (14) left, with a private "
+                "bound on the curvature along each chosen coordinate; the chosen coordinates published",
+    "bottom": "Nothing released: the test (14) failed (or the release could not be certified)",
+}
+
+
+def table_note(t: TableRelease) -> str:
+    """What a table's intervals cover, in words."""
+    if t.status == "released":
+        return (f"All {t.k} intervals cover their coefficients of the fit on these rows at once with probability "
+                f"≥ {t.level:g} (each at {t.row_level:.4g}) when the lower certificate holds (probability ≥ "
+                f"1 − {t.lambda_min.delta:.2g}).")
+    if t.status == "fallback":
+        return (f"All {t.k} intervals cover their coefficients of the fit on these rows at once with probability "
+                f"≥ {t.level:g} (each at {t.row_level:.4g}), to first order in the privacy noise ({APPROXIMATE_NOTE}); "
+                "each row's width comes from a private bound on the curvature along that coefficient.")
+    return "Nothing was released, so there is no interval."
 
 
 def _sign(lo: float, hi: float, where: str, noise: str = "the privacy noise") -> str:

@@ -153,16 +153,22 @@ def table_section(problem: Problem) -> None:
     or, in publish mode, charged once; the last one stays on the page (and, charged, goes to the Report)."""
     publish_mode = state.is_publish()
     st.markdown("### A regression table")
-    st.caption("Several coefficients in one release: one certificate and one Gaussian step (Algorithm 3, the chosen "
-               "coordinates published), charged once at the total (ε, δ) whatever their number.")
+    st.caption("Several coefficients in one release of the budget above, charged once whatever their number: the "
+               "certificates and the test (14) once, then one mechanism on the whole vector (the Gaussian step if "
+               "the test passes, else the fallback), of which the chosen coefficients are published.")
     names = st.multiselect("Coefficients of the table", problem.feature_names, default=list(problem.feature_names),
                            key="table_names", help="The table releases these together; all of them cost as one")
     try:
         b = controls.budget()
-    except InputError:  # the budget's own card says why
+        blocked = refusal_notice(b) if publish_mode else None
+    except InputError as exc:
+        if publish_mode:  # the budget's own card says why a budget is refused; a ledger without a cap is told here
+            st.error(message(exc))
         return
+    if blocked:
+        st.warning(blocked, icon=":material/block:")
     label = "Release the table (spends ε, δ)" if publish_mode else "Draw a table"
-    if st.button(label, key="release_table", disabled=not names, icon=":material/table_chart:",
+    if st.button(label, key="release_table", disabled=not names or blocked is not None, icon=":material/table_chart:",
                  help="Fresh noise from the OS, charged per person before any noise" if publish_mode else
                  "Teaching: the noise seed's draw (or fresh), never charged and never reported"):
         try:

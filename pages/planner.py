@@ -143,9 +143,11 @@ def plan_view(p: Plan) -> None:
          "Probability that (14) passes under the certificates' Laplace noise (Algorithms 2 and 4)"),
         (f"Half-width at level {p.assumptions.level:g}", half, "z₁₋ₐ/₂ · σ(ε_c, δ_c) · w̄ (SPEC §4), at the "
          "noise-free λ̂min, widened by the fit's certified tolerance as the release does"),
-        ("A table's half-width, any k", "— (⊥)" if p.table_half_width is None else num(p.table_half_width),
-         "Every row of a regression table (several coefficients in one release, Algorithm 3) at the same total "
-         "budget, at its noise-free certificate: its rows cost as one release"),
+        ("A table's half-width, all d rows", "— (fallback)" if p.table_half_width is None else
+         num(p.table_half_width),
+         "Every row of a regression table of all d coefficients (one release of the same budget: the Gaussian step "
+         "on the whole vector, intervals that hold at once) at the noise-free certificate; where the test fails "
+         "the table falls back to objective perturbation, whose width depends on the data"),
     ])
     metric_row([
         ("λ̂min (noise-free)", num(p.lambda_hat_min), "Algorithm 2's certified lower bound with N̂ = N"),

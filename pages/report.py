@@ -390,18 +390,17 @@ def table_guarantee(doc: dict) -> str:
     text = (f"(ε, δ) = ({g['epsilon']:g}, {g['delta']:g})-differentially private, for the whole table: replacing any "
             f"one row of the data by any other changes the probability of every possible table by at most a factor "
             f"{factor(g['epsilon'])}, plus δ.")
-    if t["status"] != "released":
+    if t["status"] == "bottom":
         return text
-    coverage = math.floor(doc["interval_coverage"] * 1e4) / 1e2  # rounded down: a lower bound
-    return text + (f" Each row's {t['level']:.0%} interval uses private values only and covers that coefficient fitted "
-                   f"on all n rows (not a population value), with probability at least {coverage:g}%, row by row.")
+    return text + f" {t['interval_note']} The intervals use private values only; they are for the coefficients " \
+        "fitted on all n rows, not population values."
 
 
 def table_html(doc: dict) -> str:
     """The table's self-contained page: its rows, the guarantee and the ledger, as on the screen."""
     e = html.escape
     t = doc["table"]
-    released = t["status"] == "released"
+    released = t["status"] != "bottom"
     rows = table(table_rows(doc)) if released else f"<p>Nothing was released (⊥): {e(t['reason'])}.</p>"
     figure = forest_figure(t["rows"], t["level"]).svg(standalone=True) if released else ""
     return f"""<!DOCTYPE html>

@@ -47,9 +47,13 @@ def test_a_published_table_is_one_charge_and_reaches_the_report(tmp_path, monkey
 def test_the_forest_plot_draws_every_row_and_says_so():
     from ui.svg import forest_figure
 
-    rows = [dict(name=f"x{k}", value=0.1 * k - 0.2, low=0.1 * k - 0.25, high=0.1 * k - 0.15) for k in range(5)]
+    rows = [dict(name=f"x{k}", value=0.1 * k - 0.2, low=0.1 * k - 0.25, high=0.1 * k - 0.15, half_width=0.05)
+            for k in range(5)]
     fig = forest_figure(rows, 0.9, {f"x{k}": 0.1 * k - 0.21 for k in range(5)})
     svg = fig.svg(standalone=True)
     assert svg.count("<circle") == 5 and svg.count("<path") == 5 + 1  # the values, the fit's diamonds, the key's
     assert fig.alt.startswith("Regression table: 5 coefficients, one release")
-    assert "from -0.2 (x0) to 0.2 (x4)" in fig.alt and "90% intervals ± 0.05" in fig.alt
+    assert "from -0.2 (x0) to 0.2 (x4)" in fig.alt and "90% intervals, all at once, ± 0.05" in fig.alt
+    rows[4] |= dict(low=0.1, high=0.3, half_width=0.1)  # the fallback's rows each have their own width
+    assert "half-widths of the 90% intervals, all at once: 5 values from 0.05 (x0) to 0.1 (x4)" in forest_figure(
+        rows, 0.9).alt

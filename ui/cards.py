@@ -544,17 +544,18 @@ def table_view(doc: dict, key: str, fitted: dict[str, float] | None = None) -> N
     """A regression table's document (core.report.table_document): its rows and the forest plot; in teaching views
     the fit's values beside them (`fitted`, not private). The Pipeline and the Report both show a table this way."""
     t = doc["table"]
-    if t["status"] != "released":
-        st.warning(f"Nothing was released (⊥): {t['reason']}. Each coefficient alone may still be released by "
-                   "Algorithm 5 above, or the table at a larger ε or n.", icon=":material/block:")
+    if t["status"] == "bottom":
+        st.warning(f"Nothing was released (⊥): {t['reason']}. Turn on the fallback in the sidebar, or release the "
+                   "table at a larger ε or n.", icon=":material/block:")
         return
-    rows = pd.DataFrame([dict(coefficient=r["name"], value=r["value"], low=r["low"], high=r["high"])
-                         for r in t["rows"]])
+    rows = pd.DataFrame([dict(coefficient=r["name"], value=r["value"], low=r["low"], high=r["high"],
+                              **{"±": r["half_width"]}) for r in t["rows"]])
     if fitted is not None:
         rows["θ(Pₙ) · not private"] = [fitted[r["name"]] for r in t["rows"]]
     g = doc["guarantee"]
+    how = ("the Gaussian step on the whole vector (the test (14) passed)" if t["status"] == "released" else
+           "objective perturbation (the test (14) failed), each row's width from a private curvature bound")
     st.caption(f"One release of {len(t['rows'])} coefficients at ε = {g['epsilon']:g}, δ = {g['delta']:g} for the "
-               f"whole table; each row's {t['level']:.0%} interval is its value ± {num(t['half_width'])} and covers "
-               "that coefficient of these n rows (privacy noise only).")
+               f"whole table, by {how}. {t['interval_note']}")
     st.table(rows.style.format({c: "{:.4g}" for c in rows.columns[1:]}).hide(axis="index"))  # prints every row
     sketch(f"{key}_forest", forest_figure, t["rows"], t["level"], fitted)

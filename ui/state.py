@@ -643,11 +643,11 @@ class TableRecord:
 
 
 def table_plan(problem: Problem, names: tuple[str, ...], b: Budget, seed: int | None = None) -> TablePlan:
-    """The table the page's settings name: the loaded data and model, the coefficients, the total (epsilon, delta),
-    the calibration and level, and the noise seed (None: OS entropy)."""
+    """The table the page's settings name: the loaded data and model, the coefficients, the budget, the calibration,
+    level and fallback (as one coefficient's release), and the noise seed (None: OS entropy)."""
     idx = tuple(problem.feature_names.index(name) for name in names)
-    return TablePlan(data=data_spec(), model=model_spec(), indices=idx, names=tuple(names), epsilon=b.epsilon_total,
-                     delta=b.delta_total, calibration=get("calibration"), level=get("level"), seed=seed)
+    return TablePlan(data=data_spec(), model=model_spec(), indices=idx, names=tuple(names), budget=b,
+                     calibration=get("calibration"), level=get("level"), fallback=fallback(), seed=seed)
 
 
 def draw_table(problem: Problem, names: tuple[str, ...], b: Budget) -> TableRecord:

@@ -393,13 +393,15 @@ def forest_figure(rows: list[dict], level: float, fitted: dict[str, float] | Non
         out.append(dot(s(r["value"]), y, 4, CHOSEN))
         if fitted is not None:
             out.append(diamond(s(fitted[r["name"]]), y, 5, ACCENT, f"{r['name']}: θ = {num(fitted[r['name']])}"))
-    keys: list[tuple[str, str, Kind]] = [(f"private value and {level:.0%} interval", CHOSEN, "span")]
+    keys: list[tuple[str, str, Kind]] = [(f"private value and {level:.0%} interval (all at once)", CHOSEN, "span")]
     keys += [("θ(P<sub>n</sub>) · not private", ACCENT, "diamond")] if fitted is not None else []
     marks, used = legend(keys, bottom + 60, width)
     values = np.array([r["value"] for r in rows])
+    halves = np.array([r["half_width"] for r in rows])
     shown = [bars_in_words("private values", names, values) if len(rows) > 1 else
              f"private value of {names[0]}: {num(values[0])}",
-             f"{level:.0%} intervals ± {num((rows[0]['high'] - rows[0]['low']) / 2)}"]
+             f"{level:.0%} intervals, all at once, ± {num(halves[0])}" if np.all(halves == halves[0]) else
+             bars_in_words(f"half-widths of the {level:.0%} intervals, all at once", names, halves)]
     if fitted is not None:
         shown.append(bars_in_words("θ(P<sub>n</sub>) · not private", names, np.array([fitted[n] for n in names])))
     return Sketch(heading, "".join(out) + marks, width, round(bottom + 56 + used), words(heading, "coefficient", shown))
