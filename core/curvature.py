@@ -36,7 +36,7 @@ from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.stats import chi2
 
 from core.fit import residuals, weighted_gram
-from core.gaussian import normal_quantile
+from core.gaussian import normal_quantile, sigma
 from core.marks import NOT_PRIVATE
 from core.problem import Problem
 from core.rounding import UNIT, gamma, hessian_error
@@ -57,11 +57,13 @@ class Curvature:
     bound : U, the private upper bound on ||(H(theta_hat) + lam I)^{-1} u|| (None when step 2 did not run). Private.
     reason : why step 2 did not run ("" when it did).
     mu, norm : the computed lambda_min and ||(H + lam I)^{-1} u||. NOT private.
-    scale_1, scale_2 : the Laplace scales of the two steps (scale_2 NaN without step 2); private (functions of
-        the released point and lambda_hat).
+    scale_1, scale_2 : the noise scales of the two steps (scale_2 NaN without step 2: a Laplace scale, or the
+        Gaussian's standard deviation when `family` says so); private (functions of the released point and
+        lambda_hat).
     epsilon, delta : (eps_1 + eps_2, delta_1), the pair's guarantee (with several directions, `curvatures`, the
         whole set's).
     beta : the probability that U falls below ||(H + lam I)^{-1} u||.
+    family : step 2's noise, "laplace" or "gaussian" (`log_noise`, from public numbers).
     """
 
     lambda_hat: float
@@ -74,6 +76,7 @@ class Curvature:
     beta: float
     mu: float = field(metadata=NOT_PRIVATE)
     norm: float = field(metadata=NOT_PRIVATE)
+    family: str = "laplace"
 
 
 def point_error(problem: Problem, point: NDArray, ridge: float) -> float:
@@ -121,42 +124,58 @@ def curvature(problem: Problem, point: NDArray, ridge: float, u: NDArray, epsilo
     return curvatures(problem, point, ridge, np.asarray(u, dtype=np.float64)[None, :], epsilon, delta, beta, rng)[0]
 
 
+def log_noise(k: int, eps_2: float, delta: float, beta: float) -> tuple[str, float, float]:
+    """Step 2's noise for k log-norms, per unit of their sensitivity Delta, and step 1's delta: Laplace(k/eps_2) on
+    each (l1 sensitivity k Delta, pure eps_2-DP; step 1 keeps all of delta), or, when its one-sided (1 - beta)
+    quantile is the smaller, N(0, (sigma(eps_2, delta/2) sqrt k)^2) on each (l2 sensitivity sqrt(k) Delta, the
+    Gaussian mechanism at (eps_2, delta/2); step 1 gets the other delta/2). A function of public numbers only."""
+    laplace = k / eps_2
+    gauss = sigma(eps_2, delta / 2.0) * math.sqrt(k)
+    if laplace * math.log(1.0 / (2.0 * beta)) <= gauss * normal_quantile(1.0 - beta):
+        return "laplace", laplace, delta
+    return "gaussian", gauss, delta / 2.0
+
+
 def curvatures(problem: Problem, point: NDArray, ridge: float, directions: NDArray, epsilon: float, delta: float,
                beta: float, rng: np.random.Generator, log_share: float = LOG_SHARE) -> tuple[Curvature, ...]:
     """Step 1 once and step 2 for each of the k rows of `directions`, together (epsilon, delta)-DP, epsilon split
     log_share to step 2.
 
     Step 2's statistic is then the vector of the k log-norms. On step 1's event each moves by at most Delta, so the
-    vector moves by at most k Delta in l1, and Laplace(k Delta/eps_2) on each is eps_2-DP (the Laplace mechanism;
-    for k = 1 the module docstring's step 2). Each Curvature records the whole set's (epsilon, delta).
+    vector moves by at most k Delta in l1 and sqrt(k) Delta in l2; `log_noise` picks the Laplace or the Gaussian
+    mechanism (for k = 1 the Laplace one, the module docstring's step 2). Each Curvature records the whole set's
+    (epsilon, delta).
     """
     g, n, d = problem.geometry, problem.n, problem.d
     k = directions.shape[0]
     eps_2 = log_share * epsilon
     eps_1 = epsilon - eps_2
+    family, unit, delta_1 = log_noise(k, eps_2, delta, beta)
     step = g.G1 / n
     e = point_error(problem, point, ridge)
     H = hessian_at(problem, point, ridge)
     mu = float(np.linalg.eigvalsh(H)[0])
     norms = [_norm(H, u) if mu > 0 else math.inf for u in directions]
     scale_1 = (step + 2.0 * e) / eps_1
-    lambda_hat = max(0.0, mu - e) + float(rng.laplace(0.0, scale_1)) - scale_1 * math.log(1.0 / (2.0 * delta))
+    lambda_hat = max(0.0, mu - e) + float(rng.laplace(0.0, scale_1)) - scale_1 * math.log(1.0 / (2.0 * delta_1))
     out = dict(lambda_hat=lambda_hat, epsilon=float(epsilon), delta=float(delta), beta=float(beta), mu=mu,
-               scale_1=scale_1)
+               scale_1=scale_1, family=family)
     m = lambda_hat - step
     eta = e + 10.0 * d * d * UNIT * (g.G1 + ridge)
     e_log = log_error(eta, m) if m > 0 else math.inf
     if not (m > 0 and step <= MAX_STEP * m and math.isfinite(e_log)):
         why = "too little curvature could be certified at the released point for this n and ε"
         return tuple(Curvature(bound=None, scale_2=math.nan, reason=why, norm=norm, **out) for norm in norms)
-    scale_2 = k * (-2.0 * math.log1p(-step / m) + 2.0 * e_log) / eps_2
-    # mu >= lambda_hat > 0 on the certificate's event; off it the computed norm may be undefined, and the noisy
-    # log-norm is then taken at the largest value step 2 could certify, 1/m.
+    scale_2 = unit * (-2.0 * math.log1p(-step / m) + 2.0 * e_log)
+    tail = math.log(1.0 / (2.0 * beta)) if family == "laplace" else normal_quantile(1.0 - beta)
     found = []
     for norm in norms:
-        noisy = (math.log(norm) if math.isfinite(norm) else -math.log(m)) + float(rng.laplace(0.0, scale_2))
+        # mu >= lambda_hat > 0 on the certificate's event; off it the computed norm may be undefined, and the noisy
+        # log-norm is then taken at the largest value step 2 could certify, 1/m.
+        draw = rng.laplace(0.0, scale_2) if family == "laplace" else scale_2 * rng.standard_normal()
+        noisy = (math.log(norm) if math.isfinite(norm) else -math.log(m)) + float(draw)
         # ||A^{-1} u|| <= 1/mu <= 1/lambda_hat on step 1's event as well: the smaller bound holds wherever both do.
-        bound = min(math.exp(noisy + scale_2 * math.log(1.0 / (2.0 * beta)) + e_log), 1.0 / lambda_hat)
+        bound = min(math.exp(noisy + scale_2 * tail + e_log), 1.0 / lambda_hat)
         found.append(Curvature(bound=bound, scale_2=scale_2, reason="", norm=norm, **out))
     return tuple(found)
 

@@ -13,9 +13,10 @@ import pytest
 from scipy import stats
 
 from core.accounting import make_budget
-from core.curvature import LOG_SHARE, MAX_STEP, curvature, curvature_interval, hessian_at
+from core.curvature import LOG_SHARE, MAX_STEP, curvature, curvature_interval, curvatures, hessian_at, log_noise
 from core.data import synthetic
 from core.fallback import CURVATURE_SHARE, unspent_budget
+from core.gaussian import normal_quantile, sigma
 from core.pipeline import make_rng, prepare, run_private
 
 
@@ -108,25 +109,41 @@ def _curvature_pair(n=400, seed=20250311):
     return P, P2
 
 
-def test_audit_of_the_curvature_pair():
-    """An attacker's audit of (lambda_hat, ln U) at the public point: eps_lb <= eps_1 + eps_2 for delta_1
-    (probability of a false failure <= 1e-3). The pair moves lambda_min by a good part of g."""
+@pytest.mark.parametrize("k,family,draws", [(1, "laplace", 20_000), (16, "gaussian", 8_000)])
+def test_audit_of_the_curvature_pair(k, family, draws):
+    """An attacker's audit of (lambda_hat, ln U) at the public point: eps_lb <= eps_1 + eps_2 at the set's delta
+    (probability of a false failure <= 1e-3). The pair moves lambda_min by a good part of g. With 16 directions (a
+    table's bounds) step 2 adds Gaussian noise to the vector of log-norms (core.curvature.log_noise); the audit
+    reads lambda_hat and three of the bounds."""
     P, P2 = _curvature_pair()
     point = P.fit.theta
-    u = np.array([1.0, 1.0]) / math.sqrt(2.0)
-    eps, delta, beta, draws = 8.0, 1e-6, 0.01, 20_000
+    angles = np.linspace(math.pi / 4, math.pi / 4 + math.pi, k, endpoint=False)
+    directions = np.column_stack([np.cos(angles), np.sin(angles)])
+    eps, delta, beta = 8.0, 1e-6, 0.01
+    shown = range(min(k, 3))
 
     def sample(problem, seed):
         rng = make_rng(seed)
-        cs = [curvature(problem, point, 1e-3, u, eps, delta, beta, rng) for _ in range(draws)]
-        return {"lambda_hat": np.array([c.lambda_hat for c in cs]),
-                "log_bound": np.array([math.log(c.bound) if c.bound is not None else np.nan for c in cs])}
+        sets = [curvatures(problem, point, 1e-3, directions, eps, delta, beta, rng) for _ in range(draws)]
+        assert {c.family for cs in sets for c in cs} == {family}
+        return {"lambda_hat": np.array([cs[0].lambda_hat for cs in sets]),
+                **{f"log_bound_{j}": np.array([math.log(cs[j].bound) if cs[j].bound is not None else np.nan
+                                               for cs in sets]) for j in shown}}
 
     sp, sq = sample(P, 1), sample(P2, 2)
-    assert np.mean(np.isfinite(sp["log_bound"])) > 0.5  # step 2 ran: the audit covers it
-    result = A.audit(sp, sq, ("lambda_hat", "log_bound"), eps, delta)
+    assert np.mean(np.isfinite(sp["log_bound_0"])) > 0.5  # step 2 ran: the audit covers it
+    result = A.audit(sp, sq, ("lambda_hat", *(f"log_bound_{j}" for j in shown)), eps, delta)
     assert result.eps_lb <= eps, result
     assert result.eps_lb > 0.1 * eps  # the pair is a real test, not two identical data sets
+
+
+def test_log_noise_takes_the_smaller_quantile():
+    """One bound: Laplace, pure. Seventeen at a table's census shares: Gaussian, whose quantile is then the smaller,
+    with half of delta left to step 1."""
+    assert log_noise(1, 0.144, 3.6e-7, 0.01) == ("laplace", 1 / 0.144, 3.6e-7)
+    family, unit, delta_1 = log_noise(17, 1.0, 3.6e-7, 5.9e-4)
+    assert family == "gaussian" and delta_1 == 1.8e-7 and unit == sigma(1.0, 1.8e-7) * math.sqrt(17)
+    assert unit * normal_quantile(1 - 5.9e-4) < 17 * math.log(1 / (2 * 5.9e-4))
 
 
 def test_fallback_spends_all_that_is_unspent_and_shares_it_with_the_curvature():
