@@ -85,6 +85,8 @@ class SyntheticSpec:
         """No bound on ||x||_2 beyond the cube's: the ball's default radius is sqrt(d)."""
         return None
 
+    default_domain = "cube"
+
     def load(self) -> Dataset:
         data = synthetic(self.n, self.d, self.loss, self.theta_norm, self.noise_scale, self.sample_seed)
         return replace(data, source=self.describe())
@@ -116,6 +118,8 @@ class _CensusIncome:
     def public_radius(self) -> float:
         """Every row of the income encoding has ||x||_2 <= 3 (ENCODED_RADIUS), a public fact."""
         return ENCODED_RADIUS
+
+    default_domain = "ball"  # the ball of the encoding's radius: tighter than the cube around it, r = 3 < sqrt(17)
 
 
 @dataclass(frozen=True)
@@ -226,6 +230,8 @@ class CsvSpec(_FileSpec):
     def public_radius(self) -> None:
         """A user's CSV declares no bound on ||x||_2: the ball's default radius is sqrt(d)."""
         return None
+
+    default_domain = "cube"
 
     def load(self, content: bytes | None = None) -> Dataset:
         data = read_csv_bytes(self._content(content), self.name, self.response)

@@ -47,6 +47,7 @@ def store_upload() -> None:
         st.session_state.pop(state.UPLOAD, None)
         return
     st.session_state[state.UPLOAD] = state.Upload.of(file.name, file.getvalue())
+    state.follow_the_data()
 
 
 def pick_response() -> None:
@@ -158,6 +159,7 @@ def upload_controls() -> None:
 
 def source_controls() -> None:
     st.radio("Source", tuple(state.SOURCES), key="source", format_func=state.SOURCES.get, horizontal=True,
+             on_change=state.follow_the_data,
              help="Synthetic data need no files or network; ACS income reads census person files; "
              "an upload reads your own CSV")
     source = state.get("source")

@@ -165,8 +165,8 @@ def table_section(problem: Problem) -> None:
         if publish_mode:  # the budget's own card says why a budget is refused; a ledger without a cap is told here
             st.error(message(exc))
         return
-    if blocked:
-        st.warning(blocked, icon=":material/block:")
+    if blocked:  # the release's own warning above says it in full; a table costs the same
+        st.caption(f":material/block: {blocked}")
     label = "Release the table (spends ε, δ)" if publish_mode else "Draw a table"
     if st.button(label, key="release_table", disabled=not names or blocked is not None, icon=":material/table_chart:",
                  help="Fresh noise from the OS, charged per person before any noise" if publish_mode else

@@ -367,3 +367,22 @@ def test_the_label_column_is_chosen_never_guessed():
     assert "Features: a, b" in " ".join(c.value for c in at.caption)
     with_y = Upload.of("plain.csv", text.replace(b"outcome,", b"y,", 1)).spec.population()
     assert before == with_y  # the same rows, whichever column is named the response
+
+
+def test_the_domain_follows_the_data():
+    """Census data default to the ball of the encoding's public radius, other data to the cube: in a new session's
+    link (unless the link names a domain), when the Data page's source changes, and when a PUMS file is uploaded."""
+    for query, domain in (({"source": "acs"}, "ball"), ({"source": "acs", "domain": "cube"}, "cube"),
+                          ({"source": "synthetic_logistic"}, "cube")):
+        at = new_app(60, query)
+        at.run()
+        assert at.session_state["domain"] == domain, query
+    at = open_data_page(domain="ball", radius=2.0)
+    at.radio(key="source").set_value("acs").run()
+    assert (at.session_state["domain"], at.session_state["radius"]) == ("ball", None)
+    at.radio(key="source").set_value("synthetic_logistic").run()
+    assert at.session_state["domain"] == "cube"
+    at = open_data_page(source="upload")
+    at.file_uploader(key="upload_file").set_value(("ca.csv", CA_FILE.read_bytes(), "text/csv")).run()
+    assert_clean(at)
+    assert at.session_state["domain"] == "ball"

@@ -242,13 +242,16 @@ def ensure() -> None:
 
     A deployment locked to publish mode forces the mode on every run, whatever the URL or the session say.
     """
-    if not any(key in st.session_state for key in PARAMS):  # a new session: its link is read now, once
+    new = not any(key in st.session_state for key in PARAMS)
+    if new:  # a new session: its link is read now, once
         for key in st.query_params:
             if key not in PARAMS and key not in STREAMLIT_LINK_KEYS:
                 _unknown(key, st.query_params.get(key) or "")
     for key, param in PARAMS.items():
         if key not in st.session_state:
             st.session_state[key] = _from_url(key, param)
+    if new and "domain" not in st.query_params:
+        follow_the_data()
     if locked():  # nothing a user types, in a widget or a link, reaches these
         st.session_state["mode"] = "publish"
         st.session_state["noise_seed"] = None
@@ -334,6 +337,17 @@ class Upload:
     def is_pums(self) -> bool:
         """Whether the file is an ACS PUMS person file (core.spec decided it from the header)."""
         return isinstance(self.spec, PumsSpec)
+
+
+def follow_the_data() -> None:
+    """The domain follows the data when they change (a new session's link, the Data page's source, an upload): the
+    data spec's default_domain (core.spec: the ball of the census encoding's public radius, else the cube), with the
+    radius that goes with it. A link's domain, or a later choice in the Pipeline, overrides it."""
+    try:
+        domain = data_spec().default_domain
+    except InputError:  # no file uploaded yet: nothing to follow
+        return
+    st.session_state["domain"], st.session_state["radius"] = domain, None
 
 
 def data_spec() -> DataSpec:
