@@ -98,7 +98,9 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
         help="how the stages meet the total: basic composition (default) or privacy-loss distributions",
     )
     p.add_argument("--lambda-reg", type=float, default=0.0, help="ridge lambda_reg in (1), from 0 to 100")
-    p.add_argument("--domain", choices=DOMAINS, default="cube")
+    p.add_argument("--domain", choices=DOMAINS, default=None,
+                   help="the covariate domain (default: the data's, the ball of radius 3 for census data, else "
+                   "the cube)")
     p.add_argument("--radius", type=float, default=None, help="radius R of the ball domain, from 0.01 to 1000")
     p.add_argument("--response-bound", type=float, default=None,
                    help="public bound B on |y| (robust loss): responses beyond it are clipped; default the largest "
@@ -244,7 +246,8 @@ def _prepared(args: argparse.Namespace) -> tuple[Budget, DataSpec, Dataset, Prob
     check_seed(args.seed, "--seed")
     budget = make_budget(args.epsilon, args.delta, parse_split(args.split), args.accounting)
     spec = spec_from_args(args)
-    model = ModelSpec(model_loss(spec, args.loss), args.domain, args.radius, args.lambda_reg, args.response_bound)
+    model = ModelSpec(model_loss(spec, args.loss), args.domain or spec.default_domain, args.radius, args.lambda_reg,
+                      args.response_bound)
     data = spec.load()
     problem = prepare_spec(data, model, spec)
     where = projection(data.X, problem)
