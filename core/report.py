@@ -436,8 +436,9 @@ def table_note(t: TableRelease) -> str:
                 f"1 − {t.lambda_min.delta:.2g}).")
     if t.status == "fallback":
         return (f"All {t.k} intervals cover their coefficients of the fit on these rows at once with probability "
-                f"≥ {t.level:g} (each at {t.row_level:.4g}), to first order in the privacy noise ({APPROXIMATE_NOTE}); "
-                "each row's width comes from a private bound on the curvature along that coefficient.")
+                f"≥ {t.level:g} (each at {t.row_level:.4g}) when the curvature's lower bound holds "
+                f"({APPROXIMATE_NOTE}); each row's width comes from a private bound on the curvature along that "
+                "coefficient.")
     return "Nothing was released, so there is no interval."
 
 
