@@ -57,3 +57,11 @@ def test_the_forest_plot_draws_every_row_and_says_so():
     rows[4] |= dict(low=0.1, high=0.3, half_width=0.1)  # the fallback's rows each have their own width
     assert "half-widths of the 90% intervals, all at once: 5 values from 0.05 (x0) to 0.1 (x4)" in forest_figure(
         rows, 0.9).alt
+
+
+def test_a_table_the_test_refuses_without_the_fallback_says_which_control_to_change():
+    at = on_page("pipeline", source="synthetic_robust", n=2_000, d=3, fallback="off")
+    at.button(key="release_table").click().run()
+    assert not at.exception, at.exception
+    (warning,) = [w.value for w in at.warning if w.value.startswith("Nothing was released (⊥)")]
+    assert "“When the stability test (14) fails”" in warning and "fall back to objective perturbation" in warning

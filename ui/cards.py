@@ -545,8 +545,9 @@ def table_view(doc: dict, key: str, fitted: dict[str, float] | None = None) -> N
     the fit's values beside them (`fitted`, not private). The Pipeline and the Report both show a table this way."""
     t = doc["table"]
     if t["status"] == "bottom":
-        st.warning(f"Nothing was released (⊥): {t['reason']}. Turn on the fallback in the sidebar, or release the "
-                   "table at a larger ε or n.", icon=":material/block:")
+        st.warning(f"Nothing was released (⊥): {t['reason']}. Choose “fall back to objective perturbation” under "
+                   "“When the stability test (14) fails” above, or release the table at a larger ε or n.",
+                   icon=":material/block:")
         return
     rows = pd.DataFrame([dict(coefficient=r["name"], value=r["value"], low=r["low"], high=r["high"],
                               **{"±": r["half_width"]}) for r in t["rows"]])
