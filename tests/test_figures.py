@@ -142,7 +142,7 @@ def staircase_checks(fig, true_path, hat_path, b, which: str) -> None:
             assert list(trace.x) == [x, x]
     assert fig.data[0].x[-1] == b.N and fig.data[1].x[-1] == b.m  # the staircases end where the counts say
     assert lo < min(b.N, b.N_hat, b.m) and max(b.N, b.N_hat, b.m) < hi
-    assert fig.layout.xaxis.title.text == fig.layout.xaxis2.title.text == "k (recursion steps)"
+    assert fig.layout.xaxis.title.text == fig.layout.xaxis2.title.text == "Recursion steps k"
     assert fig.layout.yaxis.title.text == "R<sup>k</sup>(λ)"
 
 
@@ -176,8 +176,8 @@ def test_region_figure(problem, run):
     np.testing.assert_allclose(values(heat.x), figures.log_edges(eps))
     np.testing.assert_allclose(values(heat.y), figures.log_edges(ns))
     assert list(star.x) == [4.0] and list(star.y) == [problem.n] and star.name == "this sample and ε"
-    assert (fig.layout.xaxis.type, fig.layout.xaxis.title.text) == ("log", "total ε")
-    assert (fig.layout.yaxis.type, fig.layout.yaxis.title.text) == ("log", "n")
+    assert (fig.layout.xaxis.type, fig.layout.xaxis.title.text) == ("log", "Total ε")
+    assert (fig.layout.yaxis.type, fig.layout.yaxis.title.text) == ("log", "Sample size n")
 
 
 # ---------------------------------------------------------------- Compare and Data
@@ -192,7 +192,7 @@ def test_strip_figure(problem, data):
         assert trace.name == METHOD_LABELS[name]
         np.testing.assert_array_equal(values(trace.x), values(m.values))
     assert [shape.x0 for shape in fig.layout.shapes] == [c.u_theta, c.u_theta_star]
-    assert fig.layout.xaxis.title.text == "released value"
+    assert fig.layout.xaxis.title.text == "Released value"
 
 
 def test_strip_figure_keeps_a_method_that_released_nothing(problem):
@@ -223,7 +223,7 @@ def test_histogram_of_a_feature(data):
     np.testing.assert_array_equal(values(bar.y), counts)
     np.testing.assert_allclose(values(bar.x), (edges[:-1] + edges[1:]) / 2)
     assert [shape.x0 for shape in fig.layout.shapes] == [-1.0, 1.0]  # the cube's edges
-    assert fig.layout.xaxis.title.text == "x0" and fig.layout.yaxis.title.text == "rows"
+    assert fig.layout.xaxis.title.text == "x0" and fig.layout.yaxis.title.text == "Rows"
 
 
 def test_histogram_of_labels_has_one_bar_per_value():
@@ -288,7 +288,7 @@ def test_alt_text_names_the_title_and_the_key_values(every_figure, run, profile,
         "staircase": [f"N, not private at {b.N}", f"m = ⌊N̂ − k⌋ at {b.m}"],
         "region": ["a 3 × 4 grid", f"this sample and ε at 4, {problem.n}"],
         "strip": ["Oracle, not private: 3 values", "marked: uTθ(Pn), not private, uTθ*"],
-        "histogram": ["x0: 40 bars", "rows against x0"],
+        "histogram": ["x0: 40 bars", "Rows against x0"],
         "profile": ["δ(ε) (log scale) against ε", "the chosen (ε, δ) at 4, 1e-06",
                     f"from {num(min(profile.delta_pld))} to {num(max(profile.delta_pld))}"],
     }

@@ -57,7 +57,7 @@ def test_theta_bars_measure_the_fit(problem, data):  # noqa: F811
         assert (x == pytest.approx(zero, abs=0.1)) if t > 0 else (x + w == pytest.approx(zero, abs=0.1))
     stars = [tipped(root, "path", f"{name}: θ* =") for name in problem.feature_names]
     assert all(len(s) == 1 and s[0].get("fill") == ACCENT for s in stars)
-    assert "θ* (generating parameter)" in texts(root) and "coefficient" in texts(root)
+    assert "θ* (generating parameter)" in texts(root) and "Coefficient" in texts(root)
     assert f"{problem.feature_names[J]}: the coefficient released" in texts(root)  # the key of the highlighted bar
     bare = tree(svg.theta_figure(problem, None, None))
     assert not tipped(bare, "path", "") and "θ* (generating parameter)" not in texts(bare)
@@ -133,7 +133,7 @@ def test_release_line_and_bound_line(run):  # noqa: F811
     x1, x2, cx = float(span.get("x1")), float(span.get("x2")), float(dot.get("cx"))
     assert (cx - x1) / (x2 - x1) == pytest.approx((r.value - r.interval[0]) / (r.interval[1] - r.interval[0]),
                                                   abs=2e-3)
-    assert f"T = {num(r.value)}" in texts(root) and "released value" in texts(root)
+    assert f"T = {num(r.value)}" in texts(root) and "Released value" in texts(root)
     names = eigenvalue_names("min")
     line = svg.bound_line(b, names)
     stat, bound = sorted(tree(line).iter(f"{{{NS['s']}}}circle"), key=lambda e: e.get("fill") != svg.GREY)

@@ -37,7 +37,7 @@ def count_figure(law: CountLaw, stage: str, symbol: str) -> go.Figure:
     fig = go.Figure()
     _densities(fig, x, stats.laplace.pdf(x, law.N, law.scale), stats.laplace.pdf(x, law.N_prime, law.scale))
     fig.update_xaxes(title=f"noisy count N̂ of {symbol}")
-    fig.update_yaxes(title="density", showticklabels=False)
+    fig.update_yaxes(title="Density", showticklabels=False)
     return titled(fig, f"{stage}: the noisy count, with and without the row · not private")
 
 
@@ -51,8 +51,8 @@ def release_figure(law: GaussianLaw, drawn: float | None = None) -> go.Figure:
     if drawn is not None:
         fig.add_vline(x=drawn, line_color=TRUTH, line_width=2,
                       annotation=dict(text=f"this round's T = {num(drawn)}", xref="x"))
-    fig.update_xaxes(title="released value T")
-    fig.update_yaxes(title="density", showticklabels=False)
+    fig.update_xaxes(title="Released value T")
+    fig.update_yaxes(title="Density", showticklabels=False)
     return titled(fig, "Stage 4: the released value, with and without the row · not private")
 
 
@@ -95,8 +95,8 @@ def game_figure(score: GameScore, computer: GameScore | None = None) -> go.Figur
         fig.add_trace(go.Scatter(x=[s.fpr], y=[s.tpr], mode="markers", name=f"{name} ({s.rounds} rounds)",
                                  marker=dict(symbol=symbol, size=14, color=color),
                                  hovertemplate="FPR %{x:.2f}, TPR %{y:.2f}<extra></extra>"))
-    fig.update_xaxes(title="false-positive rate (said 'in' when out)", range=[0, 1], constrain="domain")
-    fig.update_yaxes(title="true-positive rate (said 'in' when in)", range=[0, 1], scaleanchor="x")
+    fig.update_xaxes(title="False-positive rate (said 'in' when out)", range=[0, 1], constrain="domain")
+    fig.update_yaxes(title="True-positive rate (said 'in' when in)", range=[0, 1], scaleanchor="x")
     return titled(fig, "The membership game: guesses against the guarantee")
 
 
@@ -113,6 +113,6 @@ def baseline_figure(pairs: dict[str, tuple[np.ndarray, np.ndarray]]) -> go.Figur
                 marker=dict(color=METHOD_COLORS[method], symbol=symbol, size=7, opacity=0.7), showlegend=i == 0,
                 legendgroup=side, hovertemplate=f"{label}, {side}: %{{x:.6g}}<extra></extra>"))
     fig.update_yaxes(tickvals=list(range(len(pairs))), ticktext=[METHOD_LABELS[m] for m in pairs], title="")
-    fig.update_xaxes(title="released value of the coefficient")
+    fig.update_xaxes(title="Released value of the coefficient")
     fig.update_layout(height=120 + 70 * len(pairs))
     return titled(fig, "Every method at the same (ε, δ), with and without the row · not private")

@@ -66,9 +66,9 @@ def staircase(true_path: Steps, hat_path: Steps, b: RecursiveBound, names: tuple
     titles = [dict(text=text, x=x, xref="paper", y=1.0, yref="paper", yanchor="bottom", showarrow=False)
               for text, x in (("every step", 0.28), ("close-up of the end", 0.82))]
     return titled(go.Figure(data=data, layout=dict(
-        xaxis=dict(domain=[0, 0.56], title="k (recursion steps)"),
+        xaxis=dict(domain=[0, 0.56], title="Recursion steps k"),
         yaxis=dict(title="R<sup>k</sup>(λ)"),
-        xaxis2=dict(domain=[0.64, 1], anchor="y2", range=window, title="k (recursion steps)"),
+        xaxis2=dict(domain=[0.64, 1], anchor="y2", range=window, title="Recursion steps k"),
         yaxis2=dict(anchor="x2", range=[near.min() - margin, near.max() + margin] if near.size else None),
         annotations=titles,
         height=400,  # at 370 the legend, 25% of the plot height below it, touches the axis titles
@@ -107,12 +107,12 @@ def region_figure(ns: NDArray, eps: NDArray, passes: NDArray, n: int, epsilon: f
     fig.add_trace(go.Scatter(x=[epsilon], y=[n], mode="markers", name="this sample and ε",
                              marker=dict(symbol="star", size=16, color=ACCENT, line=dict(color=TRUTH, width=1))))
     ticks = [t for t in (0.1, 0.3, 1, 3, 10, 30, 100) if eps.min() <= t <= eps.max()]
-    fig.update_xaxes(type="log", title="total ε", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
+    fig.update_xaxes(type="log", title="Total ε", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
     # Up to ten times the largest n at which some ε still fails (and past this n): not a decade-wide all-pass band.
     failing = ns[~passes.all(axis=1)]
     top = min(float(ns.max()), 10.0 * max(float(failing.max()) if failing.size else float(ns.min()), float(n)))
     edges = log_edges(ns)
-    fig.update_yaxes(type="log", title="n", range=[math.log10(edges[0]), math.log10(max(top, edges[1]))])
+    fig.update_yaxes(type="log", title="Sample size n", range=[math.log10(edges[0]), math.log10(max(top, edges[1]))])
     return titled(fig, "Where the noise-free test (14) passes (blue), over n and total ε · not private")
 
 
@@ -155,7 +155,7 @@ def strip_figure(c: Comparison) -> go.Figure:
                            text=f"u<sup>T</sup>θ* = {num(star)} {'→' if star > hi else '←'}")
     fig.update_yaxes(autorange="reversed")  # the first method on top
     fig.update_layout(height=110 + 60 * len(c.methods), margin=dict(l=10, r=10, t=60, b=40), showlegend=False,
-                      xaxis_title="released value")
+                      xaxis_title="Released value")
     return titled(fig, "Released values of every draw, by method")
 
 
@@ -193,7 +193,7 @@ def histogram(values: NDArray, name: str, domain_edges: bool) -> go.Figure:
     if domain_edges:
         for edge in (-1.0, 1.0):
             fig.add_vline(x=edge, line_dash="dash", line_color=ACCENT)
-    fig.update_layout(height=320, margin=dict(l=10, r=10, t=30, b=10), xaxis_title=name, yaxis_title="rows",
+    fig.update_layout(height=320, margin=dict(l=10, r=10, t=30, b=10), xaxis_title=name, yaxis_title="Rows",
                       bargap=0.05)
     return titled(fig, f"Histogram of {name}")
 

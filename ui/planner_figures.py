@@ -49,8 +49,8 @@ def half_width_figure(plans: Sequence[Plan], chosen: Plan, target: float | None)
         ))
     fig.update_layout(
         title="Planned half-width of the private interval against n (a plan, not a measurement)",
-        xaxis=dict(type="log", title="sample size n (eigenvalues held fixed)"),
-        yaxis=dict(type="log", title="half-width of the private interval"),
+        xaxis=dict(type="log", title="Sample size n (eigenvalues held fixed)"),
+        yaxis=dict(type="log", title="Half-width of the private interval"),
         yaxis2=dict(overlaying="y", range=[0, 1], visible=False),
         legend=dict(orientation="h", yanchor="top", y=-0.18), margin=dict(t=50, b=90, l=60, r=20),
     )

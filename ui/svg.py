@@ -27,6 +27,7 @@ from numpy.typing import NDArray
 
 from ui.figures import GREY, TEST_AXIS, plain
 from ui.format import num
+from ui.labels import capitalised
 from ui.theme import ACCENT, CHOSEN, OTHER
 
 if TYPE_CHECKING:
@@ -187,7 +188,7 @@ def tick_texts(values: list[float]) -> list[str]:
 
 def x_axis(s: Scale, y: float, name: str = "", grid_top: float | None = None) -> str:
     """The axis line at height y, its ticks and their values below it, light grid lines up to grid_top, and
-    its name below the values."""
+    its name below the values, capitalised as every title is."""
     values = ticks(s.lo, s.hi)
     out = [line(s.a, y, s.b, y, INK, 1, opacity=0.5)]
     for v, text in zip(values, tick_texts(values), strict=True):
@@ -197,7 +198,7 @@ def x_axis(s: Scale, y: float, name: str = "", grid_top: float | None = None) ->
         out.append(line(x, y, x, y + 4, INK, 1, opacity=0.5))
         out.append(label(x, y + 17, text, "middle", FONT - 1, INK))
     if name:
-        out.append(label((s.a + s.b) / 2, y + 34, name, "middle"))
+        out.append(label((s.a + s.b) / 2, y + 34, capitalised(name), "middle"))
     return "".join(out)
 
 
