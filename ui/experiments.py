@@ -460,13 +460,26 @@ def results_figure(rows: list[dict], title: str = ""):
                               and r["method"] == method), key=lambda r: r["x"])
                 if sel:
                     fig.add_trace(_series(sel, method, first=(i == 1 and j == 1)), row=i, col=j)
-        fig.update_yaxes(type="linear" if metric in ("p_zero", "release_rate") else "log", row=i)
+        if metric in ("p_zero", "release_rate"):
+            fig.update_yaxes(type="linear", row=i)
+        else:
+            fig.update_yaxes(type="log", row=i, **_decades([r["mean"] for r in rows if r["metric"] == metric]))
         fig.update_yaxes(title_text=axis_title(metric), row=i, col=1)
     x_name = rows[0]["x_name"] if rows else ""
-    fig.update_xaxes(type="linear" if x_name == "epsilon" else "log")
+    if x_name == "epsilon":
+        fig.update_xaxes(type="linear")
+    else:
+        fig.update_xaxes(type="log", **_decades([r["x"] for r in rows]))
     fig.update_xaxes(title_text=axis_title(x_name), row=len(metrics))
     _lay_out(fig, title, len(metrics), len(panels))
     return fig
+
+
+def _decades(values: list[float]) -> dict:
+    """A log axis's ticks: every power of 10 where the values span a decade or more (Plotly's labels at 2 and 5
+    between them crowd a narrow panel), else Plotly's own."""
+    shown = [v for v in values if v > 0 and math.isfinite(v)]
+    return dict(dtick=1) if shown and math.log10(max(shown) / min(shown)) >= 1 else {}
 
 
 def _series(sel: list[dict], method: str, first: bool) -> go.Scatter:
