@@ -22,13 +22,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
-from dp_accounting.pld import common, privacy_loss_distribution
 from numpy.typing import NDArray
 
 from core.errors import BudgetError, is_real
 from core.gaussian import check_epsilon_delta
+
+if TYPE_CHECKING:
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
 DEFAULT_SPLIT = (1.0, 1.0, 1.0)  # the paper's equal thirds, which its experiments (and core.experiments) use
 # What the app, the command line and the planner start from: 5 % of eps to each certificate, 90 % to the release
@@ -166,13 +169,7 @@ def pld_epsilon(a: StageBudget, b: StageBudget, c: StageBudget, delta_total: flo
 def _pld_epsilon(eps_a: float, eps_b: float, eps_c: float, delta_release: float, delta: float, k: int = 1) -> float:
     """eps at delta of k releases of the three stages, composed (the release events' deltas, k delta_release, come
     out of delta first; +inf when nothing is left)."""
-    pld = privacy_loss_distribution
-    composed = pld.from_laplace_mechanism(1.0 / eps_a, value_discretization_interval=PLD_GRID)
-    composed = composed.compose(pld.from_laplace_mechanism(1.0 / eps_b, value_discretization_interval=PLD_GRID))
-    release = pld.from_privacy_parameters(
-        common.DifferentialPrivacyParameters(2.0 * eps_c, delta_release), value_discretization_interval=PLD_GRID
-    )
-    one = composed.compose(release)
+    one = _composed_pld(eps_a, eps_b, eps_c, delta_release)
     return float((one if k == 1 else one.self_compose(k)).get_epsilon_for_delta(delta))
 
 
@@ -311,9 +308,11 @@ def basic_profile(b: Budget, epsilon: NDArray[np.float64]) -> NDArray[np.float64
 
 @lru_cache(maxsize=64)  # public parameters only; a profile redraws on every rerun of its card
 def _composed_pld(eps_a: float, eps_b: float, eps_c: float,
-                  delta_release: float) -> privacy_loss_distribution.PrivacyLossDistribution:
+                  delta_release: float) -> PrivacyLossDistribution:
     """The PLD of the two Laplace counts and the release event, as the PLD total composes them."""
-    pld = privacy_loss_distribution
+    from dp_accounting.pld import common  # imported when first needed: a second per process that needs no PLD
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
     composed = pld.from_laplace_mechanism(1.0 / eps_a, value_discretization_interval=PLD_GRID)
     composed = composed.compose(pld.from_laplace_mechanism(1.0 / eps_b, value_discretization_interval=PLD_GRID))
     release = pld.from_privacy_parameters(

@@ -39,13 +39,14 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
-from dp_accounting import dp_event, mechanism_calibration
-from dp_accounting.pld import pld_privacy_accountant
-from dp_accounting.privacy_accountant import NeighboringRelation, PrivacyAccountant
-from dp_accounting.rdp import rdp_privacy_accountant
 from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from dp_accounting.dp_event import DpEvent
+    from dp_accounting.privacy_accountant import PrivacyAccountant
 
 from core.errors import BudgetError, is_integer, is_real
 from core.gaussian import check_epsilon_delta
@@ -56,7 +57,7 @@ from core.release import BaselineRelease, unit_direction
 from core.trial import Draw, Trial, of_release
 
 ACCOUNTANTS = ("rdp", "pld")
-NEIGHBOURS = {"add_remove": NeighboringRelation.ADD_OR_REMOVE_ONE, "replace_one": NeighboringRelation.REPLACE_ONE}
+NEIGHBOURS = {"add_remove": "ADD_OR_REMOVE_ONE", "replace_one": "REPLACE_ONE"}  # dp_accounting's NeighboringRelation
 # PLD grid width: the accountant rounds pessimistically, so a coarser grid only overstates epsilon
 # (by ~1e-4 at T = 1000) while each evaluation is ten times faster than at the library's 1e-4.
 PLD_DISCRETIZATION = 1e-3
@@ -141,14 +142,21 @@ def _check_accounting(accountant: str, neighbours: str) -> None:
 
 
 def _make_accountant(accountant: str, neighbours: str) -> PrivacyAccountant:
-    relation = NEIGHBOURS[neighbours]
+    # dp_accounting is imported when an accountant is first needed: a second of every other process's start.
+    from dp_accounting.pld import pld_privacy_accountant
+    from dp_accounting.privacy_accountant import NeighboringRelation
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    relation = NeighboringRelation[NEIGHBOURS[neighbours]]
     if accountant == "rdp":
         return rdp_privacy_accountant.RdpAccountant(neighboring_relation=relation)
     return pld_privacy_accountant.PLDAccountant(relation, value_discretization_interval=PLD_DISCRETIZATION)
 
 
-def dp_sgd_event(z: float, sampling_rate: float, steps: int) -> dp_event.DpEvent:
+def dp_sgd_event(z: float, sampling_rate: float, steps: int) -> DpEvent:
     """T-fold composition of the Poisson-subsampled Gaussian mechanism with noise multiplier z."""
+    from dp_accounting import dp_event
+
     gaussian = dp_event.GaussianDpEvent(z)
     return dp_event.SelfComposedDpEvent(dp_event.PoissonSampledDpEvent(sampling_rate, gaussian), steps)
 
@@ -205,6 +213,8 @@ def calibrate_noise_multiplier(epsilon: float, delta: float, sampling_rate: floa
     check_epsilon_delta(epsilon, delta, "DP-SGD")
     _check_schedule(sampling_rate, steps)
     _check_accounting(accountant, neighbours)
+    from dp_accounting import mechanism_calibration
+
     lo, hi = _bracket(epsilon, delta, sampling_rate, steps, accountant, neighbours)
     z = mechanism_calibration.calibrate_dp_mechanism(
         lambda: _make_accountant(accountant, neighbours),

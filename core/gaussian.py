@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
-from dp_accounting import gaussian_mechanism
 from scipy.optimize import brentq
 from scipy.special import erfcx, log_ndtr, ndtri
 
@@ -206,6 +205,8 @@ def sigma_analytic(epsilon: float, delta: float) -> float:
     then bisected back towards the last failing point, as `sigma_paper` nudges for (7); the
     relative margin of 1e-12 follows. The result is never below the unverified candidate.
     """
+    from dp_accounting import gaussian_mechanism  # imported when first needed: a second per process otherwise
+
     check_epsilon_delta(epsilon, delta)
     tol = 1e-13
     s = float(gaussian_mechanism.get_sigma_gaussian(epsilon, delta, tol=tol)) + 2 * tol
