@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from core.cli import main
 from core.data import acs
 from core.errors import BudgetError, InputError
 from core.ledger import Ledger, ReleaseDetails
@@ -230,10 +232,32 @@ def test_same_people_through_other_specs_share_the_durable_budget(tmp_path):
 
 
 def run(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "core", *args], capture_output=True, text=True,
-                          env={**os.environ, **(env or {})}, cwd=Path(__file__).parent.parent)
+    """`python -m core ARGS` with these environment variables, run in this process: an interpreter's start is all a
+    subprocess would add (tests/test_fit_exact.py and the racing test below start real ones)."""
+    out, err = io.StringIO(), io.StringIO()
+    with _environ(env or {}), contextlib.chdir(ROOT), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse's refusals
+            code = exc.code if isinstance(exc.code, int) else 2
+    return subprocess.CompletedProcess([sys.executable, "-m", "core", *args], code, out.getvalue(), err.getvalue())
 
 
+@contextlib.contextmanager
+def _environ(changes: dict[str, str]):
+    before = {key: os.environ.get(key) for key in changes}
+    os.environ.update(changes)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+ROOT = Path(__file__).resolve().parent.parent
 SYNTH_RELEASE = ("release", "--synthetic", "--n", "2000", "--d", "2", "--sample-seed", "1", "--coordinate", "0",
                  "--epsilon", "6", "--delta", "1e-6")
 
