@@ -43,8 +43,8 @@ from core.release import FALLBACK, Release
 from core.stability import solver_slack
 
 CURVATURE_SHARE = 0.1  # of the fallback's (eps, delta): enough to certify the curvature of census-sized data
-# A table's k curvature bounds cost k times one's (core.curvature.curvatures): from k = 2 on, the curvature gets this
-# share of the fallback and step 2 this share of the curvature (measured on census data, docs/experiments.md).
+# A table's k curvature bounds cost up to k times one's (core.curvature.curvatures): from k = 2 on, the curvature gets
+# this share of the fallback and step 2 this share of the curvature (measured on census data, docs/experiments.md).
 TABLE_SHARES = (0.4, 0.7)
 
 
