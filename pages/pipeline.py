@@ -28,7 +28,7 @@ from core.plan import execute
 from ui import cards, controls, sidebar, state
 from ui.boot import through_navigation
 from ui.export import reproduce_downloads
-from ui.format import num
+from ui.format import md, num, released_what
 from ui.labels import message
 from ui.snapshot import snapshot_name, teaching_snapshot
 from ui.theme import NOT_PRIVATE
@@ -197,10 +197,15 @@ def last_paid_for() -> None:
     d = entry.details
     # The release's own budget, from its report: a release certified first was charged in two entries, this the last.
     budget = json.loads(d.document)["guarantee"]
-    shown = "⊥ (nothing released)" if d.value is None else f"{num(d.value)}, interval [{num(d.low)}, {num(d.high)}]"
-    st.caption(f"The last paid-for release on these people, read back from the privacy ledger: `{d.coefficient}` "
-               f"{shown} at ε = {budget['epsilon']:g}, δ = {budget['delta']:g}. Its full report is on the Report "
-               "page; showing it charges nothing.")
+    if d.outcome == "bottom":
+        shown = "⊥ (nothing released)"
+    elif d.value is None:  # a regression table: its rows are on the Report
+        shown = "released" if d.outcome == "released" else "released by the fallback"
+    else:
+        shown = f"{num(d.value)}, interval [{num(d.low)}, {num(d.high)}]"
+    st.caption(f"The last paid-for release on these people, read back from the privacy ledger: "
+               f"{md(released_what(d.coefficient))} {shown} at ε = {budget['epsilon']:g}, δ = {budget['delta']:g}. "
+               "Its full report is on the Report page; showing it charges nothing.")
 
 
 def data_error(exc: InputError) -> None:

@@ -24,7 +24,7 @@ from core.report import PRINT_STYLE, interval_scope, plain_summary, published_re
 from ui import cards, state
 from ui.boot import through_navigation
 from ui.export import rerun_download
-from ui.format import interval, md, metric_row, num
+from ui.format import interval, md, metric_row, num, released_what
 from ui.formulas import (
     ACCOUNTINGS,
     BUDGET_STAGES,
@@ -300,12 +300,10 @@ def ledger_rows(rep: dict) -> list[tuple[str, str]]:
             ("Remaining", f"ε = {g['remaining_epsilon']:g}, δ = {g['remaining_delta']:g}")]
     for h in g["history"]:
         what = h.get("outcome", "charged")
-        names = h.get("coefficient", "").split(",")
-        if len(names) > 3:  # a regression table: its size, not every name
-            h = h | {"coefficient": f"a table of {len(names)} coefficients ({', '.join(names[:2])}, …)"}
         value = "" if h.get("value") is None else f": {num(h['value'])} {interval(h['interval'])}"
         when = shown_time(datetime.fromisoformat(h["time"]))
-        rows.append((when, f"{h.get('coefficient', '')} · ε = {h['epsilon']:g}, δ = {h['delta']:g} · {what}{value}"))
+        rows.append((when, f"{released_what(h.get('coefficient', ''))} · ε = {h['epsilon']:g}, δ = {h['delta']:g} · "
+                           f"{what}{value}"))
     return rows
 
 

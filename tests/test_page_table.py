@@ -65,3 +65,12 @@ def test_a_table_the_test_refuses_without_the_fallback_says_which_control_to_cha
     assert not at.exception, at.exception
     (warning,) = [w.value for w in at.warning if w.value.startswith("Nothing was released (⊥)")]
     assert "“When the stability test (14) fails”" in warning and "fall back to objective perturbation" in warning
+
+
+def test_a_new_session_reads_a_published_table_back_as_a_table(tmp_path, monkeypatch):
+    """After a reload the Pipeline names the last charged release: a table of k coefficients, released, not ⊥."""
+    monkeypatch.setenv("PSP_LEDGER", str(tmp_path / "ledger.sqlite3"))
+    pipeline(mode="publish").button(key="release_table").click().run()
+    fresh = pipeline(mode="publish")
+    (caption,) = [c.value for c in fresh.main.caption if "read back from the privacy ledger" in c.value]
+    assert "a table of 3 coefficients (x0, x1, …) released at ε = 4" in caption and "⊥" not in caption

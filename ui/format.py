@@ -40,6 +40,16 @@ def interval(bounds: tuple[float, float] | list[float] | None) -> str:
     return "—" if bounds is None else f"[{num(bounds[0])}, {num(bounds[1])}]"
 
 
+def released_what(coefficient: str) -> str:
+    """A ledger entry's coefficient in words: one name as it is; a regression table's names (joined by commas, as
+    core.plan records them) as its size and first names."""
+    names = coefficient.split(",")
+    if len(names) == 1:
+        return coefficient
+    shown = ", ".join(names[:2]) + (", …" if len(names) > 2 else "")
+    return f"a table of {len(names)} coefficients ({shown})"
+
+
 def md(text: str) -> str:
     """Text shown literally in Streamlit markdown (θ* must not start italics, $ must not start maths)."""
     return re.sub(r"([\\*_`$\[\]<>~|#])", r"\\\1", text)
