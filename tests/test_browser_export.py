@@ -234,6 +234,6 @@ def test_a_published_table_reaches_the_report_and_its_pdf(browser, server: str, 
     (ARTIFACTS / "43-export-table-report.pdf").write_bytes(data)
     printed = unicodedata.normalize("NFKC", pdf_text(data))
     for phrase in ("Private regression table", "x0", "x1", "x2", "differentially private, for the whole table",
-                   "Regression table: 3 coefficients, one release", "x0,x1,x2 · ε = 4"):
+                   "Regression table: 3 coefficients, one release", "a table of 3 coefficients (x0, x1, …) · ε = 4"):
         assert unicodedata.normalize("NFKC", phrase) in printed, (phrase, printed[:1500])
     assert 1 <= pdf_pages(data) <= MAX_PAGES
