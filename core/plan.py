@@ -33,14 +33,12 @@ from core.table import TableRelease, release_table
 
 
 @dataclass(frozen=True, kw_only=True)
-class ReleasePlan:
-    """One release, every setting resolved: data (who), model, target (a coordinate index or a unit direction,
-    with its name), budget, calibration, level, fallback and seed (None: OS entropy, the only private source)."""
+class _Plan:
+    """What every plan resolves and checks before any charge: data (who), model, budget, calibration, level, fallback
+    and seed (None: OS entropy, the only private source)."""
 
     data: DataSpec
     model: ModelSpec
-    target: int | tuple[float, ...]
-    name: str
     budget: Budget
     calibration: str = "paper"
     level: float = 0.95
@@ -58,6 +56,14 @@ class ReleasePlan:
     def private(self) -> bool:
         """Whether its noise comes from the operating system: a seeded plan replays, and is not private."""
         return self.seed is None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReleasePlan(_Plan):
+    """One release: a plan's settings and its target (a coordinate index or a unit direction, with its name)."""
+
+    target: int | tuple[float, ...]
+    name: str
 
 
 def execute(plan: ReleasePlan, problem: Problem, rng: np.random.Generator | None = None) -> PrivateRun:
@@ -115,33 +121,17 @@ def _record(plan: ReleasePlan, problem: Problem, ledger: Ledger, unit: PrivacyUn
 
 
 @dataclass(frozen=True, kw_only=True)
-class TablePlan:
-    """One regression table (core.table), every setting resolved as a release plan's: data, model, the coefficients
-    (0-based indices and their names), the budget (split and accounting included) it spends once, calibration, the
-    table's simultaneous level, the fallback and seed (None: OS entropy)."""
+class TablePlan(_Plan):
+    """One regression table (core.table): a plan's settings, spent once, and the coefficients (0-based indices and
+    their names); its level is the table's simultaneous level."""
 
-    data: DataSpec
-    model: ModelSpec
     indices: tuple[int, ...]
     names: tuple[str, ...]
-    budget: Budget
-    calibration: str = "paper"
-    level: float = 0.95
-    fallback: bool = False
-    seed: int | None = None
 
     def __post_init__(self) -> None:
-        check("level", self.level, "the interval level")
-        check_fallback_accounting(self.fallback, self.budget.accounting)  # before any charge
-        check_seed(self.seed, "the noise seed")
-        if self.calibration not in CALIBRATIONS:
-            raise InputError(f"the calibration is one of {', '.join(CALIBRATIONS)}, got {self.calibration!r}")
+        super().__post_init__()
         if not self.indices or len(self.indices) != len(self.names):
             raise InputError("a table plan names each of its coefficients")
-
-    @property
-    def private(self) -> bool:
-        return self.seed is None
 
 
 def execute_table(plan: TablePlan, problem: Problem, rng: np.random.Generator | None = None) -> TableRelease:
