@@ -89,12 +89,20 @@ def recursive_bound(
     delta: float,
     rng: np.random.Generator,
     kind: str,
+    released: float | None = None,
 ) -> RecursiveBound:
-    """Algorithm 6 (kind "lower") or Algorithm 4 steps ii-iii (kind "upper") for any recursion."""
+    """Algorithm 6 (kind "lower") or Algorithm 4 steps ii-iii (kind "upper") for any recursion.
+
+    released: the noisy count N_hat of an earlier draw, read back (a certificate kept by the ledger): no noise is
+    drawn, and every other field follows from it and the data as on the day it was drawn."""
     check_stage_budget(epsilon, delta, f"the {kind} eigenvalue bound")
     N = recursion.count(statistic)
-    noise = float(rng.laplace(0.0, 1.0 / epsilon))
-    N_hat = N + noise
+    if released is None:
+        noise = float(rng.laplace(0.0, 1.0 / epsilon))
+        N_hat = N + noise
+    else:
+        N_hat = float(released)
+        noise = N_hat - N
     k, m = steps_to_invert(N_hat, epsilon, delta)
     return RecursiveBound(
         kind=kind,
@@ -111,7 +119,7 @@ def recursive_bound(
 
 
 def lambda_min_certificate(
-    fit: FitResult, g: Geometry, epsilon: float, delta: float, rng: np.random.Generator
+    fit: FitResult, g: Geometry, epsilon: float, delta: float, rng: np.random.Generator, released: float | None = None
 ) -> RecursiveBound:
     """Algorithm 2: a private lower bound on lambda_min(P_n), eps-DP, valid w.p. >= 1 - delta.
 
@@ -120,7 +128,7 @@ def lambda_min_certificate(
     widened recursion of core.recursion.down_recursion (docs/privacy.md, "Data with no minimiser").
     """
     rec = down_recursion(g, fit.n, fit.lam_reg)
-    return recursive_bound(lambda_min_statistic(fit, g), rec, epsilon, delta, rng, "lower")
+    return recursive_bound(lambda_min_statistic(fit, g), rec, epsilon, delta, rng, "lower", released)
 
 
 def lambda_min_statistic(fit: FitResult, g: Geometry) -> float:
@@ -146,6 +154,7 @@ def lambda_max_certificate(
     epsilon: float,
     delta: float,
     rng: np.random.Generator,
+    released: float | None = None,
 ) -> RecursiveBound:
     """Algorithm 4: a private upper bound on lambda_max(P_n) given the certified lambda_hat_min > 0.
 
@@ -153,4 +162,4 @@ def lambda_max_certificate(
     lambda_max is taken as the cap G1, so the count is 0 and nothing fails.
     """
     rec = up_recursion(lambda_hat_min, g, fit.n, fit.lam_reg)
-    return recursive_bound(lambda_max_statistic(fit, g), rec, epsilon, delta, rng, "upper")
+    return recursive_bound(lambda_max_statistic(fit, g), rec, epsilon, delta, rng, "upper", released)

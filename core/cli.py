@@ -24,20 +24,24 @@ from core.data import Dataset
 from core.diagnosis import Projection, fit_diagnosis, projection
 from core.dp_sgd import DPSGDConfig
 from core.errors import InputError, check_seed, flag
+from core.fallback import FALLBACK_CHOICES, falls_back
 from core.gaussian import CALIBRATIONS, check_total_budget, delta_warning
 from core.geometry import DOMAINS
 from core.ledger import Ledger
-from core.ledger_store import default_ledger_path, population_to_json
+from core.ledger_store import default_ledger_path, iso_time, population_to_json
 from core.losses import LOSSES
 from core.model import ModelSpec
 from core.pipeline import Problem, make_rng, prepare_spec
 from core.plan import (
     ReleasePlan,
     TablePlan,
+    charge_and_certify,
     charge_and_execute,
+    charge_and_finish,
     charge_and_release_table,
     execute,
     execute_table,
+    preview,
     table_report,
 )
 from core.population import Population
@@ -122,12 +126,21 @@ def build_parser() -> argparse.ArgumentParser:
                    "that hold at once")
     p.add_argument("--level", type=float, default=0.95, help="interval level 1 - a (default 0.95)")
     p.add_argument("--repeat", type=int, default=1, help="run the private stages K times on one fit")
-    p.add_argument("--fallback", action="store_true",
-                   help="when the test (14) fails, release by objective perturbation at the release stage's budget")
+    p.add_argument("--fallback", nargs="?", const="on", default="auto", choices=FALLBACK_CHOICES,
+                   help="when the test (14) fails, release by objective perturbation on the budget the run has not "
+                   "spent: auto (the default, as in the app) for the logistic loss, on (also a bare --fallback), off")
     p.add_argument(
         "--ledger", nargs="?", const="", default=None, metavar="PATH",
-        help="charge this durable privacy ledger (no PATH: $PSP_LEDGER or the default file); refused past its cap",
+        help="charge this durable privacy ledger (no PATH: $PSP_LEDGER or the default file); refused past its cap. "
+        "Prints only the release's private document, exactly as the ledger keeps it",
     )
+    phases = p.add_mutually_exclusive_group()
+    phases.add_argument("--certify-first", action="store_true",
+                        help="with --ledger: draw only the certificates and the test (14), charged now, and print "
+                        "their private preview and the certification to finish")
+    phases.add_argument("--finish", metavar="CERTIFICATION",
+                        help="with --ledger: release from this open certification (same settings), charging the "
+                        "release event only; each certification releases once")
     c = sub.add_parser("compare", help="every method on the same coordinate and total budget")
     _add_model_options(c)
     c.add_argument("--trials", type=int, default=10, help="noise draws per method (default 10)")
@@ -205,6 +218,9 @@ def _add_ledger_commands(sub: argparse._SubParsersAction) -> None:
     cap.add_argument("--year", type=int, default=2018, help="ACS survey year of --state (default 2018)")
     cap.add_argument("--horizon", choices=("1-Year", "5-Year"), default="1-Year", help="ACS horizon of --state")
     cap.add_argument("--ledger", default=None, metavar="PATH", help=where)
+    close = lsub.add_parser("close", help="close an open certification unspent (its first charge stays spent)")
+    close.add_argument("certification", help="the certification's id (ledger show lists the open ones)")
+    close.add_argument("--ledger", default=None, metavar="PATH", help=where)
     exp = lsub.add_parser("export", help="the whole append-only log")
     exp.add_argument("--format", choices=("json", "csv"), default="json")
     exp.add_argument("--ledger", default=None, metavar="PATH", help=where)
@@ -259,28 +275,24 @@ def _prepared(args: argparse.Namespace) -> tuple[Budget, DataSpec, Dataset, Prob
     return budget, spec, data, problem, j, where
 
 
-def cmd_release(args: argparse.Namespace) -> dict:
+def cmd_release(args: argparse.Namespace) -> dict | str:
+    """A teaching run (no --ledger): the whole document, the fit and the other numbers computed without privacy
+    marked in its not_private list. A publishing run (--ledger): the private document the ledger keeps, as it keeps
+    it, and nothing else."""
     check("level", args.level, "--level")  # before anything is read, as every option (ReleasePlan checks it too)
-    if args.repeat < 1:
-        raise InputError(f"--repeat must be at least 1, got {args.repeat}")
-    if args.ledger is not None and args.repeat != 1:
-        raise InputError("--ledger charges one release at a time; drop --repeat or run the command again")
-    if args.ledger is not None and args.seed is not None:
-        raise InputError(SEEDED + ": drop --seed or --ledger")
-    if args.coordinates is not None:
-        _check_table_options(args)
+    _check_release_options(args)
     # An unusable file is refused now, before anything is read.
     ledger = None if args.ledger is None else open_charged(args.ledger or None, default_cap())
     budget, spec, data, problem, j, where = _prepared(args)
+    fallback = falls_back(args.fallback, problem.model.loss)
     if j is None:
-        return _release_table(args, spec, data, problem, budget, ledger)
+        return _release_table(args, spec, problem, budget, fallback, ledger)
     plan = ReleasePlan(data=spec, model=problem.model, target=j, name=problem.feature_names[j], budget=budget,
-                       calibration=args.calibration, level=args.level, fallback=args.fallback, seed=args.seed)
-    if ledger is not None:  # the whole budget, per person, whether it releases or gives bottom: before any noise
-        runs = [charge_and_execute(plan, problem, ledger, data.privacy_unit)[0]]
-    else:
-        rng = make_rng(args.seed)
-        runs = [execute(plan, problem, rng) for _ in range(args.repeat)]
+                       calibration=args.calibration, level=args.level, fallback=fallback, seed=args.seed)
+    if ledger is not None:  # charged per person before any noise, whether it releases or gives bottom
+        return _publish(args, plan, problem, ledger)
+    rng = make_rng(args.seed)
+    runs = [execute(plan, problem, rng) for _ in range(args.repeat)]
     doc = release_document(problem, j, runs, spec.describe(), privacy_unit=data.privacy_unit, noise_seed=args.seed)
     doc["fit"]["diagnosis"] = fit_diagnosis(problem, where)  # names the projection when it caused a singular design
     if data.theta_star is not None:
@@ -288,23 +300,53 @@ def cmd_release(args: argparse.Namespace) -> dict:
     return doc
 
 
+def _check_release_options(args: argparse.Namespace) -> None:
+    if args.repeat < 1:
+        raise InputError(f"--repeat must be at least 1, got {args.repeat}")
+    if args.ledger is not None and args.repeat != 1:
+        raise InputError("--ledger charges one release at a time; drop --repeat or run the command again")
+    if args.ledger is not None and args.seed is not None:
+        raise InputError(SEEDED + ": drop --seed or --ledger")
+    if (args.certify_first or args.finish) and args.ledger is None:
+        raise InputError("--certify-first and --finish charge the ledger: add --ledger")
+    if args.coordinates is not None:
+        _check_table_options(args)
+
+
+def _publish(args: argparse.Namespace, plan: ReleasePlan, problem: Problem, ledger: Ledger) -> dict | str:
+    """A charged release, whole or in two phases; what is printed is private only."""
+    if args.certify_first:
+        w = charge_and_certify(plan, problem, ledger)
+        return dict(certification=w.certification.uid, coefficient=plan.name,
+                    preview=preview(plan, problem, w.certified),
+                    finish=f"run the same command with --finish {w.certification.uid} in place of --certify-first")
+    if args.finish:
+        _, entry = charge_and_finish(plan, problem, ledger, args.finish)
+    else:
+        _, entry = charge_and_execute(plan, problem, ledger)
+    return entry.details.document + "\n"  # type: ignore[union-attr]
+
+
 def _check_table_options(args: argparse.Namespace) -> None:
-    """A table is one release of the same budget as one coefficient's: only --coordinate and --repeat do not apply."""
+    """A table is one release of the same budget as one coefficient's: only --coordinate, --repeat and the two
+    phases do not apply."""
     if args.coordinate is not None:
         raise InputError("give --coordinate (one coefficient) or --coordinates (a table), not both")
     if args.repeat != 1:
         raise InputError("--repeat does not apply to a table: run the command again for another draw")
+    if args.certify_first or args.finish:
+        raise InputError("a table is released in one step: drop --certify-first or --finish")
 
 
-def _release_table(args: argparse.Namespace, spec: DataSpec, data: Dataset, problem: Problem, budget: Budget,
-                   ledger: Ledger | None) -> dict:
+def _release_table(args: argparse.Namespace, spec: DataSpec, problem: Problem, budget: Budget, fallback: bool,
+                   ledger: Ledger | None) -> dict | str:
     idx = coordinates(problem, args.coordinates)
     plan = TablePlan(data=spec, model=problem.model, indices=idx, names=tuple(problem.feature_names[j] for j in idx),
-                     budget=budget, calibration=args.calibration, level=args.level, fallback=args.fallback,
+                     budget=budget, calibration=args.calibration, level=args.level, fallback=fallback,
                      seed=args.seed)
     if ledger is not None:
-        return charge_and_release_table(plan, problem, ledger, data.privacy_unit)[1]
-    return table_report(plan, problem, execute_table(plan, problem), data.privacy_unit)
+        return charge_and_release_table(plan, problem, ledger)[2].details.document + "\n"  # type: ignore[union-attr]
+    return table_report(plan, problem, execute_table(plan, problem))
 
 
 def cmd_compare(args: argparse.Namespace) -> dict:
@@ -351,7 +393,9 @@ def cmd_ledger_show(args: argparse.Namespace) -> dict:
         cap = ledger.cap(part) if (default is not None or part in caps) else None
         rows.append(dict(population=_population(part), cap=_pair(cap), spent=_pair(ledger.spent(part)),
                          remaining=_pair(None if cap is None else ledger.remaining(part)),
-                         entries=len(ledger.entries(part))))
+                         entries=len(ledger.entries(part)),
+                         open_certifications=[dict(certification=c.uid, opened=iso_time(c.opened), summary=c.summary)
+                                              for c in ledger.open_certifications(part)]))
     return dict(ledger=str(store), default_cap=_pair(default), populations=rows)
 
 
@@ -393,8 +437,15 @@ def cmd_ledger_export(args: argparse.Namespace) -> dict | str:
     return out.getvalue()
 
 
+def cmd_ledger_close(args: argparse.Namespace) -> dict:
+    ledger = open_charged(args.ledger, default_cap())
+    closed = ledger.close_certification(args.certification)
+    return dict(ledger=str(ledger.store), certification=closed.uid, state=closed.state, summary=closed.summary)
+
+
 def cmd_ledger(args: argparse.Namespace) -> dict | str:
-    commands = {"show": cmd_ledger_show, "set-cap": cmd_ledger_set_cap, "export": cmd_ledger_export}
+    commands = {"show": cmd_ledger_show, "set-cap": cmd_ledger_set_cap, "export": cmd_ledger_export,
+                "close": cmd_ledger_close}
     return commands[args.ledger_command](args)
 
 
@@ -410,7 +461,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
         return 2
-    if isinstance(doc, str):  # a CSV export
+    if isinstance(doc, str):  # a CSV export, or a release's document as the ledger keeps it
         sys.stdout.write(doc)
         return 0
     json.dump(doc, sys.stdout, indent=2, allow_nan=False)

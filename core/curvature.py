@@ -175,7 +175,8 @@ def curvatures(problem: Problem, point: NDArray, ridge: float, directions: NDArr
         draw = rng.laplace(0.0, scale_2) if family == "laplace" else scale_2 * rng.standard_normal()
         noisy = (math.log(norm) if math.isfinite(norm) else -math.log(m)) + float(draw)
         # ||A^{-1} u|| <= 1/mu <= 1/lambda_hat on step 1's event as well: the smaller bound holds wherever both do.
-        bound = min(math.exp(noisy + scale_2 * tail + e_log), 1.0 / lambda_hat)
+        # In logarithms: a large draw would overflow exp before the cap applied.
+        bound = math.exp(min(noisy + scale_2 * tail + e_log, -math.log(lambda_hat)))
         found.append(Curvature(bound=bound, scale_2=scale_2, reason="", norm=norm, **out))
     return tuple(found)
 

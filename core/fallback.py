@@ -33,7 +33,7 @@ from core.curvature import (
     curvature_interval,
     curvatures,
 )
-from core.errors import NoMinimizerError
+from core.errors import InputError, NoMinimizerError
 from core.full_vector import objective_perturbation_vector
 from core.gaussian import normal_quantile
 from core.geometry import Geometry
@@ -46,6 +46,17 @@ CURVATURE_SHARE = 0.1  # of the fallback's (eps, delta): enough to certify the c
 # A table's k curvature bounds cost up to k times one's (core.curvature.curvatures): from k = 2 on, the curvature gets
 # this share of the fallback and step 2 this share of the curvature (measured on census data, docs/experiments.md).
 TABLE_SHARES = (0.4, 0.7)
+
+
+FALLBACK_CHOICES = ("auto", "on", "off")  # the default, "auto", on every surface
+
+
+def falls_back(choice: str, loss: str) -> bool:
+    """Whether a failed test (14) falls back to objective perturbation: "auto" for the logistic loss, whose realistic
+    samples fail (14) (the paper falls back there too), "on" and "off" as chosen. One rule for every surface."""
+    if choice not in FALLBACK_CHOICES:
+        raise InputError(f"{{fallback}} is one of {', '.join(FALLBACK_CHOICES)}, got {choice!r}", "fallback")
+    return choice == "on" or (choice == "auto" and loss == "logistic")
 
 
 def curvature_shares(k: int) -> tuple[float, float]:

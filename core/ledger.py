@@ -26,6 +26,12 @@ letting any other spend come between. The ledger's lock gives that between threa
 durable store the caps are the store's too (read in the same transaction), and `set_cap` and
 `set_default_cap` write them there.
 
+A release certified first (core.plan) is a `Certification` the ledger owns from its first charge to its last: it
+is opened in the transaction that charges the certificates, keeps their private outputs once drawn, and is
+finished in the transaction that charges the release event, once. A finish that names a finished, closed or
+unknown certification, other people, or another plan (other rows, another target, budget, ...) is refused in that
+transaction and charges nothing, whichever handle, copy or process asks.
+
 Modelled on the budget accountant of IBM's diffprivlib (`BudgetAccountant`: check, spend,
 remaining, a ceiling and a list of spends), keyed here by population and without its advanced
 composition.
@@ -49,17 +55,17 @@ TOLERANCE = 1e-12  # relative slack on the cap, for the rounding of sums (module
 
 Pair = tuple[float, float]  # (epsilon, delta)
 Caps = tuple[Pair | None, dict[Population, Pair]]  # (the default cap or None, the caps of populations)
-OUTCOMES = ("released", "bottom", "fallback")
+OUTCOMES = ("released", "bottom", "fallback", "failed")
 
 
 @dataclass(frozen=True)
 class ReleaseDetails:
     """What a charged draw released: the coefficient, each stage's (epsilon, delta), the outcome and its values.
 
-    outcome is "released", "bottom" or "fallback"; value and the interval (low, high) are the private
-    outputs (None for bottom). document is the release's private report (`core.report.private_report` as
-    JSON), so that it can be shown again after its session. Nothing here is computed on the data except by
-    the mechanism.
+    outcome is "released", "bottom", "fallback" or "failed" (an error after the charge: reason says which, in one
+    line; the charge stays spent); value and the interval (low, high) are the private outputs (None for bottom).
+    document is the release's private report (`core.report.private_report` as JSON), so that it can be shown again
+    after its session. Nothing here is computed on the data except by the mechanism.
     """
 
     coefficient: str
@@ -69,6 +75,7 @@ class ReleaseDetails:
     low: float | None = None
     high: float | None = None
     document: str | None = field(default=None, repr=False)
+    reason: str | None = None
 
     def __post_init__(self) -> None:
         if self.outcome not in OUTCOMES:
@@ -106,6 +113,43 @@ class LedgerEntry:
     details: ReleaseDetails | None = field(default=None, compare=False)
 
 
+CERTIFICATION_STATES = ("drawing", "open", "finished", "closed", "failed")
+
+
+@dataclass(frozen=True)
+class Certification:
+    """A release certified first, owned by the ledger from its first charge (`entry`) to its last (`release_entry`).
+
+    plan holds the digests of the plan's parts that a finish must match (core.plan.plan_digests: data, rows, model,
+    target, budget, calibration, level, fallback); summary, the plan in public words. state is "drawing" (charged,
+    certificates not yet kept), "open" (certificates kept: one finish may release from them), "finished",
+    "closed" (unspent, by the curator; the first charge stays spent) or "failed" (an error after the charge).
+    certificates are the private outputs of stages 1-2 as JSON (core.plan), once drawn.
+    """
+
+    uid: str
+    population: Population
+    entry: str
+    plan: Mapping[str, str]
+    summary: Mapping[str, Any]
+    state: str = "drawing"
+    certificates: str | None = field(default=None, repr=False)
+    release_entry: str | None = None
+    opened: float = field(default_factory=time.time, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.state not in CERTIFICATION_STATES:
+            raise ValueError(f"a certification's state is one of {CERTIFICATION_STATES}, got {self.state!r}")
+
+
+# A certification's next state, given the stored one (None: none with that uid); raises BudgetError to refuse.
+Change = Callable[[Certification | None], Certification]
+# Where a finish's plan may differ from its certification's, in the words of a refusal.
+PLAN_PARTS = {"data": "other data", "rows": "other rows", "model": "another model", "target": "another target",
+              "budget": "another budget", "calibration": "another calibration", "level": "another interval level",
+              "fallback": "another fallback setting"}
+
+
 SpentOf = Callable[[Population], Pair]  # a part's spent (epsilon, delta), as the store holds it
 Refusal = Callable[[SpentOf, "Caps | None"], "str | None"]  # the rule: why the entry does not fit, or None
 
@@ -119,10 +163,20 @@ class LedgerStore(Protocol):
     def entries(self, part: Population) -> Sequence[LedgerEntry]:
         """Every entry whose population has `part` among its parts, oldest first."""
 
-    def spend_atomically(self, entry: LedgerEntry, refusal: Refusal) -> None:
+    def spend_atomically(self, entry: LedgerEntry, refusal: Refusal, step: tuple[str, Change] | None = None) -> None:
         """Append the entry unless refusal(spent_of, caps) gives a reason (then raise BudgetError with it),
         with no other spend between the reading and the appending. caps is the store's (None when it keeps
-        none)."""
+        none). step = (uid, change) also moves that certification to change(stored) in the same step; a change
+        that raises refuses the spend."""
+
+    def change_certification(self, uid: str, change: Change) -> Certification:
+        """Replace a certification by change(stored), atomically; what change raises refuses it."""
+
+    def certification(self, uid: str) -> Certification | None:
+        """The certification of that uid, or None."""
+
+    def certifications(self, part: Population) -> Sequence[Certification]:
+        """Every certification on people with `part` among their parts, oldest first."""
 
     def update_details(self, uid: str, details: ReleaseDetails) -> None:
         """Set the release details of an entry (its charge is never changed)."""
@@ -139,6 +193,7 @@ class MemoryStore:
 
     def __init__(self) -> None:
         self._by_part: dict[Population, list[LedgerEntry]] = {}
+        self._certifications: dict[str, Certification] = {}
 
     def append(self, entry: LedgerEntry) -> None:
         for part in entry.population.parts():
@@ -147,11 +202,24 @@ class MemoryStore:
     def entries(self, part: Population) -> Sequence[LedgerEntry]:
         return tuple(self._by_part.get(part, ()))
 
-    def spend_atomically(self, entry: LedgerEntry, refusal: Refusal) -> None:
+    def spend_atomically(self, entry: LedgerEntry, refusal: Refusal, step: tuple[str, Change] | None = None) -> None:
+        changed = None if step is None else step[1](self._certifications.get(step[0]))
         reason = refusal(lambda part: _fsum_spent(self.entries(part)), None)
         if reason is not None:
             raise BudgetError(reason)
         self.append(entry)
+        if changed is not None:
+            self._certifications[changed.uid] = changed
+
+    def change_certification(self, uid: str, change: Change) -> Certification:
+        changed = self._certifications[uid] = change(self._certifications.get(uid))
+        return changed
+
+    def certification(self, uid: str) -> Certification | None:
+        return self._certifications.get(uid)
+
+    def certifications(self, part: Population) -> Sequence[Certification]:
+        return tuple(c for c in self._certifications.values() if part in c.population.parts())
 
     def update_details(self, uid: str, details: ReleaseDetails) -> None:
         found = False
@@ -333,19 +401,90 @@ class Ledger:
         """
         cost = _check_pair((epsilon, delta), "a draw's cost")
         entry = LedgerEntry(population, cost[0], cost[1], record, details=details)
+        self._spend(entry)
+        return entry
+
+    def _spend(self, entry: LedgerEntry, step: tuple[str, Change] | None = None) -> None:
+        cost = (entry.epsilon, entry.delta)
 
         def rule(spent_of: SpentOf, store_caps: Caps | None) -> str | None:
-            return self._refusal(population, cost, spent_of, self._all_caps() if store_caps is None else store_caps)
+            return self._refusal(entry.population, cost, spent_of,
+                                 self._all_caps() if store_caps is None else store_caps)
 
         with self._lock:
-            self._store.spend_atomically(entry, rule)
-        return entry
+            self._store.spend_atomically(entry, rule, step)
 
     def record_outcome(self, entry: LedgerEntry | str, details: ReleaseDetails) -> None:
         """Record what a charged draw released on its entry; the charge itself stays as it was."""
         uid = entry if isinstance(entry, str) else entry.uid
         with self._lock:
             self._store.update_details(uid, details)
+
+    # ------------------------------------------------------------ releases certified first
+
+    def open_certification(self, population: Population, epsilon: float, delta: float, plan: Mapping[str, str],
+                           summary: Mapping[str, Any]) -> tuple[LedgerEntry, Certification]:
+        """Charge a release's first phase and open its certification in one step (BudgetError past the cap)."""
+        entry = LedgerEntry(population, *_check_pair((epsilon, delta), "a draw's cost"))
+        opened = Certification(uuid.uuid4().hex, population, entry.uid, dict(plan), dict(summary))
+
+        def change(stored: Certification | None) -> Certification:
+            if stored is not None:
+                raise BudgetError(f"a certification {opened.uid} exists already")
+            return opened
+
+        self._spend(entry, (opened.uid, change))
+        return entry, opened
+
+    def keep_certificates(self, uid: str, certificates: str) -> Certification:
+        """Keep the drawn certificates' private outputs on their certification, which opens it for one finish."""
+        def change(stored: Certification | None) -> Certification:
+            if stored is None or stored.state != "drawing":
+                raise BudgetError(f"the certification {uid} is not waiting for its certificates")
+            return replace(stored, state="open", certificates=certificates)
+
+        return self._change(uid, change)
+
+    def finish_certification(self, uid: str, population: Population, epsilon: float, delta: float,
+                             plan: Mapping[str, str]) -> tuple[LedgerEntry, Certification]:
+        """Charge the release event of an open certification and finish it, in one step: refused (BudgetError,
+        nothing charged) when it is not open, is on other people, or was drawn for another plan (`PLAN_PARTS`)."""
+        entry = LedgerEntry(population, *_check_pair((epsilon, delta), "a draw's cost"))
+        finished: list[Certification] = []
+
+        def change(stored: Certification | None) -> Certification:
+            finished.append(replace(_finishable(stored, uid, population, plan), state="finished",
+                                    release_entry=entry.uid))
+            return finished[-1]
+
+        self._spend(entry, (uid, change))
+        return entry, finished[-1]
+
+    def close_certification(self, uid: str, state: str = "closed") -> Certification:
+        """End a certification that has not released: "closed" unspent (the curator's), or "failed" (an error
+        after its charge). What its first phase spent stays spent."""
+        def change(stored: Certification | None) -> Certification:
+            if stored is None:
+                raise BudgetError(f"refused: no certification {uid} in the ledger {self._store}")
+            if stored.state not in ("drawing", "open"):
+                raise BudgetError(f"refused: the certification {uid} is {stored.state} already")
+            return replace(stored, state=state)
+
+        return self._change(uid, change)
+
+    def certification(self, uid: str) -> Certification | None:
+        with self._lock:
+            return self._store.certification(uid)
+
+    def open_certifications(self, population: Population) -> tuple[Certification, ...]:
+        """The certifications on any part of the population that may still release (open), oldest first."""
+        with self._lock:
+            found = {c.uid: c for p in population.parts() for c in self._store.certifications(p)}
+        return tuple(sorted((c for c in found.values() if c.state == "open"), key=lambda c: c.opened))
+
+    def _change(self, uid: str, change: Change) -> Certification:
+        with self._lock:
+            return self._store.change_certification(uid, change)
 
     # ------------------------------------------------------------ copies
 
@@ -357,6 +496,28 @@ class Ledger:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._lock = threading.Lock()
+
+
+def _finishable(stored: Certification | None, uid: str, population: Population,
+                plan: Mapping[str, str]) -> Certification:
+    """The stored certification if this plan may release from it; else BudgetError, saying why and what to do
+    (unknown, not open, on other people, or drawn for another plan)."""
+    again = "certify again for this release"
+    if stored is None:
+        raise BudgetError(f"refused: no certification {uid} in this ledger; {again}")
+    if stored.state == "finished":
+        raise BudgetError(f"refused: these certificates have released already (one release each); {again}")
+    if stored.state != "open":
+        how = {"closed": "were closed unspent", "failed": "failed after their charge",
+               "drawing": "were never kept"}[stored.state]
+        raise BudgetError(f"refused: these certificates {how}; {again}")
+    if population != stored.population:
+        raise BudgetError(f"refused: these certificates were drawn on other people; {again}")
+    for part, words in PLAN_PARTS.items():
+        if plan.get(part) != stored.plan.get(part):
+            raise BudgetError(f"refused: these certificates were drawn for {words} than this release names; "
+                              "set it back to release from them, or " + again)
+    return stored
 
 
 def _part_cap(part: Population, table: Caps) -> Pair | None:

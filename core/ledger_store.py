@@ -35,18 +35,19 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import BudgetError
-from core.ledger import Caps, Ledger, LedgerEntry, Pair, Refusal, ReleaseDetails
+from core.ledger import Caps, Certification, Change, Ledger, LedgerEntry, Pair, Refusal, ReleaseDetails
 from core.population import Population
 
-SCHEMA_VERSION = 2  # 2 added entries.document; a version-1 file gains the column when opened
+# 2 added entries.document; 3 the outcome "failed" with entries.reason, and the certifications. An older file is
+# brought up to 3 when opened.
+SCHEMA_VERSION = 3
 BUSY_TIMEOUT = 10.0  # seconds a connection waits for another's write lock
 ENV_VAR = "PSP_LEDGER"
 APP_DIR = "private-single-parameter"
 DEFAULT_SCOPE = "default"
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS schema (version INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS entries (
+_ENTRIES = """
+CREATE TABLE IF NOT EXISTS {name} (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     uid TEXT NOT NULL UNIQUE,
     time TEXT NOT NULL,
@@ -57,12 +58,18 @@ CREATE TABLE IF NOT EXISTS entries (
     delta REAL NOT NULL,
     coefficient TEXT,
     stages TEXT,
-    outcome TEXT CHECK (outcome IS NULL OR outcome IN ('released', 'bottom', 'fallback')),
+    outcome TEXT CHECK (outcome IS NULL OR outcome IN ('released', 'bottom', 'fallback', 'failed')),
     value REAL,
     low REAL,
     high REAL,
-    document TEXT
-);
+    document TEXT,
+    reason TEXT
+)"""
+_ENTRY_COLUMNS = "seq, uid, time, kind, key, label, epsilon, delta, coefficient, stages, outcome, value, low, high"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS schema (version INTEGER NOT NULL);
+""" + _ENTRIES.format(name="entries") + """;
 CREATE TABLE IF NOT EXISTS entry_parts (
     uid TEXT NOT NULL REFERENCES entries(uid),
     part TEXT NOT NULL,
@@ -76,6 +83,16 @@ CREATE TABLE IF NOT EXISTS caps (
     label TEXT,
     cap_epsilon REAL NOT NULL,
     cap_delta REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS certifications (
+    uid TEXT PRIMARY KEY,
+    entry TEXT NOT NULL UNIQUE REFERENCES entries(uid),
+    opened TEXT NOT NULL,
+    plan TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('drawing', 'open', 'finished', 'closed', 'failed')),
+    certificates TEXT,
+    release_entry TEXT UNIQUE REFERENCES entries(uid)
 );
 """
 
@@ -133,7 +150,7 @@ def _scope(part: Population) -> str:
     return json.dumps([part.kind, _lists(part.key)], separators=(",", ":"), allow_nan=False)
 
 
-def _iso(t: float) -> str:
+def iso_time(t: float) -> str:
     return datetime.fromtimestamp(t, UTC).isoformat()
 
 
@@ -144,6 +161,17 @@ def _epoch(text: str) -> float:
 def _real(x: float | None) -> float | None:
     """A float for SQLite (which stores NaN as NULL; an infinite cap is kept as it is)."""
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
+def _upgrade(db: sqlite3.Connection, version: int) -> None:
+    """Bring a version 1 or 2 file to SCHEMA_VERSION in the open transaction: SQLite cannot widen a CHECK, so the
+    entries move to a table of the new definition (every row, its seq and its charge unchanged)."""
+    columns = _ENTRY_COLUMNS + ("" if version == 1 else ", document")
+    db.execute(_ENTRIES.format(name="entries_new"))
+    db.execute(f"INSERT INTO entries_new ({columns}) SELECT {columns} FROM entries")
+    db.execute("DROP TABLE entries")
+    db.execute("ALTER TABLE entries_new RENAME TO entries")
+    db.execute("UPDATE schema SET version = ?", (SCHEMA_VERSION,))
 
 
 # ------------------------------------------------------------------ the store
@@ -175,9 +203,8 @@ class SqliteStore:
             row = db.execute("SELECT version FROM schema").fetchone()
             if row is None:
                 db.execute("INSERT INTO schema (version) VALUES (?)", (SCHEMA_VERSION,))
-            elif row[0] == 1:  # the release's private document, kept so that a report survives its session
-                db.execute("ALTER TABLE entries ADD COLUMN document TEXT")
-                db.execute("UPDATE schema SET version = ?", (SCHEMA_VERSION,))
+            elif row[0] in (1, 2):
+                _upgrade(db, row[0])
             elif row[0] != SCHEMA_VERSION:
                 raise LedgerError(self._message(
                     f"its schema version is {row[0]}, and this program reads version {SCHEMA_VERSION}"))
@@ -286,13 +313,44 @@ class SqliteStore:
 
     # -------------------------------------------------------------- writing
 
-    def spend_atomically(self, entry: LedgerEntry, refusal: Refusal) -> None:
-        """In one BEGIN IMMEDIATE transaction: read spent and caps, apply the rule, insert the entry or refuse."""
+    def spend_atomically(self, entry: LedgerEntry, refusal: Refusal, step: tuple[str, Change] | None = None) -> None:
+        """In one BEGIN IMMEDIATE transaction: move the certification of step, read spent and caps, apply the rule,
+        insert the entry or refuse (rolling back the step)."""
         with self._transaction() as db:
+            changed = None if step is None else step[1](self._certification(db, step[0]))
             reason = refusal(lambda part: self._spent(db, part), self._caps(db))
             if reason is not None:
                 raise BudgetError(reason)
             self._insert(db, entry)
+            if changed is not None:
+                self._write_certification(db, changed)
+
+    def change_certification(self, uid: str, change: Change) -> Certification:
+        with self._transaction() as db:
+            changed = change(self._certification(db, uid))
+            self._write_certification(db, changed)
+        return changed
+
+    def certification(self, uid: str) -> Certification | None:
+        with self._connect() as db:
+            return self._certification(db, uid)
+
+    def certifications(self, part: Population) -> Sequence[Certification]:
+        with self._connect() as db:
+            rows = db.execute(f"{_CERTIFICATIONS} JOIN entry_parts p ON p.uid = c.entry WHERE p.part = ? "
+                              "ORDER BY e.seq", (_scope(part),)).fetchall()
+        return tuple(_certification(r) for r in rows)
+
+    def _certification(self, db: sqlite3.Connection, uid: str) -> Certification | None:
+        row = db.execute(f"{_CERTIFICATIONS} WHERE c.uid = ?", (uid,)).fetchone()
+        return None if row is None else _certification(row)
+
+    def _write_certification(self, db: sqlite3.Connection, c: Certification) -> None:
+        db.execute("INSERT OR REPLACE INTO certifications (uid, entry, opened, plan, summary, state, certificates, "
+                   "release_entry) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                   (c.uid, c.entry, iso_time(c.opened), json.dumps(dict(c.plan), sort_keys=True),
+                    json.dumps(dict(c.summary), ensure_ascii=False, sort_keys=True), c.state, c.certificates,
+                    c.release_entry))
 
     def append(self, entry: LedgerEntry) -> None:
         """Append an entry without any rule (an import of past charges; spends go through spend_atomically)."""
@@ -302,7 +360,7 @@ class SqliteStore:
     def _insert(self, db: sqlite3.Connection, entry: LedgerEntry) -> None:
         p = entry.population
         db.execute("INSERT INTO entries (uid, time, kind, key, label, epsilon, delta) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                   (entry.uid, _iso(entry.time), p.kind, _key_json(p), p.label, entry.epsilon, entry.delta))
+                   (entry.uid, iso_time(entry.time), p.kind, _key_json(p), p.label, entry.epsilon, entry.delta))
         db.executemany("INSERT INTO entry_parts (uid, part) VALUES (?, ?)",
                        [(entry.uid, _scope(part)) for part in p.parts()])
         if entry.details is not None:
@@ -315,8 +373,9 @@ class SqliteStore:
     def _write_details(self, db: sqlite3.Connection, uid: str, d: ReleaseDetails) -> None:
         stages = json.dumps({k: list(v) for k, v in d.stages.items()}, allow_nan=False)
         cur = db.execute("UPDATE entries SET coefficient = ?, stages = ?, outcome = ?, value = ?, low = ?, high = ?, "
-                         "document = ? WHERE uid = ?", (d.coefficient, stages, d.outcome, _real(d.value), _real(d.low),
-                                                        _real(d.high), d.document, uid))
+                         "document = ?, reason = ? WHERE uid = ?",
+                         (d.coefficient, stages, d.outcome, _real(d.value), _real(d.low), _real(d.high), d.document,
+                          d.reason, uid))
         if cur.rowcount != 1:
             raise LedgerError(self._message(f"it has no entry {uid} to record the release on"))
 
@@ -340,9 +399,20 @@ def _entry(row: dict[str, Any]) -> LedgerEntry:
     if row["outcome"] is not None:
         stages = {k: (float(v[0]), float(v[1])) for k, v in json.loads(row["stages"] or "{}").items()}
         details = ReleaseDetails(row["coefficient"] or "", stages, row["outcome"], row["value"], row["low"],
-                                 row["high"], row["document"])
+                                 row["high"], row["document"], row["reason"])
     return LedgerEntry(population, row["epsilon"], row["delta"], time=_epoch(row["time"]), uid=row["uid"],
                        details=details)
+
+
+# A certification with its people: those of the entry that charged its first phase.
+_CERTIFICATIONS = ("SELECT c.uid, c.entry, c.opened, c.plan, c.summary, c.state, c.certificates, c.release_entry, "
+                   "e.kind, e.key, e.label FROM certifications c JOIN entries e ON e.uid = c.entry")
+
+
+def _certification(row: Sequence[Any]) -> Certification:
+    uid, entry, opened, plan, summary, state, certificates, release_entry, kind, key, label = row
+    return Certification(uid, Population(kind, _tuples(json.loads(key)), label), entry, json.loads(plan),
+                         json.loads(summary), state, certificates, release_entry, _epoch(opened))
 
 
 def _explain(exc: sqlite3.Error) -> str:

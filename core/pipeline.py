@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -65,7 +65,8 @@ def prepare(
 
 def prepare_spec(dataset: Dataset, model: ModelSpec, data_spec: DataSpec | None = None) -> Problem:
     """Stage 0 for a loaded data set (and the spec it was loaded from, kept on the problem)."""
-    return prepare_model(dataset.X, dataset.y, model, dataset.feature_names, data_spec)
+    return replace(prepare_model(dataset.X, dataset.y, model, dataset.feature_names, data_spec),
+                   privacy_unit=dataset.privacy_unit)
 
 
 def prepare_model(
@@ -128,30 +129,45 @@ class Certified:
 
 
 def certify(problem: Problem, u: NDArray | int | str, budget: Budget, rng: np.random.Generator,
-            fallback: bool = False) -> Certified:
-    """Stages 1-3: Algorithm 2's lambda_hat_min, Algorithm 4's lambda_hat_max when lambda_hat_min > 0, and the test."""
+            fallback: bool = False, released: Counts | None = None) -> Certified:
+    """Stages 1-3: Algorithm 2's lambda_hat_min, Algorithm 4's lambda_hat_max when lambda_hat_min > 0, and the test.
+
+    released: the noisy counts of certificates drawn earlier (`counts`), read back without new noise."""
     # Any delta < 1 is a valid, if weak, guarantee, and the certificates' failure events are studied at large delta;
     # the command line and the app, where a user sets the budget, refuse a total delta above MAX_DELTA.
     check_total_budget(budget.epsilon_total, budget.delta_total, max_delta=1.0)
     check_fallback_accounting(fallback, budget.accounting)
     uv = unit_direction(_direction(problem, u), problem.d)
-    lmin, lmax, test = certificates(problem, budget, rng)
+    lmin, lmax, test = certificates(problem, budget, rng, released)
     return Certified(budget=budget, u=uv, lambda_min=lmin, lambda_max=lmax, test=test,
                      drawn_on=_identity(problem))
 
 
-def certificates(problem: Problem, budget: Budget, rng: np.random.Generator
+Counts = tuple[float, float | None]  # the released counts N_hat of stages 1 and 2 (None: stage 2 not run)
+
+
+def certificates(problem: Problem, budget: Budget, rng: np.random.Generator, released: Counts | None = None
                  ) -> tuple[RecursiveBound, RecursiveBound | None, StabilityTest]:
     """Stages 1-3, which no direction enters: lambda_hat_min (Algorithm 2), lambda_hat_max (Algorithm 4, when
-    lambda_hat_min > 0) and the test (14) at the release stage's (eps_c, delta_c)."""
+    lambda_hat_min > 0) and the test (14) at the release stage's (eps_c, delta_c); from the `released` counts of an
+    earlier draw when given (then no noise is drawn)."""
     g, f = problem.geometry, problem.fit
-    lmin = lambda_min_certificate(f, g, budget.lambda_min.epsilon, budget.lambda_min.delta, rng)
+    n_min, n_max = (None, None) if released is None else released
+    lmin = lambda_min_certificate(f, g, budget.lambda_min.epsilon, budget.lambda_min.delta, rng, n_min)
     lmax = None
     if lmin.lambda_hat > 0:  # Algorithm 4 needs lambda_hat_min > 0
-        lmax = lambda_max_certificate(f, g, lmin.lambda_hat, budget.lambda_max.epsilon, budget.lambda_max.delta, rng)
+        if released is not None and n_max is None:
+            raise InputError("these certificates cannot be read back on these rows; certify again")
+        lmax = lambda_max_certificate(f, g, lmin.lambda_hat, budget.lambda_max.epsilon, budget.lambda_max.delta, rng,
+                                      n_max)
     test = stability_test(lmin.lambda_hat, None if lmax is None else lmax.lambda_hat, g, f.n, f.lam_reg,
                           budget.release.epsilon, budget.release.delta)
     return lmin, lmax, test
+
+
+def counts(c: Certified) -> Counts:
+    """The released counts of certificates: their private outputs, from which `certify` reads them back."""
+    return c.lambda_min.N_hat, None if c.lambda_max is None else c.lambda_max.N_hat
 
 
 def planned_half_width(problem: Problem, c: Certified, calibration: str = "paper", level: float = 0.95) -> float | None:

@@ -4,29 +4,47 @@
 accounting included), the calibration, the level, the fallback and the noise source (a seed, or None for the
 operating system's entropy). `execute` runs it on the problem prepared from its data and model; `charge_and_execute`
 charges the ledger first — per person, in one transaction, never a seeded plan (core.charge) — then runs it and
-records the outcome on that charge, with the release's private report, so that it can be shown again later. The
-command line and the app's publish mode both release through it. `charge_and_certify` and `charge_and_finish` make
-the same release in two phases, each charged before its noise: the certificates and the test first (a private
-preview the analyst may stop at), the release event after.
+records the outcome on that charge, with the release's private report, so that it can be shown again later (or, on
+an error after the charge, the outcome "failed" with its reason). The command line and the app's publish mode both
+release through it. The people and the unit charged come from the problem's data spec, never from an argument.
+
+`charge_and_certify` and `charge_and_finish` make the same release in two phases, each charged before its noise:
+the certificates and the test first (a private preview the analyst may stop at), the release event after. The
+ledger owns the release between the two (core.ledger.Certification): the first phase opens a certification bound
+to the plan and the prepared rows (`plan_digests`) and keeps the certificates' released counts; the second names it,
+is refused for any other plan, rows or people, and releases once, from the certificates as the ledger kept them
+(`waiting` reads them back after a reload or a restart).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, fields, is_dataclass, replace
 
 import numpy as np
 
 from core.accounting import Budget
-from core.charge import charge
-from core.data.dataset import PrivacyUnit
+from core.charge import SEEDED, charge, phase_cost
 from core.errors import InputError, check_seed
 from core.gaussian import CALIBRATIONS
-from core.ledger import Ledger, LedgerEntry, ReleaseDetails, release_details, stage_costs
+from core.ledger import Certification, Ledger, LedgerEntry, ReleaseDetails, release_details, stage_costs
 from core.model import ModelSpec
-from core.pipeline import Certified, PrivateRun, certify, check_fallback_accounting, finish, make_rng, run_private
+from core.pipeline import (
+    Certified,
+    PrivateRun,
+    certify,
+    check_fallback_accounting,
+    counts,
+    finish,
+    make_rng,
+    planned_half_width,
+    run_private,
+)
 from core.problem import Problem
-from core.report import published_report, table_document
+from core.report import document_text, published_report, table_document
 from core.settings import check
 from core.spec import DataSpec
 from core.table import TableRelease, release_table
@@ -74,50 +92,169 @@ def execute(plan: ReleasePlan, problem: Problem, rng: np.random.Generator | None
                        plan.calibration, plan.level, fallback=plan.fallback)
 
 
-def _check_problem(plan: ReleasePlan, problem: Problem) -> None:
+def _check_problem(plan: _Plan, problem: Problem) -> None:
     if problem.data_spec is not None and problem.data_spec != plan.data:
         raise InputError("the problem was prepared from other data than the plan names; prepare it again")
+
+
+def _charged(plan: _Plan, problem: Problem) -> None:
+    """A charged route's problem: prepared from the plan's data spec (`core.pipeline.prepare_spec`), which names its
+    people and gives the unit charged (never an argument)."""
+    if problem.data_spec is None:
+        raise InputError("a charged release needs data loaded from a data spec (core.spec), which names whose budget "
+                         "it spends; prepare the problem with core.pipeline.prepare_spec")
+    _check_problem(plan, problem)
 
 
 def _target(plan: ReleasePlan) -> int | np.ndarray:
     return plan.target if isinstance(plan.target, int) else np.asarray(plan.target, dtype=np.float64)
 
 
-def charge_and_execute(plan: ReleasePlan, problem: Problem, ledger: Ledger,
-                       unit: PrivacyUnit | None) -> tuple[PrivateRun, LedgerEntry]:
+class ReleaseFailed(InputError):
+    """A charged release ended in an error after its charge: the entry records the outcome "failed" and its reason;
+    what was charged stays spent."""
+
+
+@contextmanager
+def _failure_recorded(ledger: Ledger, entry: LedgerEntry, what: str, plan: _Plan,
+                      certification: Certification | None = None) -> Iterator[None]:
+    """Run a charged step; on any error, record the entry's outcome as failed (one line of reason), end its
+    certification, and raise ReleaseFailed in one sentence."""
+    try:
+        yield
+    except Exception as exc:
+        reason = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+        ledger.record_outcome(entry, ReleaseDetails(what, stage_costs(plan.budget), "failed", reason=reason))
+        if certification is not None:
+            ledger.close_certification(certification.uid, "failed")
+        raise ReleaseFailed(f"the release failed after its charge of ε = {entry.epsilon:g}, δ = {entry.delta:g}, "
+                            f"which stays spent and is recorded as failed in the ledger ({reason})") from exc
+
+
+def charge_and_execute(plan: ReleasePlan, problem: Problem, ledger: Ledger) -> tuple[PrivateRun, LedgerEntry]:
     """Charge the plan to its people (per person, before any noise; refused past the cap or for a seeded plan,
-    charging nothing), run it, and record its outcome on the charge."""
-    entry = charge(ledger, plan.data.population(), plan.budget, unit, plan.seed)
-    return _record(plan, problem, ledger, unit, entry, execute(plan, problem))
+    charging nothing), run it, and record its outcome on the charge (failed, with its reason, on an error)."""
+    _charged(plan, problem)
+    entry = charge(ledger, plan.data.population(), plan.budget, problem.privacy_unit, plan.seed)
+    with _failure_recorded(ledger, entry, plan.name, plan):
+        return _record(plan, problem, ledger, entry, execute(plan, problem))
 
 
-def charge_and_certify(plan: ReleasePlan, problem: Problem, ledger: Ledger,
-                       unit: PrivacyUnit | None) -> tuple[Certified, LedgerEntry]:
-    """The first of two phases: charge everything but the release event (core.charge.phase_cost), then draw stages
-    1-3. Its outputs are private; stopping here spends that much only."""
-    _check_problem(plan, problem)
-    entry = charge(ledger, plan.data.population(), plan.budget, unit, plan.seed, "certificates")
-    return certify(problem, _target(plan), plan.budget, make_rng(plan.seed), plan.fallback), entry
+def plan_digests(plan: ReleasePlan, problem: Problem) -> dict[str, str]:
+    """The SHA-256 of each part of a release plan that certificates are bound to (core.ledger.PLAN_PARTS): the data
+    spec, the prepared rows (`Problem.rows_digest`), the model, the target, the budget, the calibration, the level
+    and the fallback. Not the seed: a charged plan has none."""
+    parts = dict(data=plan.data, model=plan.model, target=(plan.target, plan.name), budget=plan.budget,
+                 calibration=plan.calibration, level=plan.level, fallback=plan.fallback)
+    digests = {name: _digest(value) for name, value in parts.items()}
+    return digests | {"rows": problem.rows_digest}
 
 
-def charge_and_finish(plan: ReleasePlan, problem: Problem, certified: Certified, ledger: Ledger,
-                      unit: PrivacyUnit | None) -> tuple[PrivateRun, LedgerEntry]:
-    """The second phase: charge the release event, release from `certified` (drawn for this plan), and record the
-    outcome, with the release's private report, on this charge."""
-    _check_problem(plan, problem)
-    if certified.budget != plan.budget:
-        raise InputError("these certificates were drawn for another budget; certify again")
-    entry = charge(ledger, plan.data.population(), plan.budget, unit, plan.seed, "release")
-    run = finish(problem, certified, make_rng(plan.seed), plan.calibration, plan.level, plan.fallback)
-    return _record(plan, problem, ledger, unit, entry, run)
+def _digest(value: object) -> str:
+    text = json.dumps(value, default=_plain, sort_keys=True)  # floats as repr: exact
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _record(plan: ReleasePlan, problem: Problem, ledger: Ledger, unit: PrivacyUnit | None, entry: LedgerEntry,
+def _plain(value: object) -> object:
+    if is_dataclass(value) and not isinstance(value, type):
+        return {"type": type(value).__name__} | {f.name: getattr(value, f.name) for f in fields(value)}
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"no digest for a {type(value).__name__}")
+
+
+def plan_summary(plan: ReleasePlan, problem: Problem) -> dict:
+    """A release plan in public words, kept on its certification (a reader of the ledger sees what it was for)."""
+    b = plan.budget
+    return dict(coefficient=plan.name, data=plan.data.describe(), epsilon=b.epsilon_total, delta=b.delta_total,
+                split=list(b.split), calibration=plan.calibration, level=plan.level, fallback=plan.fallback,
+                release_cost=list(phase_cost(b, problem.privacy_unit, "release")))
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """An open certification, the plan it was drawn for and its certificates (read back from the ledger on the plan's
+    problem)."""
+
+    plan: ReleasePlan
+    certification: Certification
+    certified: Certified
+
+
+def charge_and_certify(plan: ReleasePlan, problem: Problem, ledger: Ledger) -> Waiting:
+    """The first of two phases: charge everything but the release event (core.charge.phase_cost) and open its
+    certification in the ledger in one transaction, then draw stages 1-3 and keep their private outputs there. The
+    outputs are private; stopping here spends that much only. The certification may release once
+    (`charge_and_finish`), for this plan on these rows."""
+    _charged(plan, problem)
+    if plan.seed is not None:
+        raise InputError(SEEDED + ".")
+    cost = phase_cost(plan.budget, problem.privacy_unit, "certificates")
+    entry, opened = ledger.open_certification(plan.data.population(), *cost, plan_digests(plan, problem),
+                                              plan_summary(plan, problem))
+    with _failure_recorded(ledger, entry, plan.name, plan, opened):
+        c = certify(problem, _target(plan), plan.budget, make_rng(None), plan.fallback)
+        kept = dict(counts=counts(c), lambda_min=c.lambda_min.lambda_hat, passed=c.test.passed)
+        return Waiting(plan, ledger.keep_certificates(opened.uid, json.dumps(kept)), c)
+
+
+def preview(plan: ReleasePlan, problem: Problem, c: Certified) -> dict:
+    """What certificates say their release will give, private values only: lambda_hat_min and lambda_hat_max, the
+    test (14), the branch ("released", "fallback" or "bottom", chosen by the certificates) and, when Algorithm 5 will
+    release, its interval's half-width, known now (core.pipeline.planned_half_width)."""
+    half = planned_half_width(problem, c, plan.calibration, plan.level)
+    lmax = None if c.lambda_max is None else c.lambda_max.lambda_hat
+    return dict(lambda_min=c.lambda_min.lambda_hat, lambda_max=lmax,
+                test=dict(passed=c.test.passed, reason=c.test.reason), half_width=half,
+                branch="released" if c.test.passed else ("fallback" if plan.fallback else "bottom"))
+
+
+def waiting(plan: ReleasePlan, problem: Problem, ledger: Ledger) -> Waiting | None:
+    """The open certification of this plan on these rows, read back from the ledger (None without one): after a
+    reload, in another process or after a restart, as when it was drawn."""
+    digests = plan_digests(plan, problem)
+    for c in ledger.open_certifications(plan.data.population()):
+        if c.plan == digests:
+            return Waiting(plan, c, _read_back(plan, problem, c))
+    return None
+
+
+def _read_back(plan: ReleasePlan, problem: Problem, c: Certification) -> Certified:
+    """The certificates kept on c, rebuilt on the plan's problem from their released counts (no new noise); refused
+    when they do not come out as they were drawn."""
+    kept = json.loads(c.certificates or "{}")
+    n_min, n_max = kept["counts"]
+    certified = certify(problem, _target(plan), plan.budget, make_rng(None), plan.fallback, (n_min, n_max))
+    if (certified.lambda_min.lambda_hat, certified.test.passed) != (kept["lambda_min"], kept["passed"]):
+        raise InputError("these certificates cannot be read back on these rows; certify again")
+    return certified
+
+
+def charge_and_finish(plan: ReleasePlan, problem: Problem, ledger: Ledger, certification: str
+                      ) -> tuple[PrivateRun, LedgerEntry]:
+    """The second phase: charge the release event and finish the named certification in one transaction — refused,
+    charging nothing, when it has released already, was closed, or was drawn on other people or rows or for another
+    plan — then release from its certificates as the ledger kept them, and record the outcome, with the release's
+    private report, on this charge."""
+    _charged(plan, problem)
+    if plan.seed is not None:
+        raise InputError(SEEDED + ".")
+    cost = phase_cost(plan.budget, problem.privacy_unit, "release")
+    entry, done = ledger.finish_certification(certification, plan.data.population(), *cost,
+                                              plan_digests(plan, problem))
+    with _failure_recorded(ledger, entry, plan.name, plan):
+        certified = _read_back(plan, problem, done)
+        run = finish(problem, certified, make_rng(None), plan.calibration, plan.level, plan.fallback)
+        return _record(plan, problem, ledger, entry, run)
+
+
+def _record(plan: ReleasePlan, problem: Problem, ledger: Ledger, entry: LedgerEntry,
             run: PrivateRun) -> tuple[PrivateRun, LedgerEntry]:
     document = published_report(run, plan.name, plan.budget, plan.data, plan.model, problem.n, problem.d,
-                                problem.feature_names, unit)
-    ledger.record_outcome(entry, release_details(run, plan.name, json.dumps(document, ensure_ascii=False)))
-    return run, entry
+                                problem.feature_names, problem.privacy_unit)
+    details = release_details(run, plan.name, document_text(document))
+    ledger.record_outcome(entry, details)
+    return run, replace(entry, details=details)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -141,19 +278,22 @@ def execute_table(plan: TablePlan, problem: Problem, rng: np.random.Generator | 
                          plan.calibration, plan.level, plan.fallback)
 
 
-def table_report(plan: TablePlan, problem: Problem, t: TableRelease, unit: PrivacyUnit | None) -> dict:
+def table_report(plan: TablePlan, problem: Problem, t: TableRelease) -> dict:
     """The table's private document (core.report.table_document) on the plan's data and model."""
-    return table_document(t, plan.data.describe(), problem.n, problem.d, plan.model, unit, plan.seed)
+    return table_document(t, plan.data.describe(), problem.n, problem.d, plan.model, problem.privacy_unit, plan.seed)
 
 
-def charge_and_release_table(plan: TablePlan, problem: Problem, ledger: Ledger,
-                             unit: PrivacyUnit | None) -> tuple[TableRelease, dict, LedgerEntry]:
+def charge_and_release_table(plan: TablePlan, problem: Problem,
+                             ledger: Ledger) -> tuple[TableRelease, dict, LedgerEntry]:
     """One charge of the plan's budget to its people (per person, before any noise; refused past the cap or for a
     seeded plan), exactly as one coefficient's release is charged, then the table and its private document,
-    recorded on that charge."""
-    entry = charge(ledger, plan.data.population(), plan.budget, unit, plan.seed)
-    t = execute_table(plan, problem)
-    document = table_report(plan, problem, t, unit)
-    ledger.record_outcome(entry, ReleaseDetails(",".join(plan.names), stage_costs(plan.budget), t.status,
-                                                document=json.dumps(document, ensure_ascii=False)))
-    return t, document, entry
+    recorded on that charge (failed, with its reason, on an error)."""
+    _charged(plan, problem)
+    entry = charge(ledger, plan.data.population(), plan.budget, problem.privacy_unit, plan.seed)
+    what = ",".join(plan.names)
+    with _failure_recorded(ledger, entry, what, plan):
+        t = execute_table(plan, problem)
+        document = table_report(plan, problem, t)
+        details = ReleaseDetails(what, stage_costs(plan.budget), t.status, document=document_text(document))
+        ledger.record_outcome(entry, details)
+        return t, document, replace(entry, details=details)

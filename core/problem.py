@@ -6,12 +6,15 @@ Every module that works on prepared data (the private stages, the baselines, the
 
 from __future__ import annotations
 
+import hashlib
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import NDArray
 
+from core.data.dataset import PrivacyUnit
 from core.errors import DataError
 from core.fit import FitResult
 from core.geometry import Geometry
@@ -34,7 +37,8 @@ class Problem:
     on |y| the fit's certificate rests on (inf for logistic labels), and clipped_responses counts the responses
     clipped to [-B, B]. model is the resolved
     model spec the geometry and the fit were built from (its radius is the ball's, None on the
-    cube); data_spec names the data when the problem was prepared from a spec (None otherwise).
+    cube); data_spec names the data when the problem was prepared from a spec (None otherwise), and privacy_unit
+    whom a release's guarantee protects: the loaded data set's (core.data.dataset), a row unless told otherwise.
     """
 
     X: NDArray[np.float64] = field(metadata=NOT_PRIVATE, repr=False)
@@ -47,6 +51,17 @@ class Problem:
     data_spec: DataSpec | None = None
     response_bound: float = math.inf
     clipped_responses: int = field(default=0, metadata=NOT_PRIVATE)
+    privacy_unit: PrivacyUnit = PrivacyUnit("row", 1)
+
+    @cached_property
+    def rows_digest(self) -> str:
+        """The SHA-256 of the prepared rows (X and y after projection and clipping, with the features' names): which
+        rows certificates were drawn on. A function of the data, not private: the ledger keeps it only to compare
+        (docs/privacy.md, "Certify first"), and no document prints it."""
+        h = hashlib.sha256(repr((self.X.shape, self.feature_names)).encode())
+        for a in (self.X, self.y):
+            h.update(memoryview(np.ascontiguousarray(a, dtype=np.float64)).cast("B"))
+        return h.hexdigest()
 
     @property
     def n(self) -> int:

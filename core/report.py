@@ -6,6 +6,7 @@ JSON has no infinity: non-finite numbers are written as null.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from typing import Any
 
@@ -377,6 +378,11 @@ def private_report(
         ),
     )
     return clean(doc)
+
+
+def document_text(document: dict) -> str:
+    """A private document as the ledger keeps it and the command line prints it, byte for byte."""
+    return json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False)
 
 
 def published_report(run: PrivateRun, coordinate: str, budget: Budget, data: DataSpec, model: ModelSpec, n: int,

@@ -24,7 +24,7 @@ from core.data import Dataset
 from core.errors import InputError
 from core.marks import public
 from core.pipeline import PrivateRun, Problem
-from core.plan import execute
+from core.plan import execute, preview
 from ui import cards, controls, sidebar, state
 from ui.boot import through_navigation
 from ui.export import reproduce_downloads
@@ -135,7 +135,8 @@ def publish(problem: Problem, b: Budget) -> None:
     if go:
         release_once(problem, b)  # checks again: another session may have spent since this page was drawn
     if waiting is not None and rest is not None:
-        cards.preview_card(waiting, problem, rest)
+        cards.preview_card(preview(waiting.plan, problem, waiting.certified), state.get("level"), rest)
+    others_waiting(None if waiting is None else waiting.certification.uid)
     rec = state.published()
     if rec is None:
         st.info("Nothing released yet in this session on these data and model settings. Each release draws fresh "
@@ -146,6 +147,24 @@ def publish(problem: Problem, b: Budget) -> None:
     st.caption(f"The last release on these data: `{rec.coordinate}` at ε = {b.epsilon_total:g}, "
                f"δ = {b.delta_total:g}, {rec.calibration} calibration, level {rec.level:.0%}.")
     private_cards(rec.run, b, rec.coordinate, problem, publish=True)
+
+
+def others_waiting(shown: str | None) -> None:
+    """Certificates bought on these people for other settings: what they were for, and a way to close them unspent
+    (never dropped silently)."""
+    try:
+        others = [c for c in state.other_certifications() if c.uid != shown]
+    except InputError:  # an unusable ledger: the refusal above already says so
+        return
+    for c in others:
+        s = c.summary
+        st.info(f"Certificates bought for `{s['coefficient']}` at ε = {s['epsilon']:g}, δ = {s['delta']:g} (level "
+                f"{s['level']:.0%}, {s['calibration']} calibration) wait on these people: set those settings to "
+                "release from them, once, or close them unspent (what they cost stays spent).",
+                icon=":material/hourglass_top:")
+        if st.button("Close these certificates unspent", key=f"close_{c.uid}", icon=":material/cancel:"):
+            state.close_certification(c.uid)
+            st.rerun()
 
 
 def table_section(problem: Problem) -> None:

@@ -172,7 +172,7 @@ def test_fallback_interval_coverage(direction):
     assert coverage >= level - 3 * se, (coverage, level)
 
 
-def test_the_command_line_falls_back_on_request_and_says_which_branch():
+def test_the_command_line_falls_back_by_default_for_logistic_data_and_says_which_branch():
     import json
     import subprocess
     import sys
@@ -181,11 +181,14 @@ def test_the_command_line_falls_back_on_request_and_says_which_branch():
     pums = Path(__file__).resolve().parent / "data" / "SYNTHETIC_psam_p06_CA_2018_1-Year.csv"
     args = [sys.executable, "-m", "core", "release", "--pums", str(pums), "--n", "150", "--sample-seed", "1",
             "--coordinate", "female", "--epsilon", "4", "--delta", "1e-6", "--seed", "2"]
-    plain = json.loads(subprocess.run(args, capture_output=True, text=True, timeout=120, check=True).stdout)
-    fell = json.loads(subprocess.run([*args, "--fallback"], capture_output=True, text=True, timeout=120,
-                                     check=True).stdout)
+    def run(*extra: str) -> dict:
+        return json.loads(subprocess.run([*args, *extra], capture_output=True, text=True, timeout=120,
+                                         check=True).stdout)
+
+    plain, fell, bare = run("--fallback", "off"), run(), run("--fallback")  # auto (as the app) and a bare flag: on
     assert plain["release"]["status"] == "bottom" and plain["release"]["value"] is None
     assert fell["release"]["status"] == "fallback" and fell["release"]["branch"] == "objective_perturbation"
+    assert bare["release"] == fell["release"]  # the same seed, the same branch
     low, high = fell["release"]["interval"]
     assert low < fell["release"]["value"] < high
     assert fell["budget"] == plain["budget"]  # the same total guarantee

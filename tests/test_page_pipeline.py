@@ -742,17 +742,45 @@ def test_certify_first_shows_a_private_preview_and_charges_only_what_ran():
     fresh = start(mode="publish", epsilon=8.0)  # a reload: the release is read back at its whole budget
     (caption,) = [c.value for c in fresh.main.caption if "read back from the privacy ledger" in c.value]
     assert "at ε = 8, δ = 1e-06" in caption
-    assert ui.state.CERTIFIED not in at.session_state  # the certificates released once
+    population = SyntheticSpec("robust", N, 5, 1.0, 1.0, 0).population()
+    assert open_ledger().open_certifications(population) == ()  # the certificates released once
     assert at.button(key="certify").disabled and at.button(key="release").disabled  # 8 of the cap of 10 spent
 
 
-def test_certificates_wait_for_their_own_plan_only():
+def test_certificates_bought_survive_a_reload_and_release_once_for_the_rest():
+    """Certify first, then a new session (a reload, a new tab, a restart): the preview and Release are there again,
+    and releasing charges the release event only: the whole budget once in total."""
+    at = start(mode="publish", epsilon=8.0)
+    at.button(key="certify").click().run()
+    fresh = start(mode="publish", epsilon=8.0)
+    assert_clean(fresh)
+    assert any("Certified, not yet released" in m.value for m in fresh.main.markdown)
+    assert fresh.button(key="release").proto.label.startswith("Release (spends the rest, ε = 7.2")
+    release(fresh)
+    assert_clean(fresh)
+    assert [e for e, _ in charges(fresh)] == pytest.approx([0.8, 7.2])
+    release(at)  # the first tab's stale page: its click would be a whole new release, past the cap
+    assert [e for e, _ in charges(at)] == pytest.approx([0.8, 7.2])  # nothing charged
+    assert at.button(key="release").disabled and at.button(key="release").proto.label == "Release (spends ε, δ)"
+
+
+def test_certificates_wait_for_their_own_plan_only_and_can_be_closed_unspent():
     at = start(mode="publish", epsilon=8.0)
     at.button(key="certify").click().run()
     at.session_state["epsilon"] = 4.0  # another budget: these certificates do not apply
     at.run()
     assert not any("Certified, not yet released" in m.value for m in at.main.markdown)
     assert at.button(key="release").proto.label == "Release (spends ε, δ)"
+    (waiting,) = [i.value for i in at.info if "wait on these people" in i.value]
+    assert "at ε = 8" in waiting
+    (close,) = [b for b in at.button if b.key.startswith("close_")]
+    close.click().run()
+    assert_clean(at)
+    assert not any("wait on these people" in i.value for i in at.info)
+    at.session_state["epsilon"] = 8.0
+    at.run()
+    assert not any("Certified, not yet released" in m.value for m in at.main.markdown)
+    assert charges(at) == [pytest.approx((0.8, charges(at)[0][1]))]  # the first charge stays spent
 
 
 def test_waiting_certificates_and_a_budget_no_plan_accepts_show_a_message_not_an_error():

@@ -11,6 +11,7 @@ from core.accounting import make_budget, split_budget
 from core.charge import cost, open_charged, phase_cost
 from core.data.dataset import PrivacyUnit
 from core.errors import BudgetError, InputError
+from core.marks import public
 from core.model import ModelSpec
 from core.pipeline import certify, finish, make_rng, prepare_spec, run_private
 from core.plan import ReleasePlan, charge_and_certify, charge_and_execute, charge_and_finish, execute
@@ -50,15 +51,15 @@ def test_a_seeded_plan_replays_and_an_unseeded_one_draws_anew(problem):
 def test_charge_and_execute_charges_first_per_person_and_records_the_outcome(problem, tmp_path):
     book = open_charged(tmp_path / "l.sqlite3", (10.0, 1e-5))
     with pytest.raises(InputError, match="not private"):
-        charge_and_execute(plan(problem, seed=3), problem, book, None)
+        charge_and_execute(plan(problem, seed=3), problem, book)
     assert book.spent(SPEC.population()) == (0.0, 0.0)
-    run, entry = charge_and_execute(plan(problem), problem, book, None)
+    run, entry = charge_and_execute(plan(problem), problem, book)
     assert (entry.epsilon, entry.delta) == (4.0, 1e-6) and book.spent(SPEC.population()) == (4.0, 1e-6)
     (logged,) = book.entries(SPEC.population())
     assert logged.details.outcome == run.release.status and logged.details.value == run.release.value
     two = PrivacyUnit("person", 2)  # a person in two rows costs (8, 1e-6 (1 + e^4)): past the cap, refused
     with pytest.raises(BudgetError):
-        charge_and_execute(plan(problem), problem, book, two)
+        charge_and_execute(plan(problem), dataclasses.replace(problem, privacy_unit=two), book)
     assert book.spent(SPEC.population()) == (4.0, 1e-6)
 
 
@@ -111,20 +112,23 @@ def test_certify_first_charges_stages_one_to_three_and_finishing_charges_the_res
     people = SPEC.population()
     p = plan(problem, budget=split_budget(4.0, 1e-6, (1, 1, 18)))
     with pytest.raises(InputError, match="not private"):
-        charge_and_certify(plan(problem, seed=3), problem, book, None)
+        charge_and_certify(plan(problem, seed=3), problem, book)
     assert book.spent(people) == (0.0, 0.0)
-    c, first = charge_and_certify(p, problem, book, None)
+    w = charge_and_certify(p, problem, book)
+    (first,) = book.entries(people)
     assert (first.epsilon, first.delta) == phase_cost(p.budget, None, "certificates")
     assert first.epsilon == pytest.approx(0.4) and book.spent(people)[0] == pytest.approx(0.4)  # a stop costs this
     with pytest.raises(InputError, match="another budget"):  # certificates of one budget never finish another
-        charge_and_finish(plan(problem), problem, c, book, None)
+        charge_and_finish(plan(problem), problem, book, w.certification.uid)
     assert len(book.entries(people)) == 1
-    run, second = charge_and_finish(p, problem, c, book, None)
-    assert run.lambda_min == c.lambda_min and run.test == c.test
+    run, second = charge_and_finish(p, problem, book, w.certification.uid)
+    # read back from the ledger's counts: the private fields exactly (the Laplace draw, not private, to rounding)
+    assert public(run.lambda_min).values() == public(w.certified.lambda_min).values() and run.test == w.certified.test
+    assert run.lambda_min.noise == pytest.approx(w.certified.lambda_min.noise, rel=1e-12)
     assert book.spent(people)[0] == pytest.approx(4.0) and book.spent(people)[1] == pytest.approx(1e-6)
     logged = book.entries(people)
     assert logged[0].details is None and logged[1].details.outcome == run.release.status
-    assert logged[1].details.document is not None
+    assert logged[1].details.document == second.details.document is not None
 
 
 def test_certificates_release_only_on_the_problem_they_were_drawn_on(problem, tmp_path):
@@ -132,11 +136,11 @@ def test_certificates_release_only_on_the_problem_they_were_drawn_on(problem, tm
     the release event is charged."""
     book = open_charged(tmp_path / "l.sqlite3", (10.0, 1e-5))
     p = plan(problem, budget=split_budget(4.0, 1e-6, (1, 1, 18)))
-    c, _ = charge_and_certify(p, problem, book, None)
+    w = charge_and_certify(p, problem, book)
     other_spec = SyntheticSpec("robust", 20_000, 3, 1.0, 1.0, 6)
     other = prepare_spec(other_spec.load(), ModelSpec("robust"), other_spec)
     with pytest.raises(InputError, match="other data"):
-        finish(other, c, make_rng(1))
+        finish(other, w.certified, make_rng(1))
     with pytest.raises(InputError, match="other data than the plan names"):
-        charge_and_finish(p, other, c, book, None)
+        charge_and_finish(p, other, book, w.certification.uid)
     assert len(book.entries(SPEC.population())) == 1  # only the certificates were charged

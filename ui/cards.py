@@ -20,8 +20,7 @@ from core.data import Dataset
 from core.diagnosis import MOSTLY_PROJECTED, bottom_advice, diagnose, fit_diagnosis, projection
 from core.errors import InputError
 from core.geometry import Geometry
-from core.marks import public
-from core.pipeline import Certified, PrivateRun, Problem, planned_half_width
+from core.pipeline import PrivateRun, Problem
 from core.release import Release
 from core.teaching import WHATIF_EPS, Steps, falling_path, rising_path
 from ui import cache, state
@@ -348,30 +347,28 @@ def test_card(run: PrivateRun, b: Budget, problem: Problem | None, g: Geometry, 
 # ---------------------------------------------------------------- stage 4
 
 
-def preview_card(c: Certified, problem: Problem, rest: tuple[float, float]) -> None:
-    """What the waiting certificates say the release will give (publish mode: private values only)."""
-    view = public(c)
-    t = view.test
-    lmax = view.lambda_max
-    half = planned_half_width(problem, c, state.get("calibration"), state.get("level"))
+def preview_card(seen: dict, level: float, rest: tuple[float, float]) -> None:
+    """What the waiting certificates say the release will give (core.plan.preview: private values only)."""
+    lmax = seen["lambda_max"]
     with st.container(border=True):
         card_title("Certified, not yet released")
         metric_row([
-            ("λ̂min", num(view.lambda_min.lambda_hat), "The certified lower bound of stage 1 (private)"),
-            ("λ̂max", "—" if lmax is None else num(lmax.lambda_hat), "The certified upper bound of stage 2 (private)"),
-            ("Test (14)", "passed" if t.passed else "failed", t.reason),
+            ("λ̂min", num(seen["lambda_min"]), "The certified lower bound of stage 1 (private)"),
+            ("λ̂max", "—" if lmax is None else num(lmax), "The certified upper bound of stage 2 (private)"),
+            ("Test (14)", "passed" if seen["test"]["passed"] else "failed", seen["test"]["reason"]),
         ])
-        if half is not None:
-            then = (f"The test passed: Algorithm 5 will release with a {state.get('level'):.0%} interval of half-width "
-                    f"{num(half)}, known now since it depends on these certificates only.")
-        elif state.fallback():
-            then = ("The test failed, so the fallback, objective perturbation, will release on the budget Algorithm 5 "
-                    "has not spent, with an interval whose width comes from a private bound on the curvature at the "
-                    "released point.")
-        else:
-            then = "The test failed and the fallback is off: the release would be ⊥. Stop here to spend nothing more."
+        then = {
+            "released": f"The test passed: Algorithm 5 will release with a {level:.0%} interval of half-width "
+                        f"{num(seen['half_width'])}, known now since it depends on these certificates only.",
+            "fallback": "The test failed, so the fallback, objective perturbation, will release on the budget "
+                        "Algorithm 5 has not spent, with an interval whose width comes from a private bound on the "
+                        "curvature at the released point.",
+            "bottom": "The test failed and the fallback is off: the release would be ⊥. Stop here to spend nothing "
+                      "more.",
+        }[seen["branch"]]
         st.markdown(f"{then} Releasing spends the rest, ε = {rest[0]:.3g}, δ = {rest[1]:.3g}; stopping here spends "
-                    "nothing more. Changing a setting leaves these certificates unused.")
+                    "nothing more. The privacy ledger keeps these certificates for this release only, after a reload "
+                    "or a restart too, until they release once or the data's curator closes them.")
 
 
 def curvature_caption(r: Release) -> str:

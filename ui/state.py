@@ -17,8 +17,6 @@ Session entries outside the settings registry (SESSION lists them; nothing else 
 - IGNORED: link values that cannot be used (unparsable, not finite, outside their control's range), each replaced
   by the default and named in a notice;
 - UPLOADED: the upload's data set and fits, kept in that session only (never a process-wide cache);
-- CERTIFIED: `Certification`, certificates charged and drawn by `certify_first()` for one release plan, waiting
-  for the release event (the Pipeline's preview); used only by that same plan;
 - TEACHING_RUN: `TeachingRun`, the Pipeline's last teaching run: never charged, possibly seeded,
   never on the Report; shown again while its private settings hold (noise is drawn only when asked);
 - COMPARISON: `ComparisonRecord`, the Compare page's last comparison with the settings it used;
@@ -51,20 +49,23 @@ from core.charge import default_cap, open_charged, phase_cost
 from core.compare import METHODS, Comparison, check_methods
 from core.data import Dataset
 from core.errors import DataError, InputError
+from core.fallback import FALLBACK_CHOICES, falls_back
 from core.geometry import MAX_RADIUS, MIN_RADIUS
-from core.ledger import Ledger
+from core.ledger import Certification, Ledger
 from core.ledger_store import default_ledger_path
 from core.model import ModelSpec
-from core.pipeline import Certified, PrivateRun, Problem, prepare_spec
+from core.pipeline import PrivateRun, Problem, prepare_spec
 from core.plan import (
     ReleasePlan,
     TablePlan,
+    Waiting,
     charge_and_certify,
     charge_and_execute,
     charge_and_finish,
     charge_and_release_table,
     execute_table,
     table_report,
+    waiting,
 )
 from core.problem import default_coordinate
 from core.settings import RANGES
@@ -79,14 +80,13 @@ SOURCES = {
 }
 MODES = {"teaching": "Teaching", "publish": "Publish"}
 UPLOAD, PUBLISHED, TEACHING_RUN, COMPARISON = "upload", "published", "teaching_run", "comparison"
-CERTIFIED = "certified"
 ATTACK = "attack"  # the attacker's view's game and baselines, for the settings they were drawn with
 TABLE = "table"  # the Pipeline's last regression table (drawn in teaching mode, or charged in publish mode)
 UPLOADED = "uploaded"  # the upload's data set and fits, kept in its own session only
 IGNORED = "ignored_link_values"  # unusable link values, each replaced by its default (shown once)
 SESSION = {  # every session entry outside PARAMS, with its type
     IGNORED: "list[str]", UPLOAD: "Upload", UPLOADED: "dict[(DataSpec, ModelSpec | None), Dataset | Problem]",
-    PUBLISHED: "dict[(DataSpec, ModelSpec), PublishedRelease]", CERTIFIED: "Certification",
+    PUBLISHED: "dict[(DataSpec, ModelSpec), PublishedRelease]",
     TEACHING_RUN: "TeachingRun", COMPARISON: "ComparisonRecord", ATTACK: "AttackRecord", TABLE: "TableRecord",
     "table_names": "widget: list[str] (the regression table's coefficients)",
     "upload_file": "widget: UploadedFile",
@@ -175,7 +175,7 @@ PARAMS: dict[str, Param] = {
     "coordinate": Param("", str),
     "direction": Param("", str),
     "level": Param(0.95, float, bounds=_range("level")),
-    "fallback": Param("auto", str, ("auto", "on", "off")),
+    "fallback": Param("auto", str, FALLBACK_CHOICES),
     "noise_seed": Param(None, _opt_int, bounds=_range("seed")),
     "mode": Param("teaching", str, tuple(MODES)),
     # display only: never a new draw
@@ -312,10 +312,9 @@ def is_publish() -> bool:
 
 
 def fallback() -> bool:
-    """Whether a failed test (14) falls back to objective perturbation: "auto" means for logistic data, whose
-    realistic samples fail (14) (the paper falls back there too); "on" and "off" are the user's choice."""
-    choice = get("fallback")
-    return choice == "on" or (choice == "auto" and loss_name() == "logistic")
+    """Whether a failed test (14) falls back to objective perturbation (core.fallback.falls_back: "auto" for logistic
+    data, as on the command line)."""
+    return falls_back(get("fallback"), loss_name())
 
 
 # ------------------------------------------------------------------ which data, which model (core specs)
@@ -543,44 +542,41 @@ def _record(kind: type[RunRecord], run: PrivateRun, coordinate: str, **extra: An
                 level=get("level"), fallback=fallback(), data=data_spec(), model=model_spec(), **extra)
 
 
-@dataclass(frozen=True)
-class Certification:
-    """Certificates charged and drawn for one release plan (core.plan.charge_and_certify), waiting for its release."""
-
-    plan: ReleasePlan
-    certified: Certified
-
-
 def certify_first(problem: Problem, b: Budget) -> None:
     """The first phase of a release of budget b with OS noise: charged per person before any noise (everything but
-    the release event), refused past the cap; the certificates wait in the session for `publish`."""
-    p = plan(problem, b)
-    c, _ = charge_and_certify(p, problem, ledger(), dataset().privacy_unit)
-    st.session_state[CERTIFIED] = Certification(plan=p, certified=c)
+    the release event), refused past the cap; the ledger keeps the certification until its release."""
+    charge_and_certify(plan(problem, b), problem, ledger())
 
 
-def certification(problem: Problem, b: Budget) -> Certified | None:
-    """The waiting certificates of the plan the settings name now (none for any other plan)."""
-    held = st.session_state.get(CERTIFIED)
-    if held is None:
-        return None
+def certification(problem: Problem, b: Budget) -> Waiting | None:
+    """The open certification of the plan the settings name now, read back from the ledger (none for another plan):
+    the same after a reload, in a new tab or after a restart."""
     try:
-        current = plan(problem, b)
+        return waiting(plan(problem, b), problem, ledger())
     except InputError:  # settings no release can be made with (the page says why): nothing of theirs is waiting
         return None
-    return held.certified if held.plan == current else None
+
+
+def other_certifications() -> tuple[Certification, ...]:
+    """Every open certification on the people of the loaded data (those of other plans too)."""
+    return ledger().open_certifications(data_spec().population())
+
+
+def close_certification(uid: str) -> None:
+    """Close an open certification unspent: what its first phase spent stays spent."""
+    ledger().close_certification(uid)
 
 
 def publish(problem: Problem, b: Budget) -> PublishedRelease:
-    """Release budget b with OS noise — from this plan's waiting certificates (core.plan.charge_and_finish, the
-    release event charged) or whole (charge_and_execute) — charged per person before any noise, refused past the cap
+    """Release budget b with OS noise — from this plan's open certification (core.plan.charge_and_finish, the release
+    event charged, once) or whole (charge_and_execute) — charged per person before any noise, refused past the cap
     (BudgetError, nothing spent), and keep it for the Report."""
-    p, waiting = plan(problem, b), certification(problem, b)
-    if waiting is None:
-        run, _ = charge_and_execute(p, problem, ledger(), dataset().privacy_unit)
+    p = plan(problem, b)
+    held = waiting(p, problem, ledger())
+    if held is None:
+        run, _ = charge_and_execute(p, problem, ledger())
     else:
-        run, _ = charge_and_finish(p, problem, waiting, ledger(), dataset().privacy_unit)
-        st.session_state.pop(CERTIFIED, None)  # certificates release once
+        run, _ = charge_and_finish(p, problem, ledger(), held.certification.uid)
     record = _record(PublishedRelease, run, p.name)
     st.session_state.setdefault(PUBLISHED, {})[(record.data, record.model)] = record
     return record
@@ -676,12 +672,11 @@ def publish_table(problem: Problem, names: tuple[str, ...], b: Budget) -> TableR
 
 
 def _keep_table(p: TablePlan, problem: Problem, book: Ledger | None) -> TableRecord:
-    unit = dataset().privacy_unit
     if book is None:
         t = execute_table(p, problem)
-        doc = table_report(p, problem, t, unit)
+        doc = table_report(p, problem, t)
     else:
-        t, doc, _ = charge_and_release_table(p, problem, book, unit)
+        t, doc, _ = charge_and_release_table(p, problem, book)
     record = TableRecord(p, t, doc, book is not None)
     st.session_state[TABLE] = record
     return record
