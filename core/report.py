@@ -411,8 +411,8 @@ def table_document(t: TableRelease, source: str, n: int, d: int, model: ModelSpe
                   lambda_reg=model.lam_reg),
         table=dict(status=t.status, reason=t.reason, level=t.level, row_level=t.row_level, rows=rows,
                    interval_note=table_note(t)),
-        lambda_min=bound_dict(t.lambda_min),
-        lambda_max=bound_dict(t.lambda_max),
+        lambda_min=public(t.lambda_min).values(),  # the certificates' private outputs only
+        lambda_max=None if t.lambda_max is None else public(t.lambda_max).values(),
         test=test_dict(t.test),
         fallback=None if fb is None else dict(
             epsilon=fb.epsilon, delta=fb.delta, lambda_reg=fb.lambda_reg, noise_scale=fb.noise_scale,

@@ -240,3 +240,29 @@ def test_the_command_line_certifies_first_and_finishes_once(tmp_path, capsys):
     status, out, err = _cli(capsys, *release[:-2], "--finish", uid)
     assert status == 2 and "--ledger" in err
     assert len(open_ledger(path).entries(LOGISTIC.population())) == 2
+
+
+def _keys(doc) -> set[str]:
+    if isinstance(doc, dict):
+        return set(doc) | {k for v in doc.values() for k in _keys(v)}
+    if isinstance(doc, list):
+        return {k for v in doc for k in _keys(v)}
+    return set()
+
+
+def test_every_charged_document_holds_private_outputs_only(robust, tmp_path):
+    """What the ledger keeps, the Report shows and the command line prints names no field computed without privacy:
+    not the certificates' exact counts, Laplace draws or true eigenvalues (a table's document once printed them)."""
+    from core.certificates import RecursiveBound
+    from core.marks import not_private
+    from core.release import Release
+
+    # the fit's fields share names with private ones (a certificate's lambda_min): its own keys stand for it
+    hidden = not_private(RecursiveBound) | not_private(Release) | {"covers", "fit", "theta", "grad_norm", "theta_star"}
+    book = ledger_at(tmp_path)
+    p = plan_of(robust, split=(1, 1, 18))
+    table = TablePlan(data=ROBUST, model=robust.model, indices=(0, 1), names=("x0", "x1"), budget=p.budget)
+    entries = [charge_and_execute(p, robust, book)[1], charge_and_release_table(table, robust, book)[2]]
+    assert {"N", "noise", "statistic", "u_theta"} <= hidden
+    for entry in entries:
+        assert not _keys(json.loads(entry.details.document)) & hidden
