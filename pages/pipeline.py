@@ -139,9 +139,9 @@ def publish(problem: Problem, b: Budget) -> None:
     others_waiting(None if waiting is None else waiting.certification.uid)
     rec = state.published()
     if rec is None:
-        st.info("Nothing released yet in this session on these data and model settings. Each release draws fresh "
-                "noise and spends its (ε, δ); the last one appears on the Report page.")
-        last_paid_for()
+        if not last_paid_for():
+            st.info("Nothing released yet on these people. Each release draws fresh noise and spends its (ε, δ); "
+                    "the last one appears on the Report page.")
         return
     b = rec.budget
     st.caption(f"The last release on these data: `{rec.coordinate}` at ε = {b.epsilon_total:g}, "
@@ -204,15 +204,15 @@ def table_section(problem: Problem) -> None:
     cards.table_view(record.document, "pipeline_table", fitted)
 
 
-def last_paid_for() -> None:
+def last_paid_for() -> bool:
     """The newest charged release on these people, read back from the ledger (another session's, or this browser's
-    before a reload): private values only, and no charge."""
+    before a reload): private values only, and no charge. Whether there was one."""
     try:
         entry = state.ledger().latest_report(state.data_spec().population())
     except InputError:  # an unusable ledger: the refusal above already says so
-        return
+        return False
     if entry is None:
-        return
+        return False
     d = entry.details
     # The release's own budget, from its report: a release certified first was charged in two entries, this the last.
     budget = json.loads(d.document)["guarantee"]
@@ -225,6 +225,7 @@ def last_paid_for() -> None:
     st.caption(f"The last paid-for release on these people, read back from the privacy ledger: "
                f"{md(released_what(d.coefficient))} {shown} at ε = {budget['epsilon']:g}, δ = {budget['delta']:g}. "
                "Its full report is on the Report page; showing it charges nothing.")
+    return True
 
 
 def data_error(exc: InputError) -> None:

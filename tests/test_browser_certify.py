@@ -23,7 +23,6 @@ CARD = "Certified, not yet released"
 RELEASE = re.compile(r"Release \(spends")
 CERTIFY = re.compile(r"Certify first")
 RELEASED = "The last release on these data"
-SCREENSHOT = Path("/tmp/certify_reload.png")
 
 
 @pytest.fixture
@@ -75,7 +74,6 @@ def test_certificates_survive_a_reload_and_release_once_for_the_rest(browser, ce
         assert charges(ledger) == [pytest.approx(0.8)]  # the reload charged nothing
         check_clean(tab, "31-pipeline-certified-reloaded")
         card(tab).scroll_into_view_if_needed()  # Streamlit scrolls inside its main element, not the page
-        tab.screenshot(path=str(SCREENSHOT))
 
         # 4. Release: the release event only, from those certificates.
         release.click()
