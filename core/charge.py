@@ -19,6 +19,7 @@ import math
 import os
 from collections.abc import Callable
 
+from core.access import CURATOR, Spender
 from core.accounting import Budget
 from core.data.dataset import PrivacyUnit
 from core.errors import BudgetError, InputError
@@ -74,16 +75,17 @@ def _per_person(epsilon: float, delta: float, unit: PrivacyUnit | None) -> tuple
 
 
 def charge(ledger: Ledger, people: Population, budget: Budget, unit: PrivacyUnit | None,
-           seed: int | None, phase: str = "whole") -> LedgerEntry:
+           seed: int | None, phase: str = "whole", *, spender: Spender = CURATOR) -> LedgerEntry:
     """Charge a release (or one phase of it, `phase_cost`) to the people it is drawn on, per person, before any of
-    its noise is drawn.
+    its noise is drawn, for spender (core.access).
 
-    The ledger checks the cap and appends the entry in one transaction (BudgetError past the cap, naming what
-    the release costs and what remains); a seeded plan is refused outright. Nothing is spent on a refusal.
+    The ledger checks the cap (and an analyst's share) and appends the entry in one transaction (BudgetError past
+    either, naming what the release costs and what remains); a seeded plan is refused outright. Nothing is spent
+    on a refusal.
     """
     if seed is not None:
         raise InputError(SEEDED + ".")
-    return ledger.spend(people, *phase_cost(budget, unit, phase))
+    return ledger.spend(people, *phase_cost(budget, unit, phase), spender=spender)
 
 
 def default_cap(read: Callable[[str], object | None] = lambda name: os.environ.get(f"PSP_{name.upper()}")

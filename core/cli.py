@@ -14,9 +14,11 @@ import io
 import json
 import math
 import sys
+import time
 from collections.abc import Sequence
 from typing import NoReturn
 
+from core.access import CURATOR, Analyst, Spender
 from core.accounting import ACCOUNTINGS, RELEASE_SPLIT, Budget, make_budget, parse_split
 from core.charge import SEEDED, default_cap, open_charged
 from core.compare import EXTRA_METHODS, FULL_VECTOR_METHODS, METHODS, check_methods, compare
@@ -134,6 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="charge this durable privacy ledger (no PATH: $PSP_LEDGER or the default file); refused past its cap. "
         "Prints only the release's private document, exactly as the ledger keeps it",
     )
+    p.add_argument("--as", dest="spender", default=None, metavar="ANALYST",
+                   help="with --ledger: spend as this analyst, within their share (default: the curator, who holds "
+                   "the ledger file)")
     phases = p.add_mutually_exclusive_group()
     phases.add_argument("--certify-first", action="store_true",
                         help="with --ledger: draw only the certificates and the test (14), charged now, and print "
@@ -218,12 +223,32 @@ def _add_ledger_commands(sub: argparse._SubParsersAction) -> None:
     cap.add_argument("--year", type=int, default=2018, help="ACS survey year of --state (default 2018)")
     cap.add_argument("--horizon", choices=("1-Year", "5-Year"), default="1-Year", help="ACS horizon of --state")
     cap.add_argument("--ledger", default=None, metavar="PATH", help=where)
+    _add_analyst_commands(lsub, where)
     close = lsub.add_parser("close", help="close an open certification unspent (its first charge stays spent)")
     close.add_argument("certification", help="the certification's id (ledger show lists the open ones)")
     close.add_argument("--ledger", default=None, metavar="PATH", help=where)
     exp = lsub.add_parser("export", help="the whole append-only log")
     exp.add_argument("--format", choices=("json", "csv"), default="json")
     exp.add_argument("--ledger", default=None, metavar="PATH", help=where)
+
+
+def _add_analyst_commands(lsub: argparse._SubParsersAction, where: str) -> None:
+    who = lsub.add_parser("analyst", help="the analysts who may spend from the app: add, revoke, list")
+    asub = who.add_subparsers(dest="analyst_command", required=True, parser_class=_Parser)
+    add = asub.add_parser("add", help="register an analyst with a share of each people's cap; prints their access "
+                          "key once (none with --email)")
+    add.add_argument("name", help="1 to 64 letters, digits and . _ @ -")
+    add.add_argument("--epsilon", type=float, required=True, help="their share of each people's epsilon cap")
+    add.add_argument("--delta", type=float, required=True, help="their share of each people's delta cap")
+    add.add_argument("--email", default=None, help="sign in through the identity provider (st.login) with this "
+                     "e-mail instead of a key")
+    add.add_argument("--expires-days", type=float, default=None, help="days until the access expires (default never)")
+    add.add_argument("--ledger", default=None, metavar="PATH", help=where)
+    revoke = asub.add_parser("revoke", help="revoke an analyst at once (what they spent stays spent)")
+    revoke.add_argument("name")
+    revoke.add_argument("--ledger", default=None, metavar="PATH", help=where)
+    listing = asub.add_parser("list", help="every analyst, their share and state (never a key or its hash)")
+    listing.add_argument("--ledger", default=None, metavar="PATH", help=where)
 
 
 def spec_from_args(args: argparse.Namespace) -> DataSpec:
@@ -307,23 +332,29 @@ def _check_release_options(args: argparse.Namespace) -> None:
         raise InputError("--ledger charges one release at a time; drop --repeat or run the command again")
     if args.ledger is not None and args.seed is not None:
         raise InputError(SEEDED + ": drop --seed or --ledger")
-    if (args.certify_first or args.finish) and args.ledger is None:
-        raise InputError("--certify-first and --finish charge the ledger: add --ledger")
+    if (args.certify_first or args.finish or args.spender) and args.ledger is None:
+        raise InputError("--certify-first, --finish and --as charge the ledger: add --ledger")
     if args.coordinates is not None:
         _check_table_options(args)
 
 
+def _spender(args: argparse.Namespace, ledger: Ledger) -> Spender:
+    """Who a publishing run spends as: the curator, who holds the file, or the analyst --as names."""
+    return CURATOR if args.spender is None else ledger.analyst_spender(args.spender)
+
+
 def _publish(args: argparse.Namespace, plan: ReleasePlan, problem: Problem, ledger: Ledger) -> dict | str:
     """A charged release, whole or in two phases; what is printed is private only."""
+    spender = _spender(args, ledger)
     if args.certify_first:
-        w = charge_and_certify(plan, problem, ledger)
+        w = charge_and_certify(plan, problem, ledger, spender=spender)
         return dict(certification=w.certification.uid, coefficient=plan.name,
                     preview=preview(plan, problem, w.certified),
                     finish=f"run the same command with --finish {w.certification.uid} in place of --certify-first")
     if args.finish:
-        _, entry = charge_and_finish(plan, problem, ledger, args.finish)
+        _, entry = charge_and_finish(plan, problem, ledger, args.finish, spender=spender)
     else:
-        _, entry = charge_and_execute(plan, problem, ledger)
+        _, entry = charge_and_execute(plan, problem, ledger, spender=spender)
     return entry.details.document + "\n"  # type: ignore[union-attr]
 
 
@@ -345,7 +376,8 @@ def _release_table(args: argparse.Namespace, spec: DataSpec, problem: Problem, b
                      budget=budget, calibration=args.calibration, level=args.level, fallback=fallback,
                      seed=args.seed)
     if ledger is not None:
-        return charge_and_release_table(plan, problem, ledger)[2].details.document + "\n"  # type: ignore[union-attr]
+        entry = charge_and_release_table(plan, problem, ledger, spender=_spender(args, ledger))[2]
+        return entry.details.document + "\n"  # type: ignore[union-attr]
     return table_report(plan, problem, execute_table(plan, problem))
 
 
@@ -394,9 +426,16 @@ def cmd_ledger_show(args: argparse.Namespace) -> dict:
         rows.append(dict(population=_population(part), cap=_pair(cap), spent=_pair(ledger.spent(part)),
                          remaining=_pair(None if cap is None else ledger.remaining(part)),
                          entries=len(ledger.entries(part)),
+                         spent_by=_spent_by(ledger, part),
                          open_certifications=[dict(certification=c.uid, opened=iso_time(c.opened), summary=c.summary)
                                               for c in ledger.open_certifications(part)]))
     return dict(ledger=str(store), default_cap=_pair(default), populations=rows)
+
+
+def _spent_by(ledger: Ledger, part: Population) -> dict:
+    """What each spender (the curator, an analyst, the server's own browser) has spent on a part."""
+    names = dict.fromkeys(e.spender for e in ledger.entries(part))
+    return {name: _pair(ledger.spent_by(part, name)) for name in names}
 
 
 def cmd_ledger_set_cap(args: argparse.Namespace) -> dict:
@@ -427,14 +466,36 @@ def cmd_ledger_export(args: argparse.Namespace) -> dict | str:
     if args.format == "json":
         return dict(ledger=str(ledger.store), entries=rows)
     out = io.StringIO()
-    fields = ["uid", "time", "kind", "key", "label", "parts", "epsilon", "delta", "coefficient", "stages", "outcome",
-              "value", "low", "high"]
+    fields = ["uid", "time", "spender", "kind", "key", "label", "parts", "epsilon", "delta", "coefficient", "stages",
+              "outcome", "value", "low", "high", "reason"]
     # The CSV is the log a row per release; each release's whole private report is in the JSON export.
     writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
     writer.writeheader()
     for row in rows:
         writer.writerow({k: json.dumps(v) if isinstance(v, (list, dict)) else v for k, v in row.items()})
     return out.getvalue()
+
+
+def _analyst_dict(a: Analyst) -> dict:
+    return dict(name=a.name, share=_pair(a.share), signs_in_with="e-mail" if a.email else "access key",
+                email=a.email, expires=None if math.isinf(a.expires) else iso_time(a.expires), revoked=a.revoked)
+
+
+def cmd_ledger_analyst(args: argparse.Namespace) -> dict:
+    ledger = open_charged(args.ledger, default_cap())
+    if args.analyst_command == "list":
+        return dict(ledger=str(ledger.store), analysts=[_analyst_dict(a) for a in ledger.analysts()])
+    if args.analyst_command == "revoke":
+        return dict(ledger=str(ledger.store), analyst=_analyst_dict(ledger.revoke_analyst(args.name)))
+    if args.expires_days is not None and not args.expires_days > 0:
+        raise InputError(f"--expires-days must be a positive number of days, got {args.expires_days:g}")
+    expires = math.inf if args.expires_days is None else time.time() + 86_400 * args.expires_days
+    key = ledger.add_analyst(args.name, (args.epsilon, args.delta), args.email, expires)
+    added = dict(ledger=str(ledger.store), analyst=args.name, share=_pair((args.epsilon, args.delta)))
+    if key is None:
+        return added | dict(signs_in_with=f"the identity provider's e-mail {args.email}")
+    return added | dict(key=key, note="The key is shown this once and kept only as a salted hash: hand it to the "
+                        "analyst, who enters it once per browser session (the sidebar's Analyst sign-in).")
 
 
 def cmd_ledger_close(args: argparse.Namespace) -> dict:
@@ -445,7 +506,7 @@ def cmd_ledger_close(args: argparse.Namespace) -> dict:
 
 def cmd_ledger(args: argparse.Namespace) -> dict | str:
     commands = {"show": cmd_ledger_show, "set-cap": cmd_ledger_set_cap, "export": cmd_ledger_export,
-                "close": cmd_ledger_close}
+                "close": cmd_ledger_close, "analyst": cmd_ledger_analyst}
     return commands[args.ledger_command](args)
 
 

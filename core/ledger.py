@@ -39,6 +39,7 @@ composition.
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 import time
@@ -47,11 +48,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from core.access import CURATOR, AccessError, Analyst, Spender, key_id, matches, new_key, wait
 from core.errors import BudgetError
 from core.marks import public
 from core.population import Population
 
 TOLERANCE = 1e-12  # relative slack on the cap, for the rounding of sums (module docstring)
+_LOG = logging.getLogger("psp.access")
 
 Pair = tuple[float, float]  # (epsilon, delta)
 Caps = tuple[Pair | None, dict[Population, Pair]]  # (the default cap or None, the caps of populations)
@@ -100,7 +103,8 @@ class LedgerEntry:
     """One charged draw: its population, its (epsilon, delta), optional details and record of what was released.
 
     uid tells entries apart (two draws of the same cost on the same people are two entries); time is
-    when it was charged (seconds since the epoch). details (`ReleaseDetails`) are kept by every store;
+    when it was charged (seconds since the epoch); spender is who spent it (the curator, an analyst's name, or
+    the browser on the server's machine: core.access). details (`ReleaseDetails`) are kept by every store;
     record (any object, e.g. the app's release) only in memory.
     """
 
@@ -111,6 +115,7 @@ class LedgerEntry:
     time: float = field(default_factory=time.time, compare=False)
     uid: str = field(default_factory=lambda: uuid.uuid4().hex)
     details: ReleaseDetails | None = field(default=None, compare=False)
+    spender: str = CURATOR.name
 
 
 CERTIFICATION_STATES = ("drawing", "open", "finished", "closed", "failed")
@@ -150,8 +155,10 @@ PLAN_PARTS = {"data": "other data", "rows": "other rows", "model": "another mode
               "fallback": "another fallback setting"}
 
 
-SpentOf = Callable[[Population], Pair]  # a part's spent (epsilon, delta), as the store holds it
-Refusal = Callable[[SpentOf, "Caps | None"], "str | None"]  # the rule: why the entry does not fit, or None
+SpentOf = Callable[[Population, "str | None"], Pair]  # a part's spent (epsilon, delta), by one spender or by all
+AnalystOf = Callable[[str], "Analyst | None"]  # an analyst's record by name, as the store holds it
+# the rule: why the entry does not fit, or None
+Refusal = Callable[[SpentOf, "Caps | None", AnalystOf], "str | None"]
 
 
 class LedgerStore(Protocol):
@@ -163,9 +170,12 @@ class LedgerStore(Protocol):
     def entries(self, part: Population) -> Sequence[LedgerEntry]:
         """Every entry whose population has `part` among its parts, oldest first."""
 
+    def spent(self, part: Population, by: str | None = None) -> Pair:
+        """What one part has spent (by one spender's name, or by all): the exact sums of its entries."""
+
     def spend_atomically(self, entry: LedgerEntry, refusal: Refusal, step: tuple[str, Change] | None = None) -> None:
-        """Append the entry unless refusal(spent_of, caps) gives a reason (then raise BudgetError with it),
-        with no other spend between the reading and the appending. caps is the store's (None when it keeps
+        """Append the entry unless refusal(spent_of, caps, analyst_of) gives a reason (then raise BudgetError with
+        it), with no other spend between the reading and the appending. caps is the store's (None when it keeps
         none). step = (uid, change) also moves that certification to change(stored) in the same step; a change
         that raises refuses the spend."""
 
@@ -181,6 +191,19 @@ class LedgerStore(Protocol):
     def update_details(self, uid: str, details: ReleaseDetails) -> None:
         """Set the release details of an entry (its charge is never changed)."""
 
+    def put_analyst(self, analyst: Analyst, new: bool) -> None:
+        """Add (new: refused if the name is taken) or replace an analyst's record."""
+
+    def analysts(self) -> Sequence[Analyst]:
+        """Every analyst's record, in the order added."""
+
+    def reserve_attempt(self, source: str, claimed: str | None, now: float) -> tuple[int, float | None, int]:
+        """In one step: the failures in a row from source and the time of the last, then a new attempt logged as
+        failed until `confirm_attempt` (so that attempts racing each other all count): (failures, last, its id)."""
+
+    def confirm_attempt(self, attempt: int) -> None:
+        """Mark a reserved attempt as passed."""
+
 
 def _fsum_spent(entries: Sequence[LedgerEntry]) -> Pair:
     return math.fsum(e.epsilon for e in entries), math.fsum(e.delta for e in entries)
@@ -194,6 +217,8 @@ class MemoryStore:
     def __init__(self) -> None:
         self._by_part: dict[Population, list[LedgerEntry]] = {}
         self._certifications: dict[str, Certification] = {}
+        self._analysts: dict[str, Analyst] = {}
+        self._attempts: list[dict] = []
 
     def append(self, entry: LedgerEntry) -> None:
         for part in entry.population.parts():
@@ -202,9 +227,12 @@ class MemoryStore:
     def entries(self, part: Population) -> Sequence[LedgerEntry]:
         return tuple(self._by_part.get(part, ()))
 
+    def spent(self, part: Population, by: str | None = None) -> Pair:
+        return _fsum_spent([e for e in self.entries(part) if by in (None, e.spender)])
+
     def spend_atomically(self, entry: LedgerEntry, refusal: Refusal, step: tuple[str, Change] | None = None) -> None:
         changed = None if step is None else step[1](self._certifications.get(step[0]))
-        reason = refusal(lambda part: _fsum_spent(self.entries(part)), None)
+        reason = refusal(self.spent, None, self._analysts.get)
         if reason is not None:
             raise BudgetError(reason)
         self.append(entry)
@@ -220,6 +248,22 @@ class MemoryStore:
 
     def certifications(self, part: Population) -> Sequence[Certification]:
         return tuple(c for c in self._certifications.values() if part in c.population.parts())
+
+    def put_analyst(self, analyst: Analyst, new: bool) -> None:
+        if new and analyst.name in self._analysts:
+            raise AccessError(f"an analyst named {analyst.name} exists already")
+        self._analysts[analyst.name] = analyst
+
+    def analysts(self) -> Sequence[Analyst]:
+        return tuple(self._analysts.values())
+
+    def reserve_attempt(self, source: str, claimed: str | None, now: float) -> tuple[int, float | None, int]:
+        failures, last = _failures_in_a_row([(a["time"], a["ok"]) for a in self._attempts if a["source"] == source])
+        self._attempts.append(dict(time=now, source=source, claimed=claimed, ok=False))
+        return failures, last, len(self._attempts) - 1
+
+    def confirm_attempt(self, attempt: int) -> None:
+        self._attempts[attempt]["ok"] = True
 
     def update_details(self, uid: str, details: ReleaseDetails) -> None:
         found = False
@@ -333,9 +377,13 @@ class Ledger:
 
     # ------------------------------------------------------------ what was spent
 
-    def _spent_part(self, part: Population) -> Pair:
-        spent = getattr(self._store, "spent", None)
-        return spent(part) if spent is not None else _fsum_spent(self._store.entries(part))
+    def _spent_part(self, part: Population, by: str | None = None) -> Pair:
+        return self._store.spent(part, by)
+
+    def spent_by(self, part: Population, name: str) -> Pair:
+        """What one spender (by the name entries record) has spent on one part."""
+        with self._lock:
+            return self._spent_part(part, name)
 
     def spent(self, population: Population) -> Pair:
         """(epsilon, delta) spent on the population by basic composition: the most any of its parts has spent."""
@@ -343,13 +391,18 @@ class Ledger:
             spent = [self._spent_part(p) for p in population.parts()]
         return max(s[0] for s in spent), max(s[1] for s in spent)
 
-    def remaining(self, population: Population) -> Pair:
-        """The largest (epsilon, delta) a draw on the population may still cost, each at least 0."""
+    def remaining(self, population: Population, spender: Spender = CURATOR) -> Pair:
+        """The largest (epsilon, delta) a draw on the population by spender may still cost, each at least 0: what the
+        cap leaves and, for an analyst, what their share leaves too."""
         cap = self.cap(population)  # BudgetError when a durable store has no cap for it
         with self._lock:
             table = self._all_caps()
             left = [(c[0] - s[0], c[1] - s[1]) for p in population.parts()
                     for c, s in [(_part_cap(p, table) or cap, self._spent_part(p))]]
+        analyst = self._analyst(spender.name) if spender.kind == "analyst" else None
+        if analyst is not None:
+            left += [(analyst.share[0] - s[0], analyst.share[1] - s[1])
+                     for s in (self.spent_by(p, spender.name) for p in population.parts())]
         return max(0.0, min(r[0] for r in left)), max(0.0, min(r[1] for r in left))
 
     def entries(self, population: Population) -> tuple[LedgerEntry, ...]:
@@ -365,18 +418,28 @@ class Ledger:
 
     # ------------------------------------------------------------ the rule
 
-    def refusal(self, population: Population, epsilon: float, delta: float) -> str | None:
-        """Why a draw of (epsilon, delta) on the population would pass a cap, or None when it fits."""
+    def refusal(self, population: Population, epsilon: float, delta: float,
+                spender: Spender = CURATOR) -> str | None:
+        """Why a draw of (epsilon, delta) on the population by spender would pass a cap or their share, or None
+        when it fits."""
         cost = _check_pair((epsilon, delta), "a draw's cost")
         with self._lock:
-            return self._refusal(population, cost, self._spent_part, self._all_caps())
+            return self._refusal(population, cost, self._spent_part, self._all_caps(), spender, self._analyst)
 
-    def _refusal(self, population: Population, cost: Pair, spent_of: SpentOf, table: Caps) -> str | None:
+    def _analyst(self, name: str) -> Analyst | None:
+        return next((a for a in self._store.analysts() if a.name == name), None)
+
+    def _refusal(self, population: Population, cost: Pair, spent_of: SpentOf, table: Caps,
+                 spender: Spender = CURATOR, analyst_of: AnalystOf | None = None) -> str | None:
+        if spender.kind == "analyst":
+            why = _share_refusal(population, cost, spent_of, spender, (analyst_of or self._analyst)(spender.name))
+            if why is not None:
+                return why
         for part in population.parts():
             cap = _part_cap(part, table)
             if cap is None:
                 return self._no_cap(part)
-            (spent_e, spent_d), (cap_e, cap_d) = spent_of(part), cap
+            (spent_e, spent_d), (cap_e, cap_d) = spent_of(part, None), cap
             if spent_e + cost[0] > cap_e * (1 + TOLERANCE) or spent_d + cost[1] > cap_d * (1 + TOLERANCE):
                 return (
                     f"refused: this draw costs (ε, δ) = ({cost[0]:g}, {cost[1]:g}); ({spent_e:g}, {spent_d:g}) is "
@@ -393,23 +456,24 @@ class Ledger:
             raise BudgetError(reason)
 
     def spend(self, population: Population, epsilon: float, delta: float, record: Any = None,
-              details: ReleaseDetails | None = None) -> LedgerEntry:
-        """Check and record a draw in one step (no other spend can come between); BudgetError if it does not fit.
+              details: ReleaseDetails | None = None, spender: Spender = CURATOR) -> LedgerEntry:
+        """Check and record a draw by spender in one step (no other spend can come between); BudgetError if it does
+        not fit the cap, or an analyst's share (AccessError when the analyst was revoked or has expired).
 
         The store applies the rule and appends the entry atomically (in one transaction for a durable
         store, so no other process can come between either).
         """
         cost = _check_pair((epsilon, delta), "a draw's cost")
-        entry = LedgerEntry(population, cost[0], cost[1], record, details=details)
-        self._spend(entry)
+        entry = LedgerEntry(population, cost[0], cost[1], record, details=details, spender=spender.name)
+        self._spend(entry, spender=spender)
         return entry
 
-    def _spend(self, entry: LedgerEntry, step: tuple[str, Change] | None = None) -> None:
+    def _spend(self, entry: LedgerEntry, step: tuple[str, Change] | None = None, spender: Spender = CURATOR) -> None:
         cost = (entry.epsilon, entry.delta)
 
-        def rule(spent_of: SpentOf, store_caps: Caps | None) -> str | None:
+        def rule(spent_of: SpentOf, store_caps: Caps | None, analyst_of: AnalystOf) -> str | None:
             return self._refusal(entry.population, cost, spent_of,
-                                 self._all_caps() if store_caps is None else store_caps)
+                                 self._all_caps() if store_caps is None else store_caps, spender, analyst_of)
 
         with self._lock:
             self._store.spend_atomically(entry, rule, step)
@@ -423,9 +487,9 @@ class Ledger:
     # ------------------------------------------------------------ releases certified first
 
     def open_certification(self, population: Population, epsilon: float, delta: float, plan: Mapping[str, str],
-                           summary: Mapping[str, Any]) -> tuple[LedgerEntry, Certification]:
+                           summary: Mapping[str, Any], spender: Spender = CURATOR) -> tuple[LedgerEntry, Certification]:
         """Charge a release's first phase and open its certification in one step (BudgetError past the cap)."""
-        entry = LedgerEntry(population, *_check_pair((epsilon, delta), "a draw's cost"))
+        entry = LedgerEntry(population, *_check_pair((epsilon, delta), "a draw's cost"), spender=spender.name)
         opened = Certification(uuid.uuid4().hex, population, entry.uid, dict(plan), dict(summary))
 
         def change(stored: Certification | None) -> Certification:
@@ -433,7 +497,7 @@ class Ledger:
                 raise BudgetError(f"a certification {opened.uid} exists already")
             return opened
 
-        self._spend(entry, (opened.uid, change))
+        self._spend(entry, (opened.uid, change), spender)
         return entry, opened
 
     def keep_certificates(self, uid: str, certificates: str) -> Certification:
@@ -446,10 +510,10 @@ class Ledger:
         return self._change(uid, change)
 
     def finish_certification(self, uid: str, population: Population, epsilon: float, delta: float,
-                             plan: Mapping[str, str]) -> tuple[LedgerEntry, Certification]:
+                             plan: Mapping[str, str], spender: Spender = CURATOR) -> tuple[LedgerEntry, Certification]:
         """Charge the release event of an open certification and finish it, in one step: refused (BudgetError,
         nothing charged) when it is not open, is on other people, or was drawn for another plan (`PLAN_PARTS`)."""
-        entry = LedgerEntry(population, *_check_pair((epsilon, delta), "a draw's cost"))
+        entry = LedgerEntry(population, *_check_pair((epsilon, delta), "a draw's cost"), spender=spender.name)
         finished: list[Certification] = []
 
         def change(stored: Certification | None) -> Certification:
@@ -457,7 +521,7 @@ class Ledger:
                                     release_entry=entry.uid))
             return finished[-1]
 
-        self._spend(entry, (uid, change))
+        self._spend(entry, (uid, change), spender)
         return entry, finished[-1]
 
     def close_certification(self, uid: str, state: str = "closed") -> Certification:
@@ -486,6 +550,83 @@ class Ledger:
         with self._lock:
             return self._store.change_certification(uid, change)
 
+    # ------------------------------------------------------------ analysts (core.access)
+
+    def add_analyst(self, name: str, share: Pair, email: str | None = None,
+                    expires: float = math.inf) -> str | None:
+        """Register an analyst who may spend `share` of each people's cap: signing in by the identity provider's
+        e-mail when given, else by an access key, returned here once and kept only as its salted hash."""
+        checked = _check_pair(share, f"the share of {name}")
+        _check_name(name)
+        key = None
+        if email is None:
+            key, kid, salt, hashed = new_key()
+            analyst = Analyst(name, checked, kid, salt, hashed, expires=expires)
+        else:
+            analyst = Analyst(name, checked, email=email.strip().lower(), expires=expires)
+        with self._lock:
+            self._store.put_analyst(analyst, new=True)
+        return key
+
+    def revoke_analyst(self, name: str) -> Analyst:
+        """Revoke an analyst at once: every later spend or sign-in of theirs is refused (what they spent stays)."""
+        found = self._analyst(name)
+        if found is None:
+            raise AccessError(f"no analyst named {name} in the ledger {self._store}")
+        revoked = replace(found, revoked=True)
+        with self._lock:
+            self._store.put_analyst(revoked, new=False)
+        return revoked
+
+    def analysts(self) -> tuple[Analyst, ...]:
+        with self._lock:
+            return tuple(self._store.analysts())
+
+    def has_analysts(self, now: float | None = None) -> bool:
+        """Whether any analyst may sign in now (not revoked, not expired)."""
+        now = time.time() if now is None else now
+        return any(a.why_not(now) is None for a in self.analysts())
+
+    def analyst_spender(self, name: str, now: float | None = None) -> Spender:
+        """The spender of an analyst who may spend now, by name; AccessError (one sentence) otherwise. An app checks
+        its signed-in analyst on every run with it, so a revocation ends an open session at once."""
+        found = self._analyst(name)
+        why = "no such analyst" if found is None else found.why_not(time.time() if now is None else now)
+        if why is not None:
+            raise AccessError(f"Signed out: {why}.")
+        return Spender("analyst", name)
+
+    def by_email(self, email: str, now: float | None = None) -> Spender | None:
+        """The analyst the identity provider's e-mail was registered for, if they may spend now (else None)."""
+        wanted = email.strip().lower()
+        found = next((a for a in self.analysts() if a.email is not None and a.email == wanted), None)
+        ok = found is not None and found.why_not(time.time() if now is None else now) is None
+        return Spender("analyst", found.name) if ok else None  # type: ignore[union-attr]
+
+    def sign_in(self, key: str, source: str, now: float | None = None) -> Spender:
+        """An analyst's spender from their access key; AccessError in one sentence for a wrong, revoked or expired
+        key, or for a source that must wait after too many failures (core.access: throttled, every attempt logged,
+        the key never kept)."""
+        now = time.time() if now is None else now
+        claimed = key_id(key)
+        with self._lock:
+            failures, last, attempt = self._store.reserve_attempt(source, claimed, now)
+        left = wait(failures, last, now)
+        if left > 0:
+            _LOG.warning("sign-in refused: %d failures in a row from %s; %.0f s to wait", failures, source, left)
+            raise AccessError(f"Too many failed sign-ins from this browser: wait {math.ceil(left)} s and try again.")
+        found = next((a for a in self.analysts() if a.key_id is not None and a.key_id == claimed), None)
+        if found is None or not matches(key, found):
+            _LOG.warning("failed sign-in from %s", source)
+            raise AccessError("That access key is not valid: check it, or ask the data's curator for a new one.")
+        why = found.why_not(now)
+        if why is not None:
+            _LOG.warning("sign-in of %s from %s refused: %s", found.name, source, why)
+            raise AccessError(f"That key no longer works: {why}.")
+        with self._lock:
+            self._store.confirm_attempt(attempt)
+        return Spender("analyst", found.name)
+
     # ------------------------------------------------------------ copies
 
     def __getstate__(self) -> dict:
@@ -496,6 +637,41 @@ class Ledger:
     def __setstate__(self, state: dict) -> None:
         self.__dict__.update(state)
         self._lock = threading.Lock()
+
+
+def _share_refusal(population: Population, cost: Pair, spent_of: SpentOf, spender: Spender,
+                   analyst: Analyst | None) -> str | None:
+    """Why an analyst may not spend this draw (unknown, revoked, expired, past their share on a part), or None."""
+    if analyst is None:
+        return f"refused: {spender.name} is not an analyst of this ledger"
+    why = analyst.why_not(time.time())
+    if why is not None:
+        return f"refused: {why}"
+    share_e, share_d = analyst.share
+    for part in population.parts():
+        spent_e, spent_d = spent_of(part, spender.name)
+        if spent_e + cost[0] > share_e * (1 + TOLERANCE) or spent_d + cost[1] > share_d * (1 + TOLERANCE):
+            return (f"refused: this draw costs (ε, δ) = ({cost[0]:g}, {cost[1]:g}); {spender.name} has spent "
+                    f"({spent_e:g}, {spent_d:g}) on {part.describe()}, and their share is ({share_e:g}, {share_d:g}). "
+                    "The data's curator sets the shares.")
+    return None
+
+
+NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._@-")
+
+
+def _check_name(name: str) -> None:
+    if not (0 < len(name) <= 64 and set(name) <= NAME_CHARACTERS) or name == CURATOR.name:
+        raise AccessError(f"an analyst's name is 1 to 64 letters, digits and . _ @ -, and not {CURATOR.name!r}; "
+                          f"got {name!r}")
+
+
+def _failures_in_a_row(attempts: Sequence[tuple[float, bool]]) -> tuple[int, float | None]:
+    """(failures since the last success, the time of the last of them) from (time, ok) attempts, oldest first."""
+    failures, last = 0, None
+    for t, ok in attempts:
+        failures, last = (0, None) if ok else (failures + 1, t)
+    return failures, last
 
 
 def _finishable(stored: Certification | None, uid: str, population: Population,

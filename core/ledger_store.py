@@ -28,18 +28,20 @@ import json
 import math
 import os
 import sqlite3
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from core.access import AccessError, Analyst
 from core.errors import BudgetError
 from core.ledger import Caps, Certification, Change, Ledger, LedgerEntry, Pair, Refusal, ReleaseDetails
 from core.population import Population
 
-# 2 added entries.document; 3 the outcome "failed" with entries.reason, and the certifications. An older file is
-# brought up to 3 when opened.
+# 2 added entries.document; 3 the outcome "failed" with entries.reason, who spent each entry, the certifications,
+# the analysts and the sign-ins. An older file is brought up to 3 when opened.
 SCHEMA_VERSION = 3
 BUSY_TIMEOUT = 10.0  # seconds a connection waits for another's write lock
 ENV_VAR = "PSP_LEDGER"
@@ -63,7 +65,8 @@ CREATE TABLE IF NOT EXISTS {name} (
     low REAL,
     high REAL,
     document TEXT,
-    reason TEXT
+    reason TEXT,
+    spender TEXT NOT NULL DEFAULT 'curator'
 )"""
 _ENTRY_COLUMNS = "seq, uid, time, kind, key, label, epsilon, delta, coefficient, stages, outcome, value, low, high"
 
@@ -94,6 +97,26 @@ CREATE TABLE IF NOT EXISTS certifications (
     certificates TEXT,
     release_entry TEXT UNIQUE REFERENCES entries(uid)
 );
+CREATE TABLE IF NOT EXISTS analysts (
+    name TEXT PRIMARY KEY,
+    added TEXT NOT NULL,
+    share_epsilon REAL NOT NULL,
+    share_delta REAL NOT NULL,
+    key_id TEXT UNIQUE,
+    salt BLOB,
+    key_hash BLOB,
+    email TEXT UNIQUE,
+    expires REAL,
+    revoked INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS sign_ins (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    time REAL NOT NULL,
+    source TEXT NOT NULL,
+    claimed TEXT,
+    ok INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sign_ins_by_source ON sign_ins (source, seq);
 """
 
 
@@ -250,10 +273,10 @@ class SqliteStore:
 
     # -------------------------------------------------------------- reading
 
-    def _spent(self, db: sqlite3.Connection, part: Population) -> Pair:
+    def _spent(self, db: sqlite3.Connection, part: Population, by: str | None = None) -> Pair:
         rows = db.execute(
-            "SELECT e.epsilon, e.delta FROM entry_parts p JOIN entries e ON e.uid = p.uid WHERE p.part = ?",
-            (_scope(part),)).fetchall()
+            "SELECT e.epsilon, e.delta FROM entry_parts p JOIN entries e ON e.uid = p.uid WHERE p.part = ? "
+            "AND (? IS NULL OR e.spender = ?)", (_scope(part), by, by)).fetchall()
         return math.fsum(r[0] for r in rows), math.fsum(r[1] for r in rows)
 
     def _caps(self, db: sqlite3.Connection) -> Caps:
@@ -268,10 +291,10 @@ class SqliteStore:
                 caps[Population(kind, _tuples(json.loads(key)), label or "")] = cap
         return default, caps
 
-    def spent(self, part: Population) -> Pair:
-        """What one part has spent: the exact sum (math.fsum) of its entries."""
+    def spent(self, part: Population, by: str | None = None) -> Pair:
+        """What one part has spent (by one spender, or by all): the exact sum (math.fsum) of its entries."""
         with self._connect() as db:
-            return self._spent(db, part)
+            return self._spent(db, part, by)
 
     def caps(self) -> Caps:
         """(the default cap or None, {part: cap})."""
@@ -318,7 +341,8 @@ class SqliteStore:
         insert the entry or refuse (rolling back the step)."""
         with self._transaction() as db:
             changed = None if step is None else step[1](self._certification(db, step[0]))
-            reason = refusal(lambda part: self._spent(db, part), self._caps(db))
+            reason = refusal(lambda part, by: self._spent(db, part, by), self._caps(db),
+                             lambda name: next((a for a in self._analysts(db) if a.name == name), None))
             if reason is not None:
                 raise BudgetError(reason)
             self._insert(db, entry)
@@ -359,8 +383,9 @@ class SqliteStore:
 
     def _insert(self, db: sqlite3.Connection, entry: LedgerEntry) -> None:
         p = entry.population
-        db.execute("INSERT INTO entries (uid, time, kind, key, label, epsilon, delta) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                   (entry.uid, iso_time(entry.time), p.kind, _key_json(p), p.label, entry.epsilon, entry.delta))
+        db.execute("INSERT INTO entries (uid, time, kind, key, label, epsilon, delta, spender) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (entry.uid, iso_time(entry.time), p.kind, _key_json(p), p.label,
+                                                       entry.epsilon, entry.delta, entry.spender))
         db.executemany("INSERT INTO entry_parts (uid, part) VALUES (?, ?)",
                        [(entry.uid, _scope(part)) for part in p.parts()])
         if entry.details is not None:
@@ -387,6 +412,40 @@ class SqliteStore:
                            "VALUES (?, ?, ?, ?, ?, ?)",
                            (_scope(part), part.kind, _key_json(part), part.label, cap[0], cap[1]))
 
+    def put_analyst(self, a: Analyst, new: bool) -> None:
+        with self._transaction() as db:
+            if new and db.execute("SELECT 1 FROM analysts WHERE name = ?", (a.name,)).fetchone():
+                raise AccessError(f"an analyst named {a.name} exists already")
+            db.execute("INSERT OR REPLACE INTO analysts (name, added, share_epsilon, share_delta, key_id, salt, "
+                       "key_hash, email, expires, revoked) VALUES (?, COALESCE((SELECT added FROM analysts WHERE "
+                       "name = ?), ?), ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (a.name, a.name, iso_time(time.time()), a.share[0], a.share[1], a.key_id, a.salt, a.key_hash,
+                        a.email, None if math.isinf(a.expires) else a.expires, int(a.revoked)))
+
+    def analysts(self) -> Sequence[Analyst]:
+        with self._connect() as db:
+            return self._analysts(db)
+
+    def _analysts(self, db: sqlite3.Connection) -> list[Analyst]:
+        rows = db.execute("SELECT name, share_epsilon, share_delta, key_id, salt, key_hash, email, expires, revoked "
+                          "FROM analysts ORDER BY rowid").fetchall()
+        return [Analyst(name, (e, d), kid, salt, hashed, email, math.inf if expires is None else expires, bool(r))
+                for name, e, d, kid, salt, hashed, email, expires, r in rows]
+
+    def reserve_attempt(self, source: str, claimed: str | None, now: float) -> tuple[int, float | None, int]:
+        with self._transaction() as db:
+            last_ok = db.execute("SELECT COALESCE(MAX(seq), 0) FROM sign_ins WHERE source = ? AND ok = 1",
+                                 (source,)).fetchone()[0]
+            failures, last = db.execute("SELECT COUNT(*), MAX(time) FROM sign_ins WHERE source = ? AND seq > ?",
+                                        (source, last_ok)).fetchone()
+            cur = db.execute("INSERT INTO sign_ins (time, source, claimed, ok) VALUES (?, ?, ?, 0)",
+                             (now, source, claimed))
+        return int(failures), last, int(cur.lastrowid)
+
+    def confirm_attempt(self, attempt: int) -> None:
+        with self._transaction() as db:
+            db.execute("UPDATE sign_ins SET ok = 1 WHERE seq = ?", (attempt,))
+
     def set_default_cap(self, cap: Pair) -> None:
         with self._transaction() as db:
             db.execute("INSERT OR REPLACE INTO caps (scope, cap_epsilon, cap_delta) VALUES (?, ?, ?)",
@@ -401,7 +460,7 @@ def _entry(row: dict[str, Any]) -> LedgerEntry:
         details = ReleaseDetails(row["coefficient"] or "", stages, row["outcome"], row["value"], row["low"],
                                  row["high"], row["document"], row["reason"])
     return LedgerEntry(population, row["epsilon"], row["delta"], time=_epoch(row["time"]), uid=row["uid"],
-                       details=details)
+                       details=details, spender=row["spender"])
 
 
 # A certification with its people: those of the entry that charged its first phase.

@@ -26,6 +26,7 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 
 import numpy as np
 
+from core.access import Spender
 from core.accounting import Budget
 from core.charge import SEEDED, charge, phase_cost
 from core.errors import InputError, check_seed
@@ -131,11 +132,13 @@ def _failure_recorded(ledger: Ledger, entry: LedgerEntry, what: str, plan: _Plan
                             f"which stays spent and is recorded as failed in the ledger ({reason})") from exc
 
 
-def charge_and_execute(plan: ReleasePlan, problem: Problem, ledger: Ledger) -> tuple[PrivateRun, LedgerEntry]:
-    """Charge the plan to its people (per person, before any noise; refused past the cap or for a seeded plan,
-    charging nothing), run it, and record its outcome on the charge (failed, with its reason, on an error)."""
+def charge_and_execute(plan: ReleasePlan, problem: Problem, ledger: Ledger, *,
+                       spender: Spender) -> tuple[PrivateRun, LedgerEntry]:
+    """Charge the plan to its people for spender (per person, before any noise; refused past the cap, past an
+    analyst's share or for a seeded plan, charging nothing), run it, and record its outcome on the charge (failed,
+    with its reason, on an error)."""
     _charged(plan, problem)
-    entry = charge(ledger, plan.data.population(), plan.budget, problem.privacy_unit, plan.seed)
+    entry = charge(ledger, plan.data.population(), plan.budget, problem.privacy_unit, plan.seed, spender=spender)
     with _failure_recorded(ledger, entry, plan.name, plan):
         return _record(plan, problem, ledger, entry, execute(plan, problem))
 
@@ -181,7 +184,7 @@ class Waiting:
     certified: Certified
 
 
-def charge_and_certify(plan: ReleasePlan, problem: Problem, ledger: Ledger) -> Waiting:
+def charge_and_certify(plan: ReleasePlan, problem: Problem, ledger: Ledger, *, spender: Spender) -> Waiting:
     """The first of two phases: charge everything but the release event (core.charge.phase_cost) and open its
     certification in the ledger in one transaction, then draw stages 1-3 and keep their private outputs there. The
     outputs are private; stopping here spends that much only. The certification may release once
@@ -191,7 +194,7 @@ def charge_and_certify(plan: ReleasePlan, problem: Problem, ledger: Ledger) -> W
         raise InputError(SEEDED + ".")
     cost = phase_cost(plan.budget, problem.privacy_unit, "certificates")
     entry, opened = ledger.open_certification(plan.data.population(), *cost, plan_digests(plan, problem),
-                                              plan_summary(plan, problem))
+                                              plan_summary(plan, problem), spender)
     with _failure_recorded(ledger, entry, plan.name, plan, opened):
         c = certify(problem, _target(plan), plan.budget, make_rng(None), plan.fallback)
         kept = dict(counts=counts(c), lambda_min=c.lambda_min.lambda_hat, passed=c.test.passed)
@@ -230,8 +233,8 @@ def _read_back(plan: ReleasePlan, problem: Problem, c: Certification) -> Certifi
     return certified
 
 
-def charge_and_finish(plan: ReleasePlan, problem: Problem, ledger: Ledger, certification: str
-                      ) -> tuple[PrivateRun, LedgerEntry]:
+def charge_and_finish(plan: ReleasePlan, problem: Problem, ledger: Ledger, certification: str, *,
+                      spender: Spender) -> tuple[PrivateRun, LedgerEntry]:
     """The second phase: charge the release event and finish the named certification in one transaction — refused,
     charging nothing, when it has released already, was closed, or was drawn on other people or rows or for another
     plan — then release from its certificates as the ledger kept them, and record the outcome, with the release's
@@ -241,7 +244,7 @@ def charge_and_finish(plan: ReleasePlan, problem: Problem, ledger: Ledger, certi
         raise InputError(SEEDED + ".")
     cost = phase_cost(plan.budget, problem.privacy_unit, "release")
     entry, done = ledger.finish_certification(certification, plan.data.population(), *cost,
-                                              plan_digests(plan, problem))
+                                              plan_digests(plan, problem), spender)
     with _failure_recorded(ledger, entry, plan.name, plan):
         certified = _read_back(plan, problem, done)
         run = finish(problem, certified, make_rng(None), plan.calibration, plan.level, plan.fallback)
@@ -283,13 +286,13 @@ def table_report(plan: TablePlan, problem: Problem, t: TableRelease) -> dict:
     return table_document(t, plan.data.describe(), problem.n, problem.d, plan.model, problem.privacy_unit, plan.seed)
 
 
-def charge_and_release_table(plan: TablePlan, problem: Problem,
-                             ledger: Ledger) -> tuple[TableRelease, dict, LedgerEntry]:
+def charge_and_release_table(plan: TablePlan, problem: Problem, ledger: Ledger, *,
+                             spender: Spender) -> tuple[TableRelease, dict, LedgerEntry]:
     """One charge of the plan's budget to its people (per person, before any noise; refused past the cap or for a
     seeded plan), exactly as one coefficient's release is charged, then the table and its private document,
     recorded on that charge (failed, with its reason, on an error)."""
     _charged(plan, problem)
-    entry = charge(ledger, plan.data.population(), plan.budget, problem.privacy_unit, plan.seed)
+    entry = charge(ledger, plan.data.population(), plan.budget, problem.privacy_unit, plan.seed, spender=spender)
     what = ",".join(plan.names)
     with _failure_recorded(ledger, entry, what, plan):
         t = execute_table(plan, problem)

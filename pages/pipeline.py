@@ -19,13 +19,14 @@ import numpy as np
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from core.access import Spender
 from core.accounting import Budget
 from core.data import Dataset
 from core.errors import InputError
 from core.marks import public
 from core.pipeline import PrivateRun, Problem
 from core.plan import execute, preview
-from ui import cards, controls, sidebar, state
+from ui import access, cards, controls, sidebar, state
 from ui.boot import through_navigation
 from ui.export import reproduce_downloads
 from ui.format import md, num, released_what
@@ -83,35 +84,47 @@ def teaching(problem: Problem, data: Dataset, b: Budget, top: DeltaGenerator) ->
     private_cards(run, b, name, problem, publish=False)
 
 
-def release_once(problem: Problem, b: Budget, step: Callable[[Problem, Budget], object] = state.publish) -> None:
+def release_once(problem: Problem, b: Budget,
+                 step: Callable[[Problem, Budget, Spender], object] = state.publish) -> None:
     """One publish-mode step with OS entropy — a whole release, its release event, or (certify first) its
-    certificates — refused when it would pass the ledger's cap."""
+    certificates — for whoever may spend from this browser, refused when it would pass the ledger's cap or their
+    share."""
     try:
-        step(problem, b)  # charged per person before any noise; refused past the cap, nothing spent
+        step(problem, b, access.require())  # charged per person before any noise; refused past the cap, nothing spent
     except InputError as exc:
         st.error(message(exc))
         return
     st.rerun()  # the whole app, so the sidebar's ledger shows the new spend
 
 
-def refusal_notice(b: Budget, phase: str = "whole") -> str | None:
-    """Why the ledger would refuse this draw (or phase) now, told with the sidebar's figures (not the ledger's
+def refusal_notice(b: Budget, who: Spender, phase: str = "whole") -> str | None:
+    """Why the ledger would refuse this draw (or phase) by who now, told with the sidebar's figures (not the ledger's
     description of the people, which may name a file), or None. InputError when there is no cap or the ledger is
     unusable."""
-    if state.refuse_reason(b, phase) is None:
+    if state.refuse_reason(b, phase, who) is None:
         return None
     cost_e, cost_d = state.cost(b, phase)
-    left_e, left_d = state.remaining()
+    left_e, left_d = state.remaining(who)
+    whose = "your share of the cap" if who.kind == "analyst" else "the cap"
     then = ("Lower “Total ε” or “Total δ” above to draw within it." if left_e > 0 and left_d > 0 else
-            "Nothing more can be released on these people unless the data's curator raises the cap.")
+            f"Nothing more can be released on these people unless the data's curator raises {whose}.")
     return (f"Release is off: this draw costs each person ε = {cost_e:g}, δ = {cost_d:g}, and what remains of "
-            f"the cap on these people is ε = {left_e:g}, δ = {left_d:g}. {then}")
+            f"{whose} on these people is ε = {left_e:g}, δ = {left_d:g}. {then}")
 
 
 def publish(problem: Problem, b: Budget) -> None:
+    try:
+        why = access.spend_refusal()
+    except InputError as exc:  # an unusable ledger refuses every release
+        st.error(message(exc))
+        return
+    if why is not None:  # a reader: one sentence where the spending controls would be
+        st.info(why, icon=":material/visibility:")
+        last_release(problem)
+        return
     waiting = state.certification(problem, b)
     try:
-        blocked = refusal_notice(b, "whole" if waiting is None else "release")
+        blocked = refusal_notice(b, access.require(), "whole" if waiting is None else "release")
         first, rest = state.cost(b, "certificates"), state.cost(b, "release")
     except InputError as exc:  # no cap, an unusable ledger file, or a budget that cannot be phased
         blocked, first, rest = message(exc), None, None
@@ -137,6 +150,12 @@ def publish(problem: Problem, b: Budget) -> None:
     if waiting is not None and rest is not None:
         cards.preview_card(preview(waiting.plan, problem, waiting.certified), state.get("level"), rest)
     others_waiting(None if waiting is None else waiting.certification.uid)
+    last_release(problem)
+
+
+def last_release(problem: Problem) -> None:
+    """This session's last release on these data, or the newest one the ledger holds on these people, or a line
+    saying there is none."""
     rec = state.published()
     if rec is None:
         if not last_paid_for():
@@ -154,6 +173,7 @@ def others_waiting(shown: str | None) -> None:
     (never dropped silently)."""
     try:
         others = [c for c in state.other_certifications() if c.uid != shown]
+        may_close = access.spend_refusal() is None
     except InputError:  # an unusable ledger: the refusal above already says so
         return
     for c in others:
@@ -162,7 +182,8 @@ def others_waiting(shown: str | None) -> None:
                 f"{s['level']:.0%}, {s['calibration']} calibration) wait on these people: set those settings to "
                 "release from them, once, or close them unspent (what they cost stays spent).",
                 icon=":material/hourglass_top:")
-        if st.button("Close these certificates unspent", key=f"close_{c.uid}", icon=":material/cancel:"):
+        if may_close and st.button("Close these certificates unspent", key=f"close_{c.uid}",
+                                   icon=":material/cancel:"):
             state.close_certification(c.uid)
             st.rerun()
 
@@ -178,8 +199,11 @@ def table_section(problem: Problem) -> None:
     names = st.multiselect("Coefficients of the table", problem.feature_names, default=list(problem.feature_names),
                            key="table_names", help="The table releases these together; all of them cost as one")
     try:
+        why = access.spend_refusal() if publish_mode else None
+        if why is not None:  # a reader: the release's own notice above says why, in full
+            st.caption(f":material/visibility: {why}")
         b = controls.budget()
-        blocked = refusal_notice(b) if publish_mode else None
+        blocked = refusal_notice(b, access.require()) if publish_mode and why is None else None
     except InputError as exc:
         if publish_mode:  # the budget's own card says why a budget is refused; a ledger without a cap is told here
             st.error(message(exc))
@@ -187,11 +211,15 @@ def table_section(problem: Problem) -> None:
     if blocked:  # the release's own warning above says it in full; a table costs the same
         st.caption(f":material/block: {blocked}")
     label = "Release the table (spends ε, δ)" if publish_mode else "Draw a table"
-    if st.button(label, key="release_table", disabled=not names or blocked is not None, icon=":material/table_chart:",
+    if st.button(label, key="release_table", disabled=not names or blocked is not None or why is not None,
+                 icon=":material/table_chart:",
                  help="Fresh noise from the OS, charged per person before any noise" if publish_mode else
                  "Teaching: the noise seed's draw (or fresh), never charged and never reported"):
         try:
-            (state.publish_table if publish_mode else state.draw_table)(problem, tuple(names), b)
+            if publish_mode:
+                state.publish_table(problem, tuple(names), b, access.require())
+            else:
+                state.draw_table(problem, tuple(names), b)
         except InputError as exc:
             st.error(message(exc))
             return

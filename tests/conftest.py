@@ -19,6 +19,13 @@ def own_ledger(tmp_path, monkeypatch):
     monkeypatch.setenv("PSP_LEDGER", str(tmp_path / "ledger.sqlite3"))
 
 
+@pytest.fixture(autouse=True)
+def on_this_machine(monkeypatch):
+    """AppTest has no network peer (its client's address is a mock): its browser is taken to be on the server's
+    machine, as for someone running the app on their own computer. Tests of readers and analysts say otherwise."""
+    monkeypatch.setattr("ui.access._on_this_machine", lambda: True)
+
+
 @pytest.fixture
 def app():
     """apptest.new_app: the app in Streamlit's AppTest, not yet run (every page test opens it this way)."""

@@ -16,6 +16,7 @@ import pickle
 import numpy as np
 import pytest
 
+from core.access import CURATOR
 from core.accounting import split_budget
 from core.charge import open_charged, phase_cost
 from core.cli import main
@@ -65,17 +66,17 @@ def test_one_set_of_certificates_releases_once_whatever_handle_or_copy(logistic,
     book = ledger_at(tmp_path)
     p = plan_of(logistic)
     people = p.data.population()
-    w = charge_and_certify(p, logistic, book)
+    w = charge_and_certify(p, logistic, book, spender=CURATOR)
     assert w.certified.lambda_min.lambda_hat == 0  # the fallback will spend stage 2's share too
-    run, _ = charge_and_finish(p, logistic, book, w.certification.uid)
+    run, _ = charge_and_finish(p, logistic, book, w.certification.uid, spender=CURATOR)
     assert run.release.status == "fallback"
     spent = book.spent(people)
     assert spent[0] == pytest.approx(4.0, rel=1e-12)  # the two phases add up to the budget
     for handle in (book, open_ledger(tmp_path / "ledger.sqlite3"), pickle.loads(pickle.dumps(book))):
         with pytest.raises(BudgetError, match="released already"):
-            charge_and_finish(p, logistic, handle, w.certification.uid)
+            charge_and_finish(p, logistic, handle, w.certification.uid, spender=CURATOR)
         with pytest.raises(BudgetError, match="released already"):  # a copy of what was handed back is no key
-            charge_and_finish(p, logistic, handle, pickle.loads(pickle.dumps(w)).certification.uid)
+            charge_and_finish(p, logistic, handle, pickle.loads(pickle.dumps(w)).certification.uid, spender=CURATOR)
     assert book.spent(people) == spent and len(book.entries(people)) == 2
     assert waiting(p, logistic, book) is None
 
@@ -84,7 +85,7 @@ def _finish_in_process(path, uid, queue) -> None:  # a separate process: its own
     spec = LOGISTIC
     problem = prepare_spec(spec.load(), ModelSpec("logistic"), spec)
     try:
-        charge_and_finish(plan_of(problem), problem, open_ledger(path), uid)
+        charge_and_finish(plan_of(problem), problem, open_ledger(path), uid, spender=CURATOR)
         queue.put("released")
     except BudgetError as exc:
         queue.put(str(exc))
@@ -92,7 +93,7 @@ def _finish_in_process(path, uid, queue) -> None:  # a separate process: its own
 
 def test_two_processes_racing_to_finish_release_once(logistic, tmp_path):
     book = ledger_at(tmp_path)
-    w = charge_and_certify(plan_of(logistic), logistic, book)
+    w = charge_and_certify(plan_of(logistic), logistic, book, spender=CURATOR)
     queue = multiprocessing.get_context("spawn").Queue()
     workers = [multiprocessing.get_context("spawn").Process(
         target=_finish_in_process, args=(tmp_path / "ledger.sqlite3", w.certification.uid, queue)) for _ in range(2)]
@@ -109,19 +110,19 @@ def test_certificates_of_rows_a_never_release_on_rows_b(robust, tmp_path):
     """Rows B: rows A with one column scaled by 0.3, under the same data spec (so the people match): refused."""
     book = ledger_at(tmp_path)
     p = plan_of(robust, split=(1, 1, 18))
-    w = charge_and_certify(p, robust, book)
+    w = charge_and_certify(p, robust, book, spender=CURATOR)
     X = robust.X.copy()
     X[:, 1] *= 0.3
     rows_b = dataclasses.replace(prepare(X, robust.y, "robust"), data_spec=ROBUST)
     with pytest.raises(BudgetError, match="other rows"):
-        charge_and_finish(p, rows_b, book, w.certification.uid)
+        charge_and_finish(p, rows_b, book, w.certification.uid, spender=CURATOR)
     bare = prepare(X, robust.y, "robust")  # no data spec: no people to charge, refused before any charge
     with pytest.raises(InputError, match="data spec"):
-        charge_and_finish(p, bare, book, w.certification.uid)
+        charge_and_finish(p, bare, book, w.certification.uid, spender=CURATOR)
     with pytest.raises(InputError, match="data spec"):
-        charge_and_execute(p, bare, book)
+        charge_and_execute(p, bare, book, spender=CURATOR)
     assert len(book.entries(ROBUST.population())) == 1
-    charge_and_finish(p, robust, book, w.certification.uid)  # its own rows: still open, and it releases
+    charge_and_finish(p, robust, book, w.certification.uid, spender=CURATOR)  # its own rows: still open, releases
 
 
 @pytest.mark.parametrize("change, words", [
@@ -130,23 +131,23 @@ def test_certificates_of_rows_a_never_release_on_rows_b(robust, tmp_path):
 def test_certificates_never_release_for_another_plan(logistic, tmp_path, change, words):
     book = ledger_at(tmp_path)
     p = plan_of(logistic)
-    w = charge_and_certify(p, logistic, book)
+    w = charge_and_certify(p, logistic, book, spender=CURATOR)
     target = change.pop("target", 0)
     epsilon = change.pop("epsilon", 4.0)
     other = plan_of(logistic, target=target, epsilon=epsilon, **{k: v for k, v in change.items() if k != "fallback"})
     if "fallback" in change:
         other = dataclasses.replace(other, fallback=change["fallback"])
     with pytest.raises(BudgetError, match=words):
-        charge_and_finish(other, logistic, book, w.certification.uid)
+        charge_and_finish(other, logistic, book, w.certification.uid, spender=CURATOR)
     assert len(book.entries(LOGISTIC.population())) == 1  # nothing charged by the refusal
-    run, entry = charge_and_finish(p, logistic, book, w.certification.uid)
+    run, entry = charge_and_finish(p, logistic, book, w.certification.uid, spender=CURATOR)
     assert json.loads(entry.details.document)["coefficient"]["name"] == p.name
 
 
 def test_an_open_certification_is_read_back_and_can_be_closed_unspent(robust, tmp_path):
     book = ledger_at(tmp_path)
     p = plan_of(robust, split=(1, 1, 18))
-    w = charge_and_certify(p, robust, book)
+    w = charge_and_certify(p, robust, book, spender=CURATOR)
     again = waiting(p, robust, open_ledger(tmp_path / "ledger.sqlite3"))  # a new handle, as after a restart
     assert again is not None and again.certification.uid == w.certification.uid
     assert again.certified.test == w.certified.test and again.certified.lambda_max.lambda_hat == \
@@ -155,7 +156,7 @@ def test_an_open_certification_is_read_back_and_can_be_closed_unspent(robust, tm
     closed = book.close_certification(w.certification.uid)
     assert closed.state == "closed" and waiting(p, robust, book) is None
     with pytest.raises(BudgetError, match="closed unspent"):
-        charge_and_finish(p, robust, book, w.certification.uid)
+        charge_and_finish(p, robust, book, w.certification.uid, spender=CURATOR)
     assert book.spent(ROBUST.population()) == phase_cost(p.budget, None, "certificates")
 
 
@@ -168,16 +169,16 @@ def test_a_failure_after_the_charge_is_recorded_and_said_in_one_sentence(robust,
 
     monkeypatch.setattr("core.plan.run_private", broken)
     with pytest.raises(ReleaseFailed, match="recorded as failed") as caught:
-        charge_and_execute(p, robust, book)
+        charge_and_execute(p, robust, book, spender=CURATOR)
     assert "\n" not in str(caught.value)
     table = TablePlan(data=ROBUST, model=robust.model, indices=(0, 1), names=("x0", "x1"), budget=p.budget)
     monkeypatch.setattr("core.plan.release_table", broken)
     with pytest.raises(ReleaseFailed):
-        charge_and_release_table(table, robust, book)
-    w = charge_and_certify(p, robust, book)
+        charge_and_release_table(table, robust, book, spender=CURATOR)
+    w = charge_and_certify(p, robust, book, spender=CURATOR)
     monkeypatch.setattr("core.plan.finish", broken)
     with pytest.raises(ReleaseFailed):
-        charge_and_finish(p, robust, book, w.certification.uid)
+        charge_and_finish(p, robust, book, w.certification.uid, spender=CURATOR)
     logged = book.entries(ROBUST.population())
     assert [e.details.outcome if e.details else None for e in logged] == ["failed", "failed", None, "failed"]
     assert all(e.details.reason == "OverflowError: math range error" for e in logged if e.details)
@@ -262,7 +263,8 @@ def test_every_charged_document_holds_private_outputs_only(robust, tmp_path):
     book = ledger_at(tmp_path)
     p = plan_of(robust, split=(1, 1, 18))
     table = TablePlan(data=ROBUST, model=robust.model, indices=(0, 1), names=("x0", "x1"), budget=p.budget)
-    entries = [charge_and_execute(p, robust, book)[1], charge_and_release_table(table, robust, book)[2]]
+    entries = [charge_and_execute(p, robust, book, spender=CURATOR)[1],
+               charge_and_release_table(table, robust, book, spender=CURATOR)[2]]
     assert {"N", "noise", "statistic", "u_theta"} <= hidden
     for entry in entries:
         assert not _keys(json.loads(entry.details.document)) & hidden

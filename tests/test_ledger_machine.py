@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invariant, rule
 
+from core.access import CURATOR
 from core.accounting import basic_shares, split_budget
 from core.charge import open_charged
 from core.errors import InputError
@@ -86,7 +87,7 @@ class Machine(RuleBasedStateMachine):
     def certify(self, name, epsilon, split):
         p = plan(self.problems[name], epsilon, split)
         try:
-            w = charge_and_certify(p, self.problems[name], self.ledger)
+            w = charge_and_certify(p, self.problems[name], self.ledger, spender=CURATOR)
         except InputError:  # past the cap: nothing charged, nothing drawn
             return ("nobody", "no such certification", p)
         a, b, _ = stage_spends(p.budget)
@@ -102,7 +103,7 @@ class Machine(RuleBasedStateMachine):
         if change == "same" and on != name and name != "nobody":
             other = plan(problem, p.budget.epsilon_total, p.budget.split)  # the same settings on other people
         try:
-            run, _ = charge_and_finish(other, problem, self.ledger, uid)
+            run, _ = charge_and_finish(other, problem, self.ledger, uid, spender=CURATOR)
         except InputError as exc:
             event(str(exc)[:60])
             return
@@ -126,10 +127,11 @@ class Machine(RuleBasedStateMachine):
         p = plan(problem, epsilon, split)
         try:
             if table:
-                charge_and_release_table(TablePlan(data=p.data, model=p.model, indices=(0, 2), names=("x0", "x2"),
-                                                   budget=p.budget, fallback=True), problem, self.ledger)
+                table_plan = TablePlan(data=p.data, model=p.model, indices=(0, 2), names=("x0", "x2"),
+                                       budget=p.budget, fallback=True)
+                charge_and_release_table(table_plan, problem, self.ledger, spender=CURATOR)
             else:
-                charge_and_execute(p, problem, self.ledger)
+                charge_and_execute(p, problem, self.ledger, spender=CURATOR)
         except InputError:
             return
         self._spent(name, *stage_spends(p.budget))  # at most every stage's share

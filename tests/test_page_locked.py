@@ -11,6 +11,7 @@ import pytest
 from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
+from core.charge import default_cap, open_charged
 from core.ledger_store import open_ledger
 from ui.state import UPLOADED, Upload
 
@@ -56,8 +57,15 @@ def test_links_and_the_session_cannot_unlock_teaching_or_raise_the_cap(locked):
     assert "not private" not in text(at)  # the teaching badges never appear
 
 
+def signed_in(share: tuple[float, float] = (100.0, 1e-3)) -> str:
+    """An analyst of this test's ledger, as a sign-in leaves the session: their name (what ui.access keeps)."""
+    book = open_charged(None, default_cap())
+    book.add_analyst("ana", share)
+    return "ana"
+
+
 def test_the_cap_of_the_deployment_is_enforced(locked):
-    at = app(epsilon=4.0)
+    at = app(epsilon=4.0, analyst=signed_in())
     at.button(key="release").click().run()
     assert not at.exception and not at.error
     at.session_state["cap_epsilon"] = 100.0  # a session entry is not a cap
@@ -107,7 +115,7 @@ def test_an_unusable_ledger_file_refuses_every_release(tmp_path, monkeypatch):
     at.session_state["mode"] = "publish"
     at.run()
     assert not at.exception
-    assert at.button(key="release").disabled
+    assert not any(b.key in ("release", "certify") and not b.disabled for b in at.button)
     assert at.error and str(bad) in at.error[0].value
     assert "published" not in at.session_state
     assert "Released value" not in text(at)

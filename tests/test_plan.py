@@ -7,6 +7,7 @@ import math
 
 import pytest
 
+from core.access import CURATOR
 from core.accounting import make_budget, split_budget
 from core.charge import cost, open_charged, phase_cost
 from core.data.dataset import PrivacyUnit
@@ -51,15 +52,15 @@ def test_a_seeded_plan_replays_and_an_unseeded_one_draws_anew(problem):
 def test_charge_and_execute_charges_first_per_person_and_records_the_outcome(problem, tmp_path):
     book = open_charged(tmp_path / "l.sqlite3", (10.0, 1e-5))
     with pytest.raises(InputError, match="not private"):
-        charge_and_execute(plan(problem, seed=3), problem, book)
+        charge_and_execute(plan(problem, seed=3), problem, book, spender=CURATOR)
     assert book.spent(SPEC.population()) == (0.0, 0.0)
-    run, entry = charge_and_execute(plan(problem), problem, book)
+    run, entry = charge_and_execute(plan(problem), problem, book, spender=CURATOR)
     assert (entry.epsilon, entry.delta) == (4.0, 1e-6) and book.spent(SPEC.population()) == (4.0, 1e-6)
     (logged,) = book.entries(SPEC.population())
     assert logged.details.outcome == run.release.status and logged.details.value == run.release.value
     two = PrivacyUnit("person", 2)  # a person in two rows costs (8, 1e-6 (1 + e^4)): past the cap, refused
     with pytest.raises(BudgetError):
-        charge_and_execute(plan(problem), dataclasses.replace(problem, privacy_unit=two), book)
+        charge_and_execute(plan(problem), dataclasses.replace(problem, privacy_unit=two), book, spender=CURATOR)
     assert book.spent(SPEC.population()) == (4.0, 1e-6)
 
 
@@ -112,16 +113,16 @@ def test_certify_first_charges_stages_one_to_three_and_finishing_charges_the_res
     people = SPEC.population()
     p = plan(problem, budget=split_budget(4.0, 1e-6, (1, 1, 18)))
     with pytest.raises(InputError, match="not private"):
-        charge_and_certify(plan(problem, seed=3), problem, book)
+        charge_and_certify(plan(problem, seed=3), problem, book, spender=CURATOR)
     assert book.spent(people) == (0.0, 0.0)
-    w = charge_and_certify(p, problem, book)
+    w = charge_and_certify(p, problem, book, spender=CURATOR)
     (first,) = book.entries(people)
     assert (first.epsilon, first.delta) == phase_cost(p.budget, None, "certificates")
     assert first.epsilon == pytest.approx(0.4) and book.spent(people)[0] == pytest.approx(0.4)  # a stop costs this
     with pytest.raises(InputError, match="another budget"):  # certificates of one budget never finish another
-        charge_and_finish(plan(problem), problem, book, w.certification.uid)
+        charge_and_finish(plan(problem), problem, book, w.certification.uid, spender=CURATOR)
     assert len(book.entries(people)) == 1
-    run, second = charge_and_finish(p, problem, book, w.certification.uid)
+    run, second = charge_and_finish(p, problem, book, w.certification.uid, spender=CURATOR)
     # read back from the ledger's counts: the private fields exactly (the Laplace draw, not private, to rounding)
     assert public(run.lambda_min).values() == public(w.certified.lambda_min).values() and run.test == w.certified.test
     assert run.lambda_min.noise == pytest.approx(w.certified.lambda_min.noise, rel=1e-12)
@@ -136,11 +137,11 @@ def test_certificates_release_only_on_the_problem_they_were_drawn_on(problem, tm
     the release event is charged."""
     book = open_charged(tmp_path / "l.sqlite3", (10.0, 1e-5))
     p = plan(problem, budget=split_budget(4.0, 1e-6, (1, 1, 18)))
-    w = charge_and_certify(p, problem, book)
+    w = charge_and_certify(p, problem, book, spender=CURATOR)
     other_spec = SyntheticSpec("robust", 20_000, 3, 1.0, 1.0, 6)
     other = prepare_spec(other_spec.load(), ModelSpec("robust"), other_spec)
     with pytest.raises(InputError, match="other data"):
         finish(other, w.certified, make_rng(1))
     with pytest.raises(InputError, match="other data than the plan names"):
-        charge_and_finish(p, other, book, w.certification.uid)
+        charge_and_finish(p, other, book, w.certification.uid, spender=CURATOR)
     assert len(book.entries(SPEC.population())) == 1  # only the certificates were charged

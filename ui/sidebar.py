@@ -6,7 +6,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from core.errors import InputError
-from ui import state
+from ui import access, state
 from ui.controls import budget_warnings
 from ui.labels import message
 
@@ -41,6 +41,7 @@ def render(budget: bool = True) -> None:
         sb.caption(f"Not loaded: {message(exc)}")
     if state.is_publish():
         ledger_summary(sb)
+        access.sign_in_box(sb)
     if budget:
         budget_line(sb)
         budget_warnings(sb, n)

@@ -43,6 +43,7 @@ import numpy as np
 import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
 
+from core.access import CURATOR, Spender
 from core.accounting import RELEASE_SPLIT, Budget
 from core.attack import GameScore, Round
 from core.charge import default_cap, open_charged, phase_cost
@@ -101,6 +102,10 @@ SESSION = {  # every session entry outside PARAMS, with its type
     "<figure>_svg": "widget: an SVG figure's download button (ui.charts.sketch)",
     "planner_<assumption>": "widget: number or choice (the Planner's n, d, loss, curvature, target; no data)",
     "planner_search_pld": "widget: bool", "planner_searched": "tuple: the Planner's last PLD search for ε asked for",
+    "analyst": "str: the signed-in analyst's name, never a key (ui.access)",
+    "signed_out": "str: why the analyst was signed out or a sign-in failed (shown once)",
+    "access_key": "widget: str (the sign-in form's key field, emptied by its own callback)",
+    "sign_out": "widget: button", "login": "widget: button (st.login)",
 }
 
 
@@ -444,9 +449,10 @@ def spent() -> tuple[float, float]:
     return ledger().spent(data_spec().population())
 
 
-def remaining() -> tuple[float, float]:
-    """What a draw on the people of the loaded data may still cost (core.ledger: state by state), each at least 0."""
-    return ledger().remaining(data_spec().population())
+def remaining(spender: Spender = CURATOR) -> tuple[float, float]:
+    """What a draw on the people of the loaded data by spender may still cost (core.ledger: state by state, and
+    within an analyst's share), each at least 0."""
+    return ledger().remaining(data_spec().population(), spender)
 
 
 def cost(b: Budget, phase: str = "whole") -> tuple[float, float]:
@@ -455,9 +461,10 @@ def cost(b: Budget, phase: str = "whole") -> tuple[float, float]:
     return phase_cost(b, dataset().privacy_unit, phase)
 
 
-def refuse_reason(b: Budget, phase: str = "whole") -> str | None:
-    """Why a release of budget b (or one phase of it) would pass the cap on these people, or None if it fits."""
-    return ledger().refusal(data_spec().population(), *cost(b, phase))
+def refuse_reason(b: Budget, phase: str, spender: Spender) -> str | None:
+    """Why a release of budget b (or one phase of it) by spender would pass the cap on these people or the spender's
+    share, or None if it fits."""
+    return ledger().refusal(data_spec().population(), *cost(b, phase), spender)
 
 
 def plan(problem: Problem, b: Budget, seed: int | None = None) -> ReleasePlan:
@@ -542,10 +549,11 @@ def _record(kind: type[RunRecord], run: PrivateRun, coordinate: str, **extra: An
                 level=get("level"), fallback=fallback(), data=data_spec(), model=model_spec(), **extra)
 
 
-def certify_first(problem: Problem, b: Budget) -> None:
-    """The first phase of a release of budget b with OS noise: charged per person before any noise (everything but
-    the release event), refused past the cap; the ledger keeps the certification until its release."""
-    charge_and_certify(plan(problem, b), problem, ledger())
+def certify_first(problem: Problem, b: Budget, spender: Spender) -> None:
+    """The first phase of a release of budget b with OS noise: charged to spender per person before any noise
+    (everything but the release event), refused past the cap; the ledger keeps the certification until its
+    release."""
+    charge_and_certify(plan(problem, b), problem, ledger(), spender=spender)
 
 
 def certification(problem: Problem, b: Budget) -> Waiting | None:
@@ -567,16 +575,16 @@ def close_certification(uid: str) -> None:
     ledger().close_certification(uid)
 
 
-def publish(problem: Problem, b: Budget) -> PublishedRelease:
+def publish(problem: Problem, b: Budget, spender: Spender) -> PublishedRelease:
     """Release budget b with OS noise — from this plan's open certification (core.plan.charge_and_finish, the release
-    event charged, once) or whole (charge_and_execute) — charged per person before any noise, refused past the cap
-    (BudgetError, nothing spent), and keep it for the Report."""
+    event charged, once) or whole (charge_and_execute) — charged to spender per person before any noise, refused
+    past the cap or their share (nothing spent), and keep it for the Report."""
     p = plan(problem, b)
     held = waiting(p, problem, ledger())
     if held is None:
-        run, _ = charge_and_execute(p, problem, ledger())
+        run, _ = charge_and_execute(p, problem, ledger(), spender=spender)
     else:
-        run, _ = charge_and_finish(p, problem, ledger(), held.certification.uid)
+        run, _ = charge_and_finish(p, problem, ledger(), held.certification.uid, spender=spender)
     record = _record(PublishedRelease, run, p.name)
     st.session_state.setdefault(PUBLISHED, {})[(record.data, record.model)] = record
     return record
@@ -665,19 +673,19 @@ def draw_table(problem: Problem, names: tuple[str, ...], b: Budget) -> TableReco
     return _keep_table(table_plan(problem, names, b, get("noise_seed")), problem, None)
 
 
-def publish_table(problem: Problem, names: tuple[str, ...], b: Budget) -> TableRecord:
-    """A published table: charged once at its total per person before any noise, refused past the cap (BudgetError,
-    nothing spent), recorded in the ledger with its document, and kept for the Report."""
-    return _keep_table(table_plan(problem, names, b), problem, ledger())
+def publish_table(problem: Problem, names: tuple[str, ...], b: Budget, spender: Spender) -> TableRecord:
+    """A published table: charged once to spender at its total per person before any noise, refused past the cap or
+    their share (nothing spent), recorded in the ledger with its document, and kept for the Report."""
+    return _keep_table(table_plan(problem, names, b), problem, spender)
 
 
-def _keep_table(p: TablePlan, problem: Problem, book: Ledger | None) -> TableRecord:
-    if book is None:
+def _keep_table(p: TablePlan, problem: Problem, spender: Spender | None) -> TableRecord:
+    if spender is None:
         t = execute_table(p, problem)
         doc = table_report(p, problem, t)
     else:
-        t, doc, _ = charge_and_release_table(p, problem, book)
-    record = TableRecord(p, t, doc, book is not None)
+        t, doc, _ = charge_and_release_table(p, problem, ledger(), spender=spender)
+    record = TableRecord(p, t, doc, spender is not None)
     st.session_state[TABLE] = record
     return record
 

@@ -1,0 +1,124 @@
+"""Who is at this browser, and whether they may spend (core.access): a reader, a signed-in analyst, or the browser
+on the server's own machine.
+
+The session keeps only the signed-in analyst's name (ANALYST), never a key: the key is typed into a form that
+clears itself, checked by the ledger (throttled, logged without it) and dropped. Every run asks the ledger again
+whether that analyst may still spend, so a revocation ends an open session at once. With an identity provider
+configured (`[auth]` in .streamlit/secrets.toml), Streamlit's `st.login` signs in instead, and the analyst is the
+one the curator registered with that e-mail.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+from streamlit.errors import StreamlitSecretNotFoundError
+
+from core.access import LOCAL, AccessError, Spender, refusal
+from core.errors import InputError
+from ui import state
+
+ANALYST = "analyst"  # the signed-in analyst's name
+SIGNED_OUT = "signed_out"  # why the last run signed the analyst out (shown once)
+KEY_FIELD = "access_key"  # the sign-in form's key field, emptied by its own callback
+FORWARDED = ("x-forwarded-for", "forwarded", "x-real-ip")  # a proxy relayed this browser: not the server's own
+
+
+def identity_provider() -> bool:
+    """Whether the deployment configured an identity provider for st.login (an [auth] section in its secrets)."""
+    try:
+        return "auth" in st.secrets
+    except (FileNotFoundError, StreamlitSecretNotFoundError):
+        return False
+
+
+def _source() -> str:
+    """Where this browser connects from, for throttling failed sign-ins (public: an address, never a key)."""
+    return st.context.ip_address or "this machine"
+
+
+def _on_this_machine() -> bool:
+    """Whether the browser is on the server's machine: a loopback peer (Streamlit reports it as no address) that no
+    proxy relayed."""
+    headers = {k.lower() for k in st.context.headers}
+    return st.context.ip_address is None and not headers & set(FORWARDED)
+
+
+def spender() -> Spender | None:
+    """Who may be charged from this browser now: the signed-in analyst (if the ledger still lets them spend), the
+    analyst registered for the identity provider's e-mail, the server's own browser, or None (a reader)."""
+    name = st.session_state.get(ANALYST)
+    if name is not None:
+        try:
+            return state.ledger().analyst_spender(name)
+        except InputError as exc:  # revoked, expired or gone: signed out at once
+            st.session_state.pop(ANALYST, None)
+            st.session_state[SIGNED_OUT] = str(exc)
+    if identity_provider() and st.user.is_logged_in and st.user.get("email"):
+        found = state.ledger().by_email(str(st.user.get("email")))
+        if found is not None:
+            return found
+    return LOCAL if _on_this_machine() else None
+
+
+def spend_refusal() -> str | None:
+    """Why this browser may not spend (core.access.refusal), or None; LedgerError when the ledger is unusable."""
+    return refusal(spender(), state.locked(), state.ledger().has_analysts())
+
+
+def require() -> Spender:
+    """The spender of this browser, or AccessError saying why it may not spend."""
+    why = spend_refusal()
+    who = spender()
+    if why is not None or who is None:
+        raise AccessError(why or "You are reading: this browser may not spend.")
+    return who
+
+
+def sign_in_box(sb: DeltaGenerator) -> None:
+    """The sidebar's analyst section in publish mode: who spends from here, and a sign-in or sign-out."""
+    notice = st.session_state.pop(SIGNED_OUT, None)
+    if notice:
+        sb.warning(notice, icon=":material/logout:")
+    try:
+        who, analysts = spender(), state.ledger().has_analysts()
+    except InputError:  # an unusable ledger: the ledger line says so
+        return
+    if who is not None and who.kind == "analyst":
+        sb.markdown(f"**Analyst** · {who.name}, within the share the data's curator granted")
+        if st.session_state.get(ANALYST) is not None:
+            sb.button("Sign out", key="sign_out", on_click=sign_out, icon=":material/logout:")
+        return
+    if not analysts:
+        sb.caption("No analysts are registered: only the curator's command line publishes."
+                   if state.locked() else "No analysts are registered: only a browser on the server's own machine "
+                   "spends this budget.")
+        return
+    if identity_provider() and not st.user.is_logged_in:
+        sb.button("Sign in with your organisation", key="login", on_click=st.login, icon=":material/login:")
+    with sb.form("sign_in", border=False):
+        st.text_input("Analyst access key", type="password", key=KEY_FIELD,
+                      help="The key the data's curator gave you; asked once per browser session, never shown or kept")
+        st.form_submit_button("Sign in", icon=":material/key:", on_click=_submitted)
+
+
+def _submitted() -> None:
+    """The form's callback, before the run: the key is taken out of the session at once, then checked."""
+    key = st.session_state.get(KEY_FIELD) or ""
+    st.session_state[KEY_FIELD] = ""
+    sign_in(key)
+
+
+def sign_in(key: str) -> None:
+    """Check the key with the ledger (throttled, logged without it) and keep only the analyst's name."""
+    try:
+        who = state.ledger().sign_in(key, _source())
+    except InputError as exc:
+        st.session_state[SIGNED_OUT] = str(exc)
+        return
+    st.session_state[ANALYST] = who.name
+    st.session_state.pop(SIGNED_OUT, None)
+
+
+def sign_out() -> None:
+    st.session_state.pop(ANALYST, None)
