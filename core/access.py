@@ -16,8 +16,9 @@ one person working alone needs no key; a publish-only deployment never lets anyo
 
 Failed sign-ins are throttled per source (the browser's address): after `FREE_TRIES` failures in a row each
 further attempt must wait 2^(failures - FREE_TRIES) seconds (at most `MAX_WAIT`) after the last, and an attempt
-made sooner fails without its key being looked at; every attempt is logged in the ledger (time, source, the
-analyst the key claims to be, whether it passed) and to the `psp.access` logger, never with the key.
+made sooner fails without its key being looked at. Every checked attempt is kept in the ledger (time, source, the
+key's public id, whether it passed); every failure, throttled ones included, goes to the `psp.access` logger; the
+key itself never does, nor does a throttled attempt grow the ledger.
 """
 
 from __future__ import annotations

@@ -197,9 +197,11 @@ class LedgerStore(Protocol):
     def analysts(self) -> Sequence[Analyst]:
         """Every analyst's record, in the order added."""
 
-    def reserve_attempt(self, source: str, claimed: str | None, now: float) -> tuple[int, float | None, int]:
-        """In one step: the failures in a row from source and the time of the last, then a new attempt logged as
-        failed until `confirm_attempt` (so that attempts racing each other all count): (failures, last, its id)."""
+    def reserve_attempt(self, source: str, claimed: str | None, now: float
+                        ) -> tuple[int, float | None, int | None]:
+        """In one step: the failures in a row from source and the time of the last, then, unless that source must
+        still wait (core.access.wait), a new attempt logged as failed until `confirm_attempt` (so that attempts racing
+        each other all count): (failures, last, its id or None when it must wait)."""
 
     def confirm_attempt(self, attempt: int) -> None:
         """Mark a reserved attempt as passed."""
@@ -257,8 +259,11 @@ class MemoryStore:
     def analysts(self) -> Sequence[Analyst]:
         return tuple(self._analysts.values())
 
-    def reserve_attempt(self, source: str, claimed: str | None, now: float) -> tuple[int, float | None, int]:
+    def reserve_attempt(self, source: str, claimed: str | None, now: float
+                        ) -> tuple[int, float | None, int | None]:
         failures, last = _failures_in_a_row([(a["time"], a["ok"]) for a in self._attempts if a["source"] == source])
+        if wait(failures, last, now) > 0:
+            return failures, last, None
         self._attempts.append(dict(time=now, source=source, claimed=claimed, ok=False))
         return failures, last, len(self._attempts) - 1
 
@@ -611,8 +616,8 @@ class Ledger:
         claimed = key_id(key)
         with self._lock:
             failures, last, attempt = self._store.reserve_attempt(source, claimed, now)
-        left = wait(failures, last, now)
-        if left > 0:
+        if attempt is None:  # throttled: the key is not looked at, and the attempt does not count
+            left = wait(failures, last, now)
             _LOG.warning("sign-in refused: %d failures in a row from %s; %.0f s to wait", failures, source, left)
             raise AccessError(f"Too many failed sign-ins from this browser: wait {math.ceil(left)} s and try again.")
         found = next((a for a in self.analysts() if a.key_id is not None and a.key_id == claimed), None)

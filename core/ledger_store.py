@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core.access import AccessError, Analyst
+from core.access import AccessError, Analyst, wait
 from core.errors import BudgetError
 from core.ledger import Caps, Certification, Change, Ledger, LedgerEntry, Pair, Refusal, ReleaseDetails
 from core.population import Population
@@ -432,12 +432,14 @@ class SqliteStore:
         return [Analyst(name, (e, d), kid, salt, hashed, email, math.inf if expires is None else expires, bool(r))
                 for name, e, d, kid, salt, hashed, email, expires, r in rows]
 
-    def reserve_attempt(self, source: str, claimed: str | None, now: float) -> tuple[int, float | None, int]:
+    def reserve_attempt(self, source: str, claimed: str | None, now: float) -> tuple[int, float | None, int | None]:
         with self._transaction() as db:
             last_ok = db.execute("SELECT COALESCE(MAX(seq), 0) FROM sign_ins WHERE source = ? AND ok = 1",
                                  (source,)).fetchone()[0]
             failures, last = db.execute("SELECT COUNT(*), MAX(time) FROM sign_ins WHERE source = ? AND seq > ?",
                                         (source, last_ok)).fetchone()
+            if wait(failures, last, now) > 0:
+                return int(failures), last, None
             cur = db.execute("INSERT INTO sign_ins (time, source, claimed, ok) VALUES (?, ?, ?, 0)",
                              (now, source, claimed))
         return int(failures), last, int(cur.lastrowid)

@@ -33,8 +33,10 @@ def identity_provider() -> bool:
 
 
 def _source() -> str:
-    """Where this browser connects from, for throttling failed sign-ins (public: an address, never a key)."""
-    return st.context.ip_address or "this machine"
+    """Where this browser connects from, for throttling failed sign-ins (public: an address, never a key); the
+    server's own machine has no address here, and anything but text is "unknown"."""
+    ip = st.context.ip_address
+    return "this machine" if ip is None else ip if isinstance(ip, str) else "unknown"
 
 
 def _on_this_machine() -> bool:

@@ -1,0 +1,186 @@
+"""Who may spend (core.access, the ledger's analysts): tried as a stranger with the link, a guesser of keys, an
+analyst past their share, a revoked analyst with a session still open, and two analysts racing for the last of a
+cap from separate processes."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import multiprocessing
+import time
+
+import pytest
+
+from core.access import CURATOR, FREE_TRIES, LOCAL, MAX_WAIT, AccessError, Spender, key_id, refusal, wait
+from core.charge import open_charged
+from core.cli import main
+from core.errors import BudgetError
+from core.ledger_store import open_ledger
+from core.spec import SyntheticSpec
+
+PEOPLE = SyntheticSpec("robust", 2_000, 3, 1.0, 1.0, 5).population()
+
+
+@pytest.fixture
+def path(tmp_path):
+    return tmp_path / "ledger.sqlite3"
+
+
+@pytest.fixture
+def book(path):
+    return open_charged(path, (10.0, 1e-5))
+
+
+def file_bytes(path) -> bytes:
+    """The ledger file and its write-ahead log, as bytes on disk."""
+    return b"".join(p.read_bytes() for p in path.parent.glob(path.name + "*"))
+
+
+def test_the_rule_of_who_may_spend():
+    ana = Spender("analyst", "ana")
+    for locked in (False, True):
+        for analysts in (False, True):
+            assert refusal(ana, locked, analysts) is None and refusal(CURATOR, locked, analysts) is None
+            assert "reading" in refusal(None, locked, analysts)
+    assert refusal(LOCAL, False, False) is None  # one person on their own machine needs no key
+    assert refusal(LOCAL, True, False) is not None and refusal(LOCAL, False, True) is not None
+    assert "analyst add" in refusal(None, True, False) and "Sign in" in refusal(None, True, True)
+
+
+def test_a_key_is_shown_once_and_kept_only_as_a_salted_hash(book, path, capsys):
+    key = book.add_analyst("ana", (4.0, 1e-6))
+    assert key.startswith("psp-") and key_id(key) is not None
+    assert book.sign_in(key, "10.0.0.7") == Spender("analyst", "ana")
+    secret = key.split("-", 2)[2].encode()
+    assert secret not in file_bytes(path) and key.encode() not in file_bytes(path)
+    assert main(["ledger", "analyst", "list", "--ledger", str(path)]) == 0
+    listed = capsys.readouterr().out
+    assert key not in listed and "hash" not in listed and json.loads(listed)["analysts"][0]["name"] == "ana"
+    with pytest.raises(AccessError, match="exists already"):
+        book.add_analyst("ana", (1.0, 1e-6))
+    for bad in ("", "curator", "a b", "x" * 65):
+        with pytest.raises(AccessError, match="analyst's name"):
+            book.add_analyst(bad, (1.0, 1e-6))
+
+
+def test_wrong_revoked_and_expired_keys_get_one_sentence_and_spend_nothing(book):
+    key = book.add_analyst("ana", (4.0, 1e-6))
+    old = book.add_analyst("old", (4.0, 1e-6), expires=time.time() - 1)
+    for wrong in ("", "psp-00000000-nothing", key[:-1] + ("A" if key[-1] != "A" else "B"), "x" * 10_000):
+        with pytest.raises(AccessError, match="not valid"):
+            book.sign_in(wrong, f"10.0.0.{len(wrong) % 200}")
+    with pytest.raises(AccessError, match="expired"):
+        book.sign_in(old, "10.0.1.1")
+    ana = book.sign_in(key, "10.0.1.2")
+    book.revoke_analyst("ana")
+    with pytest.raises(AccessError, match="revoked"):
+        book.sign_in(key, "10.0.1.3")
+    with pytest.raises(BudgetError, match="revoked"):  # a session already open: refused in the spend's transaction
+        book.spend(PEOPLE, 1.0, 1e-7, spender=ana)
+    with pytest.raises(AccessError, match="revoked"):
+        book.analyst_spender("ana")
+    assert book.spent(PEOPLE) == (0.0, 0.0)
+
+
+def test_an_analyst_spends_within_their_share_and_the_cap_still_binds(book, path):
+    book.add_analyst("ana", (3.0, 1e-5))
+    book.add_analyst("bo", (100.0, 1.0))
+    ana, bo = book.analyst_spender("ana"), book.analyst_spender("bo")
+    book.spend(PEOPLE, 2.0, 1e-7, spender=ana)
+    assert book.remaining(PEOPLE, ana)[0] == pytest.approx(1.0) and book.remaining(PEOPLE)[0] == pytest.approx(8.0)
+    with pytest.raises(BudgetError, match="their share is \\(3, 1e-05\\)"):
+        book.spend(PEOPLE, 1.5, 1e-7, spender=ana)
+    book.spend(PEOPLE, 7.0, 1e-7, spender=bo)
+    with pytest.raises(BudgetError, match="the cap is"):  # bo's share is large, the people's cap is not
+        book.spend(PEOPLE, 1.5, 1e-7, spender=bo)
+    assert [e.spender for e in open_ledger(path).entries(PEOPLE)] == ["ana", "bo"]
+    with pytest.raises(BudgetError, match="not an analyst"):
+        book.spend(PEOPLE, 0.1, 1e-8, spender=Spender("analyst", "mallory"))
+
+
+def test_a_thousand_wrong_keys_in_a_row_are_throttled(book, path, caplog):
+    """An attacker sends 1,000 keys as fast as the server answers (a simulated clock, 10 ms apart): after
+    FREE_TRIES failures each attempt must wait twice as long, so only a handful are ever checked; the real time the
+    loop took is the cost of those few checks."""
+    real = book.add_analyst("ana", (1.0, 1e-6))
+    guesses = [f"psp-{key_id(real)}-guess{i:04d}" for i in range(1000)]
+    now, checked, throttled = 1_000_000.0, 0, 0
+    start = time.perf_counter()
+    with caplog.at_level(logging.WARNING, logger="psp.access"):
+        for guess in guesses:
+            now += 0.01
+            try:
+                book.sign_in(guess, "203.0.113.9", now=now)
+            except AccessError as exc:
+                throttled += "wait" in str(exc)
+                checked += "not valid" in str(exc)
+    elapsed = time.perf_counter() - start
+    # 10 s of attacks: FREE_TRIES free, then one check after waits of 1, 2 and 4 s (the next is due after 15 s)
+    assert checked == FREE_TRIES + 3 and throttled == 1000 - checked
+    assert elapsed < 60  # throttled attempts cost no scrypt
+    with pytest.raises(AccessError, match="wait"):  # even the right key must wait now, from that source
+        book.sign_in(real, "203.0.113.9", now=now)
+    assert book.sign_in(real, "198.51.100.2", now=now).name == "ana"  # another source is not locked out
+    assert wait(1000, now, now) == MAX_WAIT and wait(FREE_TRIES, now, now) == 1.0 and wait(2, now, now) == 0.0
+    stored = file_bytes(path)
+    assert not any(g.encode() in stored for g in guesses) and real.split("-", 2)[2].encode() not in stored
+    assert not any(g in caplog.text for g in guesses) and real not in caplog.text and "203.0.113.9" in caplog.text
+    print(f"1,000 wrong keys: {checked} checked, {throttled} throttled, in {elapsed:.2f} s")
+
+
+def _spend_as(path, name, key, queue) -> None:  # a separate process: its own interpreter and ledger handle
+    book = open_ledger(path)
+    who = book.sign_in(key, f"10.9.9.{len(name)}")
+    spent = 0
+    for _ in range(10):
+        try:
+            book.spend(PEOPLE, 1.0, 1e-7, spender=who)
+            spent += 1
+        except BudgetError:
+            pass
+    queue.put((name, spent))
+
+
+def test_two_analysts_racing_for_the_last_of_a_cap_get_exactly_the_allowed_spends(book, path):
+    keys = {name: book.add_analyst(name, (8.0, 1e-5)) for name in ("ana", "bo")}
+    context = multiprocessing.get_context("spawn")
+    queue = context.Queue()
+    workers = [context.Process(target=_spend_as, args=(path, name, key, queue)) for name, key in keys.items()]
+    for w in workers:
+        w.start()
+    done = dict(queue.get(timeout=120) for _ in workers)
+    for w in workers:
+        w.join(60)
+    entries = open_ledger(path).entries(PEOPLE)
+    assert sum(done.values()) == 10 == len(entries)  # the cap of 10 allows exactly ten spends of 1
+    assert all(count <= 8 for count in done.values())  # and neither passes their share
+    assert {name: sum(e.spender == name for e in entries) for name in keys} == done
+    assert open_ledger(path).spent(PEOPLE)[0] == pytest.approx(10.0)
+
+
+def test_the_command_line_publishes_as_the_curator_or_as_an_analyst(path, capsys):
+    assert main(["ledger", "analyst", "add", "ana", "--epsilon", "2", "--delta", "1e-6", "--ledger", str(path)]) == 0
+    added = json.loads(capsys.readouterr().out)
+    assert added["key"].startswith("psp-") and "once" in added["note"]
+    release = ["release", "--synthetic", "--n", "2000", "--d", "3", "--sample-seed", "5", "--coordinate", "0",
+               "--delta", "1e-7", "--ledger", str(path)]
+    assert main([*release, "--epsilon", "1.5", "--as", "ana"]) == 0
+    capsys.readouterr()
+    assert main([*release, "--epsilon", "1", "--as", "ana"]) == 2
+    assert "share is (2, 1e-06)" in capsys.readouterr().err
+    assert main([*release, "--epsilon", "1"]) == 0  # the curator, who holds the file
+    capsys.readouterr()
+    assert main(["ledger", "show", "--ledger", str(path)]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["populations"]
+    assert row["spent_by"] == {"ana": {"epsilon": 1.5, "delta": 1e-7}, "curator": {"epsilon": 1.0, "delta": 1e-7}}
+    assert main(["ledger", "analyst", "revoke", "ana", "--ledger", str(path)]) == 0
+    capsys.readouterr()
+    assert main([*release, "--epsilon", "0.1", "--as", "ana"]) == 2
+    assert "revoked" in capsys.readouterr().err
+    assert main(["ledger", "analyst", "add", "cy", "--epsilon", "1", "--delta", "1e-6", "--email", "Cy@Example.org",
+                 "--expires-days", "3", "--ledger", str(path)]) == 0
+    assert "key" not in json.loads(capsys.readouterr().out)
+    book = open_ledger(path)
+    assert book.by_email("cy@example.org") == Spender("analyst", "cy") and book.by_email("x@example.org") is None
+    assert not math.isinf(next(a for a in book.analysts() if a.name == "cy").expires)
