@@ -2,11 +2,12 @@
 
 import streamlit as st
 
-from ui import boot, heap, sidebar, state
+from ui import access, boot, heap, sidebar, state
 from ui.format import presentation_style
 
 st.set_page_config(page_title="Private single parameter", layout="wide")
 state.init()
+access.announce()  # once per server, in its log: who may spend
 # Every page has its own path, so a link to any of them (with its settings) can be shared.
 PAGES = (  # (file, title, icon, URL path)
     ("pages/home.py", "Start", ":material/home:", ""),

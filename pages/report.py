@@ -21,7 +21,7 @@ from core.errors import InputError
 from core.gaussian import exp_magnitude
 from core.population import Population
 from core.report import PRINT_STYLE, interval_scope, plain_summary, published_report
-from ui import cards, state
+from ui import access, cards, state
 from ui.boot import through_navigation
 from ui.export import rerun_download
 from ui.format import interval, md, metric_row, num, released_what
@@ -456,10 +456,7 @@ def main() -> None:
         downloads(rep, None)
         return
     if release is None:
-        st.info("No published release on the loaded data and model in this browser session yet. Teaching runs are "
-                "not private and are never reported. To make one, switch the sidebar's Mode to Publish, then press "
-                "Release on the Pipeline page.", icon=":material/info:")
-        st.page_link("pages/pipeline.py", label="Open the Pipeline page", icon=":material/account_tree:")
+        nothing()
         ledger_history()
         return
     try:
@@ -471,6 +468,21 @@ def main() -> None:
     st.markdown("##### Privacy ledger of these people")
     bullets(ledger_rows(rep))
     downloads(rep, release)
+
+
+def nothing() -> None:
+    """Nothing published on these people: said in words, with how to publish only for whoever may."""
+    try:
+        reader = access.spend_refusal() is not None
+    except InputError:  # an unusable ledger: nobody publishes
+        reader = True
+    if reader:
+        st.info("Nothing has been published on these people yet.", icon=":material/info:")
+        return
+    st.info("Nothing has been published on these people yet. Teaching runs are not private and are never reported. "
+            "To publish, switch the sidebar's Mode to Publish, then press Release on the Pipeline page.",
+            icon=":material/info:")
+    st.page_link("pages/pipeline.py", label="Open the Pipeline page", icon=":material/account_tree:")
 
 
 main()

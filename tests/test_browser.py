@@ -195,7 +195,7 @@ def text(tab, pattern: str):
 
 
 REPORT_DOWNLOADS = re.compile("Download HTML report|Download JSON")
-NO_RELEASE = "No published release on the loaded data and model in this browser session yet"
+NO_RELEASE = "Nothing has been published on these people yet"
 HOW_TO = "switch the sidebar's Mode to Publish, then press Release on the Pipeline page"
 
 

@@ -186,17 +186,20 @@ def write_csv(path, X, y):
 
 
 def test_command_line_neighbours_end_with_the_same_status_and_kind(tmp_path):
-    """Separable and one-flipped data: exit 0 and bottom for both; no label is quoted anywhere."""
+    """Separable and one-flipped data: exit 0 and bottom for both under plain Algorithm 5, the same kind of outcome
+    under the default fallback; no label is quoted anywhere."""
     X, y, flipped = separable_pair()
-    outs = [cli_release(write_csv(tmp_path / f"{k}.csv", X, v), "--loss", "logistic")
-            for k, v in (("sep", y), ("flip", flipped))]
-    docs = []
-    for out in outs:
-        assert out.returncode == 0, out.stderr
-        assert out.stderr == ""
-        docs.append(json.loads(out.stdout))
-    assert [d["release"]["status"] for d in docs] == ["bottom", "bottom"]
-    assert docs[0]["fit"]["status"] == NO_MINIMISER and "fit" in docs[0]["not_private"]
+    paths = [write_csv(tmp_path / f"{k}.csv", X, v) for k, v in (("sep", y), ("flip", flipped))]
+    for fallback, statuses in (("off", {"bottom"}), ("auto", None)):
+        docs = []
+        for path in paths:
+            out = cli_release(path, "--loss", "logistic", "--fallback", fallback)
+            assert out.returncode == 0, out.stderr
+            assert out.stderr == ""
+            docs.append(json.loads(out.stdout))
+        found = {d["release"]["status"] for d in docs}
+        assert len(found) == 1 and (statuses is None or found == statuses)
+        assert docs[0]["fit"]["status"] == NO_MINIMISER and "fit" in docs[0]["not_private"]
 
 
 def test_logistic_fit_certifies_against_an_independent_solver():

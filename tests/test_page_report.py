@@ -27,7 +27,7 @@ from ui.state import PUBLISHED, TEACHING_RUN, PublishedRelease, Upload
 N = 20_000  # small enough to keep every run fast
 DATA = SyntheticSpec("robust", N, 5, 1.0, 1.0, 0)  # the app's defaults with n = N
 MODEL = ModelSpec("robust", "cube", None, 0.0)
-NO_RELEASE = "No published release on the loaded data and model in this browser session yet"
+NO_RELEASE = "Nothing has been published on these people yet"
 HOW_TO = "switch the sidebar's Mode to Publish, then press Release on the Pipeline page"
 DOWNLOADS = ["Download HTML report", "Download JSON", "Script of these settings"]
 # Names of everything computed from the data without privacy (core.marks and the brief of the report).

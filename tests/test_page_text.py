@@ -64,6 +64,7 @@ def seen(tmp_path_factory) -> dict[str, list]:
     found: dict[str, list] = {"helped": [], "messages": []}
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PSP_LEDGER", str(tmp_path_factory.mktemp("text") / "ledger.sqlite3"))
+        mp.setattr("ui.access._on_this_machine", lambda: True)  # conftest's, for a fixture of this module's scope
         at = new_app(120, n=N, settings_panel=True, **dict.fromkeys(DETAILS, True))
         snapshot(at.run(), "home", found)
         for page in PAGES:

@@ -188,7 +188,8 @@ def test_cli_on_a_user_csv(tmp_path):
 
 
 def test_cli_synthetic_with_repeats():
-    args = ["release", "--synthetic", "--n", "5000", "--d", "3", "--loss", "logistic", "--coordinate", "0"]
+    args = ["release", "--synthetic", "--n", "5000", "--d", "3", "--loss", "logistic", "--coordinate", "0",
+            "--fallback", "off"]  # plain Algorithm 5
     doc = cli(*args, "--epsilon", "2", "--delta", "1e-6", "--seed", "3", "--repeat", "4", "--sample-seed", "1")
     check_document(doc)
     assert len(doc["trials"]) == 4

@@ -10,6 +10,8 @@ one the curator registered with that e-mail.
 
 from __future__ import annotations
 
+import logging
+
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 from streamlit.errors import StreamlitSecretNotFoundError
@@ -18,6 +20,7 @@ from core.access import LOCAL, AccessError, Spender, refusal
 from core.errors import InputError
 from ui import state
 
+_LOG = logging.getLogger("psp.access")
 ANALYST = "analyst"  # the signed-in analyst's name
 SIGNED_OUT = "signed_out"  # why the last run signed the analyst out (shown once)
 KEY_FIELD = "access_key"  # the sign-in form's key field, emptied by its own callback
@@ -53,9 +56,10 @@ def spender() -> Spender | None:
     if name is not None:
         try:
             return state.ledger().analyst_spender(name)
-        except InputError as exc:  # revoked, expired or gone: signed out at once
+        except InputError as exc:  # revoked, expired or gone: signed out at once, the whole page redrawn
             st.session_state.pop(ANALYST, None)
             st.session_state[SIGNED_OUT] = str(exc)
+            st.rerun()  # from a fragment too: the sidebar must not still name the analyst
     if identity_provider() and st.user.is_logged_in and st.user.get("email"):
         found = state.ledger().by_email(str(st.user.get("email")))
         if found is not None:
@@ -77,6 +81,21 @@ def require() -> Spender:
     return who
 
 
+@st.cache_resource(show_spinner=False)
+def announce() -> str:
+    """Say once, in the server's log as it starts serving, who may spend from this app; the sidebar says it too."""
+    try:
+        analysts = state.ledger().has_analysts()
+    except InputError as exc:
+        said = f"the privacy ledger cannot be used, so nobody spends: {exc}"
+    else:
+        said = ("registered analysts spend within their shares" if analysts else
+                "nobody spends from the app until the curator registers an analyst" if state.locked() else
+                "no analysts are registered: only a browser on this machine spends")
+    _LOG.warning("who may spend: %s", said)
+    return said
+
+
 def sign_in_box(sb: DeltaGenerator) -> None:
     """The sidebar's analyst section in publish mode: who spends from here, and a sign-in or sign-out."""
     notice = st.session_state.pop(SIGNED_OUT, None)
@@ -88,6 +107,11 @@ def sign_in_box(sb: DeltaGenerator) -> None:
         return
     if who is not None and who.kind == "analyst":
         sb.markdown(f"**Analyst** · {who.name}, within the share the data's curator granted")
+        try:
+            left_e, left_d = state.remaining(who)
+            sb.caption(f"What you may still spend on these people: ε = {left_e:g}, δ = {left_d:g}")
+        except InputError:  # no data loaded, or no cap: the ledger line says so
+            pass
         if st.session_state.get(ANALYST) is not None:
             sb.button("Sign out", key="sign_out", on_click=sign_out, icon=":material/logout:")
         return
