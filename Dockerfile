@@ -17,7 +17,7 @@ COPY . .
 RUN useradd --create-home --uid 10001 psp \
     && mkdir -p /var/lib/psp /var/cache/psp \
     && chown psp:psp /var/lib/psp /var/cache/psp
-# The durable privacy ledger (core.ledger_store.default_ledger_path reads PSP_LEDGER): keep it on a volume, or
+# The durable privacy ledger (core.privacy.ledger_store.default_ledger_path reads PSP_LEDGER): keep it on a volume, or
 # every restart forgets what was spent. The cache volume holds numba's compiled kernels (the code's own
 # __pycache__ is not writable here), the census files (XDG_CACHE_HOME, the "ACS census" source's default folder)
 # and the Experiments page's quick runs.

@@ -4,7 +4,7 @@ AppTest runs the script in this process, so the time of `at.run()` is the server
 rerun: the script, the library calls and the serialisation of every element, without the network
 or the browser's drawing. Every figure is wall-clock (`time.perf_counter`).
 
-1. Load and fit alone: `core.data.synthetic` and `core.pipeline.prepare` on the same data (medians).
+1. Load and fit alone: `core.data.synthetic` and `core.mechanisms.pipeline.prepare` on the same data (medians).
 2. First render of the Pipeline page after loading: the data set is in the app's cache (a one-line
    script loads it through `ui.state`), the fit is not, so the render includes stage 0. Each one
    runs in a fresh process that first renders the page once on a small sample (WARM_N rows), as a
@@ -42,7 +42,7 @@ from streamlit.testing.v1 import AppTest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.data import synthetic
-from core.pipeline import prepare
+from core.mechanisms.pipeline import prepare
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 TIMEOUT = 600.0

@@ -20,12 +20,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from core import attack  # noqa: E402
-from core.accounting import RELEASE_SPLIT, privacy_profile, split_budget  # noqa: E402
-from core.model import ModelSpec  # noqa: E402
-from core.pipeline import prepare_spec  # noqa: E402
-from core.problem import default_coordinate  # noqa: E402
-from core.spec import AcsSpec, SyntheticSpec  # noqa: E402
+from core.data.spec import AcsSpec, SyntheticSpec  # noqa: E402
+from core.estimator.model import ModelSpec  # noqa: E402
+from core.estimator.problem import default_coordinate  # noqa: E402
+from core.mechanisms.pipeline import prepare_spec  # noqa: E402
+from core.privacy.accounting import RELEASE_SPLIT, privacy_profile, split_budget  # noqa: E402
+from core.teaching import attack  # noqa: E402
 from ui.attack_figures import count_figure, loss_figure, release_figure  # noqa: E402
 from ui.figures import alt_text  # noqa: E402
 

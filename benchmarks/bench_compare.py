@@ -1,4 +1,4 @@
-"""Timing benchmark of `core.compare.compare`: the five default methods on u = e_0, K draws each.
+"""Timing benchmark of `core.methods.compare.compare`: the five default methods on u = e_0, K draws each.
 
 Synthetic robust data (d = 5, the app's defaults), (eps, delta) = (4, 1e-6) split as the app splits it.
 For each method, wall-clock (`time.perf_counter`) of
@@ -7,10 +7,10 @@ For each method, wall-clock (`time.perf_counter`) of
   (output perturbation's theta_lam, objective perturbation's warm start, DP-SGD's packed rows);
 - previous: the per-draw loop as `compare` ran it before: Algorithm 5, the oracle and output
   perturbation (theta_lam once) as now; objective perturbation cold from 0 every draw
-  (`core.baselines.objective_perturbation`); DP-SGD with one `poisson_batch` per step, fancy-index
+  (`core.mechanisms.baselines.objective_perturbation`); DP-SGD with one `poisson_batch` per step, fancy-index
   gathers, per-step noise and the row norms recomputed every draw (`previous_dp_sgd_theta` below);
 - fallback (DP-SGD only): `compare(..., ["dp_sgd"])` with DP-SGD's compiled steps and batch
-  selection off (`core.dp_sgd.STEPS_KERNEL` and `DISTINCT_KERNEL` set to None in-process: the
+  selection off (`core.mechanisms.dp_sgd.STEPS_KERNEL` and `DISTINCT_KERNEL` set to None in-process: the
   NumPy path that PSP_NO_JIT=1 or a missing numba selects), on the same seed as now; the script
   stops if its K values differ from the compiled ones by more than 1e-12 relative.
 
@@ -38,15 +38,15 @@ from numpy.typing import NDArray
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import core.dp_sgd
-from core.accounting import split_budget
-from core.baselines import objective_perturbation, oracle, output_perturbation
-from core.compare import METHODS, compare
+import core.mechanisms.dp_sgd
 from core.data import synthetic
-from core.dp_sgd import DPSGDConfig, calibrate_noise_multiplier, clipped_weights, poisson_batch
-from core.full_vector import OUTPUT_PERTURBATION_LAMBDA, regularised_fit_theta
-from core.pipeline import Problem, make_rng, prepare, run_private
-from core.release import unit_direction
+from core.mechanisms.baselines import objective_perturbation, oracle, output_perturbation
+from core.mechanisms.dp_sgd import DPSGDConfig, calibrate_noise_multiplier, clipped_weights, poisson_batch
+from core.mechanisms.full_vector import OUTPUT_PERTURBATION_LAMBDA, regularised_fit_theta
+from core.mechanisms.pipeline import Problem, make_rng, prepare, run_private
+from core.mechanisms.release import unit_direction
+from core.methods.compare import METHODS, compare
+from core.privacy.accounting import split_budget
 
 TARGET_S = 3.0
 AGREE = 1e-12  # compiled DP-SGD against its NumPy fallback, relative
@@ -54,7 +54,7 @@ AGREE = 1e-12  # compiled DP-SGD against its NumPy fallback, relative
 
 def previous_dp_sgd_theta(problem: Problem, epsilon: float, delta: float, rng: np.random.Generator,
                           config: DPSGDConfig) -> NDArray[np.float64]:
-    """DP-SGD as core.dp_sgd ran it before: one batch, one gather and one noise draw per step."""
+    """DP-SGD as core.mechanisms.dp_sgd ran it before: one batch, one gather and one noise draw per step."""
     X, y, loss = problem.X, problem.y, problem.geometry.loss
     n, d = X.shape
     lam, q = problem.fit.lam_reg, config.sampling_rate(n)
@@ -99,12 +99,12 @@ def timed(action: Callable[[], object]) -> float:
 
 def fallback_dp_sgd(problem: Problem, budget, draws: int, rng: np.random.Generator) -> tuple[float, ...]:
     """compare's DP-SGD draws with the compiled steps and batch selection off (the NumPy path)."""
-    kernels = core.dp_sgd.STEPS_KERNEL, core.dp_sgd.DISTINCT_KERNEL
-    core.dp_sgd.STEPS_KERNEL = core.dp_sgd.DISTINCT_KERNEL = None
+    kernels = core.mechanisms.dp_sgd.STEPS_KERNEL, core.mechanisms.dp_sgd.DISTINCT_KERNEL
+    core.mechanisms.dp_sgd.STEPS_KERNEL = core.mechanisms.dp_sgd.DISTINCT_KERNEL = None
     try:
         return compare(problem, 0, budget, draws, rng, ["dp_sgd"]).methods["dp_sgd"].values
     finally:
-        core.dp_sgd.STEPS_KERNEL, core.dp_sgd.DISTINCT_KERNEL = kernels
+        core.mechanisms.dp_sgd.STEPS_KERNEL, core.mechanisms.dp_sgd.DISTINCT_KERNEL = kernels
 
 
 def machine() -> str:
@@ -129,7 +129,7 @@ def main() -> None:
     calibration_s = timed(lambda: calibrate_noise_multiplier(
         budget.epsilon_total, budget.delta_total, cfg.sampling_rate(problem.n), cfg.steps, cfg.accountant,
         cfg.neighbours))
-    if core.dp_sgd.STEPS_KERNEL is None:
+    if core.mechanisms.dp_sgd.STEPS_KERNEL is None:
         raise SystemExit("DP-SGD's compiled steps are off (PSP_NO_JIT is set, or numba is missing)")
     print(f"start: {machine()}")
     warmup_s = timed(lambda: compare(problem, 0, budget, 1, make_rng(0)))  # imports and compiled kernels

@@ -36,13 +36,13 @@ from sklearn.linear_model import LogisticRegression
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.accounting import split_budget
-from core.certificates import RecursiveBound, lambda_min_certificate
 from core.data import synthetic
-from core.fit import FitResult
-from core.geometry import Geometry
-from core.pipeline import PrivateRun, Problem, prepare, run_private
-from core.recursion import down_recursion
+from core.estimator.fit import FitResult
+from core.estimator.geometry import Geometry
+from core.mechanisms.certificates import RecursiveBound, lambda_min_certificate
+from core.mechanisms.pipeline import PrivateRun, Problem, prepare, run_private
+from core.mechanisms.recursion import down_recursion
+from core.privacy.accounting import split_budget
 
 T = TypeVar("T")
 SEED = 20261122

@@ -1,6 +1,6 @@
-"""Stage 1 cold, compiled recursion loops (core.kernels) against the pure-Python ones, in one run.
+"""Stage 1 cold, compiled recursion loops (core.estimator.kernels) against the pure-Python ones, in one run.
 
-Stage 1 is core.certificates.lambda_min_certificate (Algorithm 2): the count N of the recursion (10)
+Stage 1 is core.mechanisms.certificates.lambda_min_certificate (Algorithm 2): the count N of the recursion (10)
 from lambda_min, the boundary chain up to m and the check of R^m at its last point. Cold means
 down_recursion's memo is cleared before every call, so the chain is built afresh. The fit is the
 robust synthetic one (d = 5, cube); stage 1 reads the data only through lambda_min and n, so n is set
@@ -34,13 +34,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import core.recursion as recursion
-from core.accounting import split_budget
-from core.certificates import RecursiveBound, lambda_min_certificate
+import core.mechanisms.recursion as recursion
 from core.data import synthetic
-from core.fit import FitResult
-from core.geometry import Geometry
-from core.pipeline import prepare
+from core.estimator.fit import FitResult
+from core.estimator.geometry import Geometry
+from core.mechanisms.certificates import RecursiveBound, lambda_min_certificate
+from core.mechanisms.pipeline import prepare
+from core.privacy.accounting import split_budget
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 20261122
@@ -52,12 +52,12 @@ PYTHON_REPEATS = {"N ~ 1e5": 5, "N ~ 1e6": 3}  # pure-Python calls take about 0.
 
 FIRST_CALL = """
 import json, sys, time
-import core.geometry, core.losses
+import core.estimator.geometry, core.estimator.losses
 t0 = time.perf_counter()
-import core.recursion as R
+import core.mechanisms.recursion as R
 t1 = time.perf_counter()
-from core.geometry import make_geometry
-from core.losses import ROBUST
+from core.estimator.geometry import make_geometry
+from core.estimator.losses import ROBUST
 rec = R.down_recursion.__wrapped__(make_geometry(ROBUST, "cube", 5), 10**7, 0.0)
 rec.count(0.128), rec.inverse(100)
 t2 = time.perf_counter()
@@ -70,7 +70,7 @@ print(json.dumps({"import_s": t1 - t0, "first_s": t2 - t1, "second_s": t3 - t2, 
 
 @contextmanager
 def pure_python() -> Iterator[None]:
-    """Run core.recursion's pure-Python loops (the PSP_NO_JIT=1 path) inside the block."""
+    """Run core.mechanisms.recursion's pure-Python loops (the PSP_NO_JIT=1 path) inside the block."""
     saved, recursion.KERNELS = recursion.KERNELS, None
     try:
         yield
@@ -127,7 +127,7 @@ def bench_case(fit: FitResult, g: Geometry, repeats: int, python_repeats: int) -
 def first_calls() -> dict:
     """Fresh processes: numba's first compile (empty cache), then a load from the cache just written.
 
-    import_s is the import of core.recursion after its dependencies: numba and core.kernels.
+    import_s is the import of core.mechanisms.recursion after its dependencies: numba and core.estimator.kernels.
     """
     out = {}
     with tempfile.TemporaryDirectory() as cache:

@@ -1,6 +1,6 @@
 """Server time of a regression table of all 17 coefficients at n = 10^6, after the fit: the release (the publish
-default, core.table), its document and the forest plot with its description, against one release of one coefficient
-by the publish default on the same fit (the peer), medians of --repeats in one process.
+default, core.mechanisms.table), its document and the forest plot with its description, against one release of one
+coefficient by the publish default on the same fit (the peer), medians of --repeats in one process.
 
 On synthetic logistic data the test (14) passes and the table is the Gaussian step; with --acs-root, on a census
 sample of n drawn with replacement, it fails and the table is the fallback (objective perturbation and 17 curvature
@@ -21,13 +21,13 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.accounting import RELEASE_SPLIT, make_budget  # noqa: E402
 from core.data import synthetic  # noqa: E402
-from core.model import ModelSpec  # noqa: E402
-from core.pipeline import prepare, prepare_spec, run_private  # noqa: E402
+from core.data.spec import AcsSpec  # noqa: E402
+from core.estimator.model import ModelSpec  # noqa: E402
+from core.mechanisms.pipeline import prepare, prepare_spec, run_private  # noqa: E402
+from core.mechanisms.table import release_table  # noqa: E402
+from core.privacy.accounting import RELEASE_SPLIT, make_budget  # noqa: E402
 from core.report import table_document  # noqa: E402
-from core.spec import AcsSpec  # noqa: E402
-from core.table import release_table  # noqa: E402
 from ui.svg import forest_figure  # noqa: E402
 
 TARGET_S = 1.0

@@ -5,9 +5,9 @@
     python -m benchmarks.publish_default --acs-root DIR --population [--draws 200] [--sample-n 100000]
 
 On the state's filtered records (all of them, as the app loads them: the ball of the encoding's radius), draws the
-app's default release (`core.pipeline.run_private` at `RELEASE_SPLIT` with the fallback) `--draws` times with fresh
-noise, and objective perturbation at the whole (eps, delta) as many times. Prints, as one JSON object: which branch
-each draw took, the median and largest half-width, how many intervals cover u^T theta(P_n) (with a 95 %
+app's default release (`core.mechanisms.pipeline.run_private` at `RELEASE_SPLIT` with the fallback) `--draws` times
+with fresh noise, and objective perturbation at the whole (eps, delta) as many times. Prints, as one JSON object: which
+branch each draw took, the median and largest half-width, how many intervals cover u^T theta(P_n) (with a 95 %
 Clopper-Pearson interval), how many rest on the certified curvature, and both methods' median absolute error against
 u^T theta(P_n). Seeds fix the noise, so a run repeats. Not a privacy claim: it measures accuracy.
 
@@ -29,13 +29,13 @@ import json
 import numpy as np
 from scipy import stats
 
-from core.accounting import RELEASE_SPLIT, make_budget
-from core.baselines import objective_perturbation
 from core.data.acs import FEATURE_NAMES, load_state, sample_population
-from core.experiments import CENSUS_GRID
-from core.model import ModelSpec
-from core.pipeline import prepare, prepare_spec, run_private
-from core.spec import AcsSpec
+from core.data.spec import AcsSpec
+from core.estimator.model import ModelSpec
+from core.mechanisms.baselines import objective_perturbation
+from core.mechanisms.pipeline import prepare, prepare_spec, run_private
+from core.privacy.accounting import RELEASE_SPLIT, make_budget
+from core.teaching.experiments import CENSUS_GRID
 
 
 def measure(root: str, state: str, coordinate: str, epsilon: float, delta: float, draws: int, seed: int,

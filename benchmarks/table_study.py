@@ -1,12 +1,12 @@
 """The regression table against k separate releases and Algorithm 3's full vector, measured at the total
 (eps, delta) = (4, 1e-6), intervals at 95 %.
 
-- table: core.table.release_table of the k coefficients at the publish default's budget (split RELEASE_SPLIT, the
-  fallback on), `--table-draws` times; its intervals hold at once, each row at 1 - 0.05/k;
-- Algorithm 3: the whole vector with half the total on its certificate (core.full_vector.algorithm3), each
+- table: core.mechanisms.table.release_table of the k coefficients at the publish default's budget (split
+  RELEASE_SPLIT, the fallback on), `--table-draws` times; its intervals hold at once, each row at 1 - 0.05/k;
+- Algorithm 3: the whole vector with half the total on its certificate (core.mechanisms.full_vector.algorithm3), each
   coordinate's interval at the same row level as the table's;
 - separate: for each coefficient, `--draws` releases of the publish default, each at a k-th of the total: by
-  privacy-loss distributions (core.accounting.separate_budget) without the fallback on synthetic data, by basic
+  privacy-loss distributions (core.privacy.accounting.separate_budget) without the fallback on synthetic data, by basic
   composition (eps/k, delta/k) with the fallback on census data (the fallback's proof is basic composition's).
 Per coefficient: the median half-width, the share of draws released, and how many of the released intervals cover
 theta_j(P_n), with a 95 % Clopper-Pearson interval. Prints Markdown tables (docs/experiments.md, "A regression
@@ -27,16 +27,16 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.accounting import RELEASE_SPLIT, make_budget, separate_budget  # noqa: E402
-from core.compare import rate  # noqa: E402
 from core.data import synthetic  # noqa: E402
-from core.full_vector import algorithm3  # noqa: E402
-from core.gaussian import normal_quantile  # noqa: E402
-from core.model import ModelSpec  # noqa: E402
-from core.pipeline import prepare, prepare_spec, run_private  # noqa: E402
-from core.spec import AcsSpec  # noqa: E402
-from core.stability import solver_slack  # noqa: E402
-from core.table import coordinates, release_table, row_level  # noqa: E402
+from core.data.spec import AcsSpec  # noqa: E402
+from core.estimator.model import ModelSpec  # noqa: E402
+from core.mechanisms.full_vector import algorithm3  # noqa: E402
+from core.mechanisms.pipeline import prepare, prepare_spec, run_private  # noqa: E402
+from core.mechanisms.stability import solver_slack  # noqa: E402
+from core.mechanisms.table import coordinates, release_table, row_level  # noqa: E402
+from core.methods.compare import rate  # noqa: E402
+from core.privacy.accounting import RELEASE_SPLIT, make_budget, separate_budget  # noqa: E402
+from core.privacy.gaussian import normal_quantile  # noqa: E402
 
 EPSILON, DELTA, LEVEL = 4.0, 1e-6, 0.95
 

@@ -1,6 +1,6 @@
 """Command line: `python -m core release ...` prints the release as one JSON document.
 
-`release --ledger [PATH]` charges the durable ledger (`core.ledger_store`) right before the private
+`release --ledger [PATH]` charges the durable ledger (`core.privacy.ledger_store`) right before the private
 stages run and records the outcome on that entry afterwards; `ledger show`, `ledger set-cap` and
 `ledger export` let the data's curator read it and set its caps. Bad input, and a release the
 ledger refuses, end with exit status 2 and one line on stderr saying what is wrong and how to fix it.
@@ -18,22 +18,17 @@ import time
 from collections.abc import Sequence
 from typing import NoReturn
 
-from core.access import CURATOR, Analyst, Spender
-from core.accounting import ACCOUNTINGS, RELEASE_SPLIT, Budget, make_budget, parse_split
-from core.charge import SEEDED, default_cap, open_charged
-from core.compare import EXTRA_METHODS, FULL_VECTOR_METHODS, METHODS, check_methods, compare
 from core.data import Dataset
-from core.diagnosis import Projection, fit_diagnosis, projection
-from core.dp_sgd import DPSGDConfig
+from core.data.spec import SYNTHETIC_N, AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, model_loss
 from core.errors import InputError, check_seed, flag
-from core.fallback import FALLBACK_CHOICES, falls_back
-from core.gaussian import CALIBRATIONS, check_total_budget, delta_warning
-from core.geometry import DOMAINS
-from core.ledger import Ledger
-from core.ledger_store import default_ledger_path, iso_time, population_to_json
-from core.losses import LOSSES
-from core.model import ModelSpec
-from core.pipeline import Problem, make_rng, prepare_spec
+from core.estimator.geometry import DOMAINS
+from core.estimator.losses import LOSSES
+from core.estimator.model import ModelSpec
+from core.mechanisms.dp_sgd import DPSGDConfig
+from core.mechanisms.fallback import FALLBACK_CHOICES, falls_back
+from core.mechanisms.pipeline import Problem, make_rng, prepare_spec
+from core.mechanisms.table import coordinates
+from core.methods.compare import EXTRA_METHODS, FULL_VECTOR_METHODS, METHODS, check_methods, compare
 from core.plan import (
     ReleasePlan,
     TablePlan,
@@ -46,11 +41,16 @@ from core.plan import (
     preview,
     table_report,
 )
-from core.population import Population
+from core.privacy.access import CURATOR, Analyst, Spender
+from core.privacy.accounting import ACCOUNTINGS, RELEASE_SPLIT, Budget, make_budget, parse_split
+from core.privacy.charge import SEEDED, default_cap, open_charged
+from core.privacy.gaussian import CALIBRATIONS, check_total_budget, delta_warning
+from core.privacy.ledger import Ledger
+from core.privacy.ledger_store import default_ledger_path, iso_time, population_to_json
+from core.privacy.population import Population
 from core.report import compare_document, release_document
 from core.settings import check
-from core.spec import SYNTHETIC_N, AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, model_loss
-from core.table import coordinates
+from core.teaching.diagnosis import Projection, fit_diagnosis, projection
 
 
 class _Parser(argparse.ArgumentParser):
@@ -172,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_experiment_command(sub: argparse._SubParsersAction) -> None:
-    from core.experiments import FIGURES
+    from core.teaching.experiments import FIGURES
 
     e = sub.add_parser("experiment", help="reproduce a figure of the paper (docs/experiments.md)")
     e.add_argument("figure", choices=FIGURES)
@@ -199,7 +199,7 @@ def _numbers(text: str | None, kind: type, what: str) -> list | None:
 
 
 def cmd_experiment(args: argparse.Namespace) -> dict:
-    from core.experiments import run_figure
+    from core.teaching.experiments import run_figure
 
     if args.jobs < 1:
         raise InputError(f"--jobs must be at least 1, got {args.jobs}")

@@ -3,14 +3,14 @@
 `ReleasePlan` is frozen and validated when made: which people and model, which target, the budget (split and
 accounting included), the calibration, the level, the fallback and the noise source (a seed, or None for the
 operating system's entropy). `execute` runs it on the problem prepared from its data and model; `charge_and_execute`
-charges the ledger first — per person, in one transaction, never a seeded plan (core.charge) — then runs it and
+charges the ledger first — per person, in one transaction, never a seeded plan (core.privacy.charge) — then runs it and
 records the outcome on that charge, with the release's private report, so that it can be shown again later (or, on
 an error after the charge, the outcome "failed" with its reason). The command line and the app's publish mode both
 release through it. The people and the unit charged come from the problem's data spec, never from an argument.
 
 `charge_and_certify` and `charge_and_finish` make the same release in two phases, each charged before its noise:
 the certificates and the test first (a private preview the analyst may stop at), the release event after. The
-ledger owns the release between the two (core.ledger.Certification): the first phase opens a certification bound
+ledger owns the release between the two (core.privacy.ledger.Certification): the first phase opens a certification bound
 to the plan and the prepared rows (`plan_digests`) and keeps the certificates' released counts; the second names it,
 is refused for any other plan, rows or people, and releases once, from the certificates as the ledger kept them
 (`waiting` reads them back after a reload or a restart).
@@ -26,14 +26,11 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 
 import numpy as np
 
-from core.access import Spender
-from core.accounting import Budget
-from core.charge import SEEDED, charge, phase_cost
+from core.data.spec import DataSpec
 from core.errors import InputError, check_seed
-from core.gaussian import CALIBRATIONS
-from core.ledger import Certification, Ledger, LedgerEntry, ReleaseDetails, release_details, stage_costs
-from core.model import ModelSpec
-from core.pipeline import (
+from core.estimator.model import ModelSpec
+from core.estimator.problem import Problem
+from core.mechanisms.pipeline import (
     Certified,
     PrivateRun,
     certify,
@@ -44,11 +41,14 @@ from core.pipeline import (
     planned_half_width,
     run_private,
 )
-from core.problem import Problem
+from core.mechanisms.table import TableRelease, release_table
+from core.privacy.access import Spender
+from core.privacy.accounting import Budget
+from core.privacy.charge import SEEDED, charge, phase_cost
+from core.privacy.gaussian import CALIBRATIONS
+from core.privacy.ledger import Certification, Ledger, LedgerEntry, ReleaseDetails, release_details, stage_costs
 from core.report import document_text, published_report, table_document
 from core.settings import check
-from core.spec import DataSpec
-from core.table import TableRelease, release_table
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -99,11 +99,13 @@ def _check_problem(plan: _Plan, problem: Problem) -> None:
 
 
 def _charged(plan: _Plan, problem: Problem) -> None:
-    """A charged route's problem: prepared from the plan's data spec (`core.pipeline.prepare_spec`), which names its
+    """A charged route's problem: prepared from the plan's data spec (`core.mechanisms.pipeline.prepare_spec`), which
+    names its
     people and gives the unit charged (never an argument)."""
     if problem.data_spec is None:
-        raise InputError("a charged release needs data loaded from a data spec (core.spec), which names whose budget "
-                         "it spends; prepare the problem with core.pipeline.prepare_spec")
+        raise InputError("a charged release needs data loaded from a data spec (core.data.spec), which names whose "
+                         "budget "
+                         "it spends; prepare the problem with core.mechanisms.pipeline.prepare_spec")
     _check_problem(plan, problem)
 
 
@@ -144,8 +146,8 @@ def charge_and_execute(plan: ReleasePlan, problem: Problem, ledger: Ledger, *,
 
 
 def plan_digests(plan: ReleasePlan, problem: Problem) -> dict[str, str]:
-    """The SHA-256 of each part of a release plan that certificates are bound to (core.ledger.PLAN_PARTS): the data
-    spec, the prepared rows (`Problem.rows_digest`), the model, the target, the budget, the calibration, the level
+    """The SHA-256 of each part of a release plan that certificates are bound to (core.privacy.ledger.PLAN_PARTS): the
+    data spec, the prepared rows (`Problem.rows_digest`), the model, the target, the budget, the calibration, the level
     and the fallback. Not the seed: a charged plan has none."""
     parts = dict(data=plan.data, model=plan.model, target=(plan.target, plan.name), budget=plan.budget,
                  calibration=plan.calibration, level=plan.level, fallback=plan.fallback)
@@ -185,7 +187,7 @@ class Waiting:
 
 
 def charge_and_certify(plan: ReleasePlan, problem: Problem, ledger: Ledger, *, spender: Spender) -> Waiting:
-    """The first of two phases: charge everything but the release event (core.charge.phase_cost) and open its
+    """The first of two phases: charge everything but the release event (core.privacy.charge.phase_cost) and open its
     certification in the ledger in one transaction, then draw stages 1-3 and keep their private outputs there. The
     outputs are private; stopping here spends that much only. The certification may release once
     (`charge_and_finish`), for this plan on these rows."""
@@ -204,7 +206,7 @@ def charge_and_certify(plan: ReleasePlan, problem: Problem, ledger: Ledger, *, s
 def preview(plan: ReleasePlan, problem: Problem, c: Certified) -> dict:
     """What certificates say their release will give, private values only: lambda_hat_min and lambda_hat_max, the
     test (14), the branch ("released", "fallback" or "bottom", chosen by the certificates) and, when Algorithm 5 will
-    release, its interval's half-width, known now (core.pipeline.planned_half_width)."""
+    release, its interval's half-width, known now (core.mechanisms.pipeline.planned_half_width)."""
     half = planned_half_width(problem, c, plan.calibration, plan.level)
     lmax = None if c.lambda_max is None else c.lambda_max.lambda_hat
     return dict(lambda_min=c.lambda_min.lambda_hat, lambda_max=lmax,
@@ -262,7 +264,8 @@ def _record(plan: ReleasePlan, problem: Problem, ledger: Ledger, entry: LedgerEn
 
 @dataclass(frozen=True, kw_only=True)
 class TablePlan(_Plan):
-    """One regression table (core.table): a plan's settings, spent once, and the coefficients (0-based indices and
+    """One regression table (core.mechanisms.table): a plan's settings, spent once, and the coefficients (0-based
+    indices and
     their names); its level is the table's simultaneous level."""
 
     indices: tuple[int, ...]

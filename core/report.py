@@ -12,20 +12,20 @@ from typing import Any
 
 import numpy as np
 
-from core.accounting import Budget, StageBudget
-from core.certificates import RecursiveBound
-from core.compare import Comparison, MethodTrials
-from core.curvature import APPROXIMATE_NOTE
-from core.data.dataset import PrivacyUnit
-from core.gaussian import exp_magnitude
-from core.marks import PublicView, not_private, public
-from core.model import ModelSpec
-from core.pipeline import PrivateRun, Problem
-from core.population import ACS, Population
-from core.release import Release
-from core.spec import DataSpec
-from core.stability import StabilityTest
-from core.table import TableRelease
+from core.data.spec import DataSpec
+from core.estimator.model import ModelSpec
+from core.mechanisms.certificates import RecursiveBound
+from core.mechanisms.curvature import APPROXIMATE_NOTE
+from core.mechanisms.pipeline import PrivateRun, Problem
+from core.mechanisms.release import Release
+from core.mechanisms.stability import StabilityTest
+from core.mechanisms.table import TableRelease
+from core.methods.compare import Comparison, MethodTrials
+from core.privacy.accounting import Budget, StageBudget
+from core.privacy.gaussian import exp_magnitude
+from core.privacy.marks import PublicView, not_private, public
+from core.privacy.population import ACS, Population
+from core.privacy.unit import PrivacyUnit
 
 # Dotted paths of values computed from the data without privacy; everything else is private
 # or public (the budget, the settings).
@@ -50,7 +50,7 @@ METHOD_KEYS = {"seconds": "median_seconds"}  # MethodTrials field -> its key in 
 def compare_not_private(comparison: Comparison) -> list[str]:
     """Dotted paths of the compare document's entries computed from the data without privacy.
 
-    Derived from the NOT_PRIVATE marks on Comparison and MethodTrials (core.compare), and from each
+    Derived from the NOT_PRIVATE marks on Comparison and MethodTrials (core.methods.compare), and from each
     method's own `private` flag: a method whose values are not private (the oracle) is listed whole.
     """
     paths = [p for name in sorted(not_private(comparison)) for p in COMPARISON_ENTRIES.get(name, (name,))]
@@ -347,7 +347,7 @@ def private_report(
         if any(v is not None for v in (loss, domain, radius, lambda_reg)):
             raise TypeError("give the model either as model= or as loss, domain, radius, lambda_reg, not both")
         loss, domain, radius, lambda_reg = model.loss, model.domain, model.radius, model.lam_reg
-    view = public(run)  # the report reads the run's public view only (core.marks.PublicView)
+    view = public(run)  # the report reads the run's public view only (core.privacy.marks.PublicView)
     r, split = view.release, budget.split
     doc = dict(
         data=dict(source=source, n=n, d=d, feature_names=list(feature_names), loss=loss, domain=domain,
@@ -397,8 +397,8 @@ def published_report(run: PrivateRun, coordinate: str, budget: Budget, data: Dat
 
 def table_document(t: TableRelease, source: str, n: int, d: int, model: ModelSpec, unit: PrivacyUnit | None,
                    noise_seed: int | None = None) -> dict:
-    """The private report of a regression table (core.table): its rows (name, value, interval, half-width), the
-    branch and what its intervals cover, the certificates' and the test's private view, the fallback's curvature
+    """The private report of a regression table (core.mechanisms.table): its rows (name, value, interval, half-width),
+    the branch and what its intervals cover, the certificates' and the test's private view, the fallback's curvature
     bounds, the budget's stages and the guarantee. The unpublished coordinates of the released vector and the fit
     stay out."""
     b = t.budget

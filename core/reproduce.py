@@ -1,8 +1,8 @@
 """A run's settings as a standalone Python script or a Jupyter notebook that runs them again through `core`.
 
 `Reproduction` names one run of Algorithm 5 by the identity objects the app and the command line use:
-the data spec (`core.spec`), the model spec (`core.model`), the coefficient (a feature name or a
-direction u), the total budget (ε, δ) with its split and accounting (`core.accounting`, SPEC section 6),
+the data spec (`core.data.spec`), the model spec (`core.estimator.model`), the coefficient (a feature name or a
+direction u), the total budget (ε, δ) with its split and accounting (`core.privacy.accounting`, SPEC section 6),
 the calibration of σ(ε_c, δ_c) of (7), the interval level, the fallback setting and the noise seed.
 `script` and `notebook` write the same code: load the data from the spec, `prepare_spec` (stage 0,
 the fit of (1)), `run_private` with `make_rng(seed)` (stages 1-4: Algorithms 2 and 4, the test (14),
@@ -13,8 +13,8 @@ end a literal or a comment; names never enter the notebook's markdown. With a se
 the run exactly on the same kind of processor (on another, the fit's sums, vectorised for it and by
 BLAS, may differ in the last bits). Without one the noise comes from the operating system: the code
 reruns the settings with fresh noise, and on data about people that is a new release, charged to no
-ledger; the header says so. A file's SHA-256 digest is a function of the data (`core.population`), so it is written
-only into a seeded script, which is not private anyway; without a seed the file is read as it is.
+ledger; the header says so. A file's SHA-256 digest is a function of the data (`core.privacy.population`), so it is
+written only into a seeded script, which is not private anyway; without a seed the file is read as it is.
 """
 
 from __future__ import annotations
@@ -27,20 +27,20 @@ from pathlib import PureWindowsPath
 
 import numpy as np
 
-from core.accounting import ACCOUNTINGS, DEFAULT_SPLIT
+from core.data.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec
 from core.errors import InputError, check_seed, is_real
-from core.gaussian import CALIBRATIONS, check_total_budget
-from core.model import ModelSpec
-from core.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec
+from core.estimator.model import ModelSpec
+from core.privacy.accounting import ACCOUNTINGS, DEFAULT_SPLIT
+from core.privacy.gaussian import CALIBRATIONS, check_total_budget
 
 Target = str | tuple[float, ...]  # a feature name, or a direction u in R^d
 
 
 @dataclass(frozen=True)
 class Reproduction:
-    """Everything `core.pipeline.run_private` needs besides the noise, and the noise seed (None: OS entropy).
+    """Everything `core.mechanisms.pipeline.run_private` needs besides the noise, and the noise seed (None: OS entropy).
 
-    split holds the user's weights (a, b, c) as given, before `core.accounting` normalises them, so the
+    split holds the user's weights (a, b, c) as given, before `core.privacy.accounting` normalises them, so the
     stages' (ε, δ) come out bit for bit as in the run. target is the coefficient's feature name or the
     direction u as entered (run_private normalises it).
     """
@@ -212,9 +212,10 @@ def cells(r: Reproduction, folder: tuple[str, str]) -> list[Cell]:
     # Python puts a script's own folder on sys.path, not the folder it is run from: add the latter, the repository.
     path = ["sys.path.insert(0, str(Path.cwd()))  # run from the repository's root: its core package"] if script else []
     imports = "\n\n".join([*standard, *path,
-                            "from core.accounting import make_budget\nfrom core.model import ModelSpec\n"
-                            "from core.pipeline import make_rng, prepare_spec, run_private\n"
-                            f"from core.spec import {type(r.data).__name__}"])
+                            "from core.privacy.accounting import make_budget\n"
+                            "from core.estimator.model import ModelSpec\n"
+                            "from core.mechanisms.pipeline import make_rng, prepare_spec, run_private\n"
+                            f"from core.data.spec import {type(r.data).__name__}"])
     seed = "None  # fresh noise from the operating system" if r.seed is None else f"{_lit(r.seed)}  # replays the run"
     return [
         ("The `core` package of this project does every step; run from the repository's root, "

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.accounting import MAX_WEIGHT, MIN_WEIGHT
 from core.data.synthetic import MAX_D, MAX_ROWS, MAX_SCALE
 from core.errors import MAX_SEED, InputError, is_integer, is_real
-from core.gaussian import MAX_DELTA, MAX_EPSILON, MIN_DELTA, MIN_EPSILON
-from core.model import MAX_LAM_REG, MAX_RESPONSE_BOUND, MIN_RESPONSE_BOUND
-from core.release import MAX_LEVEL, MIN_LEVEL
+from core.estimator.model import MAX_LAM_REG, MAX_RESPONSE_BOUND, MIN_RESPONSE_BOUND
+from core.mechanisms.release import MAX_LEVEL, MIN_LEVEL
+from core.privacy.accounting import MAX_WEIGHT, MIN_WEIGHT
+from core.privacy.gaussian import MAX_DELTA, MAX_EPSILON, MIN_DELTA, MIN_EPSILON
 
 MAX_TRIALS = 500  # Compare's draws per method
 

@@ -2,9 +2,9 @@
 privacy loss between the two, the membership game, and the baselines at the same budget.
 
 Everything here reads both data sets, so nothing is private and the page is closed in publish mode. The pair and
-every stage's law are deterministic (ui.cache, from core.attack); the game's rounds and the baselines' draws are
-fresh noise every time, kept in the session (ui.state.AttackRecord) only while the settings they were drawn with
-hold. Layout only: every number comes from core.attack, every figure from ui.attack_figures.
+every stage's law are deterministic (ui.cache, from core.teaching.attack); the game's rounds and the baselines' draws
+are fresh noise every time, kept in the session (ui.state.AttackRecord) only while the settings they were drawn with
+hold. Layout only: every number comes from core.teaching.attack, every figure from ui.attack_figures.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core import attack
-from core.accounting import Budget
 from core.errors import InputError
-from core.gaussian import exp_magnitude
-from core.pipeline import Problem
+from core.mechanisms.pipeline import Problem
+from core.privacy.accounting import Budget
+from core.privacy.gaussian import exp_magnitude
+from core.teaching import attack
 from ui import cache, state
 from ui.attack_figures import baseline_figure, count_figure, game_figure, loss_figure, release_figure
 from ui.boot import through_navigation

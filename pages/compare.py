@@ -2,7 +2,7 @@
 
 Errors are measured against u^T θ(P_n), which is not private, so the page works in teaching mode
 only. Beside them, each method's release rate, the coverage of its intervals (of u^T θ(P_n), and of
-u^T θ* on synthetic data; not private) and their median half-width (core.compare.summarise). The
+u^T θ* on synthetic data; not private) and their median half-width (core.methods.compare.summarise). The
 chosen methods live in the URL (methods=local,oracle; ui.state). A comparison is expensive: it runs
 on the button, and its result stays in the session until a setting it depends on changes (then it
 is dropped, never shown against settings it did not use).
@@ -16,8 +16,9 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.accounting import Budget
-from core.compare import (
+from core.errors import InputError
+from core.mechanisms.pipeline import Problem, make_rng
+from core.methods.compare import (
     EXTRA_METHODS,
     FULL_VECTOR_METHODS,
     METHODS,
@@ -29,8 +30,7 @@ from core.compare import (
     compare,
     summaries,
 )
-from core.errors import InputError
-from core.pipeline import Problem, make_rng
+from core.privacy.accounting import Budget
 from ui import state
 from ui.boot import through_navigation
 from ui.charts import chart

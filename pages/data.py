@@ -13,10 +13,10 @@ from streamlit.delta_generator import DeltaGenerator
 
 from core.data import Dataset
 from core.data.csvfile import header
-from core.diagnosis import fit_diagnosis, projection
 from core.errors import DataError, InputError
-from core.pipeline import Problem
-from core.problem import default_coordinate
+from core.estimator.problem import default_coordinate
+from core.mechanisms.pipeline import Problem
+from core.teaching.diagnosis import fit_diagnosis, projection
 from ui import state
 from ui.boot import through_navigation
 from ui.charts import chart

@@ -1,7 +1,7 @@
 """Experiments page: for each figure of the paper, what it claims, what our runs found, and the runs themselves.
 
-Simulations only: core.experiments draws its own synthetic data sets (the census figures use SYNTHETIC files that
-core writes), so nothing here reads the loaded data, spends budget or touches the ledger, and the page is the same
+Simulations only: core.teaching.experiments draws its own synthetic data sets (the census figures use SYNTHETIC files
+that core writes), so nothing here reads the loaded data, spends budget or touches the ledger, and the page is the same
 in teaching and publish mode. Results come from files, never from the session: a recorded full run
 (docs/results/<fig>.csv), the last quick run in the app's experiments directory, or an upload. run_figure caches
 every task on disk, so a repeated quick run, or a reload, computes nothing. The quick preset runs as the command
@@ -16,7 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from core.errors import InputError
-from core.experiments import FIGURES
+from core.teaching.experiments import FIGURES
 from ui import experiments as ex
 from ui.boot import through_navigation
 from ui.charts import chart

@@ -19,13 +19,13 @@ import numpy as np
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from core.access import Spender
-from core.accounting import Budget
 from core.data import Dataset
 from core.errors import InputError
-from core.marks import public
-from core.pipeline import PrivateRun, Problem
+from core.mechanisms.pipeline import PrivateRun, Problem
 from core.plan import execute, preview
+from core.privacy.access import Spender
+from core.privacy.accounting import Budget
+from core.privacy.marks import public
 from ui import access, cards, controls, sidebar, state
 from ui.boot import through_navigation
 from ui.export import reproduce_downloads
@@ -38,7 +38,8 @@ through_navigation()  # a deep link's first run on a fresh server goes through a
 
 
 def private_cards(run: PrivateRun, b: Budget, name: str, problem: Problem, publish: bool) -> None:
-    """Stages 1-4 and the budget; publish mode hands the cards only the run's public view (core.marks.public), so a
+    """Stages 1-4 and the budget; publish mode hands the cards only the run's public view (core.privacy.marks.public),
+    so a
     card that reached for a non-private number would fail rather than show it."""
     shown = None if publish else problem
     if publish:
@@ -189,7 +190,8 @@ def others_waiting(shown: str | None) -> None:
 
 
 def table_section(problem: Problem) -> None:
-    """A regression table: several coefficients in one release at the total budget (core.table), drawn for teaching
+    """A regression table: several coefficients in one release at the total budget (core.mechanisms.table), drawn for
+    teaching
     or, in publish mode, charged once; the last one stays on the page (and, charged, goes to the Report)."""
     publish_mode = state.is_publish()
     st.markdown("### A regression table")

@@ -1,10 +1,10 @@
-"""Planner page: is a private release worth its budget? A plan from public assumptions only (core.planner).
+"""Planner page: is a private release worth its budget? A plan from public assumptions only (core.teaching.planner).
 
 The page reads no data and draws no noise, so it spends no budget and is open in both modes. The budget, the
 interval level and the model (domain, radius, λ_reg) are the shared settings of ui.state, so they are in the URL
 and are the Pipeline's; the assumed n, d, loss and eigenvalues are this page's own widgets, kept in the session
 only (they describe data not yet loaded, so they must not change the loaded data's settings). Layout only: every
-number comes from core.planner, the figure from ui.planner_figures.
+number comes from core.teaching.planner, the figure from ui.planner_figures.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import dataclasses
 import streamlit as st
 
 from core.errors import InputError
-from core.geometry import DOMAINS
-from core.losses import LOSSES
-from core.planner import (
+from core.estimator.geometry import DOMAINS
+from core.estimator.losses import LOSSES
+from core.teaching.planner import (
     MAX_EPSILON,
     PLAN_NOTE,
     Assumptions,
@@ -28,7 +28,7 @@ from core.planner import (
     smallest_n,
     sweep_n,
 )
-from core.whatif import N_MAX
+from core.teaching.whatif import N_MAX
 from ui import controls, state
 from ui.boot import through_navigation
 from ui.charts import chart
@@ -51,7 +51,8 @@ DEFAULTS = {  # this page's own widgets; a robust fit on [-1, 1]^5 has eigenvalu
 
 
 def assumption_controls() -> None:
-    """n, d, the loss and the assumed curvature: number boxes without limits, so core.planner checks every value."""
+    """n, d, the loss and the assumed curvature: number boxes without limits, so the planner (core) checks every
+    value."""
     # n and d start from the app's own settings (public: typed or linked, as the sidebar shows them).
     for key, value in {**DEFAULTS, "planner_n": state.get("n"), "planner_d": state.get("d")}.items():
         st.session_state.setdefault(key, value)
@@ -93,7 +94,7 @@ def model_controls() -> None:
 
 
 def assumptions() -> Assumptions:
-    """The settings as core.planner's Assumptions (InputError names the control at fault)."""
+    """The settings as core.teaching.planner's Assumptions (InputError names the control at fault)."""
     ss = st.session_state
     lam_max = ss["planner_lambda_max"]
     by_kappa = ss["planner_curvature"] == "kappa"

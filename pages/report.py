@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 import streamlit as st
 
 from core.errors import InputError
-from core.gaussian import exp_magnitude
-from core.population import Population
+from core.privacy.gaussian import exp_magnitude
+from core.privacy.population import Population
 from core.report import PRINT_STYLE, interval_scope, plain_summary, published_report
 from ui import access, cards, state
 from ui.boot import through_navigation
@@ -67,7 +67,7 @@ def headline(rep: dict) -> tuple[str, str]:
 
 
 def factor(epsilon: float) -> str:
-    """exp(ε) in words, never an overflow (core.gaussian.exp_magnitude)."""
+    """exp(ε) in words, never an overflow (core.privacy.gaussian.exp_magnitude)."""
     return f"exp(ε) ≈ {exp_magnitude(epsilon)}"
 
 

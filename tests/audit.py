@@ -7,7 +7,7 @@ on each; for an event S of its output, p = P(M(P) in S) and q = P(M(P') in S) ar
 
 is a lower bound on the epsilon of any (epsilon, delta) guarantee the mechanism could have for this
 pair, because (epsilon, delta)-DP means p <= e^epsilon q + delta for every S, in both orders.
-p_lo and q_hi are one-sided Clopper-Pearson bounds (exact binomial, core.attack.epsilon_bound, which the
+p_lo and q_hi are one-sided Clopper-Pearson bounds (exact binomial, core.teaching.attack.epsilon_bound, which the
 attacker's view's membership game scores with too).
 
 **The statistical guarantee.** `audit` splits each sample in two halves, a selection half and a
@@ -24,12 +24,12 @@ union bound over the `keep` tested events costs a factor keep, which the per-eve
 So an audit test that asserts eps_lb <= epsilon fails with probability at most alpha on a correct
 mechanism, and a failure is evidence of a violation at that confidence.
 
-**Sampling the real mechanism.** `run_draws` calls `core.pipeline.run_private` once per draw, so
+**Sampling the real mechanism.** `run_draws` calls `core.mechanisms.pipeline.run_private` once per draw, so
 every stage, branch and noise draw is the production code. Only the exact count of stage 1,
 `DecreasingRecursion.count`, is memoised while it runs: a deterministic function of public
 constants and the fit (it is what makes a call slow at large n); the first draws are also run
 without the memo from the same generator state and must agree exactly. `stage1_draws` vectorises
-stage 1 alone (Laplace noises in bulk, mapped through `core.certificates.steps_to_invert` and the
+stage 1 alone (Laplace noises in bulk, mapped through `core.mechanisms.certificates.steps_to_invert` and the
 recursion's `inverse`) and checks on a subsample that it equals `run_private` and
 `lambda_min_certificate` exactly with the same generator stream.
 
@@ -49,12 +49,12 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from core.accounting import Budget, split_budget
-from core.attack import epsilon_bound
-from core.certificates import lambda_min_certificate, steps_to_invert
-from core.losses import get_loss
-from core.pipeline import PrivateRun, Problem, prepare, run_private
-from core.recursion import DecreasingRecursion, down_recursion
+from core.estimator.losses import get_loss
+from core.mechanisms.certificates import lambda_min_certificate, steps_to_invert
+from core.mechanisms.pipeline import PrivateRun, Problem, prepare, run_private
+from core.mechanisms.recursion import DecreasingRecursion, down_recursion
+from core.privacy.accounting import Budget, split_budget
+from core.teaching.attack import epsilon_bound
 
 ALPHA = 1e-3  # family-wise error of one audit: P(eps_lb > epsilon) <= ALPHA on a correct mechanism
 KEEP = 4  # events carried from the selection half to the test half (Bonferroni factor)

@@ -7,7 +7,7 @@ from apptest import new_app
 from streamlit import config
 
 from core.data import synthetic
-from core.pipeline import prepare
+from core.mechanisms.pipeline import prepare
 
 # In-process app runs show every error in full: a test must see an exception, not the app's one-sentence notice.
 config.set_option("client.showErrorDetails", "full")

@@ -1,4 +1,4 @@
-"""Who may spend (core.access, the ledger's analysts): tried as a stranger with the link, a guesser of keys, an
+"""Who may spend (core.privacy.access, the ledger's analysts): tried as a stranger with the link, a guesser of keys, an
 analyst past their share, a revoked analyst with a session still open, and two analysts racing for the last of a
 cap from separate processes."""
 
@@ -12,12 +12,12 @@ import time
 
 import pytest
 
-from core.access import CURATOR, FREE_TRIES, LOCAL, MAX_WAIT, AccessError, Spender, key_id, refusal, wait
-from core.charge import open_charged
 from core.cli import main
+from core.data.spec import SyntheticSpec
 from core.errors import BudgetError
-from core.ledger_store import open_ledger
-from core.spec import SyntheticSpec
+from core.privacy.access import CURATOR, FREE_TRIES, LOCAL, MAX_WAIT, AccessError, Spender, key_id, refusal, wait
+from core.privacy.charge import open_charged
+from core.privacy.ledger_store import open_ledger
 
 PEOPLE = SyntheticSpec("robust", 2_000, 3, 1.0, 1.0, 5).population()
 

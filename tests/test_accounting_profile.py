@@ -1,4 +1,4 @@
-"""The privacy profile δ(ε) of a budget (core.accounting.privacy_profile): basic composition and PLD."""
+"""The privacy profile δ(ε) of a budget (core.privacy.accounting.privacy_profile): basic composition and PLD."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from dp_accounting.pld import common, privacy_loss_distribution
 
-from core.accounting import (
+from core.errors import BudgetError
+from core.privacy.accounting import (
     PLD_GRID,
     PROFILE_PESSIMISM,
     basic_profile,
@@ -19,7 +20,6 @@ from core.accounting import (
     profile_grid,
     release_event_delta,
 )
-from core.errors import BudgetError
 
 BUDGETS = [  # (ε, δ, split, accounting): the defaults, uneven splits, a tiny and a large ε
     (4.0, 1e-6, (1.0, 1.0, 1.0), "basic"),

@@ -16,7 +16,7 @@ import requests
 from core.data import acs
 from core.data.synthetic_pums import PLANTED_THETA, write_synthetic_pums
 from core.errors import DataError
-from core.pipeline import prepare
+from core.mechanisms.pipeline import prepare
 
 DATA = Path(__file__).parent / "data"
 FIXTURES = {"CA": DATA / "SYNTHETIC_psam_p06_CA_2018_1-Year.csv", "MI": DATA / "SYNTHETIC_psam_p26_MI_2018_1-Year.csv"}
@@ -302,7 +302,7 @@ def test_compare_command_on_census_files(root):
 
 def test_the_default_coordinate_of_census_data_is_not_the_intercept():
     from core.data.acs import FEATURE_NAMES
-    from core.problem import default_coordinate
+    from core.estimator.problem import default_coordinate
 
     assert FEATURE_NAMES[0] == "intercept" and FEATURE_NAMES[default_coordinate(FEATURE_NAMES)] == "working_age"
     assert default_coordinate(("x0", "x1")) == 0 and default_coordinate(("intercept",)) == 0

@@ -1,5 +1,5 @@
-"""The attacker's view (core.attack): its exact laws against the real pipeline's draws, its privacy loss against
-closed forms and the claim, and the membership game against the privacy audit's numbers.
+"""The attacker's view (core.teaching.attack): its exact laws against the real pipeline's draws, its privacy loss
+against closed forms and the claim, and the membership game against the privacy audit's numbers.
 
 Statistical tests state their error rate: each fails with probability at most 1e-3 on correct code."""
 
@@ -12,11 +12,11 @@ import pytest
 from audit import count_changing_pair, prepare_sample
 from scipy import stats
 
-from core import attack
-from core.accounting import split_budget
-from core.certificates import lambda_min_certificate
 from core.data import synthetic
-from core.pipeline import prepare, run_private
+from core.mechanisms.certificates import lambda_min_certificate
+from core.mechanisms.pipeline import prepare, run_private
+from core.privacy.accounting import split_budget
+from core.teaching import attack
 
 ERROR = 1e-3
 
@@ -51,7 +51,8 @@ def test_the_row_found_moves_the_coefficient_most_and_the_estimate_is_first_orde
 
 
 def test_a_count_law_is_the_real_stage_one(counting_pair):
-    """m of Algorithm 2, drawn 20,000 times by core.certificates on each data set, against the exact law (chi-square
+    """m of Algorithm 2, drawn 20,000 times by core.mechanisms.certificates on each data set, against the exact law
+    (chi-square
     on the likeliest cells, the rest pooled)."""
     b = split_budget(2.0, 1e-5, (1.0, 1.0, 1.0))
     laws = attack.laws(counting_pair, b)

@@ -9,11 +9,11 @@ from contextlib import redirect_stderr, redirect_stdout
 import numpy as np
 import pytest
 
-from core.accounting import parse_split, split_budget
 from core.cli import main as cli_main
 from core.data import read_csv
 from core.errors import SETTINGS, BudgetError, DataError, InputError
-from core.pipeline import prepare
+from core.mechanisms.pipeline import prepare
+from core.privacy.accounting import parse_split, split_budget
 from ui.labels import message
 
 
@@ -257,7 +257,7 @@ def test_errors_carry_the_setting_and_the_app_names_its_widget(call, setting, ap
 
 
 def test_projection_is_blamed_only_when_it_made_the_design_singular():
-    from core.diagnosis import fit_diagnosis, projection
+    from core.teaching.diagnosis import fit_diagnosis, projection
 
     X, y = good_rows(n=100)
     twin = np.column_stack([X, X[:, 0]])  # a redundant column in the raw data: projection is not the cause

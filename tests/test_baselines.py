@@ -5,7 +5,19 @@ import math
 import numpy as np
 import pytest
 
-from core.accounting import (
+from core.data import synthetic
+from core.mechanisms.baselines import (
+    fallback_budget,
+    objective_perturbation,
+    oracle,
+    output_perturbation,
+)
+from core.mechanisms.full_vector import objective_perturbation_parameters, regularised_fit_theta
+from core.mechanisms.pipeline import make_rng, prepare, run_private
+from core.mechanisms.release import directional_sensitivity, unit_direction
+from core.mechanisms.stability import solver_slack
+from core.methods.local_fallback import local_with_fallback
+from core.privacy.accounting import (
     StageBudget,
     basic_composition,
     pld_epsilon,
@@ -13,19 +25,7 @@ from core.accounting import (
     split_budget,
     split_budget_pld,
 )
-from core.baselines import (
-    fallback_budget,
-    objective_perturbation,
-    oracle,
-    output_perturbation,
-)
-from core.data import synthetic
-from core.full_vector import objective_perturbation_parameters, regularised_fit_theta
-from core.gaussian import sigma
-from core.local_fallback import local_with_fallback
-from core.pipeline import make_rng, prepare, run_private
-from core.release import directional_sensitivity, unit_direction
-from core.stability import solver_slack
+from core.privacy.gaussian import sigma
 
 
 @pytest.fixture(scope="module")

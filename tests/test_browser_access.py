@@ -28,9 +28,9 @@ from test_browser import (  # noqa: F401
     text,
 )
 
-from core.charge import open_charged
-from core.ledger_store import open_ledger
-from core.spec import SyntheticSpec
+from core.data.spec import SyntheticSpec
+from core.privacy.charge import open_charged
+from core.privacy.ledger_store import open_ledger
 
 LINK = f"/pipeline?epsilon=4&n={N}"
 CAP = (10.0, 1e-5)

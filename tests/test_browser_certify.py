@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from test_browser import N, browser, check_clean, executable, new_tab, serve, settle, text  # noqa: F401
 
-from core.ledger_store import open_ledger
-from core.spec import SyntheticSpec
+from core.data.spec import SyntheticSpec
+from core.privacy.ledger_store import open_ledger
 
 LINK = f"/pipeline?mode=publish&epsilon=8&n={N}"
 CARD = "Certified, not yet released"

@@ -16,15 +16,12 @@ import pickle
 import numpy as np
 import pytest
 
-from core.access import CURATOR
-from core.accounting import split_budget
-from core.charge import open_charged, phase_cost
 from core.cli import main
-from core.curvature import curvatures
+from core.data.spec import SyntheticSpec
 from core.errors import BudgetError, InputError
-from core.ledger_store import open_ledger
-from core.model import ModelSpec
-from core.pipeline import prepare, prepare_spec
+from core.estimator.model import ModelSpec
+from core.mechanisms.curvature import curvatures
+from core.mechanisms.pipeline import prepare, prepare_spec
 from core.plan import (
     ReleaseFailed,
     ReleasePlan,
@@ -35,7 +32,10 @@ from core.plan import (
     charge_and_release_table,
     waiting,
 )
-from core.spec import SyntheticSpec
+from core.privacy.access import CURATOR
+from core.privacy.accounting import split_budget
+from core.privacy.charge import open_charged, phase_cost
+from core.privacy.ledger_store import open_ledger
 
 LOGISTIC = SyntheticSpec("logistic", 500, 3, 1.0, 1.0, 11)  # lambda_hat_min = 0 at this n: the fallback releases
 ROBUST = SyntheticSpec("robust", 20_000, 3, 1.0, 1.0, 5)
@@ -254,9 +254,9 @@ def _keys(doc) -> set[str]:
 def test_every_charged_document_holds_private_outputs_only(robust, tmp_path):
     """What the ledger keeps, the Report shows and the command line prints names no field computed without privacy:
     not the certificates' exact counts, Laplace draws or true eigenvalues (a table's document once printed them)."""
-    from core.certificates import RecursiveBound
-    from core.marks import not_private
-    from core.release import Release
+    from core.mechanisms.certificates import RecursiveBound
+    from core.mechanisms.release import Release
+    from core.privacy.marks import not_private
 
     # the fit's fields share names with private ones (a certificate's lambda_min): its own keys stand for it
     hidden = not_private(RecursiveBound) | not_private(Release) | {"covers", "fit", "theta", "grad_norm", "theta_star"}

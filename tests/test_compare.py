@@ -1,4 +1,4 @@
-"""core.compare's per-method summaries: release rate, coverage of the intervals, median half-width.
+"""core.methods.compare's per-method summaries: release rate, coverage of the intervals, median half-width.
 
 Statistical tests are seeded and state their false-alarm rate (the chance that a correct implementation
 fails for a fresh seed); with the seed fixed, each outcome is deterministic.
@@ -13,18 +13,18 @@ import numpy as np
 import pytest
 from scipy.stats import beta, binom, norm
 
-from core.accounting import split_budget
-from core.baselines import fallback_budget
-from core.compare import RATE_CONFIDENCE, MethodSummary, MethodTrials, compare, rate, summaries, summarise
+from core.data.spec import SyntheticSpec
 from core.errors import InputError
-from core.full_vector import objective_perturbation_parameters
-from core.gaussian import sigma
-from core.marks import not_private
-from core.model import ModelSpec
-from core.pipeline import make_rng, prepare_spec
-from core.release import directional_sensitivity
-from core.spec import SyntheticSpec
-from core.stability import solver_slack
+from core.estimator.model import ModelSpec
+from core.mechanisms.baselines import fallback_budget
+from core.mechanisms.full_vector import objective_perturbation_parameters
+from core.mechanisms.pipeline import make_rng, prepare_spec
+from core.mechanisms.release import directional_sensitivity
+from core.mechanisms.stability import solver_slack
+from core.methods.compare import RATE_CONFIDENCE, MethodSummary, MethodTrials, compare, rate, summaries, summarise
+from core.privacy.accounting import split_budget
+from core.privacy.gaussian import sigma
+from core.privacy.marks import not_private
 
 K = 400  # draws per method in the statistical tests
 
@@ -111,7 +111,7 @@ def test_fallback_releases_count_as_released_and_are_reported_apart(hard):
     assert 0 < s.fallback.k < 200
     assert s.released.k == s.fallback.k == sum(m.fallbacks) == sum(v is not None for v in m.values)
     assert s.coverage_fit.n == s.fallback.k
-    # each fallback interval is z_{0.95} s / lam + l(lam), with lambda_hat_min = 0 (core.fallback)
+    # each fallback interval is z_{0.95} s / lam + l(lam), with lambda_hat_min = 0 (core.mechanisms.fallback)
     lam, noise = objective_perturbation_parameters(problem, *fallback_budget(budget))
     expected = norm.ppf(0.95) * noise / lam + solver_slack(lam, problem.geometry)
     assert s.median_half_width == pytest.approx(expected, rel=1e-12)

@@ -12,12 +12,13 @@ from conftest import binomial_pvalue
 from scipy import stats
 from scipy.linalg import cho_solve
 
-import core.dp_sgd
-from core.accounting import split_budget
-from core.baselines import objective_perturbation, oracle, output_perturbation
-from core.compare import METHODS, compare
+import core.mechanisms.dp_sgd
 from core.data import synthetic
-from core.dp_sgd import (
+from core.errors import InputError
+from core.estimator.fit import fit
+from core.estimator.losses import LOGISTIC, ROBUST
+from core.mechanisms.baselines import objective_perturbation, oracle, output_perturbation
+from core.mechanisms.dp_sgd import (
     DPSGDConfig,
     calibrate_noise_multiplier,
     clipped_weights,
@@ -26,9 +27,7 @@ from core.dp_sgd import (
     poisson_batch,
     poisson_batches,
 )
-from core.errors import InputError
-from core.fit import fit
-from core.full_vector import (
+from core.mechanisms.full_vector import (
     OUTPUT_PERTURBATION_LAMBDA,
     objective_perturbation_parameters,
     objective_perturbation_vector,
@@ -37,8 +36,9 @@ from core.full_vector import (
     ridge_start,
     third_derivative,
 )
-from core.losses import LOGISTIC, ROBUST
-from core.pipeline import make_rng, prepare, run_private
+from core.mechanisms.pipeline import make_rng, prepare, run_private
+from core.methods.compare import METHODS, compare
+from core.privacy.accounting import split_budget
 
 Z_LIMIT = 4.4  # a two-sided standard normal exceeds it with probability 1.1e-5
 P_LIMIT = 1e-3  # a test with an exact (or asymptotic) null rejects a correct sampler with probability 1e-3
@@ -218,7 +218,7 @@ def test_dp_sgd_output_has_the_previous_law(monkeypatch, block):
     block = 100 draws the batches (about 40 indices each) two steps at a time.
     """
     if block is not None:
-        monkeypatch.setattr(core.dp_sgd, "SAMPLE_BLOCK", block)
+        monkeypatch.setattr(core.mechanisms.dp_sgd, "SAMPLE_BLOCK", block)
     data = synthetic(400, 3, "robust", theta_norm=1.0, seed=6)
     p = prepare(data.X, data.y, feature_names=data.feature_names)
     cfg = DPSGDConfig(steps=20, batch_size=40, accountant="rdp", neighbours="add_remove")

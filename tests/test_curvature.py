@@ -1,5 +1,5 @@
-"""Private curvature at a released point (core.curvature): its sensitivities by brute force, its failure rates, an
-attacker's audit of the pair of steps, and the coverage of the fallback interval it gives.
+"""Private curvature at a released point (core.mechanisms.curvature): its sensitivities by brute force, its failure
+rates, an attacker's audit of the pair of steps, and the coverage of the fallback interval it gives.
 
 Error rates: each statistical assertion below states its own; the audit fails a correct mechanism with probability
 at most audit.ALPHA = 1e-3.
@@ -12,12 +12,20 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from core.accounting import make_budget
-from core.curvature import LOG_SHARE, MAX_STEP, curvature, curvature_interval, curvatures, hessian_at, log_noise
 from core.data import synthetic
-from core.fallback import CURVATURE_SHARE, unspent_budget
-from core.gaussian import normal_quantile, sigma
-from core.pipeline import make_rng, prepare, run_private
+from core.mechanisms.curvature import (
+    LOG_SHARE,
+    MAX_STEP,
+    curvature,
+    curvature_interval,
+    curvatures,
+    hessian_at,
+    log_noise,
+)
+from core.mechanisms.fallback import CURVATURE_SHARE, unspent_budget
+from core.mechanisms.pipeline import make_rng, prepare, run_private
+from core.privacy.accounting import make_budget
+from core.privacy.gaussian import normal_quantile, sigma
 
 
 def _sample(n, d, seed, loss="logistic"):
@@ -113,7 +121,8 @@ def _curvature_pair(n=400, seed=20250311):
 def test_audit_of_the_curvature_pair(k, family, draws):
     """An attacker's audit of (lambda_hat, ln U) at the public point: eps_lb <= eps_1 + eps_2 at the set's delta
     (probability of a false failure <= 1e-3). The pair moves lambda_min by a good part of g. With 16 directions (a
-    table's bounds) step 2 adds Gaussian noise to the vector of log-norms (core.curvature.log_noise); the audit
+    table's bounds) step 2 adds Gaussian noise to the vector of log-norms (core.mechanisms.curvature.log_noise); the
+    audit
     reads lambda_hat and three of the bounds."""
     P, P2 = _curvature_pair()
     point = P.fit.theta

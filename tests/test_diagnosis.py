@@ -6,15 +6,15 @@ import time
 import numpy as np
 import pytest
 
-from core.accounting import make_budget
-from core.certificates import steps_to_invert
 from core.data import synthetic
 from core.data.acs import read_pums
-from core.diagnosis import diagnose, from_fit
-from core.pipeline import make_rng, prepare, run_private
-from core.recursion import up_recursion
-from core.stability import stability_test
-from core.whatif import down_count, noise_free_test, pass_probability, smallest_epsilon, smallest_n
+from core.mechanisms.certificates import steps_to_invert
+from core.mechanisms.pipeline import make_rng, prepare, run_private
+from core.mechanisms.recursion import up_recursion
+from core.mechanisms.stability import stability_test
+from core.privacy.accounting import make_budget
+from core.teaching.diagnosis import diagnose, from_fit
+from core.teaching.whatif import down_count, noise_free_test, pass_probability, smallest_epsilon, smallest_n
 
 SPLIT = (1.0, 1.0, 1.0)
 CENSUS = "tests/data/SYNTHETIC_psam_p06_CA_2018_1-Year.csv"
@@ -123,7 +123,7 @@ def test_continuous_count_agrees_with_the_exact_search(census_problem):
 
 @pytest.mark.parametrize("lam_reg", [0.0, 1e-3])
 def test_continuous_count_within_its_stated_error(census_problem, robust_problem, lam_reg):
-    """|N - N~| <= 2 + TV(ln s) (module core.whatif); measured within 1.3 steps on a grid of n and lambda."""
+    """|N - N~| <= 2 + TV(ln s) (module core.teaching.whatif); measured within 1.3 steps on a grid of n and lambda."""
     worst = 0.0
     for base, ns in ((census_problem, (10**7, 10**8, 10**9)), (robust_problem, (10**5, 10**6))):
         p = base if lam_reg == 0 else prepare(base.X, base.y, base.model.loss, "cube", lam_reg=lam_reg)
@@ -176,7 +176,7 @@ def test_pass_probability_is_a_laplace_sum(robust_problem):
 
 
 def test_bottom_advice_names_the_controls_and_the_scale_of_y_for_the_robust_loss():
-    from core.diagnosis import bottom_advice
+    from core.teaching.diagnosis import bottom_advice
 
     robust, logistic = bottom_advice("robust"), bottom_advice("logistic")
     for text in (robust, logistic):

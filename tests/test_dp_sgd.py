@@ -1,4 +1,4 @@
-"""DP-SGD (core.dp_sgd): calibration, sampling, clipping, accuracy against an a-priori prediction,
+"""DP-SGD (core.mechanisms.dp_sgd): calibration, sampling, clipping, accuracy against an a-priori prediction,
 and the compiled steps and batches against their NumPy fallback."""
 
 import json
@@ -13,9 +13,10 @@ import pytest
 from conftest import binomial_pvalue
 from scipy import stats
 
-import core.dp_sgd
+import core.mechanisms.dp_sgd
 from core.data import synthetic
-from core.dp_sgd import (
+from core.estimator.losses import LOGISTIC, ROBUST
+from core.mechanisms.dp_sgd import (
     DPSGDConfig,
     calibrate_noise_multiplier,
     clipped_weights,
@@ -26,9 +27,8 @@ from core.dp_sgd import (
     poisson_batches,
     sgd_rows,
 )
-from core.gaussian import sigma_analytic
-from core.losses import LOGISTIC, ROBUST
-from core.pipeline import prepare
+from core.mechanisms.pipeline import prepare
+from core.privacy.gaussian import sigma_analytic
 
 DELTA = 1e-6
 # The SGD mechanics do not depend on the accountant: the fast one keeps these tests quick.
@@ -226,15 +226,15 @@ def test_default_config_error_is_small(problem_200k):
         assert abs(out.value - out.u_theta) < 0.02
 
 
-compiled = pytest.mark.skipif(core.dp_sgd.STEPS_KERNEL is None,
+compiled = pytest.mark.skipif(core.mechanisms.dp_sgd.STEPS_KERNEL is None,
                               reason="the compiled loops are off (no numba or PSP_NO_JIT=1)")
 ROOT = Path(__file__).resolve().parents[1]
 AGREE = 1e-12  # compiled against NumPy: the order of a sum's terms and libm's last bit, compounded over T steps
 
 
 def without_kernels(monkeypatch):
-    monkeypatch.setattr(core.dp_sgd, "STEPS_KERNEL", None)
-    monkeypatch.setattr(core.dp_sgd, "DISTINCT_KERNEL", None)
+    monkeypatch.setattr(core.mechanisms.dp_sgd, "STEPS_KERNEL", None)
+    monkeypatch.setattr(core.mechanisms.dp_sgd, "DISTINCT_KERNEL", None)
 
 
 @compiled
@@ -250,7 +250,7 @@ def without_kernels(monkeypatch):
 )
 def test_compiled_steps_give_the_numpy_theta(monkeypatch, loss, n, d, lam_reg, config):
     """Same seed, same theta_hat and z to 1e-12, compiled or not; SAMPLE_BLOCK = 4000 splits the run into blocks."""
-    monkeypatch.setattr(core.dp_sgd, "SAMPLE_BLOCK", 4000)
+    monkeypatch.setattr(core.mechanisms.dp_sgd, "SAMPLE_BLOCK", 4000)
     data = synthetic(n, d, loss, theta_norm=1.0, seed=n + d)
     p = prepare(data.X, data.y, loss, "cube", lam_reg=lam_reg)
     fast, z = dp_sgd_theta(p, 1.0, DELTA, np.random.default_rng(5), config)
@@ -309,7 +309,8 @@ def test_compiled_step_is_the_clipped_gradient_step(loss, margin):
     after, total = theta.copy(), np.zeros(d)
     step, kind = (1.0, 1.0, 0.0, C, 0), {"robust": 0, "logistic": 1}[loss.name]
     offsets = np.array([0, m], dtype=np.int64)
-    core.dp_sgd.STEPS_KERNEL(rows, np.arange(m, dtype=np.int64), offsets, np.zeros((1, d)), after, total, 0, step, kind)
+    core.mechanisms.dp_sgd.STEPS_KERNEL(rows, np.arange(m, dtype=np.int64), offsets, np.zeros((1, d)), after, total,
+                                        0, step, kind)
     np.testing.assert_allclose(theta - after, want, rtol=1e-12, atol=1e-13 * m)
     np.testing.assert_array_equal(total, after)
     assert np.abs(want).max() > 1.0  # many clipped terms, not a vacuous sum
@@ -318,9 +319,9 @@ def test_compiled_step_is_the_clipped_gradient_step(loss, margin):
 NO_JIT_SCRIPT = """
 import json, sys
 import numpy as np
-import core.dp_sgd as D
+import core.mechanisms.dp_sgd as D
 from core.data import synthetic
-from core.pipeline import prepare
+from core.mechanisms.pipeline import prepare
 out = {"jit": D.STEPS_KERNEL is not None}
 for loss, n, d in json.loads(sys.argv[1]):
     data = synthetic(n, d, loss, theta_norm=1.0, seed=3)

@@ -1,4 +1,4 @@
-"""The simulation figures (core.experiments) run through the command line, checked on their numbers."""
+"""The simulation figures (core.teaching.experiments) run through the command line, checked on their numbers."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core import experiments
 from core.cli import main
+from core.teaching import experiments
 from ui import experiments as experiment_figures
 
 REQUIRED = ("figure", "panel", "x_name", "x", "method", "metric", "mean", "se", "reps", "release_rate")

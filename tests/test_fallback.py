@@ -6,14 +6,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from core.accounting import basic_composition, make_budget, release_event_delta, split_budget
-from core.curvature import curvature_interval
 from core.data import synthetic
-from core.fallback import CURVATURE_SHARE, fallback_half_width, release_event_budget
-from core.full_vector import objective_perturbation_parameters, regularised_fit_theta
-from core.gaussian import normal_quantile
-from core.pipeline import make_rng, prepare, run_private
-from core.release import ALGORITHM5_NOTE, BOTTOM_NOTE
+from core.mechanisms.curvature import curvature_interval
+from core.mechanisms.fallback import CURVATURE_SHARE, fallback_half_width, release_event_budget
+from core.mechanisms.full_vector import objective_perturbation_parameters, regularised_fit_theta
+from core.mechanisms.pipeline import make_rng, prepare, run_private
+from core.mechanisms.release import ALGORITHM5_NOTE, BOTTOM_NOTE
+from core.privacy.accounting import basic_composition, make_budget, release_event_delta, split_budget
+from core.privacy.gaussian import normal_quantile
 from core.report import private_report, release_document
 
 FALLBACK_KEYS = {"branch", "interval_note", "fallback_epsilon", "fallback_delta", "fallback_lambda_reg",
@@ -197,10 +197,10 @@ def test_the_command_line_falls_back_by_default_for_logistic_data_and_says_which
 def test_the_fallback_refuses_a_budget_solved_by_privacy_loss_distributions(robust_problem, tmp_path):
     """Its guarantee is proven under basic composition only: run_private and a release plan both refuse, the plan
     before anything is charged, naming the two controls."""
+    from core.data.spec import SyntheticSpec
     from core.errors import BudgetError
-    from core.model import ModelSpec
+    from core.estimator.model import ModelSpec
     from core.plan import ReleasePlan
-    from core.spec import SyntheticSpec
 
     pld = make_budget(4.0, 1e-6, (1, 1, 18), "pld")
     with pytest.raises(BudgetError) as refused:

@@ -1,4 +1,4 @@
-"""The figures of ui.figures, built from small real core results, and the trajectories of core.teaching."""
+"""The figures of ui.figures, built from small real core results, and the trajectories of core.teaching.aids."""
 
 from __future__ import annotations
 
@@ -11,13 +11,14 @@ import plotly.graph_objects as go
 import pytest
 from test_browser import browser, executable  # noqa: F401  (fixtures: the system Chromium, for the layout tests)
 
-from core import teaching, whatif
-from core.accounting import make_budget, privacy_profile, split_budget
-from core.compare import compare
 from core.data import synthetic
 from core.data.acs import FEATURE_NAMES
-from core.pipeline import make_rng, prepare, run_private
-from core.recursion import down_recursion, up_recursion
+from core.mechanisms.pipeline import make_rng, prepare, run_private
+from core.mechanisms.recursion import down_recursion, up_recursion
+from core.methods.compare import compare
+from core.privacy.accounting import make_budget, privacy_profile, split_budget
+from core.teaching import aids as teaching
+from core.teaching import whatif
 from ui import figures
 from ui.format import num
 from ui.theme import BACKGROUNDS, DARK_COLORS, METHOD_LABELS
@@ -63,7 +64,7 @@ def iterate(step, start: float, done) -> list[float]:
     return out
 
 
-# ---------------------------------------------------------------- core.teaching
+# ---------------------------------------------------------------- core.teaching.aids
 
 
 def test_falling_path_iterates_the_decreasing_recursion(problem, run):
@@ -471,7 +472,7 @@ def test_the_dark_theme_keeps_every_array_and_its_description():
 
 
 def test_the_planners_figure_has_a_title_and_keeps_bottom_off_the_half_width_axis():
-    from core.planner import Assumptions, plan, sweep_n
+    from core.teaching.planner import Assumptions, plan, sweep_n
     from ui.figures import alt_text
     from ui.planner_figures import half_width_figure
 

@@ -22,16 +22,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core import kernels
-from core.accounting import split_budget
 from core.data import synthetic
 from core.errors import DataError
-from core.fit import MINIMISER, NO_MINIMISER, RANK_DEFICIENT, TAU_FACTOR, _dot2_columns, fit, mean_rows
-from core.full_vector import objective_perturbation_parameters, regularised_fit_theta
-from core.losses import LOGISTIC, ROBUST
-from core.model import ModelSpec
-from core.pipeline import make_rng, prepare, prepare_model, run_private
-from core.rounding import response_capacity
+from core.estimator import kernels
+from core.estimator.fit import MINIMISER, NO_MINIMISER, RANK_DEFICIENT, TAU_FACTOR, _dot2_columns, fit, mean_rows
+from core.estimator.losses import LOGISTIC, ROBUST
+from core.estimator.model import ModelSpec
+from core.estimator.rounding import response_capacity
+from core.mechanisms.full_vector import objective_perturbation_parameters, regularised_fit_theta
+from core.mechanisms.pipeline import make_rng, prepare, prepare_model, run_private
+from core.privacy.accounting import split_budget
 
 
 def outlier_pair(n: int = 50_000, big: float = 1e16):
@@ -284,7 +284,7 @@ def test_compare_on_data_without_a_minimiser_says_why(tmp_path):
 def test_logistic_newton_starts_from_the_gram_without_another_pass(monkeypatch):
     """At theta = 0 every logistic weight is 1/4, so the first Hessian is 1/4 of the rank check's Gram: the same
     bits as forming it again (scaling by a power of two is exact), one pass over X fewer, the same fit."""
-    import core.fit as fitting
+    import core.estimator.fit as fitting
 
     d = synthetic(30_000, 5, "logistic", seed=4)
     X = d.X
@@ -309,7 +309,7 @@ def test_the_compiled_gram_is_the_blas_gram_up_to_rounding(n, weighted):
     """The compiled Gram (8 fixed row ranges) against the BLAS blocks: the same sum in another order, so within
     a sum's rounding bound of each other (n 2^-52 max_i w_i ||x_i||^2, over n: 17 2^-52 here); symmetric, and
     the same bits however many workers run the ranges."""
-    import core.fit as fitting
+    import core.estimator.fit as fitting
 
     if fitting.KERNELS is None:
         pytest.skip("the compiled loops are off (no numba or PSP_NO_JIT=1)")
@@ -350,7 +350,7 @@ def test_the_hessian_weights_from_the_gradient_weights(loss):
 def test_the_line_search_hands_on_exactly_what_the_next_step_would_form(monkeypatch):
     """A full Newton step's slope is formed at X (theta + step), and the next gradient reuses it: the same bits
     as a fit that forms it again (theta, the eigenvalues, the steps), on a logistic and a robust sample."""
-    import core.fit as fitting
+    import core.estimator.fit as fitting
 
     cases = [(synthetic(20_000, 6, "logistic", seed=2), LOGISTIC), (synthetic(20_000, 4, "robust", seed=3), ROBUST)]
     searched, handed = fitting._line_search, []
@@ -373,12 +373,12 @@ def test_the_line_search_hands_on_exactly_what_the_next_step_would_form(monkeypa
 def test_the_fit_without_compiled_kernels_agrees():
     """PSP_NO_JIT=1 (the BLAS Gram) in a fresh process against the compiled Gram here: the same status and steps,
     theta and the eigenvalues equal up to the Gram's rounding."""
-    import core.fit as fitting
+    import core.estimator.fit as fitting
 
     if fitting.KERNELS is None:
         pytest.skip("the compiled loops are off (no numba or PSP_NO_JIT=1)")
-    script = ("import json; from core.data import synthetic; from core.fit import fit;"
-              "from core.losses import LOGISTIC; d = synthetic(30_000, 5, 'logistic', seed=7);"
+    script = ("import json; from core.data import synthetic; from core.estimator.fit import fit;"
+              "from core.estimator.losses import LOGISTIC; d = synthetic(30_000, 5, 'logistic', seed=7);"
               "f = fit(d.X, d.y, LOGISTIC);"
               "print(json.dumps([f.status, f.iterations, f.theta.tolist(), f.eigenvalues.tolist()]))")
     env = {**os.environ, "PSP_NO_JIT": "1", "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
@@ -396,7 +396,7 @@ def test_the_fit_without_compiled_kernels_agrees():
 def test_a_forked_child_forms_the_gram_with_threads_of_its_own():
     """A child forked after the parent formed a Gram (fork keeps no threads) forms the same Gram, instead of
     waiting forever on its parent's pool."""
-    import core.fit as fitting
+    import core.estimator.fit as fitting
 
     if fitting.KERNELS is None:
         pytest.skip("without the compiled loops the Gram runs on the calling thread")
@@ -422,7 +422,7 @@ def test_a_forked_child_forms_the_gram_with_threads_of_its_own():
 
 
 def test_compiled_and_numpy_residuals_are_the_same_bits_and_exact_to_twice_the_precision():
-    """Dot2 compiled (core.kernels.residual_rows) and column by column in NumPy: identical bits, and within
+    """Dot2 compiled (core.estimator.kernels.residual_rows) and column by column in NumPy: identical bits, and within
     2^-53 |z| of the exact residual computed in rational arithmetic, on coefficients of 1e12."""
     rng = np.random.default_rng(5)
     X = rng.uniform(-1, 1, (1_000, 7))

@@ -1,4 +1,4 @@
-"""Full-vector releases (core.full_vector): Delta(P_n) of (3a), the baselines as vectors, the dispatcher."""
+"""Full-vector releases (core.mechanisms.full_vector): Delta(P_n) of (3a), the baselines as vectors, the dispatcher."""
 
 import dataclasses
 import itertools
@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from core.baselines import objective_perturbation, output_perturbation
 from core.data import synthetic
-from core.dp_sgd import DPSGDConfig, dp_sgd_theta
 from core.errors import InputError
-from core.full_vector import (
+from core.mechanisms.baselines import objective_perturbation, output_perturbation
+from core.mechanisms.dp_sgd import DPSGDConfig, dp_sgd_theta
+from core.mechanisms.full_vector import (
     VECTOR_METHODS,
     VectorRelease,
     cube_norm_sup,
@@ -21,9 +21,9 @@ from core.full_vector import (
     parameter_sensitivity,
     release_vector,
 )
-from core.gaussian import sigma
-from core.pipeline import make_rng, prepare
-from core.release import directional_sensitivity, unit_direction
+from core.mechanisms.pipeline import make_rng, prepare
+from core.mechanisms.release import directional_sensitivity, unit_direction
+from core.privacy.gaussian import sigma
 
 DELTA = 1e-6
 
@@ -165,7 +165,7 @@ def test_u_releases_are_projections_of_the_vectors(cube):
 
 
 def test_objective_perturbation_values_are_unchanged(cube):
-    """u^T values of (15) for seed 123, recorded before its formula moved into core.full_vector."""
+    """u^T values of (15) for seed 123, recorded before its formula moved into core.mechanisms.full_vector."""
     before = [-0.24904082460088103, 0.18735564079003264, 0.3922098111357451, -0.6830469667140595,
               0.5336962781811978]
     for j, value in enumerate(before):

@@ -11,7 +11,7 @@ import mpmath
 import pytest
 from dp_accounting import gaussian_mechanism
 
-from core.gaussian import SAFETY, log_delta_analytic_bound, sigma_analytic, sigma_paper
+from core.privacy.gaussian import SAFETY, log_delta_analytic_bound, sigma_analytic, sigma_paper
 
 EPSILONS = (1e-5, 1e-3, 0.1, 1.0, 4.0, 10.0, 50.0)
 DELTAS = (1e-3, 1e-6, 1e-12, 1e-30, 1e-50, 1e-100)
@@ -123,7 +123,7 @@ def test_the_posterior_an_attacker_can_reach():
     """From a 50 % prior the odds can grow by e^eps at most: 1/2 at eps = 0, 3/4 at eps = ln 3."""
     import math
 
-    from core.gaussian import epsilon_warning, posterior_bound
+    from core.privacy.gaussian import epsilon_warning, posterior_bound
 
     assert posterior_bound(0.0) == 0.5
     assert posterior_bound(math.log(3.0)) == pytest.approx(0.75, rel=1e-15)
@@ -131,7 +131,7 @@ def test_the_posterior_an_attacker_can_reach():
 
 
 def test_large_factors_read_as_powers_of_ten_and_never_as_certainty():
-    from core.gaussian import certainty, epsilon_warning, magnitude
+    from core.privacy.gaussian import certainty, epsilon_warning, magnitude
 
     assert [magnitude(x) for x in (54.598, 999.9, 22026.47, 5.18e21)] == ["54.6", "1,000", "22,000", "5.18 × 10²¹"]
     assert certainty(4.0) == "98.2 %" and certainty(20.0) == "all but 1 in 4.85 × 10⁸"

@@ -16,14 +16,14 @@ import pytest
 from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
-from core.accounting import make_budget
 from core.cli import main
-from core.compare import compare
+from core.data.spec import AcsSpec, CsvSpec, PumsSpec, SyntheticSpec
 from core.data.synthetic import synthetic
 from core.errors import BudgetError, DataError, InputError
-from core.gaussian import MAX_DELTA, check_total_budget
-from core.pipeline import make_rng, prepare, run_private
-from core.spec import AcsSpec, CsvSpec, PumsSpec, SyntheticSpec
+from core.mechanisms.pipeline import make_rng, prepare, run_private
+from core.methods.compare import compare
+from core.privacy.accounting import make_budget
+from core.privacy.gaussian import MAX_DELTA, check_total_budget
 from ui import state
 
 SECRET = "8675309.25"  # a cell value that must never appear in a message

@@ -1,16 +1,17 @@
-"""The population interval (core.inference): its formulas exactly, and its coverage of the generating parameter on
+"""The population interval (core.mechanisms.inference): its formulas exactly, and its coverage of the generating
+parameter on
 fresh synthetic logistic samples, where the model holds (the information equality it assumes)."""
 
 import math
 
 import pytest
 
-from core.accounting import RELEASE_SPLIT, make_budget
-from core.curvature import Curvature, CurvatureInterval
 from core.data import synthetic
-from core.gaussian import normal_quantile
-from core.inference import POPULATION_NOTE, algorithm5_population, fallback_population
-from core.pipeline import make_rng, prepare, run_private
+from core.mechanisms.curvature import Curvature, CurvatureInterval
+from core.mechanisms.inference import POPULATION_NOTE, algorithm5_population, fallback_population
+from core.mechanisms.pipeline import make_rng, prepare, run_private
+from core.privacy.accounting import RELEASE_SPLIT, make_budget
+from core.privacy.gaussian import normal_quantile
 
 
 def test_algorithm5_population_adds_sampling_in_quadrature():

@@ -7,10 +7,10 @@ import time
 
 import pytest
 
+from core.data.spec import AcsSpec, CsvSpec, SyntheticSpec
 from core.errors import BudgetError
-from core.ledger import TOLERANCE, Ledger, LedgerEntry, MemoryStore
-from core.population import Population
-from core.spec import AcsSpec, CsvSpec, SyntheticSpec
+from core.privacy.ledger import TOLERANCE, Ledger, LedgerEntry, MemoryStore
+from core.privacy.population import Population
 
 CA = AcsSpec(("CA",)).population()
 MI = AcsSpec(("MI",)).population()

@@ -18,9 +18,10 @@ import pytest
 
 from core.cli import main
 from core.data import acs
+from core.data.spec import AcsSpec, CsvSpec, SyntheticSpec
 from core.errors import BudgetError, InputError
-from core.ledger import Ledger, ReleaseDetails
-from core.ledger_store import (
+from core.privacy.ledger import Ledger, ReleaseDetails
+from core.privacy.ledger_store import (
     LedgerError,
     SqliteStore,
     default_ledger_path,
@@ -28,8 +29,7 @@ from core.ledger_store import (
     population_from_json,
     population_to_json,
 )
-from core.population import Population
-from core.spec import AcsSpec, CsvSpec, SyntheticSpec
+from core.privacy.population import Population
 
 CA = AcsSpec(("CA",)).population()
 MI = AcsSpec(("MI",)).population()
@@ -301,7 +301,8 @@ def test_command_line_default_path_and_a_corrupt_file(tmp_path):
     proc = run(*SYNTH_RELEASE, "--ledger", str(bad))
     assert proc.returncode == 2 and str(bad) in proc.stderr and "not a readable SQLite database" in proc.stderr
     assert proc.stdout == "" and len(proc.stderr.strip().splitlines()) == 1
-    # A new file starts with the default cap every surface gives it (core.charge.default_cap), as the app's does.
+    # A new file starts with the default cap every surface gives it (core.privacy.charge.default_cap), as the app's
+    # does.
     fresh = str(tmp_path / "new.sqlite3")
     assert run(*SYNTH_RELEASE, "--ledger", fresh).returncode == 0
     assert json.loads(run("ledger", "show", "--ledger", fresh).stdout)["default_cap"] == {"epsilon": 10.0,

@@ -20,14 +20,10 @@ from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invariant, rule
 
-from core.access import CURATOR
-from core.accounting import basic_shares, split_budget
-from core.charge import open_charged
+from core.data.spec import SyntheticSpec
 from core.errors import InputError
-from core.ledger import TOLERANCE
-from core.ledger_store import open_ledger
-from core.model import ModelSpec
-from core.pipeline import prepare_spec
+from core.estimator.model import ModelSpec
+from core.mechanisms.pipeline import prepare_spec
 from core.plan import (
     ReleasePlan,
     TablePlan,
@@ -36,7 +32,11 @@ from core.plan import (
     charge_and_finish,
     charge_and_release_table,
 )
-from core.spec import SyntheticSpec
+from core.privacy.access import CURATOR
+from core.privacy.accounting import basic_shares, split_budget
+from core.privacy.charge import open_charged
+from core.privacy.ledger import TOLERANCE
+from core.privacy.ledger_store import open_ledger
 
 CAP = (10.0, 1e-5)
 SPECS = {  # lambda_hat_min = 0 on the first (the fallback spends stage 2's share too); the test passes on the second
@@ -59,7 +59,7 @@ def plan(problem, epsilon: float, split: tuple, target: int = 0) -> ReleasePlan:
 
 
 def stage_spends(budget) -> tuple[tuple[float, float], ...]:
-    """(a, b, event): each stage's (epsilon, delta) share of the basic total (core.accounting.basic_shares)."""
+    """(a, b, event): each stage's (epsilon, delta) share of the basic total (core.privacy.accounting.basic_shares)."""
     return basic_shares(budget.lambda_min, budget.lambda_max, budget.release)
 
 

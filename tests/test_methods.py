@@ -1,15 +1,16 @@
-"""The one table of methods (core.methods) is what every surface reads, and every method in it can run."""
+"""The one table of methods (core.methods.registry) is what every surface reads, and every method in it can run."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from core import compare, experiments
-from core.accounting import split_budget
-from core.dp_sgd import DPSGDConfig
-from core.methods import REFERENCE, REGISTRY, VECTOR, Method, names
-from core.pipeline import prepare
-from core.trial import Draw, Trial
+from core.mechanisms.dp_sgd import DPSGDConfig
+from core.mechanisms.pipeline import prepare
+from core.mechanisms.trial import Draw, Trial
+from core.methods import compare
+from core.methods.registry import REFERENCE, REGISTRY, VECTOR, Method, names
+from core.privacy.accounting import split_budget
+from core.teaching import experiments
 from ui import theme
 
 

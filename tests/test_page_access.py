@@ -10,9 +10,9 @@ import pytest
 from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
-from core.charge import default_cap, open_charged
-from core.ledger_store import open_ledger
-from core.spec import SyntheticSpec
+from core.data.spec import SyntheticSpec
+from core.privacy.charge import default_cap, open_charged
+from core.privacy.ledger_store import open_ledger
 
 N = 20_000
 PEOPLE = SyntheticSpec("robust", N, 5, 1.0, 1.0, 0).population()

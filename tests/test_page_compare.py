@@ -10,7 +10,7 @@ import pytest
 from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
-from core.compare import METHODS
+from core.methods.compare import METHODS
 from ui import state
 from ui.theme import METHOD_LABELS
 

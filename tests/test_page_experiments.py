@@ -20,7 +20,7 @@ from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
 from core.errors import InputError
-from core.experiments import COLUMNS, FIGURES, NOT_PRIVATE_METHODS, plan, read_rows, write_csv
+from core.teaching.experiments import COLUMNS, FIGURES, NOT_PRIVATE_METHODS, plan, read_rows, write_csv
 from ui import experiments as ex
 from ui.labels import AXIS_TITLES
 

@@ -11,8 +11,8 @@ import pytest
 from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
-from core.charge import default_cap, open_charged
-from core.ledger_store import open_ledger
+from core.privacy.charge import default_cap, open_charged
+from core.privacy.ledger_store import open_ledger
 from ui.state import UPLOADED, Upload
 
 N = 20_000

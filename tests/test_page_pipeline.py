@@ -14,13 +14,13 @@ from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
 import ui.state
-from core.accounting import RELEASE_SPLIT, split_budget
-from core.charge import charge
 from core.data import synthetic
-from core.ledger_store import open_ledger
-from core.pipeline import make_rng, prepare, run_private
-from core.population import Population
-from core.spec import AcsSpec, SyntheticSpec
+from core.data.spec import AcsSpec, SyntheticSpec
+from core.mechanisms.pipeline import make_rng, prepare, run_private
+from core.privacy.accounting import RELEASE_SPLIT, split_budget
+from core.privacy.charge import charge
+from core.privacy.ledger_store import open_ledger
+from core.privacy.population import Population
 from ui.state import PUBLISHED, TEACHING_RUN, PublishedRelease, TeachingRun, Upload
 
 N = 20_000  # small enough to keep every run fast
@@ -449,7 +449,7 @@ def test_publish_sidebar_describes_the_data_without_raw_counts():
     at.run()  # app.py draws the sidebar on every page
     assert_clean(at)
     captions = " ".join(c.value for c in at.sidebar.caption)
-    # the public description of the data (core.spec), never a count read off the data
+    # the public description of the data (core.data.spec), never a count read off the data
     assert f"n = {N:,}, d = 5 · {SyntheticSpec('robust', N, 5, 1.0, 1.0, 0).describe()}" in captions
 
 
@@ -618,7 +618,7 @@ def test_whatif_margin_opens_with_the_95_percent_points():
 @pytest.mark.parametrize("accounting", ["basic", "pld"])
 def test_budget_rows_add_up_to_the_total(accounting):
     """The counted columns of the Budget card sum to the basic-composition totals shown below it, ε and δ."""
-    from core.accounting import make_budget
+    from core.privacy.accounting import make_budget
     from ui.cards import budget_table
 
     b = make_budget(4.0, 1e-6, (1.0, 2.0, 3.0), accounting)

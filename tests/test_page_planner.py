@@ -9,7 +9,7 @@ import pytest
 from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
-from core.planner import Assumptions, plan, smallest_epsilon, smallest_n, sweep_n
+from core.teaching.planner import Assumptions, plan, smallest_epsilon, smallest_n, sweep_n
 from ui.format import num
 from ui.planner_figures import half_width_figure
 
@@ -42,7 +42,7 @@ def assert_clean(at: AppTest) -> None:
 
 
 def expected(a: Assumptions) -> dict[str, str]:
-    """The metrics the page should show for assumptions a, from core.planner directly."""
+    """The metrics the page should show for assumptions a, from core.teaching.planner directly."""
     p = plan(a)
     eps, n = smallest_epsilon(a, TARGET), smallest_n(a, TARGET)
     return {

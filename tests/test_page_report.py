@@ -15,13 +15,14 @@ from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
 import ui.state
-from core.accounting import split_budget
-from core.data import PrivacyUnit, synthetic
-from core.ledger_store import open_ledger
-from core.model import ModelSpec
-from core.pipeline import make_rng, prepare, run_private
+from core.data import synthetic
+from core.data.spec import AcsSpec, SyntheticSpec
+from core.estimator.model import ModelSpec
+from core.mechanisms.pipeline import make_rng, prepare, run_private
+from core.privacy.accounting import split_budget
+from core.privacy.ledger_store import open_ledger
+from core.privacy.unit import PrivacyUnit
 from core.report import plain_summary, private_report
-from core.spec import AcsSpec, SyntheticSpec
 from ui.state import PUBLISHED, TEACHING_RUN, PublishedRelease, Upload
 
 N = 20_000  # small enough to keep every run fast
@@ -30,7 +31,7 @@ MODEL = ModelSpec("robust", "cube", None, 0.0)
 NO_RELEASE = "Nothing has been published on these people yet"
 HOW_TO = "switch the sidebar's Mode to Publish, then press Release on the Pipeline page"
 DOWNLOADS = ["Download HTML report", "Download JSON", "Script of these settings"]
-# Names of everything computed from the data without privacy (core.marks and the brief of the report).
+# Names of everything computed from the data without privacy (core.privacy.marks and the brief of the report).
 NON_PRIVATE = {"fit", "theta", "omega", "Delta", "u_theta", "oracle_interval", "z", "N", "noise", "statistic",
                "noise_sd", "covers", "clipped_rows"}
 

@@ -10,16 +10,16 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from core.accounting import RELEASE_SPLIT, basic_composition, split_budget
 from core.data import synthetic
-from core.fit import fit
-from core.full_vector import algorithm3, algorithm7
-from core.gaussian import sigma
-from core.geometry import make_geometry, project
-from core.losses import ROBUST
-from core.pipeline import make_rng, prepare, run_private
-from core.recursion import recursion_down, t_bound
-from core.stability import solver_slack, stability_test, threshold
+from core.estimator.fit import fit
+from core.estimator.geometry import make_geometry, project
+from core.estimator.losses import ROBUST
+from core.mechanisms.full_vector import algorithm3, algorithm7
+from core.mechanisms.pipeline import make_rng, prepare, run_private
+from core.mechanisms.recursion import recursion_down, t_bound
+from core.mechanisms.stability import solver_slack, stability_test, threshold
+from core.privacy.accounting import RELEASE_SPLIT, basic_composition, split_budget
+from core.privacy.gaussian import sigma
 
 
 def test_logistic_fit_matches_scikit_learn(logistic_problem):
@@ -201,7 +201,7 @@ def test_cli_synthetic_with_repeats():
 
 
 def test_non_private_fields_are_marked(robust_problem):
-    from core.marks import not_private
+    from core.privacy.marks import not_private
 
     run = run_private(robust_problem, 0, split_budget(6.0, 1e-6), make_rng(0))
     assert not_private(robust_problem.fit) >= {"theta", "hessian", "lambda_min", "lambda_max", "grad_norm", "kappa"}

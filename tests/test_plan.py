@@ -7,16 +7,16 @@ import math
 
 import pytest
 
-from core.access import CURATOR
-from core.accounting import make_budget, split_budget
-from core.charge import cost, open_charged, phase_cost
-from core.data.dataset import PrivacyUnit
+from core.data.spec import SyntheticSpec
 from core.errors import BudgetError, InputError
-from core.marks import public
-from core.model import ModelSpec
-from core.pipeline import certify, finish, make_rng, prepare_spec, run_private
+from core.estimator.model import ModelSpec
+from core.mechanisms.pipeline import certify, finish, make_rng, prepare_spec, run_private
 from core.plan import ReleasePlan, charge_and_certify, charge_and_execute, charge_and_finish, execute
-from core.spec import SyntheticSpec
+from core.privacy.access import CURATOR
+from core.privacy.accounting import make_budget, split_budget
+from core.privacy.charge import cost, open_charged, phase_cost
+from core.privacy.marks import public
+from core.privacy.unit import PrivacyUnit
 
 SPEC = SyntheticSpec("robust", 20_000, 3, 1.0, 1.0, 5)
 
@@ -65,7 +65,7 @@ def test_charge_and_execute_charges_first_per_person_and_records_the_outcome(pro
 
 
 def test_the_public_view_of_a_run_holds_private_outputs_only(problem):
-    from core.marks import not_private, public
+    from core.privacy.marks import not_private, public
 
     run = execute(plan(problem, seed=3), problem)
     view = public(run)

@@ -1,7 +1,7 @@
-"""The planner (core.planner) against the real pipeline on synthetic data.
+"""The planner (core.teaching.planner) against the real pipeline on synthetic data.
 
 The assumptions are a synthetic problem's true lambda_min and lambda_max (and its n, d, loss, domain, lambda_reg),
-so the plan should predict what core.pipeline.run_private does on those data.
+so the plan should predict what core.mechanisms.pipeline.run_private does on those data.
 """
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ import math
 import numpy as np
 import pytest
 
-from core import whatif
 from core.data import synthetic
 from core.errors import InputError
-from core.pipeline import Problem, prepare, run_private
-from core.planner import (
+from core.mechanisms.pipeline import Problem, prepare, run_private
+from core.mechanisms.release import interval_half_width
+from core.teaching import whatif
+from core.teaching.planner import (
     MAX_EPSILON,
     PLAN_NOTE,
     Assumptions,
@@ -26,7 +27,6 @@ from core.planner import (
     smallest_n,
     sweep_n,
 )
-from core.release import interval_half_width
 
 SPLIT = (1.0, 1.0, 1.0)
 DELTA = 1e-6
@@ -95,7 +95,8 @@ def test_half_width_is_the_release_formula_exactly(robust_problem):
 
 
 def test_pass_prediction_is_the_noise_free_test(problem):
-    """On a grid of epsilon around the boundary and three n, the plan's test is core.whatif's noise-free test of the
+    """On a grid of epsilon around the boundary and three n, the plan's test is core.teaching.whatif's noise-free test
+    of the
     problem itself, constant for constant, and its pass probability is whatif.pass_probability's."""
     e50 = whatif.smallest_epsilon(problem, DELTA, SPLIT)
     seen = set()

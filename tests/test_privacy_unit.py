@@ -14,11 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.accounting import split_budget
 from core.cli import main
-from core.data import PrivacyUnit, acs, read_csv, synthetic
+from core.data import acs, read_csv, synthetic
 from core.errors import DataError
-from core.pipeline import make_rng, run_private
+from core.mechanisms.pipeline import make_rng, run_private
+from core.privacy.accounting import split_budget
+from core.privacy.unit import PrivacyUnit
 from core.report import private_report, release_document
 
 CA_FILE = Path(__file__).parent / "data" / "SYNTHETIC_psam_p06_CA_2018_1-Year.csv"

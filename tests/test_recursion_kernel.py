@@ -1,4 +1,4 @@
-"""The compiled recursion loops (core.kernels) give bit for bit the pure-Python reference's numbers.
+"""The compiled recursion loops (core.estimator.kernels) give bit for bit the pure-Python reference's numbers.
 
 Every comparison is ==, never approx: the count N, the powers, the trajectories, the boundary points
 mu_j of the chain, the inverses (R^m)^{-1}(0) after their safe-side check. The reference is the same
@@ -18,12 +18,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import core.recursion as R
-from core.geometry import make_geometry
-from core.losses import LOSSES, ROBUST
-from core.recursion import DecreasingRecursion, c1_threshold, down_recursion, smooth_recursion, up_recursion
+import core.mechanisms.recursion as R
+from core.estimator.geometry import make_geometry
+from core.estimator.losses import LOSSES, ROBUST
+from core.mechanisms.recursion import DecreasingRecursion, c1_threshold, down_recursion, smooth_recursion, up_recursion
 
-kernels = pytest.importorskip("core.kernels")
+kernels = pytest.importorskip("core.estimator.kernels")
 pytestmark = pytest.mark.skipif(R.KERNELS is None, reason="the compiled loops are off (no numba or PSP_NO_JIT=1)")
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -194,9 +194,9 @@ def test_kinds_agree():
 
 FALLBACK_SCRIPT = """
 import json, sys
-import core.recursion as R
-from core.geometry import make_geometry
-from core.losses import LOSSES
+import core.mechanisms.recursion as R
+from core.estimator.geometry import make_geometry
+from core.estimator.losses import LOSSES
 
 out = {"jit": R.KERNELS is not None}
 for loss, domain, d, n, lam_reg, lam in json.loads(sys.argv[1]):

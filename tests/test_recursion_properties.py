@@ -5,9 +5,9 @@ import math
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.geometry import make_geometry
-from core.losses import LOSSES
-from core.recursion import (
+from core.estimator.geometry import make_geometry
+from core.estimator.losses import LOSSES
+from core.mechanisms.recursion import (
     AffineIncreasingRecursion,
     down_recursion,
     recursion_down,
@@ -70,7 +70,7 @@ def test_inverse_is_the_boundary_point(setup, m):
     rec = down_recursion(geometry(loss, domain, d), n, lam_reg)
     lam_hat = rec.inverse(m)
     assert lam_hat > 0
-    assert rec.power(lam_hat, m) <= rec.floor  # the count's floor zeta (core.rounding.count_floor)
+    assert rec.power(lam_hat, m) <= rec.floor  # the count's floor zeta (core.estimator.rounding.count_floor)
     assert rec.power(lam_hat * (1 + 1e-9), m) > rec.floor
     # and the count agrees: m steps reach 0 from lam_hat, one more is needed just above it
     assert rec.count(lam_hat) <= m < rec.count(lam_hat * (1 + 1e-9))

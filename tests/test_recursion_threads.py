@@ -9,9 +9,9 @@ import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from core.geometry import make_geometry
-from core.losses import ROBUST
-from core.recursion import down_recursion
+from core.estimator.geometry import make_geometry
+from core.estimator.losses import ROBUST
+from core.mechanisms.recursion import down_recursion
 
 THREADS = 8
 GEOMETRY = make_geometry(ROBUST, "cube", 5)

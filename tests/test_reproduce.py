@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 from apptest import new_app
 
-from core.accounting import make_budget
 from core.data.csvfile import read_csv_bytes
+from core.data.spec import AcsSpec, CsvSpec, PumsSpec, SyntheticSpec
 from core.errors import InputError
-from core.model import ModelSpec
-from core.pipeline import make_rng, prepare_spec, run_private
+from core.estimator.model import ModelSpec
+from core.mechanisms.pipeline import make_rng, prepare_spec, run_private
+from core.privacy.accounting import make_budget
 from core.reproduce import Reproduction, download_name, file_name, notebook, script
-from core.spec import AcsSpec, CsvSpec, PumsSpec, SyntheticSpec
 
 ROOT = Path(__file__).resolve().parents[1]
 N = 20_000  # at ε = 8 the test (14) passes on the app's synthetic data, so a value is released

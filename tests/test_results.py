@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from core.experiments import FIGURES, read_rows
+from core.teaching.experiments import FIGURES, read_rows
 
 RESULTS = Path(__file__).resolve().parents[1] / "docs" / "results"
 RECORDED = sorted(p.stem for p in RESULTS.glob("fig*.csv"))

@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 from scipy.special import expit
 
-from core.accounting import split_budget
 from core.errors import DataError
-from core.model import ModelSpec
-from core.pipeline import make_rng, prepare_model, run_private
+from core.estimator.model import ModelSpec
+from core.mechanisms.pipeline import make_rng, prepare_model, run_private
+from core.privacy.accounting import split_budget
 
 SCALES = (1e2, 1e4, 1e5, 1.3e5, 3.2e5, 1e6, 1e9, 1e12)
 SIZES = (500, 20_000)

@@ -16,13 +16,13 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from core.accounting import split_budget
 from core.cli import main
-from core.compare import compare
 from core.errors import InputError
-from core.gaussian import check_total_budget
-from core.model import ModelSpec
-from core.pipeline import make_rng, prepare, prepare_model, run_private
+from core.estimator.model import ModelSpec
+from core.mechanisms.pipeline import make_rng, prepare, prepare_model, run_private
+from core.methods.compare import compare
+from core.privacy.accounting import split_budget
+from core.privacy.gaussian import check_total_budget
 from core.settings import RANGES
 from ui.state import PARAMS, link_value
 

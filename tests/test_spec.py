@@ -15,17 +15,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from core.accounting import STAGES, split_budget
 from core.cli import build_parser, main, spec_from_args
-from core.compare import Comparison, MethodTrials, compare
 from core.data import Dataset, acs
+from core.data.spec import AcsSpec, CsvSpec, PumsSpec, SyntheticSpec, file_spec, is_pums, model_loss
 from core.errors import DataError, InputError
-from core.marks import NOT_PRIVATE, not_private
-from core.model import ModelSpec
-from core.pipeline import make_rng, prepare, prepare_spec, run_private
-from core.population import Population
+from core.estimator.model import ModelSpec
+from core.mechanisms.pipeline import make_rng, prepare, prepare_spec, run_private
+from core.methods.compare import Comparison, MethodTrials, compare
+from core.privacy.accounting import STAGES, split_budget
+from core.privacy.marks import NOT_PRIVATE, not_private
+from core.privacy.population import Population
 from core.report import compare_document, compare_not_private, private_report, release_document
-from core.spec import AcsSpec, CsvSpec, PumsSpec, SyntheticSpec, file_spec, is_pums, model_loss
 
 DATA = Path(__file__).parent / "data"
 CA_FILE = DATA / "SYNTHETIC_psam_p06_CA_2018_1-Year.csv"
@@ -375,9 +375,9 @@ def test_census_rows_lie_in_the_ball_of_radius_3_which_is_the_default_ball():
     import math
 
     from core.data.acs import encode_features
-    from core.model import ModelSpec
-    from core.pipeline import prepare_spec
-    from core.spec import ENCODED_RADIUS
+    from core.data.spec import ENCODED_RADIUS
+    from core.estimator.model import ModelSpec
+    from core.mechanisms.pipeline import prepare_spec
 
     worst = {"AGEP": [30.0], "WKHP": [1.0], "SCHL": [1.0], "RAC1P": [1.0], "OCCP": [10.0], "MAR": [1.0],
              "SEX": [2.0], "COW": [3.0]}

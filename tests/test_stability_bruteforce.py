@@ -10,11 +10,11 @@ import itertools
 import numpy as np
 import pytest
 
-from core.fit import fit
-from core.geometry import make_geometry
-from core.losses import LOSSES
-from core.recursion import c1_holds, recursion_down, t_bound
-from core.release import omega, unit_direction
+from core.estimator.fit import fit
+from core.estimator.geometry import make_geometry
+from core.estimator.losses import LOSSES
+from core.mechanisms.recursion import c1_holds, recursion_down, t_bound
+from core.mechanisms.release import omega, unit_direction
 
 
 def sample(loss, domain, n, d, seed):

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from core.accounting import Budget, StageBudget
-from core.certificates import lambda_max_certificate, lambda_min_certificate
-from core.pipeline import run_private
+from core.mechanisms.certificates import lambda_max_certificate, lambda_min_certificate
+from core.mechanisms.pipeline import run_private
+from core.privacy.accounting import Budget, StageBudget
 
 DRAWS = 2000
 LEVEL = 1e-3

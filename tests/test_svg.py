@@ -14,7 +14,7 @@ from test_figures import J, acs_problem, data, problem, run  # noqa: F401  (the 
 
 from core.data import synthetic
 from core.data.acs import FEATURE_NAMES
-from core.pipeline import prepare
+from core.mechanisms.pipeline import prepare
 from ui import svg
 from ui.figures import eigenvalue_names
 from ui.format import num

@@ -25,7 +25,7 @@ from core.data.synthetic_pums import (
     synthetic_pums_frame,
     write_synthetic_pums,
 )
-from core.pipeline import prepare
+from core.mechanisms.pipeline import prepare
 
 DATA = Path(__file__).parent / "data"
 FIXTURES = {"CA": DATA / "SYNTHETIC_psam_p06_CA_2018_1-Year.csv", "MI": DATA / "SYNTHETIC_psam_p26_MI_2018_1-Year.csv"}

@@ -1,6 +1,6 @@
-"""The private regression table (core.table): one release's certificates and test, then the Gaussian step or the
-fallback on the whole vector, its simultaneous intervals, the budget k separate releases would each get
-(core.accounting.separate_budget), its privacy audit on a pair one row apart, and its one charge."""
+"""The private regression table (core.mechanisms.table): one release's certificates and test, then the Gaussian step or
+the fallback on the whole vector, its simultaneous intervals, the budget k separate releases would each get
+(core.privacy.accounting.separate_budget), its privacy audit on a pair one row apart, and its one charge."""
 
 from __future__ import annotations
 
@@ -10,18 +10,18 @@ import numpy as np
 import pytest
 from audit import audit, count_changing_pair, prepare_sample
 
-from core import table
-from core.accounting import RELEASE_SPLIT, make_budget, pld_epsilon, separate_budget, split_budget_pld
-from core.curvature import log_error, point_error
 from core.data import synthetic
 from core.errors import BudgetError, DataError
-from core.fallback import TABLE_SHARES, curvature_shares, release_event_budget
-from core.full_vector import algorithm3_scale, gaussian_step
-from core.gaussian import normal_quantile, sigma
-from core.ledger import stage_costs
-from core.pipeline import certificates, prepare, run_private
-from core.rounding import UNIT
-from core.stability import solver_slack
+from core.estimator.rounding import UNIT
+from core.mechanisms import table
+from core.mechanisms.curvature import log_error, point_error
+from core.mechanisms.fallback import TABLE_SHARES, curvature_shares, release_event_budget
+from core.mechanisms.full_vector import algorithm3_scale, gaussian_step
+from core.mechanisms.pipeline import certificates, prepare, run_private
+from core.mechanisms.stability import solver_slack
+from core.privacy.accounting import RELEASE_SPLIT, make_budget, pld_epsilon, separate_budget, split_budget_pld
+from core.privacy.gaussian import normal_quantile, sigma
+from core.privacy.ledger import stage_costs
 
 
 @pytest.fixture(scope="module")
@@ -167,7 +167,7 @@ def test_the_command_line_releases_a_table_with_one_charge(tmp_path, capsys):
     import json
 
     from core.cli import main
-    from core.ledger_store import SqliteStore
+    from core.privacy.ledger_store import SqliteStore
 
     ledger = tmp_path / "l.sqlite3"
     assert main([*TABLE, "--coordinates", "all", "--ledger", str(ledger)]) == 0
@@ -207,7 +207,7 @@ def test_the_planner_s_table_half_width_is_what_tables_get(logistic):
     """From assumptions only (the fit's eigenvalues as assumed ones), the plan's half-width for a table of all d
     rows is within 2 % of the median of 100 released tables (the certificates' Laplace noise moves lambda_hat a
     little either way)."""
-    from core.planner import Assumptions, plan
+    from core.teaching.planner import Assumptions, plan
 
     f = logistic.fit
     a = Assumptions(n=f.n, d=f.d, lambda_min=f.lambda_min, lambda_max=f.lambda_max, epsilon=2.0, delta=1e-6,

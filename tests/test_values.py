@@ -6,10 +6,10 @@ import pytest
 from dp_accounting.pld import accountant, common
 from scipy.stats import norm
 
-from core.gaussian import sigma, sigma_analytic, sigma_naive, sigma_paper
-from core.geometry import make_geometry
-from core.losses import LOGISTIC, ROBUST
-from core.recursion import c1_holds, c1_threshold, recursion_down, recursion_up, t_bound, up_recursion
+from core.estimator.geometry import make_geometry
+from core.estimator.losses import LOGISTIC, ROBUST
+from core.mechanisms.recursion import c1_holds, c1_threshold, recursion_down, recursion_up, t_bound, up_recursion
+from core.privacy.gaussian import sigma, sigma_analytic, sigma_naive, sigma_paper
 
 CASES = [(1.0, 1e-6), (0.1, 1e-5), (4.0, 1e-6), (0.333, 1e-10), (10.0, 0.1), (2.0, 0.3)]
 
@@ -104,7 +104,7 @@ def test_recursion_up_is_affine_below_its_cap():
 
 
 def test_threshold_of_14_for_tiny_delta():
-    from core.stability import threshold
+    from core.mechanisms.stability import threshold
 
     assert threshold(1.0, 1e-6) == pytest.approx(2 / (1 + norm.isf(5e-7) ** 2), rel=1e-12)
     # 1 - delta/2 would round to 1 here; the quantile must stay finite

@@ -4,9 +4,9 @@ import math
 
 import numpy as np
 
-from core.recursion import down_recursion, up_recursion
-from core.teaching import WHATIF_EPS
-from core.whatif import down_count, noise_free_test, pass_region, smallest_epsilon, smallest_n
+from core.mechanisms.recursion import down_recursion, up_recursion
+from core.teaching.aids import WHATIF_EPS
+from core.teaching.whatif import down_count, noise_free_test, pass_region, smallest_epsilon, smallest_n
 
 SPLIT = (1.0, 1.0, 1.0)
 
@@ -68,8 +68,8 @@ def test_trajectories_are_the_iterates(robust_problem):
 def test_a_tiny_epsilon_sums_blocks_of_m_a_to_a_lower_bound(monkeypatch):
     """eps_a = 0.02/20 spreads m_a over some 31,000 values: in MAX_TERMS blocks the sum is a lower bound within
     ln(0.5/tail)/MAX_TERMS of the sum over every m_a, and the blocks were used (the two differ)."""
-    from core import whatif
-    from core.planner import Assumptions
+    from core.teaching import whatif
+    from core.teaching.planner import Assumptions
 
     a = Assumptions(n=300_000, d=2, lambda_min=0.3, lambda_max=0.36, epsilon=0.02, delta=1e-6)
     c = a.curvature()

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from scipy.stats import binom
 
-from core.accounting import split_budget
-from core.pipeline import run_private
-from core.whatif import pass_probability, smallest_epsilon
+from core.mechanisms.pipeline import run_private
+from core.privacy.accounting import split_budget
+from core.teaching.whatif import pass_probability, smallest_epsilon
 
 SPLIT, DELTA, DRAWS, ALPHA = (1.0, 1.0, 1.0), 1e-6, 300, 1e-4
 

@@ -1,5 +1,5 @@
-"""Who is at this browser, and whether they may spend (core.access): a reader, a signed-in analyst, or the browser
-on the server's own machine.
+"""Who is at this browser, and whether they may spend (core.privacy.access): a reader, a signed-in analyst, or the
+browser on the server's own machine.
 
 The session keeps only the signed-in analyst's name (ANALYST), never a key: the key is typed into a form that
 clears itself, checked by the ledger (throttled, logged without it) and dropped. Every run asks the ledger again
@@ -16,8 +16,8 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 from streamlit.errors import StreamlitSecretNotFoundError
 
-from core.access import LOCAL, AccessError, Spender, refusal
 from core.errors import InputError
+from core.privacy.access import LOCAL, AccessError, Spender, refusal
 from ui import state
 
 _LOG = logging.getLogger("psp.access")
@@ -68,7 +68,7 @@ def spender() -> Spender | None:
 
 
 def spend_refusal() -> str | None:
-    """Why this browser may not spend (core.access.refusal), or None; LedgerError when the ledger is unusable."""
+    """Why this browser may not spend (core.privacy.access.refusal), or None; LedgerError for an unusable ledger."""
     return refusal(spender(), state.locked(), state.ledger().has_analysts())
 
 

@@ -1,4 +1,5 @@
-"""The attacker's view's figures: pure functions from core.attack results to plotly Figures (nothing here draws on
+"""The attacker's view's figures: pure functions from core.teaching.attack results to plotly Figures (nothing here
+draws on
 the page). Every one of them reads both data sets, so none is private, and their titles say so."""
 
 from __future__ import annotations
@@ -9,14 +10,14 @@ import numpy as np
 import plotly.graph_objects as go
 from scipy import stats
 
-from core.attack import max_tpr
+from core.teaching.attack import max_tpr
 from ui.figures import GREY, titled
 from ui.format import num
 from ui.theme import ACCENT, CHOSEN, METHOD_COLORS, METHOD_LABELS, OTHER, TRUTH
 
 if TYPE_CHECKING:
-    from core.accounting import PrivacyProfile
-    from core.attack import CountLaw, GameScore, GaussianLaw, PrivacyLoss
+    from core.privacy.accounting import PrivacyProfile
+    from core.teaching.attack import CountLaw, GameScore, GaussianLaw, PrivacyLoss
 
 WITH, WITHOUT = "with the row (P)", "without it (P′)"
 FLOOR = 1e-16  # the profile's log axis starts here: a pair's δ(ε) reaches 0 exactly
@@ -75,7 +76,8 @@ def loss_figure(loss: PrivacyLoss, profile: PrivacyProfile) -> go.Figure:
 
 
 def game_figure(score: GameScore, computer: GameScore | None = None) -> go.Figure:
-    """The square of (false-positive rate, true-positive rate): the region (ε, δ) allows any guesser (core.attack.
+    """The square of (false-positive rate, true-positive rate): the region (ε, δ) allows any guesser
+    (core.teaching.attack.
     max_tpr), the coin's diagonal, and the guesses' point (the computer's likelihood-ratio guesser's beside it)."""
     fpr = np.linspace(0.0, 1.0, 201)
     top = max_tpr(fpr, score.epsilon, score.delta)

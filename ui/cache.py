@@ -10,13 +10,14 @@ from __future__ import annotations
 import streamlit as st
 from numpy.typing import NDArray
 
-from core import attack, teaching, whatif
-from core.accounting import Budget, PrivacyProfile
-from core.accounting import privacy_profile as _privacy_profile
-from core.model import ModelSpec
-from core.pipeline import Problem
-from core.spec import DataSpec
-from core.teaching import Steps
+from core.data.spec import DataSpec
+from core.estimator.model import ModelSpec
+from core.mechanisms.pipeline import Problem
+from core.privacy.accounting import Budget, PrivacyProfile
+from core.privacy.accounting import privacy_profile as _privacy_profile
+from core.teaching import aids as teaching
+from core.teaching import attack, whatif
+from core.teaching.aids import Steps
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -41,7 +42,7 @@ def smallest_n(data: DataSpec, model: ModelSpec, delta: float, split: tuple, eps
 @st.cache_data(show_spinner="What-if (not private): where (14) passes over (n, ε)…", max_entries=16)
 def pass_region(data: DataSpec, model: ModelSpec, delta: float, split: tuple,
                 _problem: Problem) -> tuple[NDArray, NDArray]:
-    """(n grid, passes[n, ε]) on core.teaching.WHATIF_EPS; fixed grids, so an ε change reuses it."""
+    """(n grid, passes[n, ε]) on core.teaching.aids.WHATIF_EPS; fixed grids, so an ε change reuses it."""
     ns = teaching.whatif_n_grid(_problem)
     return ns, whatif.pass_region(_problem, delta, split, ns, teaching.WHATIF_EPS)
 

@@ -13,16 +13,16 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from core import whatif
-from core.accounting import Budget, basic_shares
-from core.certificates import RecursiveBound
 from core.data import Dataset
-from core.diagnosis import MOSTLY_PROJECTED, bottom_advice, diagnose, fit_diagnosis, projection
 from core.errors import InputError
-from core.geometry import Geometry
-from core.pipeline import PrivateRun, Problem
-from core.release import Release
-from core.teaching import WHATIF_EPS, Steps, falling_path, rising_path
+from core.estimator.geometry import Geometry
+from core.mechanisms.certificates import RecursiveBound
+from core.mechanisms.pipeline import PrivateRun, Problem
+from core.mechanisms.release import Release
+from core.privacy.accounting import Budget, basic_shares
+from core.teaching import whatif
+from core.teaching.aids import WHATIF_EPS, Steps, falling_path, rising_path
+from core.teaching.diagnosis import MOSTLY_PROJECTED, bottom_advice, diagnose, fit_diagnosis, projection
 from ui import cache, state
 from ui.charts import chart, sketch
 from ui.figures import eigenvalue_names, profile_figure, region_figure, staircase
@@ -316,7 +316,7 @@ def whatif_metrics(eps_min: float | None, n_min: int | None, how: str) -> list[M
 @st.fragment
 def likely_points(problem: Problem, keys: tuple, epsilon: float) -> None:
     """The smallest ε and n at which (14) passes with probability >= 0.95 over the certificates' Laplace noise
-    (core.whatif.pass_probability): computed when opened, as they take up to seconds on large n and small ε."""
+    (core.teaching.whatif.pass_probability): computed when opened, as they take up to seconds on large n and small ε."""
     box = opened(tagged("With a margin: where the test passes 95 % of the time"), "whatif_margin",
                  ":material/verified:")
     if box is None:
@@ -450,7 +450,8 @@ def guarantee(b: Budget) -> str:
 
 
 def budget_table(b: Budget, reached_stage2: bool) -> pd.DataFrame:
-    """Each stage's (ε, δ) and what it counts towards the basic totals (core.accounting.basic_shares): the counted
+    """Each stage's (ε, δ) and what it counts towards the basic totals (core.privacy.accounting.basic_shares): the
+    counted
     columns add up to the totals shown below the table."""
     stages = [getattr(b, s.key) for s in BUDGET_STAGES]
     counted = basic_shares(*stages)
@@ -500,7 +501,7 @@ def budget_card(b: Budget, reached_stage2: bool) -> None:
 
 @st.fragment
 def profile(b: Budget) -> None:
-    """The release's δ(ε) privacy profile (core.accounting.privacy_profile: basic and PLD), drawn once opened:
+    """The release's δ(ε) privacy profile (core.privacy.accounting.privacy_profile: basic and PLD), drawn once opened:
     the PLD takes up to a second per budget. Public parameters only."""
     if presenting():
         return

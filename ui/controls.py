@@ -10,11 +10,11 @@ import secrets
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from core.accounting import ACCOUNTINGS, Budget, make_budget
-from core.gaussian import CALIBRATIONS, certainty, delta_warning, epsilon_warning, exp_magnitude
-from core.geometry import DOMAINS, MAX_RADIUS, MIN_RADIUS
-from core.model import MAX_LAM_REG
-from core.problem import default_coordinate
+from core.estimator.geometry import DOMAINS, MAX_RADIUS, MIN_RADIUS
+from core.estimator.model import MAX_LAM_REG
+from core.estimator.problem import default_coordinate
+from core.privacy.accounting import ACCOUNTINGS, Budget, make_budget
+from core.privacy.gaussian import CALIBRATIONS, certainty, delta_warning, epsilon_warning, exp_magnitude
 from ui import state
 from ui.format import opened, sentence
 from ui.formulas import BUDGET_STAGES, DELTA_BASIC, EPSILON_BASIC, ORACLE_INTERVAL, PRIVATE_INTERVAL, split_help
@@ -48,9 +48,9 @@ def fresh_noise() -> None:
 
 
 def coordinate_options(names: tuple[str, ...]) -> tuple[str, ...]:
-    """The coordinate's choices; the registry stores the default feature (core.problem.default_coordinate: not the
-    intercept) as "", so a link to it stays short. A coordinate of another data set (or from a link) goes back to the
-    default, with a notice, even while the settings panel is folded: a later data set with a feature of that name
+    """The coordinate's choices; the registry stores the default feature (core.estimator.problem.default_coordinate:
+    not the intercept) as "", so a link to it stays short. A coordinate of another data set (or from a link) goes back
+    to the default, with a notice, even while the settings panel is folded: a later data set with a feature of that name
     must not pick it up silently."""
     first = default_coordinate(names)
     options = ("", *(name for i, name in enumerate(names) if i != first))
@@ -201,7 +201,7 @@ def risk(n: int) -> None:
 
 
 def budget_warnings(where: DeltaGenerator, n: int | None) -> None:
-    """A warning in words for an ε above 5 and, when n is known, a δ not below 1/n (core.gaussian)."""
+    """A warning in words for an ε above 5 and, when n is known, a δ not below 1/n (core.privacy.gaussian)."""
     eps, delta = state.get("epsilon"), state.get("delta")
     for warning in (epsilon_warning(eps), None if n is None else delta_warning(delta, n)):
         if warning is not None:

@@ -24,7 +24,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from core.errors import InputError
-from core.experiments import CAPTION, NOT_PRIVATE_METHODS, plan, read_rows
+from core.teaching.experiments import CAPTION, NOT_PRIVATE_METHODS, plan, read_rows
 from ui.labels import axis_title, panel_title
 from ui.theme import METHOD_COLORS, METHOD_LABELS, TRUTH
 

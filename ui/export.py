@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core.accounting import Budget
 from core.errors import InputError
-from core.pipeline import Problem
+from core.mechanisms.pipeline import Problem
+from core.privacy.accounting import Budget
 from core.reproduce import Reproduction, Target, download_name, notebook, script
 from ui import state
 from ui.labels import message

@@ -20,10 +20,10 @@ from ui.format import num
 from ui.theme import ACCENT, CHOSEN, DARK_COLORS, METHOD_COLORS, METHOD_LABELS, OTHER, TRUTH
 
 if TYPE_CHECKING:
-    from core.accounting import PrivacyProfile
-    from core.certificates import RecursiveBound
-    from core.compare import Comparison
-    from core.teaching import Steps
+    from core.mechanisms.certificates import RecursiveBound
+    from core.methods.compare import Comparison
+    from core.privacy.accounting import PrivacyProfile
+    from core.teaching.aids import Steps
 
 GREY = METHOD_COLORS["oracle"]
 MAX_LEVELS = 12  # a histogram's column with at most this many distinct values gets one bar per value
@@ -98,7 +98,8 @@ def log_edges(grid: NDArray) -> NDArray:
 
 
 def region_figure(ns: NDArray, eps: NDArray, passes: NDArray, n: int, epsilon: float) -> go.Figure:
-    """Where the noise-free test (14) passes over (n, total ε) (core.whatif), and a star at this sample and ε."""
+    """Where the noise-free test (14) passes over (n, total ε) (core.teaching.whatif), and a star at this sample and
+    ε."""
     fig = go.Figure(go.Heatmap(
         x=log_edges(eps), y=log_edges(ns), z=passes.astype(int), zmin=0, zmax=1, showscale=False,
         colorscale=[[0, OTHER], [0.5, OTHER], [0.5, CHOSEN], [1, CHOSEN]],
@@ -163,7 +164,7 @@ def strip_figure(c: Comparison) -> go.Figure:
 
 
 def profile_figure(p: PrivacyProfile) -> go.Figure:
-    """δ(ε) of the release's stages (core.accounting.privacy_profile) on a log δ axis: basic composition and the
+    """δ(ε) of the release's stages (core.privacy.accounting.privacy_profile) on a log δ axis: basic composition and the
     PLD route, with the chosen (ε, δ) marked. Every point of a curve is a guarantee that holds together with the
     chosen one: the same release is (ε, δ(ε))-DP for each ε."""
     fig = go.Figure()

@@ -13,7 +13,7 @@ import re
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from core.marks import not_private
+from core.privacy.marks import not_private
 from ui.labels import capitalised
 from ui.theme import NOT_PRIVATE
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.geometry import Geometry
+from core.estimator.geometry import Geometry
 from ui.format import num
 
 
@@ -18,8 +18,8 @@ from ui.format import num
 class Stage:
     """One stage of Algorithm 5.
 
-    key names its result in core.pipeline.PrivateRun ("fit" for stage 0) and its share of the budget in
-    core.accounting.Budget; share is the subscript of that share (ε_a, ε_b, ε_c), empty for stages that
+    key names its result in core.mechanisms.pipeline.PrivateRun ("fit" for stage 0) and its share of the budget in
+    core.privacy.accounting.Budget; share is the subscript of that share (ε_a, ε_b, ε_c), empty for stages that
     spend nothing of their own. math is name in Streamlit markdown with LaTeX, for headings; a label with a help
     tooltip takes name, as the tooltip's button is named after the label's raw text for screen readers.
     """

@@ -1,5 +1,5 @@
 """The app's words for the names core uses: every setting a core message can name (core.errors.SETTINGS), as a
-widget's label and its page, and every quantity of an experiment's CSV (core.experiments), as an axis title.
+widget's label and its page, and every quantity of an experiment's CSV (core.teaching.experiments), as an axis title.
 
 A core error names the control to change by its setting; the command line shows it as the option
 (`--loss`), and the app, through `message`, as the widget the user can change ("“Loss” on the Data page").
@@ -52,7 +52,8 @@ def message(exc: Exception) -> str:
     return capitalised(exc.render(control) if isinstance(exc, InputError) else str(exc))
 
 
-# An experiment's metrics and x variables (core.experiments.plan), as axis titles: j is the released coordinate.
+# An experiment's metrics and x variables (core.teaching.experiments.plan), as axis titles: j is the released
+# coordinate.
 AXIS_TITLES: dict[str, str] = {
     "relative_error": "Relative error |λ̂ − λmin|/λmin",
     "p_zero": "P(λ̂min = 0)",

@@ -1,4 +1,5 @@
-"""The Planner's figure: a pure function from core.planner plans to a plotly Figure (nothing here draws on the page).
+"""The Planner's figure: a pure function from core.teaching.planner plans to a plotly Figure (nothing here draws on the
+page).
 
 Every point is a plan from assumptions, never a measurement, and the traces say so in their names.
 """
@@ -14,7 +15,7 @@ from ui.format import num
 from ui.theme import ACCENT, CHOSEN, OTHER, TRUTH
 
 if TYPE_CHECKING:
-    from core.planner import Plan
+    from core.teaching.planner import Plan
 
 
 def half_width_figure(plans: Sequence[Plan], chosen: Plan, target: float | None) -> go.Figure:

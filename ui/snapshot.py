@@ -1,7 +1,7 @@
 """The teaching snapshot: a teaching run as a small markdown file, NOT private and labelled so on its first line.
 
 Unlike the Report's format, it lists every number of the run, each computed from the data without privacy
-(core.marks) marked [NOT PRIVATE], and makes no privacy claim. Text only: nothing here draws on the page.
+(core.privacy.marks) marked [NOT PRIVATE], and makes no privacy claim. Text only: nothing here draws on the page.
 """
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from core.marks import not_private
+from core.privacy.marks import not_private
 from ui.format import num
 from ui.formulas import FIT, STAGES, Stage
 
 if TYPE_CHECKING:
     from core.data import Dataset
-    from core.pipeline import Problem
+    from core.mechanisms.pipeline import Problem
     from ui.state import TeachingRun
 
 MARK = " [NOT PRIVATE]"
@@ -48,7 +48,7 @@ def snapshot_value(value: object) -> str:
 
 
 def snapshot_rows(result: object) -> list[str]:
-    """One line per field of a result dataclass, the non-private ones (core.marks) marked as such."""
+    """One line per field of a result dataclass, the non-private ones (core.privacy.marks) marked as such."""
     hidden = not_private(result)
     return [f"- {f.name} = {snapshot_value(getattr(result, f.name))}" + (MARK if f.name in hidden else "")
             for f in fields(result)]

@@ -6,7 +6,7 @@ that a page's widgets keep them when another page is shown. Widgets use the same
 runs last and writes every non-default setting back into the URL, so a link reproduces the view.
 The data set and the fit are cached on the data and model settings only; noise never is.
 
-Which data and which model are core's identity objects (`core.spec`, `core.model`), built from the
+Which data and which model are core's identity objects (`core.data.spec`, `core.estimator.model`), built from the
 settings by `data_spec()` and `model_spec()`: they are the only keys of the data and fit caches, of the
 ledger (by `population()`, the people in the data) and of every staleness check.
 
@@ -43,19 +43,16 @@ import numpy as np
 import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
 
-from core.access import CURATOR, Spender
-from core.accounting import RELEASE_SPLIT, Budget
-from core.attack import GameScore, Round
-from core.charge import default_cap, open_charged, phase_cost
-from core.compare import METHODS, Comparison, check_methods
 from core.data import Dataset
+from core.data.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, file_spec
 from core.errors import DataError, InputError
-from core.fallback import FALLBACK_CHOICES, falls_back
-from core.geometry import MAX_RADIUS, MIN_RADIUS
-from core.ledger import Certification, Ledger
-from core.ledger_store import default_ledger_path
-from core.model import ModelSpec
-from core.pipeline import PrivateRun, Problem, prepare_spec
+from core.estimator.geometry import MAX_RADIUS, MIN_RADIUS
+from core.estimator.model import ModelSpec
+from core.estimator.problem import default_coordinate
+from core.mechanisms.fallback import FALLBACK_CHOICES, falls_back
+from core.mechanisms.pipeline import PrivateRun, Problem, prepare_spec
+from core.mechanisms.table import TableRelease
+from core.methods.compare import METHODS, Comparison, check_methods
 from core.plan import (
     ReleasePlan,
     TablePlan,
@@ -68,10 +65,13 @@ from core.plan import (
     table_report,
     waiting,
 )
-from core.problem import default_coordinate
+from core.privacy.access import CURATOR, Spender
+from core.privacy.accounting import RELEASE_SPLIT, Budget
+from core.privacy.charge import default_cap, open_charged, phase_cost
+from core.privacy.ledger import Certification, Ledger
+from core.privacy.ledger_store import default_ledger_path
 from core.settings import RANGES
-from core.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, file_spec
-from core.table import TableRelease
+from core.teaching.attack import GameScore, Round
 
 SOURCES = {
     "synthetic_robust": "Synthetic robust regression",
@@ -280,7 +280,8 @@ def locked() -> bool:
 
 
 def deployment_caps() -> tuple[float, float]:
-    """The default cap a new ledger file starts with: core.charge.default_cap over PSP_CAP_EPSILON, PSP_CAP_DELTA or
+    """The default cap a new ledger file starts with: core.privacy.charge.default_cap over PSP_CAP_EPSILON,
+    PSP_CAP_DELTA or
     the secrets of the same names, as the command line reads them."""
     return default_cap(lambda name: _deployment(name, None))
 
@@ -317,7 +318,8 @@ def is_publish() -> bool:
 
 
 def fallback() -> bool:
-    """Whether a failed test (14) falls back to objective perturbation (core.fallback.falls_back: "auto" for logistic
+    """Whether a failed test (14) falls back to objective perturbation (core.mechanisms.fallback.falls_back: "auto" for
+    logistic
     data, as on the command line)."""
     return falls_back(get("fallback"), loss_name())
 
@@ -339,13 +341,14 @@ class Upload:
 
     @property
     def is_pums(self) -> bool:
-        """Whether the file is an ACS PUMS person file (core.spec decided it from the header)."""
+        """Whether the file is an ACS PUMS person file (core.data.spec decided it from the header)."""
         return isinstance(self.spec, PumsSpec)
 
 
 def follow_the_data() -> None:
     """The domain follows the data when they change (a new session's link, the Data page's source, an upload): the
-    data spec's default_domain (core.spec: the ball of the census encoding's public radius, else the cube), with the
+    data spec's default_domain (core.data.spec: the ball of the census encoding's public radius, else the cube), with
+    the
     radius that goes with it. A link's domain, or a later choice in the Pipeline, overrides it."""
     try:
         domain = data_spec().default_domain
@@ -355,7 +358,7 @@ def follow_the_data() -> None:
 
 
 def data_spec() -> DataSpec:
-    """Which data the settings name (core.spec): the only key of the data cache, the ledger and staleness."""
+    """Which data the settings name (core.data.spec): the only key of the data cache, the ledger and staleness."""
     source = get("source")
     if source.startswith("synthetic"):
         return SyntheticSpec(source.removeprefix("synthetic_"), get("n"), get("d"), get("theta_norm"),
@@ -378,7 +381,7 @@ def loss_name() -> str:
 
 
 def model_spec() -> ModelSpec:
-    """Which model the settings name (core.model), resolved on the loaded data (the ball's radius sqrt(d))."""
+    """Which model the settings name (core.estimator.model), resolved on the loaded data (the ball's radius sqrt(d))."""
     domain = get("domain")
     model = ModelSpec(loss_name(), domain, get("radius") if domain == "ball" else None, get("lam_reg"),
                       get("response_bound"))
@@ -434,7 +437,7 @@ def _ledger(path: str) -> Ledger:
 
 
 def ledger() -> Ledger:
-    """The durable ledger (core.ledger_store; PSP_LEDGER or the default path): caps are the curator's, read only
+    """The durable ledger (core.privacy.ledger_store; PSP_LEDGER or the default path): caps are the curator's, read only
     here. An unusable file raises LedgerError, which refuses every release."""
     return _ledger(str(default_ledger_path()))
 
@@ -450,13 +453,14 @@ def spent() -> tuple[float, float]:
 
 
 def remaining(spender: Spender = CURATOR) -> tuple[float, float]:
-    """What a draw on the people of the loaded data by spender may still cost (core.ledger: state by state, and
+    """What a draw on the people of the loaded data by spender may still cost (core.privacy.ledger: state by state, and
     within an analyst's share), each at least 0."""
     return ledger().remaining(data_spec().population(), spender)
 
 
 def cost(b: Budget, phase: str = "whole") -> tuple[float, float]:
-    """What a release of budget b (or one phase of it) costs a person of the loaded data (core.charge.phase_cost:
+    """What a release of budget b (or one phase of it) costs a person of the loaded data
+    (core.privacy.charge.phase_cost:
     per person; BudgetError when a sample drawn with replacement leaves no guarantee)."""
     return phase_cost(b, dataset().privacy_unit, phase)
 

@@ -31,9 +31,9 @@ from ui.labels import capitalised
 from ui.theme import ACCENT, CHOSEN, OTHER
 
 if TYPE_CHECKING:
-    from core.certificates import RecursiveBound
-    from core.pipeline import Problem
-    from core.release import Release
+    from core.mechanisms.certificates import RecursiveBound
+    from core.mechanisms.pipeline import Problem
+    from core.mechanisms.release import Release
 
 WIDTH = 960  # the Pipeline's cards on a 1400-pixel screen: drawn at this size, text appears at its own size
 PRESENTING_WIDTH = 700  # drawn narrower, scaled to the same card: text about 1.4x larger
@@ -279,7 +279,8 @@ def words(heading: str, axis: str, shown: list[str]) -> str:
 
 
 def test_figure(value: float, threshold: float, passed: bool, width: int = WIDTH) -> Sketch:
-    """The test (14) as one ratio, value/threshold, on a linear axis from 0 against 1: core.stability passes when
+    """The test (14) as one ratio, value/threshold, on a linear axis from 0 against 1: core.mechanisms.stability passes
+    when
     value <= threshold. A value that could not be formed (NaN, inf) draws no bar and says so."""
     heading = f"Stability test (14): {'passes' if passed else 'fails'}"
     ratio = value / threshold if math.isfinite(value) and threshold > 0 else math.nan

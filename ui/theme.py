@@ -1,8 +1,8 @@
-"""One colour per method, kept on every page (Okabe-Ito: safe for colour-blind readers), from core.methods."""
+"""One colour per method, kept on every page (Okabe-Ito: safe for colour-blind readers), from core.methods.registry."""
 
-from core.methods import REGISTRY
+from core.methods.registry import REGISTRY
 
-METHOD_COLORS = {name: m.colour for name, m in REGISTRY.items()}  # core.methods: one table of methods
+METHOD_COLORS = {name: m.colour for name, m in REGISTRY.items()}  # core.methods.registry: one table of methods
 METHOD_LABELS = {name: m.label for name, m in REGISTRY.items()}
 CHOSEN, OTHER, ACCENT, TRUTH = "#0072B2", "#B8C4CE", "#D55E00", "#000000"
 NOT_PRIVATE = ":orange-badge[not private]"

@@ -11,7 +11,7 @@ The filtered records of the chosen states are the population; a sample of size n
 without replacement (seeded), so each person fills at most one row and the guarantee, stated per
 row, is one per person. Drawing with replacement, as in the paper's experiments, must be asked
 for explicitly: a person may then fill k rows and is protected only by group privacy for k rows
-(`core.data.dataset.PrivacyUnit`).
+(`core.privacy.unit.PrivacyUnit`).
 """
 
 from __future__ import annotations
@@ -33,8 +33,9 @@ import pyarrow.csv as pa_csv
 import requests
 from folktables import acs as fk_acs
 
-from core.data.dataset import Dataset, PrivacyUnit
+from core.data.dataset import Dataset
 from core.errors import DataError
+from core.privacy.unit import PrivacyUnit
 
 FEATURE_NAMES = (
     "intercept",

@@ -1,0 +1,340 @@
+"""Which data: one frozen, hashable spec per source, the one place that knows how to load each.
+
+- `SyntheticSpec`: the paper's simulation (section 4.1), robust or logistic;
+- `AcsSpec`: ACS income from the census person files of some states (section 4.2);
+- `CsvSpec`: a CSV file with a `y` column, by the SHA-256 digest of its bytes;
+- `PumsSpec`: an ACS PUMS person file of one's own, by the digest of its bytes.
+
+Each spec has `load()` (the data set), `describe()` (the source and its settings in words,
+public: nothing counted on the data, no file contents, no digest), `population()` (who is in the
+data: what a privacy ledger is keyed on, `core.privacy.population`) and `fixed_loss` (the loss the source
+fixes, or None when the user chooses it). The command line (`core.cli`) and the app build specs
+and call these; nothing else dispatches on the kind of source.
+
+A file's spec holds its digest and display name, never its bytes: the bytes of an upload are
+passed to `load(content)`, a file named on the command line is read again by `load()`, and either
+way the digest is checked, so the data loaded are the population the spec names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TypeAlias
+
+import numpy as np
+
+from core.data.csvfile import header, read_csv_bytes
+from core.data.dataset import Dataset
+from core.data.synthetic import MAX_ROWS, synthetic
+from core.errors import DataError, InputError, check_seed
+from core.privacy.population import Population, content_key
+
+SYNTHETIC_N = 100_000  # rows drawn when no n is given
+INCOME_TASK = "ACSIncome's filter, y = +1 when income > $40,000"
+# ||x||_2 of an encoded census row (SPEC section 7): the intercept 1, at most four indicators (working_age, white,
+# married, female), two columns scaled to [-1, 1] (hours, schooling), at most one occupation and one class-of-worker
+# dummy: ||x||_2^2 <= 1 + 4 + 2 + 1 + 1 = 9. Public: it follows from the encoding, not from anyone's record.
+ENCODED_RADIUS = 3.0
+
+
+def _seed(seed: int | None) -> str:
+    return "unseeded" if seed is None else f"seed {seed}"
+
+
+def _check_sample(n: object, seed: object) -> None:
+    """A census sample: n None (everyone) or an integer from 1 to MAX_ROWS (checked before any row is drawn)."""
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_ROWS):
+        raise DataError(f"the sample size n must be an integer from 1 to {MAX_ROWS:,}, got {n!r}")
+    check_seed(seed, "the sample seed")
+
+
+def _drawn(n: int | None, seed: int | None, with_replacement: bool) -> str:
+    """How the rows were drawn from the population, from the settings alone."""
+    if n is None:
+        return "all filtered records"
+    if with_replacement:
+        return f"a sample of {n} drawn with replacement ({_seed(seed)}; a person may fill several rows)"
+    return f"a sample of {n} drawn without replacement ({_seed(seed)})"
+
+
+@dataclass(frozen=True)
+class SyntheticSpec:
+    """The paper's simulation: theta* of norm theta_norm, x ~ Uni[-1, 1]^d, robust or logistic responses.
+
+    The generator's settings are public and its rows are their own population, so every field,
+    n and the seed included, is part of the identity.
+    """
+
+    loss: str = "robust"
+    n: int = SYNTHETIC_N
+    d: int = 5
+    theta_norm: float = 1.0
+    noise_scale: float = 1.0
+    sample_seed: int | None = 0
+
+    @property
+    def fixed_loss(self) -> str:
+        """Synthetic data are drawn for one loss and fitted with it."""
+        return self.loss
+
+    @property
+    def public_radius(self) -> None:
+        """No bound on ||x||_2 beyond the cube's: the ball's default radius is sqrt(d)."""
+        return None
+
+    default_domain = "cube"
+
+    def load(self) -> Dataset:
+        data = synthetic(self.n, self.d, self.loss, self.theta_norm, self.noise_scale, self.sample_seed)
+        return replace(data, source=self.describe())
+
+    def describe(self) -> str:
+        noise = f", Laplace noise of scale {self.noise_scale:g}" if self.loss == "robust" else ""
+        return (f"synthetic {self.loss} data (section 4.1 of the paper): n = {self.n}, d = {self.d}, "
+                f"x ~ Uni[−1, 1]ᵈ, ‖θ*‖₂ = {self.theta_norm:g}{noise}, {_seed(self.sample_seed)}")
+
+    def population(self) -> Population:
+        return Population.synthetic(self.loss, self.n, self.d, self.theta_norm, self.noise_scale, self.sample_seed)
+
+
+class _CensusIncome:
+    """What every census source shares: the logistic income problem, the encoding's bound on ||x||_2, and the words
+    a report uses for its outcome and its indicator features (public: they follow from the encoding)."""
+
+    outcome = "earning over $40,000"
+    groups = {"female": ("women", "men"), "married": ("married people", "people who are not married"),
+              "white": ("white people", "people of other races"),
+              "working_age": ("people aged 18 to 60", "other people")}
+
+    @property
+    def fixed_loss(self) -> str:
+        """Census income is the logistic problem of the paper's section 4.2."""
+        return "logistic"
+
+    @property
+    def public_radius(self) -> float:
+        """Every row of the income encoding has ||x||_2 <= 3 (ENCODED_RADIUS), a public fact."""
+        return ENCODED_RADIUS
+
+    default_domain = "ball"  # the ball of the encoding's radius: tighter than the cube around it, r = 3 < sqrt(17)
+
+
+@dataclass(frozen=True)
+class AcsSpec(_CensusIncome):
+    """ACS income for some states and one survey (year, horizon): the population, or a seeded sample of n.
+
+    states are upper-cased, stripped and taken once each, in the order given (the order of the rows,
+    and so of a seeded sample). root is the census folder (None: `core.data.acs.default_root()`);
+    download lets missing files be fetched. Neither is part of the population, nor are n and the
+    sample seed: they choose rows among the same people.
+    """
+
+    states: tuple[str, ...]
+    year: int = 2018
+    horizon: str = "1-Year"
+    root: str | None = None
+    n: int | None = None
+    sample_seed: int | None = None
+    download: bool = False
+    with_replacement: bool = False
+
+    def __post_init__(self) -> None:
+        names = self.states.split(",") if isinstance(self.states, str) else self.states
+        cleaned = tuple(dict.fromkeys(s.strip().upper() for s in names if s.strip()))
+        object.__setattr__(self, "states", cleaned)
+        if isinstance(self.year, bool) or not isinstance(self.year, int):
+            raise DataError(f"the survey year must be an integer such as 2018, got {self.year!r}")
+        object.__setattr__(self, "root", None if self.root in (None, "") else os.fspath(self.root))
+        _check_sample(self.n, self.sample_seed)
+
+    def load(self) -> Dataset:
+        from core.data import acs  # folktables and pandas load only for census data
+
+        data = acs.load_acs_income(self.states, self.year, self.horizon, self.root, self.n, self.sample_seed,
+                                   self.download, with_replacement=self.with_replacement)
+        return replace(data, source=self.describe())
+
+    def describe(self) -> str:
+        states = ", ".join(self.states) or "no state"
+        return (f"ACS {self.year} {self.horizon} person files of {states} (section 4.2 of the paper): "
+                f"{INCOME_TASK}; {_drawn(self.n, self.sample_seed, self.with_replacement)}")
+
+    def population(self) -> Population:
+        return Population.census(self.states, self.year, self.horizon)
+
+
+def digest(content: bytes) -> str:
+    """The SHA-256 hex digest of a file's bytes: the identity of the rows in it."""
+    if not isinstance(content, (bytes, bytearray, memoryview)):
+        raise DataError(f"a file's content must be bytes, got {type(content).__name__}; read the file in binary mode")
+    return hashlib.sha256(content).hexdigest()
+
+
+def _read(path: str | os.PathLike, missing: str, setting: str | None = None) -> bytes:
+    """A file's bytes; DataError(missing, setting) when there is no such file (setting: the control naming it)."""
+    if not Path(path).is_file():
+        raise DataError(missing, setting)
+    return Path(path).read_bytes()
+
+
+@dataclass(frozen=True)
+class _FileSpec:
+    """A file by its content: the digest (the identity) and a display name; path only says where to read it."""
+
+    digest: str
+    name: str
+    path: str | None = field(default=None, compare=False, repr=False)
+
+    def _content(self, content: bytes | None) -> bytes:
+        """The file's bytes (given, or read from path), checked against the digest."""
+        if content is None:
+            if self.path is None:
+                raise DataError(f"the content of {self.name} was not given; upload the file again")
+            content = _read(self.path, f"file not found: {self.path}")
+        if digest(content) != self.digest:
+            raise DataError(f"{self.name} has changed since it was chosen; choose it again")
+        return content
+
+
+@dataclass(frozen=True)
+class CsvSpec(_FileSpec):
+    """A CSV file with a header and a response column (`y` unless another is named); the loss is the user's choice
+    (fixed_loss None)."""
+
+    # who the rows are: core.privacy.population.content_key of its numbers (the digest if they cannot be read)
+    key: str = ""
+    response: str = "y"  # the label or response column; which one it is does not change who the rows are
+
+    @classmethod
+    def from_bytes(cls, name: str, content: bytes, response: str = "y") -> CsvSpec:
+        """The spec of an upload; pass the same bytes to load()."""
+        return cls(digest(content), name, None, _rows_key(content, name), response)
+
+    @classmethod
+    def from_path(cls, path: str | os.PathLike, response: str = "y") -> CsvSpec:
+        """The spec of a file on disk (read once for its digest and key, again by load())."""
+        content = _read(path, f"data file not found: {path}; check the path passed to {{data}}", setting="data")
+        return cls(digest(content), str(path), os.fspath(path), _rows_key(content, str(path)), response)
+
+    def population(self) -> Population:
+        """The rows by their content key: renaming, reordering, rescaling or re-encoding the file keeps them."""
+        return Population.file(self.key or self.digest, self.name)
+
+    @property
+    def fixed_loss(self) -> None:
+        return None
+
+    @property
+    def public_radius(self) -> None:
+        """A user's CSV declares no bound on ||x||_2: the ball's default radius is sqrt(d)."""
+        return None
+
+    default_domain = "cube"
+
+    def load(self, content: bytes | None = None) -> Dataset:
+        data = read_csv_bytes(self._content(content), self.name, self.response)
+        return replace(data, source=self.describe())
+
+    def describe(self) -> str:
+        return f"CSV file {self.name}" + ("" if self.response == "y" else f", response column {self.response}")
+
+
+@dataclass(frozen=True)
+class PumsSpec(_CensusIncome, _FileSpec):
+    """An ACS PUMS person file of one's own, encoded as the census data; a seeded sample of n if given."""
+
+    n: int | None = None
+    sample_seed: int | None = None
+    with_replacement: bool = False
+    people: tuple = ()  # (states, year, horizon) of its records (core.data.acs.census_people)
+
+    def __post_init__(self) -> None:
+        _check_sample(self.n, self.sample_seed)
+
+    @classmethod
+    def from_bytes(cls, name: str, content: bytes, **sample: int | bool | None) -> PumsSpec:
+        """The spec of an upload (sample: n, sample_seed, with_replacement); pass the same bytes to load()."""
+        return cls(digest(content), name, None, **sample, people=_people(content, name))
+
+    @classmethod
+    def from_path(cls, path: str | os.PathLike, **sample: int | bool | None) -> PumsSpec:
+        """The spec of a file on disk (read once for its digest and its people, again by load())."""
+        content = _read(path, f"file not found: {path}; check the path passed to {{pums}}", setting="pums")
+        return cls(digest(content), str(path), os.fspath(path), **sample, people=_people(content, str(path)))
+
+    def population(self) -> Population:
+        """The census persons of its states and survey, whichever route loads them (not the file's bytes)."""
+        if not self.people:
+            raise DataError(f"{self.name} names no census persons (its ST and SERIALNO columns); load it for the "
+                            "reason", "pums")
+        return Population.census(*self.people)
+
+    def load(self, content: bytes | None = None) -> Dataset:
+        from core.data import acs  # folktables and pandas load only for census data
+
+        content = self._content(content)
+        data = acs.read_pums(content, self.name, self.n, self.sample_seed, self.with_replacement)
+        if not self.people:  # nobody could tell whose budget it spends: the reason, as census_people gives it
+            acs.census_people(content, self.name)
+        return replace(data, source=self.describe())
+
+    def describe(self) -> str:
+        return (f"ACS PUMS person file {self.name}: {INCOME_TASK}; "
+                f"{_drawn(self.n, self.sample_seed, self.with_replacement)}")
+
+
+DataSpec: TypeAlias = SyntheticSpec | AcsSpec | CsvSpec | PumsSpec
+
+
+def _people(content: bytes, name: str) -> tuple:
+    """core.data.acs.census_people, or () when the file does not name its people (load() then says why)."""
+    from core.data import acs  # folktables and pandas load only for census data
+
+    try:
+        return acs.census_people(content, name)
+    except DataError:
+        return ()
+
+
+def _rows_key(content: bytes, name: str) -> str:
+    """content_key of a CSV's numbers (every column, whichever is the response: the key sorts columns, so the choice
+    does not change it); the byte digest when the file cannot be read as numbers (it cannot be released then:
+    loading it fails with the reason)."""
+    try:
+        names = header(content, name)
+        data = read_csv_bytes(content, name, names[0])  # any column as the response: all are read alike
+    except DataError:
+        return digest(content)
+    return content_key(np.column_stack([data.X, data.y]))
+
+
+def is_pums(content: bytes) -> bool:
+    """Whether a CSV's header names PINCP, the income column of an ACS PUMS person file."""
+    header = content.split(b"\n", 1)[0].decode("utf-8-sig", "replace").strip()
+    return "PINCP" in (h.strip().strip('"') for h in header.split(","))
+
+
+def file_spec(name: str, content: bytes) -> CsvSpec | PumsSpec:
+    """The spec of an uploaded file: a PUMS person file when its header names PINCP, else a CSV."""
+    return (PumsSpec if is_pums(content) else CsvSpec).from_bytes(name, content)
+
+
+def model_loss(spec: DataSpec, chosen: str | None, default: str = "robust") -> str:
+    """The loss to fit: the one the source fixes, else the user's choice (default when none).
+
+    A choice that contradicts the source is an InputError (the census data are the logistic income
+    problem; synthetic data are fitted with the loss they were drawn for).
+    """
+    fixed = spec.fixed_loss
+    if fixed is None:
+        return default if chosen is None else chosen
+    if chosen is not None and chosen != fixed:
+        census = isinstance(spec, (AcsSpec, PumsSpec))
+        why = ("census income is the logistic problem of the paper's section 4.2" if census
+               else "synthetic data are fitted with the loss they were drawn for")
+        raise InputError(f"these data fix the loss to {fixed} ({why}); drop {{loss}} or pass {{loss}} {fixed}",
+                         setting="loss")
+    return fixed

@@ -1,0 +1,209 @@
+"""Private curvature at a released point: how far objective perturbation's u^T theta_hat can lie from u^T theta(P_n).
+
+Objective perturbation (15) releases theta_hat = argmin L_n + b^T theta + (lam/2)||theta||^2, b ~ N(0, s^2 I). With
+theta = theta(P_n) (ridge lam_reg) and H_bar the mean Hessian of L_n between them, subtracting the two first-order
+conditions gives exactly
+
+    u^T (theta_hat - theta) = -w^T b - (lam - lam_reg) w^T theta,    w = (H_bar + lam I)^{-1} u,
+
+so the error is, to first order, normal with standard deviation s ||w||, plus a ridge bias. ||w|| is a property of the
+data; these two private steps bound it at the public point theta_hat (docs/privacy.md, "Curvature at the released
+point"), where one row moves the Hessian H(theta_hat) = P_n h''(<x, theta_hat>, y) x x^T by a positive semidefinite
+rank-one term of norm at most g = G1/n:
+
+1. a lower bound lambda_hat on mu = lambda_min(H(theta_hat) + lam I): the computed value less its rounding bound e,
+   plus Laplace((g + 2e)/eps_1) noise, less (g + 2e) ln(1/(2 delta_1))/eps_1. Pure eps_1-DP; lambda_hat <= mu except
+   with probability delta_1 (the Laplace tail).
+2. when m = lambda_hat - g > 0 and g/m <= MAX_STEP (a function of the private lambda_hat only), the log-norm
+   l = ln ||(H(theta_hat) + lam I)^{-1} u|| plus Laplace(Delta/eps_2) noise, Delta = -2 ln(1 - g/m) + 2 e_l. Whenever
+   lambda_hat <= mu, every matrix between P_n's and a neighbour's has lambda_min >= m, and a rank-one update of norm
+   g moves ||A^{-1} u|| by a factor within 1 +- g/m, so Delta bounds l's change (propose-test-release: the pair is
+   (eps_1 + eps_2, delta_1)-DP). U = exp(l~ + (Delta/eps_2) ln(1/(2 beta)) + e_l) >= ||w(theta_hat)|| w.p. 1 - beta.
+
+The interval T +- (z s U + |lam - lam_reg| U Theta + l(lam)) uses H(theta_hat) for H_bar (first order in the noise:
+an approximation, so its coverage is measured, docs/experiments.md) and Theta, a bound on ||theta|| from ||theta_hat||
+and lambda_hat.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.stats import chi2
+
+from core.estimator.fit import residuals, weighted_gram
+from core.estimator.problem import Problem
+from core.estimator.rounding import UNIT, gamma, hessian_error
+from core.mechanisms.stability import solver_slack
+from core.privacy.gaussian import normal_quantile, sigma
+from core.privacy.marks import NOT_PRIVATE
+
+MAX_STEP = 0.5  # step 2 runs only when one row moves ||A^{-1} u|| by at most this factor of itself
+LOG_SHARE = 0.4  # the share of the curvature's epsilon that step 2 gets; step 1 must clear g ln(1/delta)/eps
+BOUND_SHARE, NORM_SHARE = 0.2, 0.1  # shares of the interval's miss rate a = 1 - level: U's tail, and ||b||'s
+APPROXIMATE_NOTE = ("approximate: first order in the privacy noise (the Hessian at the released point stands in for "
+                    "the Hessians between it and the fit on these rows); coverage measured, not proven")
+
+
+@dataclass(frozen=True)
+class Curvature:
+    """The two private steps of the module docstring at one released point, with every intermediate.
+
+    lambda_hat : the certified lower bound on lambda_min(H(theta_hat) + lam I). Private.
+    bound : U, the private upper bound on ||(H(theta_hat) + lam I)^{-1} u|| (None when step 2 did not run). Private.
+    reason : why step 2 did not run ("" when it did).
+    mu, norm : the computed lambda_min and ||(H + lam I)^{-1} u||. NOT private.
+    scale_1, scale_2 : the noise scales of the two steps (scale_2 NaN without step 2: a Laplace scale, or the
+        Gaussian's standard deviation when `family` says so); private (functions of the released point and
+        lambda_hat).
+    epsilon, delta : (eps_1 + eps_2, delta_1), the pair's guarantee (with several directions, `curvatures`, the
+        whole set's).
+    beta : the probability that U falls below ||(H + lam I)^{-1} u||.
+    family : step 2's noise, "laplace" or "gaussian" (`log_noise`, from public numbers).
+    """
+
+    lambda_hat: float
+    bound: float | None
+    reason: str
+    scale_1: float
+    scale_2: float
+    epsilon: float
+    delta: float
+    beta: float
+    mu: float = field(metadata=NOT_PRIVATE)
+    norm: float = field(metadata=NOT_PRIVATE)
+    family: str = "laplace"
+
+
+def point_error(problem: Problem, point: NDArray, ridge: float) -> float:
+    """A public bound e on the rounding of any eigenvalue of the computed H(point) + ridge I (and so of its norm).
+
+    The residuals are formed by Dot2 (core.estimator.fit.residuals) from the public response bound B (inf only for
+    logistic labels, whose residual is x^T theta): each errs by at most gamma_(2d+1)^2 size + 2^-53 |z|; h'' moves by at
+    most h3_sup times that, and |z h'''(z)| <= 1 for both losses; h'' itself rounds by a few units of 2^-53. The
+    Gram and the eigensolver are core.estimator.rounding.hessian_error's.
+    """
+    g, n, d = problem.geometry, problem.n, problem.d
+    shift = 0.0 if problem.model.loss == "logistic" else problem.response_bound
+    size = shift + g.r * float(np.linalg.norm(point)) * (1.0 + 4.0 * UNIT)
+    weight = g.loss.h3_sup * gamma(2 * d + 1) ** 2 * size + 8.0 * UNIT
+    return hessian_error(n, d, g.G1, g.r, 0.0) + g.r**2 * weight + 4.0 * UNIT * ridge
+
+
+def hessian_at(problem: Problem, point: NDArray, ridge: float) -> NDArray:
+    """H(point) + ridge I = P_n h''(<x, point>, y) x x^T + ridge I, residuals by Dot2. NOT private."""
+    loss = problem.geometry.loss
+    z = residuals(problem.X, problem.y, point, np.zeros_like(point), loss.centred)
+    w = loss.d2(z, np.zeros_like(z)) if loss.centred else loss.d2(z, problem.y)
+    return weighted_gram(problem.X, w) + ridge * np.eye(problem.d)
+
+
+def _norm(H: NDArray, u: NDArray) -> float:
+    """||H^{-1} u|| by Cholesky; inf when the computed H is not numerically positive definite, which step 2 meets
+    only off step 1's event (lambda_hat <= mu with lambda_hat > g keeps H well inside the positive definite cone)."""
+    try:
+        return float(np.linalg.norm(cho_solve(cho_factor(H), u)))
+    except LinAlgError:
+        return math.inf
+
+
+def log_error(eta: float, m: float) -> float:
+    """A bound on |ln(computed ||A^{-1} u||) - ln ||A^{-1} u||| when A is computed within eta and lambda_min(A) >= m:
+    a perturbation of norm eta moves ||A^{-1} u|| by a factor within 1 +- eta/(m - eta)."""
+    return -math.log1p(-eta / (m - eta)) if 2.0 * eta < m else math.inf
+
+
+def curvature(problem: Problem, point: NDArray, ridge: float, u: NDArray, epsilon: float, delta: float, beta: float,
+              rng: np.random.Generator) -> Curvature:
+    """Steps 1 and 2 of the module docstring at the public `point` with the public `ridge` and direction u: together
+    (epsilon, delta)-DP, epsilon split LOG_SHARE to step 2."""
+    return curvatures(problem, point, ridge, np.asarray(u, dtype=np.float64)[None, :], epsilon, delta, beta, rng)[0]
+
+
+def log_noise(k: int, eps_2: float, delta: float, beta: float) -> tuple[str, float, float]:
+    """Step 2's noise for k log-norms, per unit of their sensitivity Delta, and step 1's delta: Laplace(k/eps_2) on
+    each (l1 sensitivity k Delta, pure eps_2-DP; step 1 keeps all of delta), or, when its one-sided (1 - beta)
+    quantile is the smaller, N(0, (sigma(eps_2, delta/2) sqrt k)^2) on each (l2 sensitivity sqrt(k) Delta, the
+    Gaussian mechanism at (eps_2, delta/2); step 1 gets the other delta/2). A function of public numbers only."""
+    laplace = k / eps_2
+    gauss = sigma(eps_2, delta / 2.0) * math.sqrt(k)
+    if laplace * math.log(1.0 / (2.0 * beta)) <= gauss * normal_quantile(1.0 - beta):
+        return "laplace", laplace, delta
+    return "gaussian", gauss, delta / 2.0
+
+
+def curvatures(problem: Problem, point: NDArray, ridge: float, directions: NDArray, epsilon: float, delta: float,
+               beta: float, rng: np.random.Generator, log_share: float = LOG_SHARE) -> tuple[Curvature, ...]:
+    """Step 1 once and step 2 for each of the k rows of `directions`, together (epsilon, delta)-DP, epsilon split
+    log_share to step 2.
+
+    Step 2's statistic is then the vector of the k log-norms. On step 1's event each moves by at most Delta, so the
+    vector moves by at most k Delta in l1 and sqrt(k) Delta in l2; `log_noise` picks the Laplace or the Gaussian
+    mechanism (for k = 1 the Laplace one, the module docstring's step 2). Each Curvature records the whole set's
+    (epsilon, delta).
+    """
+    g, n, d = problem.geometry, problem.n, problem.d
+    k = directions.shape[0]
+    eps_2 = log_share * epsilon
+    eps_1 = epsilon - eps_2
+    family, unit, delta_1 = log_noise(k, eps_2, delta, beta)
+    step = g.G1 / n
+    e = point_error(problem, point, ridge)
+    H = hessian_at(problem, point, ridge)
+    mu = float(np.linalg.eigvalsh(H)[0])
+    norms = [_norm(H, u) if mu > 0 else math.inf for u in directions]
+    scale_1 = (step + 2.0 * e) / eps_1
+    lambda_hat = max(0.0, mu - e) + float(rng.laplace(0.0, scale_1)) - scale_1 * math.log(1.0 / (2.0 * delta_1))
+    out = dict(lambda_hat=lambda_hat, epsilon=float(epsilon), delta=float(delta), beta=float(beta), mu=mu,
+               scale_1=scale_1, family=family)
+    m = lambda_hat - step
+    eta = e + 10.0 * d * d * UNIT * (g.G1 + ridge)
+    e_log = log_error(eta, m) if m > 0 else math.inf
+    if not (m > 0 and step <= MAX_STEP * m and math.isfinite(e_log)):
+        why = "too little curvature could be certified at the released point for this n and ε"
+        return tuple(Curvature(bound=None, scale_2=math.nan, reason=why, norm=norm, **out) for norm in norms)
+    scale_2 = unit * (-2.0 * math.log1p(-step / m) + 2.0 * e_log)
+    tail = math.log(1.0 / (2.0 * beta)) if family == "laplace" else normal_quantile(1.0 - beta)
+    found = []
+    for norm in norms:
+        # mu >= lambda_hat > 0 on the certificate's event; off it the computed norm may be undefined, and the noisy
+        # log-norm is then taken at the largest value step 2 could certify, 1/m.
+        draw = rng.laplace(0.0, scale_2) if family == "laplace" else scale_2 * rng.standard_normal()
+        noisy = (math.log(norm) if math.isfinite(norm) else -math.log(m)) + float(draw)
+        # ||A^{-1} u|| <= 1/mu <= 1/lambda_hat on step 1's event as well: the smaller bound holds wherever both do.
+        # In logarithms: a large draw would overflow exp before the cap applied.
+        bound = math.exp(min(noisy + scale_2 * tail + e_log, -math.log(lambda_hat)))
+        found.append(Curvature(bound=bound, scale_2=scale_2, reason="", norm=norm, **out))
+    return tuple(found)
+
+
+@dataclass(frozen=True)
+class CurvatureInterval:
+    """T +- half: the half-width's parts (all private, being functions of private outputs and public constants)."""
+
+    half: float
+    noise: float
+    bias: float
+    slack: float
+    level: float
+    quantile: float
+
+
+def curvature_interval(problem: Problem, point: NDArray, c: Curvature, s: float, lam: float,
+                       level: float) -> CurvatureInterval | None:
+    """The interval of the module docstring at `level`, or None without a bound (or when the ridge bias cannot be
+    bounded: |lam - lam_reg| >= lambda_hat/2). The miss rate a = 1 - level is shared: BOUND_SHARE a for U (c.beta),
+    NORM_SHARE a for ||b|| <= s sqrt(chi2_d quantile), the rest for the normal quantile."""
+    a = 1.0 - level
+    bias_rate = abs(lam - problem.fit.lam_reg)
+    if c.bound is None or not bias_rate < 0.5 * c.lambda_hat:
+        return None
+    b_norm = s * math.sqrt(float(chi2.isf(NORM_SHARE * a, problem.d)))
+    theta_norm = (float(np.linalg.norm(point)) + b_norm / c.lambda_hat) / (1.0 - bias_rate / c.lambda_hat)
+    q = normal_quantile(1.0 - (1.0 - BOUND_SHARE - NORM_SHARE) * a / 2.0)
+    noise, bias, slack = q * s * c.bound, bias_rate * c.bound * theta_norm, solver_slack(lam, problem.geometry)
+    return CurvatureInterval(half=noise + bias + slack, noise=noise, bias=bias, slack=slack, level=level, quantile=q)

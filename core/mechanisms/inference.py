@@ -1,0 +1,69 @@
+"""Inference for the population: an interval for u^T theta_pop that accounts for sampling as well as privacy noise.
+
+The private interval covers u^T theta(P_n), the coefficient fitted on these n rows. When the rows are a simple random
+sample of a population (an assumption, stated wherever this interval is shown), u^T theta(P_n) itself varies around
+the population's u^T theta_pop with variance about u^T H^-1 Sigma H^-1 u / n (Sigma the covariance of the per-row
+gradient). For the logistic loss, when the model holds, Sigma = H (the information equality), so that variance is
+u^T H^-1 u / n <= ||H^-1 u|| / n (Cauchy-Schwarz, ||u|| = 1), and each branch already holds a private bound:
+
+- Algorithm 5: u^T (H + lam_reg I)^-1 u <= 1/lam0, lam0 = lambda_hat_min + lam_reg (certified at theta(P_n));
+- the fallback with a certified curvature: ||(H(theta_hat) + lam I)^-1 u|| <= U and lambda_min(H + lam I) >=
+  lambda_hat (core.mechanisms.curvature), so ||H^-1 u|| <= U (1 + lam/(lambda_hat - lam)), since
+  H^-1 u = (H + lam I)^-1 u + lam H^-1 (H + lam I)^-1 u.
+
+The population interval adds the two normal errors in quadrature, q sqrt(sd_privacy^2 + sd_sampling^2), and keeps the
+private interval's other terms (ridge bias, solver slack). It costs no budget: a function of private outputs and n.
+It is an approximation twice over (large-sample normality, and the information equality, which a misspecified model
+breaks), so it says so, and its coverage is measured (docs/experiments.md). No population (an infinite one) is
+assumed, so no finite-population correction is made: with all of a population's records it is conservative. The
+robust loss has no information equality, and gets no population interval.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from core.mechanisms.curvature import Curvature, CurvatureInterval
+from core.privacy.gaussian import normal_quantile
+
+POPULATION_NOTE = ("approximate: it assumes the rows are a simple random sample of the population and that the "
+                   "logistic model holds (so that the sampling variance is uᵀH⁻¹u/n); large-sample normal; coverage "
+                   "measured, not proven")
+
+
+@dataclass(frozen=True)
+class PopulationInterval:
+    """An interval for the population's coefficient: interval, its level, the privacy and sampling standard
+    deviations it combines (private upper bounds), and what it assumes. Private."""
+
+    interval: tuple[float, float]
+    level: float
+    privacy_sd: float
+    sampling_sd: float
+    note: str = POPULATION_NOTE
+
+
+def algorithm5_population(value: float, level: float, noise_sd: float, slack: float, lam0: float, n: int,
+                          loss: str) -> PopulationInterval | None:
+    """Algorithm 5's release: privacy sd sigma w_bar, sampling sd sqrt(1/(lam0 n))."""
+    if loss != "logistic" or not lam0 > 0:
+        return None
+    return _combine(value, level, normal_quantile(0.5 + level / 2.0), noise_sd, math.sqrt(1.0 / (lam0 * n)),
+                    slack)
+
+
+def fallback_population(value: float, ci: CurvatureInterval | None, s: float, c: Curvature, lam: float, n: int,
+                        loss: str) -> PopulationInterval | None:
+    """The fallback with a curvature bound U: privacy sd s U, sampling sd sqrt(U (1 + lam/(lambda_hat - lam))/n),
+    the curvature interval's own quantile, bias and slack."""
+    if loss != "logistic" or ci is None or c.bound is None or not c.lambda_hat > lam:
+        return None
+    unregularised = c.bound * (1.0 + lam / (c.lambda_hat - lam))
+    return _combine(value, ci.level, ci.quantile, s * c.bound, math.sqrt(unregularised / n), ci.bias + ci.slack)
+
+
+def _combine(value: float, level: float, q: float, privacy_sd: float, sampling_sd: float,
+             extra: float) -> PopulationInterval:
+    half = q * math.hypot(privacy_sd, sampling_sd) + extra
+    return PopulationInterval((value - half, value + half), level, privacy_sd, sampling_sd)

@@ -1,0 +1,159 @@
+"""A private regression table: k coefficients of theta(P_n) (or all d) in one release, at one budget.
+
+The table spends what one coefficient's release spends (core.mechanisms.pipeline, SPEC sections 4 and 6: the same
+Budget, split and fallback) and runs the same stages. Stages 1-3 (lambda_hat_min, lambda_hat_max and the test (14))
+involve no direction, so they run once. The release event's (eps', delta') = (2 eps_c, (1 + e^eps_c) delta_c) then goes
+to
+one mechanism on the whole vector, chosen by the test's private outcome as a single release chooses:
+- the test passed: Algorithm 3's Gaussian step at (eps', delta'), theta(P_n) + N(0, sigma(eps', delta')^2 t'^2 I),
+  t' = t(lambda_hat_min + lam_reg) widened for the fits' tolerance (core.mechanisms.full_vector.algorithm3_scale),
+  which bounds ||theta(P_n) - theta(P'_n)|| whenever lambda_hat_min <= lambda_min (Corollary 3.1);
+- the test failed, fallback on: objective perturbation (15) on the unspent budget, with one set of private curvature
+  bounds at its released point along the k coordinates (core.mechanisms.fallback.fallback_draw);
+- otherwise bottom.
+Publishing some coordinates of one vector is post-processing: a table of any k costs one release. The total is the
+single release's by the same argument (docs/privacy.md, "A regression table").
+
+The intervals are simultaneous: each row's is at level 1 - a/k, so all k cover their theta_j(P_n) at once with
+probability >= 1 - a (Bonferroni): on the certificate's event for the Gaussian step, to first order for the fallback
+(core.mechanisms.curvature's approximation).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from core.errors import DataError
+from core.estimator.geometry import Geometry
+from core.estimator.problem import Problem
+from core.mechanisms.certificates import RecursiveBound
+from core.mechanisms.fallback import FallbackDraw, fallback_draw, release_event_budget
+from core.mechanisms.full_vector import FullVectorRelease, algorithm3_scale, gaussian_step
+from core.mechanisms.pipeline import certificates, check_fallback_accounting
+from core.mechanisms.release import BOTTOM, FALLBACK, RELEASED
+from core.mechanisms.stability import StabilityTest, solver_slack
+from core.privacy.accounting import Budget
+from core.privacy.gaussian import normal_quantile, sigma
+from core.privacy.marks import NOT_PRIVATE
+
+ALL = "all"
+
+
+def coordinates(problem: Problem, names: str | tuple[str | int, ...]) -> tuple[int, ...]:
+    """The 0-based coordinates a table names: "all", or feature names / indices, each once, in the order given."""
+    if isinstance(names, str):
+        if names.strip().lower() == ALL:
+            return tuple(range(problem.d))
+        names = tuple(part.strip() for part in names.split(",") if part.strip())
+    chosen = tuple(problem.coordinate(int(x) if isinstance(x, str) and x.isdigit() else x) for x in names)
+    if not chosen:
+        raise DataError("a table needs at least one coordinate (names such as x0,x1, or all)")
+    if len(set(chosen)) < len(chosen):
+        raise DataError("a table names each coordinate once")
+    return chosen
+
+
+def row_level(level: float, k: int) -> float:
+    """Each row's level when all k rows are to cover at once with probability >= level: 1 - (1 - level)/k."""
+    return 1.0 - (1.0 - level) / k
+
+
+@dataclass(frozen=True)
+class TableRelease:
+    """k coefficients released together, by the Gaussian step (status "released"), the fallback ("fallback") or
+    not at all (bottom).
+
+    names, indices : the coefficients, in the order asked for.
+    values, intervals, half_widths : private; None for bottom. Every row of the Gaussian step has the same
+        half-width; the fallback's rows each have their own curvature bound.
+    level : the table's simultaneous level; each row's interval is at `row_level(level, k)`.
+    lambda_min, lambda_max, test : stages 1-3 (private).
+    vector : the Gaussian step's release (None unless it ran); fallback : the fallback's draw (None unless it ran).
+        Their values hold every coordinate and are not published, only `values`.
+    fitted : theta_j(P_n) of the fit, for teaching views only. NOT private.
+    """
+
+    names: tuple[str, ...]
+    indices: tuple[int, ...]
+    status: str
+    reason: str
+    values: tuple[float, ...] | None
+    intervals: tuple[tuple[float, float], ...] | None
+    half_widths: tuple[float, ...] | None
+    level: float
+    budget: Budget
+    calibration: str
+    lambda_min: RecursiveBound
+    lambda_max: RecursiveBound | None
+    test: StabilityTest
+    vector: FullVectorRelease | None = field(repr=False)
+    fallback: FallbackDraw | None = field(repr=False)
+    fitted: tuple[float, ...] = field(metadata=NOT_PRIVATE)
+
+    @property
+    def k(self) -> int:
+        return len(self.indices)
+
+    @property
+    def row_level(self) -> float:
+        return row_level(self.level, self.k)
+
+
+def _half_width(noise_scale: float, lam0: float, g: Geometry, level: float) -> float:
+    """z_{1-a/2} (noise's sd) + l(lambda_0): a Gaussian step's half-width at one row's level."""
+    return normal_quantile(0.5 + level / 2.0) * noise_scale + solver_slack(lam0, g)
+
+
+def planned_half_width(lambda_hat: float, g: Geometry, n: int, lam_reg: float, budget: Budget, k: int,
+                       calibration: str = "paper", level: float = 0.95) -> float | None:
+    """Each row's half-width in a table of k whose test passed with certificate lambda_hat; None when the Gaussian
+    step would give bottom there. For plans (core.teaching.planner), from assumptions."""
+    scale = algorithm3_scale(lambda_hat, g, n, lam_reg)
+    if scale is None:
+        return None
+    s = sigma(*release_event_budget(budget), calibration)
+    return _half_width(s * scale, lambda_hat + lam_reg, g, row_level(level, k))
+
+
+def release_table(problem: Problem, names: str | tuple[str | int, ...], budget: Budget, rng: np.random.Generator,
+                  calibration: str = "paper", level: float = 0.95, fallback: bool = False) -> TableRelease:
+    """The chosen coefficients in one release of `budget` (the module docstring), with simultaneous intervals."""
+    check_fallback_accounting(fallback, budget.accounting)
+    idx = coordinates(problem, names)
+    f, g = problem.fit, problem.geometry
+    lmin, lmax, test = certificates(problem, budget, rng)
+    fitted = tuple(float(f.theta[j]) for j in idx) if f.has_minimiser else tuple(float("nan") for _ in idx)
+    common = dict(names=tuple(problem.feature_names[j] for j in idx), indices=idx, level=float(level),
+                  budget=budget, calibration=calibration, lambda_min=lmin, lambda_max=lmax, test=test, fitted=fitted)
+    each = row_level(level, len(idx))
+    if test.passed:
+        eps, dlt = release_event_budget(budget)
+        vec = gaussian_step("algorithm3", f, lmin, sigma(eps, dlt, calibration),
+                            algorithm3_scale(lmin.lambda_hat, g, f.n, f.lam_reg),
+                            "lambda_hat_min + lambda_reg = 0 or (C1) fails", eps, dlt, rng)
+        if vec.status != RELEASED:
+            return _bottom(vec.reason, common, vec)
+        half = _half_width(vec.noise_scale, lmin.lambda_hat + f.lam_reg, g, each)
+        return _released(RELEASED, test.reason, [vec.value[j] for j in idx], [half] * len(idx), common, vec=vec)
+    if not fallback:
+        return _bottom(test.reason, common)
+    fb = fallback_draw(problem, np.eye(problem.d)[list(idx)], lmin.lambda_hat, budget, each, rng)
+    if fb is None:
+        return _bottom(f"{test.reason}; the fallback's fit was not certified", common)
+    return _released(FALLBACK, test.reason, [fb.point[j] for j in idx], fb.half_widths, common, fb=fb)
+
+
+def _bottom(reason: str, common: dict, vec: FullVectorRelease | None = None) -> TableRelease:
+    return TableRelease(status=BOTTOM, reason=reason, values=None, intervals=None, half_widths=None, vector=vec,
+                        fallback=None, **common)
+
+
+def _released(status: str, reason: str, values: list, halves, common: dict, vec: FullVectorRelease | None = None,
+              fb: FallbackDraw | None = None) -> TableRelease:
+    values_ = tuple(float(v) for v in values)
+    halves_ = tuple(float(h) for h in halves)
+    return TableRelease(status=status, reason=reason, values=values_, half_widths=halves_,
+                        intervals=tuple((v - h, v + h) for v, h in zip(values_, halves_, strict=True)),
+                        vector=vec, fallback=fb, **common)

@@ -1,0 +1,713 @@
+"""The privacy ledger: what has been spent on each population, and the one rule that caps it.
+
+Every fresh draw on the same people adds to what an observer can learn about them. The ledger
+records each charged draw's (epsilon, delta) against the `core.privacy.population.Population` it was drawn
+on and refuses a draw that would take any of those people past their cap. Spending composes by
+basic sequential composition: the spent total is the sum of the entries, in epsilon and in delta.
+
+People, not data sets: a population made of several (census data of several states) is charged
+on each of its parts, and a draw must fit under the cap of every part, so data sets that share
+people share their budget. What one population has spent (`spent`) is the most any of its parts
+has spent, the total that its most exposed person has seen.
+
+The cap: a draw of (epsilon, delta) on a part that has spent (E, D) is allowed when
+E + epsilon <= cap_epsilon * (1 + TOLERANCE) and D + delta <= cap_delta * (1 + TOLERANCE). The
+relative tolerance of 1e-12 lets a draw that lands exactly on the cap through rounding (ten
+draws of 0.1 under a cap of 1) pass; it can never let through more than a 1e-12 fraction of
+the cap. A population's cap is the one given for it, or for a population it is part of (the
+smallest when several apply), else the default.
+
+The entries are kept by a `LedgerStore`; `MemoryStore` keeps them for the life of the process,
+`core.privacy.ledger_store.SqliteStore` in a file the data's curator keeps (docs/privacy.md, "The durable
+ledger"). A spend is one step, check and record: the ledger hands the store the entry and the rule
+(`spend_atomically`), and the store applies the rule to what it holds and appends the entry without
+letting any other spend come between. The ledger's lock gives that between threads over a
+`MemoryStore`; a durable store gives it between processes with one database transaction. Over a
+durable store the caps are the store's too (read in the same transaction), and `set_cap` and
+`set_default_cap` write them there.
+
+A release certified first (core.plan) is a `Certification` the ledger owns from its first charge to its last: it
+is opened in the transaction that charges the certificates, keeps their private outputs once drawn, and is
+finished in the transaction that charges the release event, once. A finish that names a finished, closed or
+unknown certification, other people, or another plan (other rows, another target, budget, ...) is refused in that
+transaction and charges nothing, whichever handle, copy or process asks.
+
+Modelled on the budget accountant of IBM's diffprivlib (`BudgetAccountant`: check, spend,
+remaining, a ceiling and a list of spends), keyed here by population and without its advanced
+composition.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
+
+from core.errors import BudgetError
+from core.privacy.access import CURATOR, AccessError, Analyst, Spender, key_id, matches, new_key, wait
+from core.privacy.marks import public
+from core.privacy.population import Population
+
+TOLERANCE = 1e-12  # relative slack on the cap, for the rounding of sums (module docstring)
+_LOG = logging.getLogger("psp.access")
+
+Pair = tuple[float, float]  # (epsilon, delta)
+Caps = tuple[Pair | None, dict[Population, Pair]]  # (the default cap or None, the caps of populations)
+OUTCOMES = ("released", "bottom", "fallback", "failed")
+
+
+@dataclass(frozen=True)
+class ReleaseDetails:
+    """What a charged draw released: the coefficient, each stage's (epsilon, delta), the outcome and its values.
+
+    outcome is "released", "bottom", "fallback" or "failed" (an error after the charge: reason says which, in one
+    line; the charge stays spent); value and the interval (low, high) are the private outputs (None for bottom).
+    document is the release's private report (`core.report.private_report` as JSON), so that it can be shown again
+    after its session. Nothing here is computed on the data except by the mechanism.
+    """
+
+    coefficient: str
+    stages: dict[str, Pair]
+    outcome: str
+    value: float | None = None
+    low: float | None = None
+    high: float | None = None
+    document: str | None = field(default=None, repr=False)
+    reason: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.outcome not in OUTCOMES:
+            raise BudgetError(f"a release's outcome is one of {', '.join(OUTCOMES)}, got {self.outcome!r}")
+
+
+def release_details(run: Any, coefficient: str, document: str | None = None) -> ReleaseDetails:
+    """The details of a `core.mechanisms.pipeline.PrivateRun` (its budget's stages, its release's status, value,
+    interval) and
+    its private document (JSON), if given."""
+    rel = public(run).release  # the ledger's log keeps private outputs only
+    low, high = rel.interval if rel.interval is not None else (None, None)
+    return ReleaseDetails(str(coefficient), stage_costs(run.budget), rel.status, rel.value, low, high, document)
+
+
+def stage_costs(budget: Any) -> dict[str, tuple[float, float]]:
+    """A core.privacy.accounting.Budget's stages by name, as the ledger records them: {name: (epsilon, delta)}."""
+    return {name: (float(s.epsilon), float(s.delta)) for name, s in budget.stages()}
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One charged draw: its population, its (epsilon, delta), optional details and record of what was released.
+
+    uid tells entries apart (two draws of the same cost on the same people are two entries); time is
+    when it was charged (seconds since the epoch); spender is who spent it (the curator, an analyst's name, or
+    the browser on the server's machine: core.privacy.access). details (`ReleaseDetails`) are kept by every store;
+    record (any object, e.g. the app's release) only in memory.
+    """
+
+    population: Population
+    epsilon: float
+    delta: float
+    record: Any = field(default=None, compare=False, repr=False)
+    time: float = field(default_factory=time.time, compare=False)
+    uid: str = field(default_factory=lambda: uuid.uuid4().hex)
+    details: ReleaseDetails | None = field(default=None, compare=False)
+    spender: str = CURATOR.name
+
+
+CERTIFICATION_STATES = ("drawing", "open", "finished", "closed", "failed")
+
+
+@dataclass(frozen=True)
+class Certification:
+    """A release certified first, owned by the ledger from its first charge (`entry`) to its last (`release_entry`).
+
+    plan holds the digests of the plan's parts that a finish must match (core.plan.plan_digests: data, rows, model,
+    target, budget, calibration, level, fallback); summary, the plan in public words. state is "drawing" (charged,
+    certificates not yet kept), "open" (certificates kept: one finish may release from them), "finished",
+    "closed" (unspent, by the curator; the first charge stays spent) or "failed" (an error after the charge).
+    certificates are the private outputs of stages 1-2 as JSON (core.plan), once drawn.
+    """
+
+    uid: str
+    population: Population
+    entry: str
+    plan: Mapping[str, str]
+    summary: Mapping[str, Any]
+    state: str = "drawing"
+    certificates: str | None = field(default=None, repr=False)
+    release_entry: str | None = None
+    opened: float = field(default_factory=time.time, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.state not in CERTIFICATION_STATES:
+            raise ValueError(f"a certification's state is one of {CERTIFICATION_STATES}, got {self.state!r}")
+
+
+# A certification's next state, given the stored one (None: none with that uid); raises BudgetError to refuse.
+Change = Callable[[Certification | None], Certification]
+# Where a finish's plan may differ from its certification's, in the words of a refusal.
+PLAN_PARTS = {"data": "other data", "rows": "other rows", "model": "another model", "target": "another target",
+              "budget": "another budget", "calibration": "another calibration", "level": "another interval level",
+              "fallback": "another fallback setting"}
+
+
+SpentOf = Callable[[Population, "str | None"], Pair]  # a part's spent (epsilon, delta), by one spender or by all
+AnalystOf = Callable[[str], "Analyst | None"]  # an analyst's record by name, as the store holds it
+# the rule: why the entry does not fit, or None
+Refusal = Callable[[SpentOf, "Caps | None", AnalystOf], "str | None"]
+
+
+class LedgerStore(Protocol):
+    """Where a ledger keeps its entries. A durable store (durable = True) also keeps the caps (`caps`, `set_cap`,
+    `set_default_cap`, as in `core.privacy.ledger_store.SqliteStore`)."""
+
+    durable: bool
+
+    def entries(self, part: Population) -> Sequence[LedgerEntry]:
+        """Every entry whose population has `part` among its parts, oldest first."""
+
+    def spent(self, part: Population, by: str | None = None) -> Pair:
+        """What one part has spent (by one spender's name, or by all): the exact sums of its entries."""
+
+    def spend_atomically(self, entry: LedgerEntry, refusal: Refusal, step: tuple[str, Change] | None = None) -> None:
+        """Append the entry unless refusal(spent_of, caps, analyst_of) gives a reason (then raise BudgetError with
+        it), with no other spend between the reading and the appending. caps is the store's (None when it keeps
+        none). step = (uid, change) also moves that certification to change(stored) in the same step; a change
+        that raises refuses the spend."""
+
+    def change_certification(self, uid: str, change: Change) -> Certification:
+        """Replace a certification by change(stored), atomically; what change raises refuses it."""
+
+    def certification(self, uid: str) -> Certification | None:
+        """The certification of that uid, or None."""
+
+    def certifications(self, part: Population) -> Sequence[Certification]:
+        """Every certification on people with `part` among their parts, oldest first."""
+
+    def update_details(self, uid: str, details: ReleaseDetails) -> None:
+        """Set the release details of an entry (its charge is never changed)."""
+
+    def put_analyst(self, analyst: Analyst, new: bool) -> None:
+        """Add (new: refused if the name is taken) or replace an analyst's record."""
+
+    def analysts(self) -> Sequence[Analyst]:
+        """Every analyst's record, in the order added."""
+
+    def reserve_attempt(self, source: str, claimed: str | None, now: float
+                        ) -> tuple[int, float | None, int | None]:
+        """In one step: the failures in a row from source and the time of the last, then, unless that source must
+        still wait (core.privacy.access.wait), a new attempt logged as failed until `confirm_attempt` (so that attempts
+        racing
+        each other all count): (failures, last, its id or None when it must wait)."""
+
+    def confirm_attempt(self, attempt: int) -> None:
+        """Mark a reserved attempt as passed."""
+
+
+def _fsum_spent(entries: Sequence[LedgerEntry]) -> Pair:
+    return math.fsum(e.epsilon for e in entries), math.fsum(e.delta for e in entries)
+
+
+class MemoryStore:
+    """Entries in memory, indexed by every part of their population; atomic under the ledger's lock."""
+
+    durable = False
+
+    def __init__(self) -> None:
+        self._by_part: dict[Population, list[LedgerEntry]] = {}
+        self._certifications: dict[str, Certification] = {}
+        self._analysts: dict[str, Analyst] = {}
+        self._attempts: list[dict] = []
+
+    def append(self, entry: LedgerEntry) -> None:
+        for part in entry.population.parts():
+            self._by_part.setdefault(part, []).append(entry)
+
+    def entries(self, part: Population) -> Sequence[LedgerEntry]:
+        return tuple(self._by_part.get(part, ()))
+
+    def spent(self, part: Population, by: str | None = None) -> Pair:
+        return _fsum_spent([e for e in self.entries(part) if by in (None, e.spender)])
+
+    def spend_atomically(self, entry: LedgerEntry, refusal: Refusal, step: tuple[str, Change] | None = None) -> None:
+        changed = None if step is None else step[1](self._certifications.get(step[0]))
+        reason = refusal(self.spent, None, self._analysts.get)
+        if reason is not None:
+            raise BudgetError(reason)
+        self.append(entry)
+        if changed is not None:
+            self._certifications[changed.uid] = changed
+
+    def change_certification(self, uid: str, change: Change) -> Certification:
+        changed = self._certifications[uid] = change(self._certifications.get(uid))
+        return changed
+
+    def certification(self, uid: str) -> Certification | None:
+        return self._certifications.get(uid)
+
+    def certifications(self, part: Population) -> Sequence[Certification]:
+        return tuple(c for c in self._certifications.values() if part in c.population.parts())
+
+    def put_analyst(self, analyst: Analyst, new: bool) -> None:
+        if new and analyst.name in self._analysts:
+            raise AccessError(f"an analyst named {analyst.name} exists already")
+        self._analysts[analyst.name] = analyst
+
+    def analysts(self) -> Sequence[Analyst]:
+        return tuple(self._analysts.values())
+
+    def reserve_attempt(self, source: str, claimed: str | None, now: float
+                        ) -> tuple[int, float | None, int | None]:
+        failures, last = _failures_in_a_row([(a["time"], a["ok"]) for a in self._attempts if a["source"] == source])
+        if wait(failures, last, now) > 0:
+            return failures, last, None
+        self._attempts.append(dict(time=now, source=source, claimed=claimed, ok=False))
+        return failures, last, len(self._attempts) - 1
+
+    def confirm_attempt(self, attempt: int) -> None:
+        self._attempts[attempt]["ok"] = True
+
+    def update_details(self, uid: str, details: ReleaseDetails) -> None:
+        found = False
+        for entries in self._by_part.values():
+            for i, e in enumerate(entries):
+                if e.uid == uid:
+                    entries[i] = replace(e, details=details)
+                    found = True
+        if not found:
+            raise BudgetError(f"no ledger entry {uid}")
+
+
+def _check_pair(pair: Pair, what: str) -> Pair:
+    """(epsilon, delta) as floats, both >= 0 and not NaN (delta at most 1); epsilon may be inf for a cap."""
+    try:
+        epsilon, delta = (float(v) for v in pair)
+    except (TypeError, ValueError):
+        raise BudgetError(f"{what} must be a pair (epsilon, delta) of numbers, got {pair!r}") from None
+    if not (epsilon >= 0 and 0 <= delta <= 1):  # False for NaN
+        raise BudgetError(f"{what} needs epsilon >= 0 and delta in [0, 1], got ({epsilon:g}, {delta:g})")
+    return epsilon, delta
+
+
+class Ledger:
+    """Spent (epsilon, delta) per population under caps: `check`, `spend`, `spent`, `remaining`, `cap`, `entries`.
+
+    In memory (the default store), default_cap applies to every population without a cap of its own in
+    caps (module docstring). Over a durable store the caps are the store's: default_cap and caps must
+    not be given, `set_cap` and `set_default_cap` write to the store, and a population without any cap
+    there is refused until one is set.
+    """
+
+    def __init__(
+        self,
+        default_cap: Pair | None = None,
+        caps: Mapping[Population, Pair] | None = None,
+        store: LedgerStore | None = None,
+    ) -> None:
+        self._store: LedgerStore = MemoryStore() if store is None else store
+        self._lock = threading.Lock()
+        self._default: Pair | None = None
+        self._caps: dict[Population, Pair] = {}
+        if self.durable:
+            if default_cap is not None or caps:
+                raise BudgetError(
+                    f"the caps of the ledger {self._store} are kept in it by its curator; set them with "
+                    "Ledger.set_cap / set_default_cap or `python -m core ledger set-cap`, not when opening it"
+                )
+            return
+        if default_cap is None:
+            raise BudgetError("a ledger kept in memory needs a default cap (epsilon, delta)")
+        self._default = _check_pair(default_cap, "the default cap")
+        self._caps = {p: _check_pair(c, f"the cap of {p.describe()}") for p, c in (caps or {}).items()}
+
+    @property
+    def store(self) -> LedgerStore:
+        return self._store
+
+    @property
+    def durable(self) -> bool:
+        """Whether entries and caps outlive the process (kept by the store)."""
+        return bool(getattr(self._store, "durable", False))
+
+    # ------------------------------------------------------------ caps
+
+    def _all_caps(self) -> Caps:
+        if self.durable:
+            return self._store.caps()  # type: ignore[attr-defined]
+        return self._default, self._caps
+
+    @property
+    def default_cap(self) -> Pair | None:
+        """The cap of every population without one of its own (None: a durable store without one)."""
+        with self._lock:
+            return self._all_caps()[0]
+
+    def set_default_cap(self, cap: Pair) -> None:
+        """Change the cap of every population without one of its own (what was spent stays spent)."""
+        checked = _check_pair(cap, "the default cap")
+        with self._lock:
+            if self.durable:
+                self._store.set_default_cap(checked)  # type: ignore[attr-defined]
+            else:
+                self._default = checked
+
+    def set_cap(self, population: Population, cap: Pair) -> None:
+        """Give a population (and so each of its parts) a cap of its own.
+
+        In memory the caps given for a part and for unions holding it all bind (the smallest wins); a
+        durable store keeps one cap per part, which this replaces (so a curator can raise it again).
+        """
+        checked = _check_pair(cap, f"the cap of {population.describe()}")
+        with self._lock:
+            if self.durable:
+                self._store.set_cap(population, checked)  # type: ignore[attr-defined]
+            else:
+                self._caps[population] = checked
+
+    def cap(self, population: Population) -> Pair:
+        """The cap that binds the population: the smallest over its parts, in epsilon and in delta."""
+        with self._lock:
+            table = self._all_caps()
+        caps = [_part_cap(p, table) for p in population.parts()]
+        if any(c is None for c in caps):
+            raise BudgetError(self._no_cap(population))
+        return min(c[0] for c in caps), min(c[1] for c in caps)  # type: ignore[index]
+
+    def _no_cap(self, part: Population) -> str:
+        return (f"refused: no cap is set for {part.describe()} in the ledger {self._store}, and it has no default "
+                "cap; the data's curator sets one with `python -m core ledger set-cap`")
+
+    # ------------------------------------------------------------ what was spent
+
+    def _spent_part(self, part: Population, by: str | None = None) -> Pair:
+        return self._store.spent(part, by)
+
+    def spent_by(self, part: Population, name: str) -> Pair:
+        """What one spender (by the name entries record) has spent on one part."""
+        with self._lock:
+            return self._spent_part(part, name)
+
+    def spent(self, population: Population) -> Pair:
+        """(epsilon, delta) spent on the population by basic composition: the most any of its parts has spent."""
+        with self._lock:
+            spent = [self._spent_part(p) for p in population.parts()]
+        return max(s[0] for s in spent), max(s[1] for s in spent)
+
+    def remaining(self, population: Population, spender: Spender = CURATOR) -> Pair:
+        """The largest (epsilon, delta) a draw on the population by spender may still cost, each at least 0: what the
+        cap leaves and, for an analyst, what their share leaves too."""
+        cap = self.cap(population)  # BudgetError when a durable store has no cap for it
+        with self._lock:
+            table = self._all_caps()
+            left = [(c[0] - s[0], c[1] - s[1]) for p in population.parts()
+                    for c, s in [(_part_cap(p, table) or cap, self._spent_part(p))]]
+        analyst = self._analyst(spender.name) if spender.kind == "analyst" else None
+        if analyst is not None:
+            left += [(analyst.share[0] - s[0], analyst.share[1] - s[1])
+                     for s in (self.spent_by(p, spender.name) for p in population.parts())]
+        return max(0.0, min(r[0] for r in left)), max(0.0, min(r[1] for r in left))
+
+    def entries(self, population: Population) -> tuple[LedgerEntry, ...]:
+        """Every entry charged to any part of the population, each once, oldest first."""
+        with self._lock:
+            found = {e.uid: e for p in population.parts() for e in self._store.entries(p)}
+        return tuple(sorted(found.values(), key=lambda e: e.time))
+
+    def latest_report(self, population: Population) -> LedgerEntry | None:
+        """The newest entry on any part of the population whose release kept its private report (None without)."""
+        kept = [e for e in self.entries(population) if e.details is not None and e.details.document]
+        return kept[-1] if kept else None
+
+    # ------------------------------------------------------------ the rule
+
+    def refusal(self, population: Population, epsilon: float, delta: float,
+                spender: Spender = CURATOR) -> str | None:
+        """Why a draw of (epsilon, delta) on the population by spender would pass a cap or their share, or None
+        when it fits."""
+        cost = _check_pair((epsilon, delta), "a draw's cost")
+        with self._lock:
+            return self._refusal(population, cost, self._spent_part, self._all_caps(), spender, self._analyst)
+
+    def _analyst(self, name: str) -> Analyst | None:
+        return next((a for a in self._store.analysts() if a.name == name), None)
+
+    def _refusal(self, population: Population, cost: Pair, spent_of: SpentOf, table: Caps,
+                 spender: Spender = CURATOR, analyst_of: AnalystOf | None = None) -> str | None:
+        if spender.kind == "analyst":
+            why = _share_refusal(population, cost, spent_of, spender, (analyst_of or self._analyst)(spender.name))
+            if why is not None:
+                return why
+        for part in population.parts():
+            cap = _part_cap(part, table)
+            if cap is None:
+                return self._no_cap(part)
+            (spent_e, spent_d), (cap_e, cap_d) = spent_of(part, None), cap
+            if spent_e + cost[0] > cap_e * (1 + TOLERANCE) or spent_d + cost[1] > cap_d * (1 + TOLERANCE):
+                return (
+                    f"refused: this draw costs (ε, δ) = ({cost[0]:g}, {cost[1]:g}); ({spent_e:g}, {spent_d:g}) is "
+                    f"already spent on {part.describe()}, and the cap is ({cap_e:g}, {cap_d:g}). Raise the cap only "
+                    "if the data's owner agrees: every fresh draw on the same people adds to what an observer "
+                    "can learn."
+                )
+        return None
+
+    def check(self, population: Population, epsilon: float, delta: float) -> None:
+        """Raise BudgetError, saying what the draw costs, what is spent and the cap, unless the draw fits."""
+        reason = self.refusal(population, epsilon, delta)
+        if reason is not None:
+            raise BudgetError(reason)
+
+    def spend(self, population: Population, epsilon: float, delta: float, record: Any = None,
+              details: ReleaseDetails | None = None, spender: Spender = CURATOR) -> LedgerEntry:
+        """Check and record a draw by spender in one step (no other spend can come between); BudgetError if it does
+        not fit the cap, or an analyst's share (AccessError when the analyst was revoked or has expired).
+
+        The store applies the rule and appends the entry atomically (in one transaction for a durable
+        store, so no other process can come between either).
+        """
+        cost = _check_pair((epsilon, delta), "a draw's cost")
+        entry = LedgerEntry(population, cost[0], cost[1], record, details=details, spender=spender.name)
+        self._spend(entry, spender=spender)
+        return entry
+
+    def _spend(self, entry: LedgerEntry, step: tuple[str, Change] | None = None, spender: Spender = CURATOR) -> None:
+        cost = (entry.epsilon, entry.delta)
+
+        def rule(spent_of: SpentOf, store_caps: Caps | None, analyst_of: AnalystOf) -> str | None:
+            return self._refusal(entry.population, cost, spent_of,
+                                 self._all_caps() if store_caps is None else store_caps, spender, analyst_of)
+
+        with self._lock:
+            self._store.spend_atomically(entry, rule, step)
+
+    def record_outcome(self, entry: LedgerEntry | str, details: ReleaseDetails) -> None:
+        """Record what a charged draw released on its entry; the charge itself stays as it was."""
+        uid = entry if isinstance(entry, str) else entry.uid
+        with self._lock:
+            self._store.update_details(uid, details)
+
+    # ------------------------------------------------------------ releases certified first
+
+    def open_certification(self, population: Population, epsilon: float, delta: float, plan: Mapping[str, str],
+                           summary: Mapping[str, Any], spender: Spender = CURATOR) -> tuple[LedgerEntry, Certification]:
+        """Charge a release's first phase and open its certification in one step (BudgetError past the cap)."""
+        entry = LedgerEntry(population, *_check_pair((epsilon, delta), "a draw's cost"), spender=spender.name)
+        opened = Certification(uuid.uuid4().hex, population, entry.uid, dict(plan), dict(summary))
+
+        def change(stored: Certification | None) -> Certification:
+            if stored is not None:
+                raise BudgetError(f"a certification {opened.uid} exists already")
+            return opened
+
+        self._spend(entry, (opened.uid, change), spender)
+        return entry, opened
+
+    def keep_certificates(self, uid: str, certificates: str) -> Certification:
+        """Keep the drawn certificates' private outputs on their certification, which opens it for one finish."""
+        def change(stored: Certification | None) -> Certification:
+            if stored is None or stored.state != "drawing":
+                raise BudgetError(f"the certification {uid} is not waiting for its certificates")
+            return replace(stored, state="open", certificates=certificates)
+
+        return self._change(uid, change)
+
+    def finish_certification(self, uid: str, population: Population, epsilon: float, delta: float,
+                             plan: Mapping[str, str], spender: Spender = CURATOR) -> tuple[LedgerEntry, Certification]:
+        """Charge the release event of an open certification and finish it, in one step: refused (BudgetError,
+        nothing charged) when it is not open, is on other people, or was drawn for another plan (`PLAN_PARTS`)."""
+        entry = LedgerEntry(population, *_check_pair((epsilon, delta), "a draw's cost"), spender=spender.name)
+        finished: list[Certification] = []
+
+        def change(stored: Certification | None) -> Certification:
+            finished.append(replace(_finishable(stored, uid, population, plan), state="finished",
+                                    release_entry=entry.uid))
+            return finished[-1]
+
+        self._spend(entry, (uid, change), spender)
+        return entry, finished[-1]
+
+    def close_certification(self, uid: str, state: str = "closed") -> Certification:
+        """End a certification that has not released: "closed" unspent (the curator's), or "failed" (an error
+        after its charge). What its first phase spent stays spent."""
+        def change(stored: Certification | None) -> Certification:
+            if stored is None:
+                raise BudgetError(f"refused: no certification {uid} in the ledger {self._store}")
+            if stored.state not in ("drawing", "open"):
+                raise BudgetError(f"refused: the certification {uid} is {stored.state} already")
+            return replace(stored, state=state)
+
+        return self._change(uid, change)
+
+    def certification(self, uid: str) -> Certification | None:
+        with self._lock:
+            return self._store.certification(uid)
+
+    def open_certifications(self, population: Population) -> tuple[Certification, ...]:
+        """The certifications on any part of the population that may still release (open), oldest first."""
+        with self._lock:
+            found = {c.uid: c for p in population.parts() for c in self._store.certifications(p)}
+        return tuple(sorted((c for c in found.values() if c.state == "open"), key=lambda c: c.opened))
+
+    def _change(self, uid: str, change: Change) -> Certification:
+        with self._lock:
+            return self._store.change_certification(uid, change)
+
+    # ------------------------------------------------------------ analysts (core.privacy.access)
+
+    def add_analyst(self, name: str, share: Pair, email: str | None = None,
+                    expires: float = math.inf) -> str | None:
+        """Register an analyst who may spend `share` of each people's cap: signing in by the identity provider's
+        e-mail when given, else by an access key, returned here once and kept only as its salted hash."""
+        checked = _check_pair(share, f"the share of {name}")
+        _check_name(name)
+        key = None
+        if email is None:
+            key, kid, salt, hashed = new_key()
+            analyst = Analyst(name, checked, kid, salt, hashed, expires=expires)
+        else:
+            analyst = Analyst(name, checked, email=email.strip().lower(), expires=expires)
+        with self._lock:
+            self._store.put_analyst(analyst, new=True)
+        return key
+
+    def revoke_analyst(self, name: str) -> Analyst:
+        """Revoke an analyst at once: every later spend or sign-in of theirs is refused (what they spent stays)."""
+        found = self._analyst(name)
+        if found is None:
+            raise AccessError(f"no analyst named {name} in the ledger {self._store}")
+        revoked = replace(found, revoked=True)
+        with self._lock:
+            self._store.put_analyst(revoked, new=False)
+        return revoked
+
+    def analysts(self) -> tuple[Analyst, ...]:
+        with self._lock:
+            return tuple(self._store.analysts())
+
+    def has_analysts(self, now: float | None = None) -> bool:
+        """Whether any analyst may sign in now (not revoked, not expired)."""
+        now = time.time() if now is None else now
+        return any(a.why_not(now) is None for a in self.analysts())
+
+    def analyst_spender(self, name: str, now: float | None = None) -> Spender:
+        """The spender of an analyst who may spend now, by name; AccessError (one sentence) otherwise. An app checks
+        its signed-in analyst on every run with it, so a revocation ends an open session at once."""
+        found = self._analyst(name)
+        why = "no such analyst" if found is None else found.why_not(time.time() if now is None else now)
+        if why is not None:
+            raise AccessError(f"Signed out: {why}.")
+        return Spender("analyst", name)
+
+    def by_email(self, email: str, now: float | None = None) -> Spender | None:
+        """The analyst the identity provider's e-mail was registered for, if they may spend now (else None)."""
+        wanted = email.strip().lower()
+        found = next((a for a in self.analysts() if a.email is not None and a.email == wanted), None)
+        ok = found is not None and found.why_not(time.time() if now is None else now) is None
+        return Spender("analyst", found.name) if ok else None  # type: ignore[union-attr]
+
+    def sign_in(self, key: str, source: str, now: float | None = None) -> Spender:
+        """An analyst's spender from their access key; AccessError in one sentence for a wrong, revoked or expired
+        key, or for a source that must wait after too many failures (core.privacy.access: throttled, every attempt
+        logged,
+        the key never kept)."""
+        now = time.time() if now is None else now
+        claimed = key_id(key)
+        with self._lock:
+            failures, last, attempt = self._store.reserve_attempt(source, claimed, now)
+        if attempt is None:  # throttled: the key is not looked at, and the attempt does not count
+            left = wait(failures, last, now)
+            _LOG.warning("sign-in refused: %d failures in a row from %s; %.0f s to wait", failures, source, left)
+            raise AccessError(f"Too many failed sign-ins from this browser: wait {math.ceil(left)} s and try again.")
+        found = next((a for a in self.analysts() if a.key_id is not None and a.key_id == claimed), None)
+        if found is None or not matches(key, found):
+            _LOG.warning("failed sign-in from %s", source)
+            raise AccessError("That access key is not valid: check it, or ask the data's curator for a new one.")
+        why = found.why_not(now)
+        if why is not None:
+            _LOG.warning("sign-in of %s from %s refused: %s", found.name, source, why)
+            raise AccessError(f"That key no longer works: {why}.")
+        with self._lock:
+            self._store.confirm_attempt(attempt)
+        return Spender("analyst", found.name)
+
+    # ------------------------------------------------------------ copies
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        del state["_lock"]  # a lock cannot be copied; a copy gets its own
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
+
+def _share_refusal(population: Population, cost: Pair, spent_of: SpentOf, spender: Spender,
+                   analyst: Analyst | None) -> str | None:
+    """Why an analyst may not spend this draw (unknown, revoked, expired, past their share on a part), or None."""
+    if analyst is None:
+        return f"refused: {spender.name} is not an analyst of this ledger"
+    why = analyst.why_not(time.time())
+    if why is not None:
+        return f"refused: {why}"
+    share_e, share_d = analyst.share
+    for part in population.parts():
+        spent_e, spent_d = spent_of(part, spender.name)
+        if spent_e + cost[0] > share_e * (1 + TOLERANCE) or spent_d + cost[1] > share_d * (1 + TOLERANCE):
+            return (f"refused: this draw costs (ε, δ) = ({cost[0]:g}, {cost[1]:g}); {spender.name} has spent "
+                    f"({spent_e:g}, {spent_d:g}) on {part.describe()}, and their share is ({share_e:g}, {share_d:g}). "
+                    "The data's curator sets the shares.")
+    return None
+
+
+NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._@-")
+
+
+def _check_name(name: str) -> None:
+    if not (0 < len(name) <= 64 and set(name) <= NAME_CHARACTERS) or name == CURATOR.name:
+        raise AccessError(f"an analyst's name is 1 to 64 letters, digits and . _ @ -, and not {CURATOR.name!r}; "
+                          f"got {name!r}")
+
+
+def _failures_in_a_row(attempts: Sequence[tuple[float, bool]]) -> tuple[int, float | None]:
+    """(failures since the last success, the time of the last of them) from (time, ok) attempts, oldest first."""
+    failures, last = 0, None
+    for t, ok in attempts:
+        failures, last = (0, None) if ok else (failures + 1, t)
+    return failures, last
+
+
+def _finishable(stored: Certification | None, uid: str, population: Population,
+                plan: Mapping[str, str]) -> Certification:
+    """The stored certification if this plan may release from it; else BudgetError, saying why and what to do
+    (unknown, not open, on other people, or drawn for another plan)."""
+    again = "certify again for this release"
+    if stored is None:
+        raise BudgetError(f"refused: no certification {uid} in this ledger; {again}")
+    if stored.state == "finished":
+        raise BudgetError(f"refused: these certificates have released already (one release each); {again}")
+    if stored.state != "open":
+        how = {"closed": "were closed unspent", "failed": "failed after their charge",
+               "drawing": "were never kept"}[stored.state]
+        raise BudgetError(f"refused: these certificates {how}; {again}")
+    if population != stored.population:
+        raise BudgetError(f"refused: these certificates were drawn on other people; {again}")
+    for part, words in PLAN_PARTS.items():
+        if plan.get(part) != stored.plan.get(part):
+            raise BudgetError(f"refused: these certificates were drawn for {words} than this release names; "
+                              "set it back to release from them, or " + again)
+    return stored
+
+
+def _part_cap(part: Population, table: Caps) -> Pair | None:
+    """The cap of one part: the smallest given for a population holding it, else the default (None if neither)."""
+    default, caps = table
+    given = [c for p, c in caps.items() if part in p.parts()]
+    if not given:
+        return default
+    return min(c[0] for c in given), min(c[1] for c in given)

@@ -1,0 +1,491 @@
+"""A durable privacy ledger: `SqliteStore`, one SQLite file the data's curator keeps (docs/privacy.md).
+
+The file holds an append-only log of charged draws and the caps:
+
+- `entries`: uid, time (UTC, ISO 8601), the population (kind and key as JSON, its description), epsilon,
+  delta and the release details (coefficient, each stage's (epsilon, delta) as JSON, outcome, value,
+  interval low and high, and the release's private document, `core.report.private_report` as JSON; empty
+  until the run is over). Rows are never deleted and their charge is never
+  changed; only the release details of a row are written once the run has ended.
+- `entry_parts`: one row per part an entry charges (a census population of several states charges
+  each state), indexed, so what a part has spent is one query.
+- `caps`: the cap of each part (scope = the part's key as JSON) and the default cap (scope "default").
+- `schema`: the schema version.
+
+A spend is one transaction: `BEGIN IMMEDIATE` (which takes the file's write lock), read the spent total
+and cap of each part, apply the rule, insert, `COMMIT`. Two threads or processes spending at once are
+serialised by the write lock, so they can never both pass a cap. The file is in WAL mode, and a
+connection waits up to `BUSY_TIMEOUT` seconds for the lock before giving up.
+
+Any failure of the file (unreadable, not a database, unwritable, locked past the timeout, written by a
+newer schema) raises `LedgerError` naming the path and what is wrong: a release is refused, never
+charged to nothing or to memory.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from core.errors import BudgetError
+from core.privacy.access import AccessError, Analyst, wait
+from core.privacy.ledger import Caps, Certification, Change, Ledger, LedgerEntry, Pair, Refusal, ReleaseDetails
+from core.privacy.population import Population
+
+# 2 added entries.document; 3 the outcome "failed" with entries.reason, who spent each entry, the certifications,
+# the analysts and the sign-ins. An older file is brought up to 3 when opened.
+SCHEMA_VERSION = 3
+BUSY_TIMEOUT = 10.0  # seconds a connection waits for another's write lock
+ENV_VAR = "PSP_LEDGER"
+APP_DIR = "private-single-parameter"
+DEFAULT_SCOPE = "default"
+
+_ENTRIES = """
+CREATE TABLE IF NOT EXISTS {name} (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    uid TEXT NOT NULL UNIQUE,
+    time TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    key TEXT NOT NULL,
+    label TEXT NOT NULL,
+    epsilon REAL NOT NULL,
+    delta REAL NOT NULL,
+    coefficient TEXT,
+    stages TEXT,
+    outcome TEXT CHECK (outcome IS NULL OR outcome IN ('released', 'bottom', 'fallback', 'failed')),
+    value REAL,
+    low REAL,
+    high REAL,
+    document TEXT,
+    reason TEXT,
+    spender TEXT NOT NULL DEFAULT 'curator'
+)"""
+_ENTRY_COLUMNS = "seq, uid, time, kind, key, label, epsilon, delta, coefficient, stages, outcome, value, low, high"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS schema (version INTEGER NOT NULL);
+""" + _ENTRIES.format(name="entries") + """;
+CREATE TABLE IF NOT EXISTS entry_parts (
+    uid TEXT NOT NULL REFERENCES entries(uid),
+    part TEXT NOT NULL,
+    PRIMARY KEY (uid, part)
+);
+CREATE INDEX IF NOT EXISTS entry_parts_by_part ON entry_parts (part);
+CREATE TABLE IF NOT EXISTS caps (
+    scope TEXT PRIMARY KEY,
+    kind TEXT,
+    key TEXT,
+    label TEXT,
+    cap_epsilon REAL NOT NULL,
+    cap_delta REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS certifications (
+    uid TEXT PRIMARY KEY,
+    entry TEXT NOT NULL UNIQUE REFERENCES entries(uid),
+    opened TEXT NOT NULL,
+    plan TEXT NOT NULL,
+    summary TEXT NOT NULL,
+    state TEXT NOT NULL CHECK (state IN ('drawing', 'open', 'finished', 'closed', 'failed')),
+    certificates TEXT,
+    release_entry TEXT UNIQUE REFERENCES entries(uid)
+);
+CREATE TABLE IF NOT EXISTS analysts (
+    name TEXT PRIMARY KEY,
+    added TEXT NOT NULL,
+    share_epsilon REAL NOT NULL,
+    share_delta REAL NOT NULL,
+    key_id TEXT UNIQUE,
+    salt BLOB,
+    key_hash BLOB,
+    email TEXT UNIQUE,
+    expires REAL,
+    revoked INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS sign_ins (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    time REAL NOT NULL,
+    source TEXT NOT NULL,
+    claimed TEXT,
+    ok INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS sign_ins_by_source ON sign_ins (source, seq);
+"""
+
+
+class LedgerError(BudgetError):
+    """The ledger's file cannot be used (unreadable, corrupt, unwritable, locked): releases are refused."""
+
+
+# ------------------------------------------------------------------ where the file lives
+
+
+def default_ledger_path() -> Path:
+    """$PSP_LEDGER, else $XDG_DATA_HOME (or ~/.local/share)/private-single-parameter/ledger.sqlite3."""
+    given = os.environ.get(ENV_VAR)
+    if given:
+        return Path(given).expanduser()
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / APP_DIR / "ledger.sqlite3"
+
+
+def open_ledger(path: str | os.PathLike | None = None) -> Ledger:
+    """The durable ledger in the file at path (default `default_ledger_path()`), caps read from it."""
+    return Ledger(store=SqliteStore(default_ledger_path() if path is None else path))
+
+
+# ------------------------------------------------------------------ populations as JSON
+
+
+def _lists(value: Any) -> Any:
+    return [_lists(v) for v in value] if isinstance(value, (tuple, list)) else value
+
+
+def _tuples(value: Any) -> Any:
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
+
+
+def population_to_json(population: Population) -> str:
+    """{"kind", "key" (tuples as lists), "label"} as JSON; `population_from_json` gives the same Population back."""
+    return json.dumps({"kind": population.kind, "key": _lists(population.key), "label": population.label},
+                      ensure_ascii=False, allow_nan=False)
+
+
+def population_from_json(text: str) -> Population:
+    """The Population `population_to_json` wrote (lists back to tuples, so it hashes and compares equal)."""
+    doc = json.loads(text)
+    return Population(doc["kind"], _tuples(doc["key"]), doc.get("label", ""))
+
+
+def _key_json(population: Population) -> str:
+    """The canonical JSON of a population's key: what a part is looked up by."""
+    return json.dumps(_lists(population.key), separators=(",", ":"), allow_nan=False)
+
+
+def _scope(part: Population) -> str:
+    return json.dumps([part.kind, _lists(part.key)], separators=(",", ":"), allow_nan=False)
+
+
+def iso_time(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).isoformat()
+
+
+def _epoch(text: str) -> float:
+    return datetime.fromisoformat(text).timestamp()
+
+
+def _real(x: float | None) -> float | None:
+    """A float for SQLite (which stores NaN as NULL; an infinite cap is kept as it is)."""
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
+def _upgrade(db: sqlite3.Connection, version: int) -> None:
+    """Bring a version 1 or 2 file to SCHEMA_VERSION in the open transaction: SQLite cannot widen a CHECK, so the
+    entries move to a table of the new definition (every row, its seq and its charge unchanged)."""
+    columns = _ENTRY_COLUMNS + ("" if version == 1 else ", document")
+    db.execute(_ENTRIES.format(name="entries_new"))
+    db.execute(f"INSERT INTO entries_new ({columns}) SELECT {columns} FROM entries")
+    db.execute("DROP TABLE entries")
+    db.execute("ALTER TABLE entries_new RENAME TO entries")
+    db.execute("UPDATE schema SET version = ?", (SCHEMA_VERSION,))
+
+
+# ------------------------------------------------------------------ the store
+
+
+class SqliteStore:
+    """Entries and caps in one SQLite file; every spend is one `BEGIN IMMEDIATE` transaction (module docstring).
+
+    Opening creates the file (and its folder) with the schema, or checks an existing one; LedgerError
+    when the file cannot be used. A connection is opened per operation, so a store may be shared by
+    threads, pickled, and opened by several processes on the same file.
+    """
+
+    durable = True
+
+    def __init__(self, path: str | os.PathLike, timeout: float = BUSY_TIMEOUT) -> None:
+        self.path = Path(path).expanduser()
+        self.timeout = float(timeout)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise LedgerError(self._message(f"its folder cannot be created ({exc.strerror or exc})")) from None
+        if self.path.exists() and not self.path.is_file():
+            raise LedgerError(self._message("it is not a file"))
+        with self._transaction() as db:
+            for statement in _SCHEMA.split(";"):  # executescript would commit the open transaction
+                if statement.strip():
+                    db.execute(statement)
+            row = db.execute("SELECT version FROM schema").fetchone()
+            if row is None:
+                db.execute("INSERT INTO schema (version) VALUES (?)", (SCHEMA_VERSION,))
+            elif row[0] in (1, 2):
+                _upgrade(db, row[0])
+            elif row[0] != SCHEMA_VERSION:
+                raise LedgerError(self._message(
+                    f"its schema version is {row[0]}, and this program reads version {SCHEMA_VERSION}"))
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({str(self.path)!r})"
+
+    def __str__(self) -> str:
+        return str(self.path)
+
+    def _message(self, what: str) -> str:
+        return (f"refused: the privacy ledger {self.path} cannot be used: {what}. No release is made without it; "
+                "fix or move the file, or name another with --ledger or PSP_LEDGER")
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        """A connection in autocommit mode (transactions are explicit), WAL, the busy timeout; errors as LedgerError."""
+        db = None
+        try:
+            db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
+            db.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+            if db.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower() != "wal":
+                raise LedgerError(self._message("it cannot be put in WAL mode"))
+            db.execute("PRAGMA synchronous = FULL")
+            yield db
+        except sqlite3.Error as exc:
+            raise LedgerError(self._message(_explain(exc))) from None
+        finally:
+            if db is not None:
+                db.close()
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE (the write lock) ... COMMIT, or ROLLBACK on any exception."""
+        with self._connect() as db:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+
+    # -------------------------------------------------------------- reading
+
+    def _spent(self, db: sqlite3.Connection, part: Population, by: str | None = None) -> Pair:
+        rows = db.execute(
+            "SELECT e.epsilon, e.delta FROM entry_parts p JOIN entries e ON e.uid = p.uid WHERE p.part = ? "
+            "AND (? IS NULL OR e.spender = ?)", (_scope(part), by, by)).fetchall()
+        return math.fsum(r[0] for r in rows), math.fsum(r[1] for r in rows)
+
+    def _caps(self, db: sqlite3.Connection) -> Caps:
+        default: Pair | None = None
+        caps: dict[Population, Pair] = {}
+        for scope, kind, key, label, cap_e, cap_d in db.execute(
+                "SELECT scope, kind, key, label, cap_epsilon, cap_delta FROM caps"):
+            cap = (float(cap_e), float(cap_d))
+            if scope == DEFAULT_SCOPE:
+                default = cap
+            else:
+                caps[Population(kind, _tuples(json.loads(key)), label or "")] = cap
+        return default, caps
+
+    def spent(self, part: Population, by: str | None = None) -> Pair:
+        """What one part has spent (by one spender, or by all): the exact sum (math.fsum) of its entries."""
+        with self._connect() as db:
+            return self._spent(db, part, by)
+
+    def caps(self) -> Caps:
+        """(the default cap or None, {part: cap})."""
+        with self._connect() as db:
+            return self._caps(db)
+
+    def entries(self, part: Population) -> Sequence[LedgerEntry]:
+        with self._connect() as db:
+            rows = db.execute(
+                "SELECT e.* FROM entry_parts p JOIN entries e ON e.uid = p.uid WHERE p.part = ? ORDER BY e.seq",
+                (_scope(part),)).fetchall()
+            names = [c[0] for c in db.execute("SELECT * FROM entries LIMIT 0").description]
+        return tuple(_entry(dict(zip(names, r, strict=True))) for r in rows)
+
+    def log(self) -> list[dict[str, Any]]:
+        """The whole append-only log, oldest first: one dict per entry with its parts (for export)."""
+        with self._connect() as db:
+            cur = db.execute("SELECT * FROM entries ORDER BY seq")
+            names = [c[0] for c in cur.description]
+            rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
+            parts: dict[str, list[str]] = {}
+            for uid, part in db.execute("SELECT uid, part FROM entry_parts ORDER BY rowid"):
+                parts.setdefault(uid, []).append(part)
+        for row in rows:
+            row["parts"] = parts.get(row["uid"], [])
+        return rows
+
+    def parts_charged(self) -> list[Population]:
+        """Every part any entry has charged, in the order first charged."""
+        with self._connect() as db:
+            rows = db.execute("SELECT e.kind, e.key, e.label, p.part FROM entry_parts p JOIN entries e "
+                              "ON e.uid = p.uid ORDER BY e.seq").fetchall()
+        found: dict[str, Population] = {}
+        for kind, key, label, scope in rows:
+            if scope not in found:
+                whole = Population(kind, _tuples(json.loads(key)), label)
+                found[scope] = next(p for p in whole.parts() if _scope(p) == scope)
+        return list(found.values())
+
+    # -------------------------------------------------------------- writing
+
+    def spend_atomically(self, entry: LedgerEntry, refusal: Refusal, step: tuple[str, Change] | None = None) -> None:
+        """In one BEGIN IMMEDIATE transaction: move the certification of step, read spent and caps, apply the rule,
+        insert the entry or refuse (rolling back the step)."""
+        with self._transaction() as db:
+            changed = None if step is None else step[1](self._certification(db, step[0]))
+            reason = refusal(lambda part, by: self._spent(db, part, by), self._caps(db),
+                             lambda name: next((a for a in self._analysts(db) if a.name == name), None))
+            if reason is not None:
+                raise BudgetError(reason)
+            self._insert(db, entry)
+            if changed is not None:
+                self._write_certification(db, changed)
+
+    def change_certification(self, uid: str, change: Change) -> Certification:
+        with self._transaction() as db:
+            changed = change(self._certification(db, uid))
+            self._write_certification(db, changed)
+        return changed
+
+    def certification(self, uid: str) -> Certification | None:
+        with self._connect() as db:
+            return self._certification(db, uid)
+
+    def certifications(self, part: Population) -> Sequence[Certification]:
+        with self._connect() as db:
+            rows = db.execute(f"{_CERTIFICATIONS} JOIN entry_parts p ON p.uid = c.entry WHERE p.part = ? "
+                              "ORDER BY e.seq", (_scope(part),)).fetchall()
+        return tuple(_certification(r) for r in rows)
+
+    def _certification(self, db: sqlite3.Connection, uid: str) -> Certification | None:
+        row = db.execute(f"{_CERTIFICATIONS} WHERE c.uid = ?", (uid,)).fetchone()
+        return None if row is None else _certification(row)
+
+    def _write_certification(self, db: sqlite3.Connection, c: Certification) -> None:
+        db.execute("INSERT OR REPLACE INTO certifications (uid, entry, opened, plan, summary, state, certificates, "
+                   "release_entry) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                   (c.uid, c.entry, iso_time(c.opened), json.dumps(dict(c.plan), sort_keys=True),
+                    json.dumps(dict(c.summary), ensure_ascii=False, sort_keys=True), c.state, c.certificates,
+                    c.release_entry))
+
+    def append(self, entry: LedgerEntry) -> None:
+        """Append an entry without any rule (an import of past charges; spends go through spend_atomically)."""
+        with self._transaction() as db:
+            self._insert(db, entry)
+
+    def _insert(self, db: sqlite3.Connection, entry: LedgerEntry) -> None:
+        p = entry.population
+        db.execute("INSERT INTO entries (uid, time, kind, key, label, epsilon, delta, spender) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (entry.uid, iso_time(entry.time), p.kind, _key_json(p), p.label,
+                                                       entry.epsilon, entry.delta, entry.spender))
+        db.executemany("INSERT INTO entry_parts (uid, part) VALUES (?, ?)",
+                       [(entry.uid, _scope(part)) for part in p.parts()])
+        if entry.details is not None:
+            self._write_details(db, entry.uid, entry.details)
+
+    def update_details(self, uid: str, details: ReleaseDetails) -> None:
+        with self._transaction() as db:
+            self._write_details(db, uid, details)
+
+    def _write_details(self, db: sqlite3.Connection, uid: str, d: ReleaseDetails) -> None:
+        stages = json.dumps({k: list(v) for k, v in d.stages.items()}, allow_nan=False)
+        cur = db.execute("UPDATE entries SET coefficient = ?, stages = ?, outcome = ?, value = ?, low = ?, high = ?, "
+                         "document = ?, reason = ? WHERE uid = ?",
+                         (d.coefficient, stages, d.outcome, _real(d.value), _real(d.low), _real(d.high), d.document,
+                          d.reason, uid))
+        if cur.rowcount != 1:
+            raise LedgerError(self._message(f"it has no entry {uid} to record the release on"))
+
+    def set_cap(self, population: Population, cap: Pair) -> None:
+        """Set (replace) the cap of each part of the population."""
+        with self._transaction() as db:
+            for part in population.parts():
+                db.execute("INSERT OR REPLACE INTO caps (scope, kind, key, label, cap_epsilon, cap_delta) "
+                           "VALUES (?, ?, ?, ?, ?, ?)",
+                           (_scope(part), part.kind, _key_json(part), part.label, cap[0], cap[1]))
+
+    def put_analyst(self, a: Analyst, new: bool) -> None:
+        with self._transaction() as db:
+            if new and db.execute("SELECT 1 FROM analysts WHERE name = ?", (a.name,)).fetchone():
+                raise AccessError(f"an analyst named {a.name} exists already")
+            db.execute("INSERT OR REPLACE INTO analysts (name, added, share_epsilon, share_delta, key_id, salt, "
+                       "key_hash, email, expires, revoked) VALUES (?, COALESCE((SELECT added FROM analysts WHERE "
+                       "name = ?), ?), ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (a.name, a.name, iso_time(time.time()), a.share[0], a.share[1], a.key_id, a.salt, a.key_hash,
+                        a.email, None if math.isinf(a.expires) else a.expires, int(a.revoked)))
+
+    def analysts(self) -> Sequence[Analyst]:
+        with self._connect() as db:
+            return self._analysts(db)
+
+    def _analysts(self, db: sqlite3.Connection) -> list[Analyst]:
+        rows = db.execute("SELECT name, share_epsilon, share_delta, key_id, salt, key_hash, email, expires, revoked "
+                          "FROM analysts ORDER BY rowid").fetchall()
+        return [Analyst(name, (e, d), kid, salt, hashed, email, math.inf if expires is None else expires, bool(r))
+                for name, e, d, kid, salt, hashed, email, expires, r in rows]
+
+    def reserve_attempt(self, source: str, claimed: str | None, now: float) -> tuple[int, float | None, int | None]:
+        with self._transaction() as db:
+            last_ok = db.execute("SELECT COALESCE(MAX(seq), 0) FROM sign_ins WHERE source = ? AND ok = 1",
+                                 (source,)).fetchone()[0]
+            failures, last = db.execute("SELECT COUNT(*), MAX(time) FROM sign_ins WHERE source = ? AND seq > ?",
+                                        (source, last_ok)).fetchone()
+            if wait(failures, last, now) > 0:
+                return int(failures), last, None
+            cur = db.execute("INSERT INTO sign_ins (time, source, claimed, ok) VALUES (?, ?, ?, 0)",
+                             (now, source, claimed))
+        return int(failures), last, int(cur.lastrowid)
+
+    def confirm_attempt(self, attempt: int) -> None:
+        with self._transaction() as db:
+            db.execute("UPDATE sign_ins SET ok = 1 WHERE seq = ?", (attempt,))
+
+    def set_default_cap(self, cap: Pair) -> None:
+        with self._transaction() as db:
+            db.execute("INSERT OR REPLACE INTO caps (scope, cap_epsilon, cap_delta) VALUES (?, ?, ?)",
+                       (DEFAULT_SCOPE, cap[0], cap[1]))
+
+
+def _entry(row: dict[str, Any]) -> LedgerEntry:
+    population = Population(row["kind"], _tuples(json.loads(row["key"])), row["label"])
+    details = None
+    if row["outcome"] is not None:
+        stages = {k: (float(v[0]), float(v[1])) for k, v in json.loads(row["stages"] or "{}").items()}
+        details = ReleaseDetails(row["coefficient"] or "", stages, row["outcome"], row["value"], row["low"],
+                                 row["high"], row["document"], row["reason"])
+    return LedgerEntry(population, row["epsilon"], row["delta"], time=_epoch(row["time"]), uid=row["uid"],
+                       details=details, spender=row["spender"])
+
+
+# A certification with its people: those of the entry that charged its first phase.
+_CERTIFICATIONS = ("SELECT c.uid, c.entry, c.opened, c.plan, c.summary, c.state, c.certificates, c.release_entry, "
+                   "e.kind, e.key, e.label FROM certifications c JOIN entries e ON e.uid = c.entry")
+
+
+def _certification(row: Sequence[Any]) -> Certification:
+    uid, entry, opened, plan, summary, state, certificates, release_entry, kind, key, label = row
+    return Certification(uid, Population(kind, _tuples(json.loads(key)), label), entry, json.loads(plan),
+                         json.loads(summary), state, certificates, release_entry, _epoch(opened))
+
+
+def _explain(exc: sqlite3.Error) -> str:
+    """What is wrong with the file, in words, from SQLite's error."""
+    text = str(exc)
+    low = text.lower()
+    if "not a database" in low or "malformed" in low or "corrupt" in low:
+        return f"it is not a readable SQLite database (corrupt or another kind of file: {text})"
+    if "readonly" in low or "read-only" in low:
+        return f"it cannot be written (read-only file or folder: {text})"
+    if "unable to open" in low:
+        return f"it cannot be opened or created (check that its folder exists and is writable: {text})"
+    if "locked" in low or "busy" in low:
+        return f"another process held it locked for longer than the timeout ({text})"
+    return text
