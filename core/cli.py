@@ -20,7 +20,7 @@ from typing import NoReturn
 
 from core.data import Dataset
 from core.data.spec import SYNTHETIC_N, AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, model_loss
-from core.errors import InputError, check_seed, flag
+from core.errors import InputError, PspError, check_seed, flag
 from core.estimator.geometry import DOMAINS
 from core.estimator.losses import LOSSES
 from core.estimator.model import ModelSpec
@@ -418,10 +418,9 @@ def _population(p: Population) -> dict:
 
 def cmd_ledger_show(args: argparse.Namespace) -> dict:
     ledger = open_charged(args.ledger, default_cap())
-    store = ledger.store
-    default, caps = store.caps()  # type: ignore[attr-defined]
+    default, caps = ledger.caps()
     rows = []
-    for part in dict.fromkeys([*store.parts_charged(), *caps]):  # type: ignore[attr-defined]
+    for part in dict.fromkeys([*ledger.parts_charged(), *caps]):
         cap = ledger.cap(part) if (default is not None or part in caps) else None
         rows.append(dict(population=_population(part), cap=_pair(cap), spent=_pair(ledger.spent(part)),
                          remaining=_pair(None if cap is None else ledger.remaining(part)),
@@ -429,7 +428,7 @@ def cmd_ledger_show(args: argparse.Namespace) -> dict:
                          spent_by=_spent_by(ledger, part),
                          open_certifications=[dict(certification=c.uid, opened=iso_time(c.opened), summary=c.summary)
                                               for c in ledger.open_certifications(part)]))
-    return dict(ledger=str(store), default_cap=_pair(default), populations=rows)
+    return dict(ledger=str(ledger), default_cap=_pair(default), populations=rows)
 
 
 def _spent_by(ledger: Ledger, part: Population) -> dict:
@@ -443,14 +442,14 @@ def cmd_ledger_set_cap(args: argparse.Namespace) -> dict:
     cap = (args.epsilon, args.delta)
     if args.default:
         ledger.set_default_cap(cap)
-        return dict(ledger=str(ledger.store), default_cap=_pair(ledger.default_cap))
+        return dict(ledger=str(ledger), default_cap=_pair(ledger.default_cap))
     population = Population.census(tuple(s.strip().upper() for s in args.state), args.year, args.horizon)
     ledger.set_cap(population, cap)
-    return dict(ledger=str(ledger.store), population=_population(population), cap=_pair(ledger.cap(population)))
+    return dict(ledger=str(ledger), population=_population(population), cap=_pair(ledger.cap(population)))
 
 
 def _log(ledger: Ledger) -> list[dict]:
-    rows = ledger.store.log()  # type: ignore[attr-defined]
+    rows = ledger.log()
     for row in rows:
         row.pop("seq", None)
         row["key"] = json.loads(row["key"])
@@ -464,7 +463,7 @@ def cmd_ledger_export(args: argparse.Namespace) -> dict | str:
     ledger = open_charged(args.ledger, default_cap())
     rows = _log(ledger)
     if args.format == "json":
-        return dict(ledger=str(ledger.store), entries=rows)
+        return dict(ledger=str(ledger), entries=rows)
     out = io.StringIO()
     fields = ["uid", "time", "spender", "kind", "key", "label", "parts", "epsilon", "delta", "coefficient", "stages",
               "outcome", "value", "low", "high", "reason"]
@@ -484,14 +483,14 @@ def _analyst_dict(a: Analyst) -> dict:
 def cmd_ledger_analyst(args: argparse.Namespace) -> dict:
     ledger = open_charged(args.ledger, default_cap())
     if args.analyst_command == "list":
-        return dict(ledger=str(ledger.store), analysts=[_analyst_dict(a) for a in ledger.analysts()])
+        return dict(ledger=str(ledger), analysts=[_analyst_dict(a) for a in ledger.analysts()])
     if args.analyst_command == "revoke":
-        return dict(ledger=str(ledger.store), analyst=_analyst_dict(ledger.revoke_analyst(args.name)))
+        return dict(ledger=str(ledger), analyst=_analyst_dict(ledger.revoke_analyst(args.name)))
     if args.expires_days is not None and not args.expires_days > 0:
         raise InputError(f"--expires-days must be a positive number of days, got {args.expires_days:g}")
     expires = math.inf if args.expires_days is None else time.time() + 86_400 * args.expires_days
     key = ledger.add_analyst(args.name, (args.epsilon, args.delta), args.email, expires)
-    added = dict(ledger=str(ledger.store), analyst=args.name, share=_pair((args.epsilon, args.delta)))
+    added = dict(ledger=str(ledger), analyst=args.name, share=_pair((args.epsilon, args.delta)))
     if key is None:
         return added | dict(signs_in_with=f"the identity provider's e-mail {args.email}")
     return added | dict(key=key, note="The key is shown this once and kept only as a salted hash: hand it to the "
@@ -501,7 +500,7 @@ def cmd_ledger_analyst(args: argparse.Namespace) -> dict:
 def cmd_ledger_close(args: argparse.Namespace) -> dict:
     ledger = open_charged(args.ledger, default_cap())
     closed = ledger.close_certification(args.certification)
-    return dict(ledger=str(ledger.store), certification=closed.uid, state=closed.state, summary=closed.summary)
+    return dict(ledger=str(ledger), certification=closed.uid, state=closed.state, summary=closed.summary)
 
 
 def cmd_ledger(args: argparse.Namespace) -> dict | str:
@@ -516,7 +515,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         commands = {"release": cmd_release, "compare": cmd_compare, "synthetic": cmd_synthetic, "ledger": cmd_ledger,
                     "experiment": cmd_experiment}
         doc = commands[args.command](args)
-    except InputError as exc:
+    except PspError as exc:
         print(f"error: {exc.render(flag)}", file=sys.stderr)  # the command line names its options
         return 2
     except OSError as exc:

@@ -1,4 +1,11 @@
-"""Errors raised for bad input. Each message says what is wrong and how to fix it.
+"""The errors every surface shows, in one tree under `PspError`. Each message says what is wrong and how to fix it.
+
+- `InputError` (and `DataError`, `BudgetError`, `NoMinimizerError`): the caller's input cannot be used as given;
+- `Refused`: a spend the rules do not allow (past a cap or a share, a certification that cannot release, a reader's
+  click): nothing is spent;
+- `LedgerUnavailable`: the privacy ledger's file cannot be used, so every release is refused;
+- `ReleaseFailed`: a charged release ended in an error after its charge, which stays spent and is recorded.
+
 
 A message that names the control to change writes it as a token `{<setting>}` (e.g. `{loss}`), one of
 SETTINGS, and the error records that setting. Each surface names the control in its own words:
@@ -22,8 +29,8 @@ def flag(setting: str) -> str:
     return "--" + setting.replace("_", "-")
 
 
-class InputError(ValueError):
-    """Base class: the caller's input cannot be used as given.
+class PspError(Exception):
+    """The root: a message that says what is wrong and what to do.
 
     setting names the control to change (one of SETTINGS), or None when the message names none.
     """
@@ -48,6 +55,24 @@ class InputError(ValueError):
     def __reduce__(self) -> tuple:
         # Worker processes send errors back pickled: keep the template and the setting, not the rendered text.
         return type(self), (self.template, self.setting)
+
+
+class InputError(PspError, ValueError):
+    """The caller's input cannot be used as given."""
+
+
+class Refused(PspError):
+    """A spend the rules do not allow: past a cap or an analyst's share, a certification that cannot release, a
+    reader's click. Nothing is spent."""
+
+
+class LedgerUnavailable(PspError):
+    """The privacy ledger's file cannot be used (unreadable, corrupt, unwritable, locked): every release is refused."""
+
+
+class ReleaseFailed(PspError):
+    """A charged release ended in an error after its charge: the entry records the outcome "failed" and its reason;
+    what was charged stays spent."""
 
 
 class DataError(InputError):

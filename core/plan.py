@@ -27,7 +27,7 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 import numpy as np
 
 from core.data.spec import DataSpec
-from core.errors import InputError, check_seed
+from core.errors import InputError, ReleaseFailed, check_seed
 from core.estimator.model import ModelSpec
 from core.estimator.problem import Problem
 from core.mechanisms.pipeline import (
@@ -111,11 +111,6 @@ def _charged(plan: _Plan, problem: Problem) -> None:
 
 def _target(plan: ReleasePlan) -> int | np.ndarray:
     return plan.target if isinstance(plan.target, int) else np.asarray(plan.target, dtype=np.float64)
-
-
-class ReleaseFailed(InputError):
-    """A charged release ended in an error after its charge: the entry records the outcome "failed" and its reason;
-    what was charged stays spent."""
 
 
 @contextmanager

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.errors import InputError
+from core.errors import PspError
 from core.mechanisms.pipeline import Problem
 from core.privacy.accounting import Budget
 from core.privacy.gaussian import exp_magnitude
@@ -217,7 +217,7 @@ def baselines(pair: attack.Neighbours, b: Budget, settings: tuple) -> None:
             try:
                 pairs = attack.baseline_pairs(pair, b, BASELINES, draws, state.get("noise_seed"),
                                               state.get("calibration"))
-            except InputError as exc:
+            except PspError as exc:
                 st.error(message(exc))
                 return
         record = dataclasses.replace(record, baselines=(key, pairs))
@@ -262,7 +262,7 @@ def main() -> None:
         target = u if isinstance(u, int) else tuple(float(x) for x in u)
         pair = cache.neighbours(state.data_spec(), state.model_spec(), target, row, problem)
         laws = cache.laws(state.data_spec(), state.model_spec(), target, row, b, state.get("calibration"), pair)
-    except InputError as exc:
+    except PspError as exc:
         st.error(message(exc))
         return
     settings = (state.data_spec(), state.model_spec(), target, row, b, state.get("calibration"))

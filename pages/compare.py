@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from core.errors import InputError
+from core.errors import PspError
 from core.mechanisms.pipeline import Problem, make_rng
 from core.methods.compare import (
     EXTRA_METHODS,
@@ -237,7 +237,7 @@ def main() -> None:
         problem = state.problem()
         u, name = direction(problem)
         budget = budget_setting()
-    except InputError as exc:
+    except PspError as exc:
         st.error(message(exc))
         return
     noise = noise_source(state.get("noise_seed"))
@@ -250,7 +250,7 @@ def main() -> None:
     if st.button("Run comparison", type="primary", key="run_comparison", disabled=not methods):
         try:
             state.keep_comparison(key, run(problem, u, budget, methods))
-        except InputError as exc:
+        except PspError as exc:
             st.error(message(exc))
             return
     stored = state.comparison(key)

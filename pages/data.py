@@ -13,7 +13,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from core.data import Dataset
 from core.data.csvfile import header
-from core.errors import DataError, InputError
+from core.errors import DataError, PspError
 from core.estimator.problem import default_coordinate
 from core.mechanisms.pipeline import Problem
 from core.teaching.diagnosis import fit_diagnosis, projection
@@ -179,12 +179,12 @@ def load() -> tuple[Dataset | None, Problem | None, str | None]:
     with st.status("Loading the data and fitting θ(Pₙ)…", expanded=False) as status:
         try:
             data = state.dataset()
-        except (InputError, OSError) as exc:
+        except (PspError, OSError) as exc:
             status.update(label="The data could not be loaded", state="error")
             return None, None, message(exc)
         try:
             problem = state.problem()
-        except InputError as exc:
+        except PspError as exc:
             status.update(label="The model could not be fitted to these data", state="error")
             return data, None, message(exc)
         status.update(label=f"Loaded {data.n:,} rows · {data.source}", state="complete")

@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from core.errors import InputError
+from core.errors import PspError
 from core.teaching.experiments import FIGURES
 from ui import experiments as ex
 from ui.boot import through_navigation
@@ -84,7 +84,7 @@ def full_run(figure: str) -> None:
     name = f"the recorded full run ({figure}.csv)"
     try:
         rows = ex.read_file(ex.results_dir() / f"{figure}.csv", figure, name)
-    except InputError as exc:
+    except PspError as exc:
         st.error(f"The full run cannot be shown: {exc}")
         return
     if rows is None:
@@ -110,7 +110,7 @@ def run_quick(figure: str, out: Path) -> None:
 
         try:
             result = ex.run_quick(figure, out, log)
-        except InputError as exc:
+        except PspError as exc:
             problem = str(exc)
         except OSError as exc:
             problem = f"the run could not start or write its files ({exc.strerror}); set PSP_EXPERIMENTS_DIR"
@@ -132,7 +132,7 @@ def quick(figure: str) -> None:
         run_quick(figure, out)
     try:
         rows = ex.read_file(out / f"{figure}.csv", figure, "your last quick run")
-    except InputError as exc:
+    except PspError as exc:
         st.error(f"Your last quick run cannot be shown: {exc}")
         return
     if rows is None:
@@ -152,7 +152,7 @@ def upload(figure: str) -> None:
         return
     try:
         rows = ex.load_rows(file.getvalue(), "the uploaded file", figure)
-    except InputError as exc:
+    except PspError as exc:
         st.error(f"{UPLOAD_LABEL} ({ex.tab_label(figure)}): {exc}")
         return
     show(figure, rows, f"uploaded: {ex.repetitions(rows)} repetitions", "upload")

@@ -20,7 +20,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from core.data import Dataset
-from core.errors import InputError
+from core.errors import InputError, PspError
 from core.mechanisms.pipeline import PrivateRun, Problem
 from core.plan import execute, preview
 from core.privacy.access import Spender
@@ -66,7 +66,7 @@ def teaching(problem: Problem, data: Dataset, b: Budget, top: DeltaGenerator) ->
     """The summary and the downloads in top (above the fit), stages 1-4 and the budget here (below it)."""
     try:
         rec, u = teaching_run(problem, b)
-    except InputError as exc:
+    except PspError as exc:
         top.error(message(exc))
         return
     run, name, seed = rec.run, rec.coordinate, rec.seed
@@ -92,7 +92,7 @@ def release_once(problem: Problem, b: Budget,
     share."""
     try:
         step(problem, b, access.require())  # charged per person before any noise; refused past the cap, nothing spent
-    except InputError as exc:
+    except PspError as exc:
         st.error(message(exc))
         return
     st.rerun()  # the whole app, so the sidebar's ledger shows the new spend
@@ -116,7 +116,7 @@ def refusal_notice(b: Budget, who: Spender, phase: str = "whole") -> str | None:
 def publish(problem: Problem, b: Budget) -> None:
     try:
         why = access.spend_refusal()
-    except InputError as exc:  # an unusable ledger refuses every release
+    except PspError as exc:  # an unusable ledger refuses every release
         st.error(message(exc))
         return
     if why is not None:  # a reader: one sentence where the spending controls would be
@@ -127,7 +127,7 @@ def publish(problem: Problem, b: Budget) -> None:
     try:
         blocked = refusal_notice(b, access.require(), "whole" if waiting is None else "release")
         first, rest = state.cost(b, "certificates"), state.cost(b, "release")
-    except InputError as exc:  # no cap, an unusable ledger file, or a budget that cannot be phased
+    except PspError as exc:  # no cap, an unusable ledger file, or a budget that cannot be phased
         blocked, first, rest = message(exc), None, None
         st.error(blocked)
     else:
@@ -175,7 +175,7 @@ def others_waiting(shown: str | None) -> None:
     try:
         others = [c for c in state.other_certifications() if c.uid != shown]
         may_close = access.spend_refusal() is None
-    except InputError:  # an unusable ledger: the refusal above already says so
+    except PspError:  # an unusable ledger: the refusal above already says so
         return
     for c in others:
         s = c.summary
@@ -206,7 +206,7 @@ def table_section(problem: Problem) -> None:
             st.caption(f":material/visibility: {why}")
         b = controls.budget()
         blocked = refusal_notice(b, access.require()) if publish_mode and why is None else None
-    except InputError as exc:
+    except PspError as exc:
         if publish_mode:  # the budget's own card says why a budget is refused; a ledger without a cap is told here
             st.error(message(exc))
         return
@@ -222,7 +222,7 @@ def table_section(problem: Problem) -> None:
                 state.publish_table(problem, tuple(names), b, access.require())
             else:
                 state.draw_table(problem, tuple(names), b)
-        except InputError as exc:
+        except PspError as exc:
             st.error(message(exc))
             return
         if publish_mode:
@@ -239,7 +239,7 @@ def last_paid_for() -> bool:
     before a reload): private values only, and no charge. Whether there was one."""
     try:
         entry = state.ledger().latest_report(state.data_spec().population())
-    except InputError:  # an unusable ledger: the refusal above already says so
+    except PspError:  # an unusable ledger: the refusal above already says so
         return False
     if entry is None:
         return False
@@ -274,13 +274,13 @@ def main() -> None:
                    "must not be published; the others may be.")
     try:
         data = state.dataset()
-    except InputError as exc:
+    except PspError as exc:
         data_error(exc)
         return
     controls.controls(data.feature_names)
     try:
         problem = state.problem()
-    except InputError as exc:
+    except PspError as exc:
         st.error(message(exc))
         return
     top = st.container()  # the budget and the summary: written by the fragment below
@@ -294,7 +294,7 @@ def fit_card(problem: Problem, data: Dataset) -> None:
     """Stage 0 between the budget and the private stages, outside their fragment: a budget change leaves it as is."""
     try:
         u, _ = state.target(problem)
-    except InputError:  # the fragment says why
+    except PspError:  # the fragment says why
         return
     cards.stage0_card(problem, data, u if isinstance(u, int) else None)
 
@@ -308,7 +308,7 @@ def private_section(problem: Problem, data: Dataset, top: DeltaGenerator) -> Non
     sidebar.budget_line(st.sidebar)
     try:
         b = controls.budget()
-    except InputError as exc:
+    except PspError as exc:
         top.error(message(exc))
         return
     if state.is_publish():

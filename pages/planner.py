@@ -13,7 +13,7 @@ import dataclasses
 
 import streamlit as st
 
-from core.errors import InputError
+from core.errors import PspError
 from core.estimator.geometry import DOMAINS
 from core.estimator.losses import LOSSES
 from core.teaching.planner import (
@@ -204,13 +204,13 @@ def main() -> None:
     try:
         a = assumptions()
         p = cached_plan(dataclasses.astuple(a), a)
-    except InputError as exc:
+    except PspError as exc:
         st.error(message(exc))
         return
     plan_view(p)
     try:
         target = check_target(st.session_state["planner_target"])
-    except InputError as exc:
+    except PspError as exc:
         st.error(message(exc))
         target = None
     if target is not None:

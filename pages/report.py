@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 
 import streamlit as st
 
-from core.errors import InputError
+from core.errors import PspError
 from core.privacy.gaussian import exp_magnitude
 from core.privacy.population import Population
 from core.report import PRINT_STYLE, interval_scope, plain_summary, published_report
@@ -274,7 +274,7 @@ def kept_report() -> tuple[dict, str] | None:
     try:
         people = state.data_spec().population()
         newest = state.ledger().latest_report(people)
-    except InputError:  # no data, or an unusable ledger: there is nothing to read back
+    except PspError:  # no data, or an unusable ledger: there is nothing to read back
         return None
     if newest is None:
         return None
@@ -286,7 +286,7 @@ def ledger_history() -> None:
     """Without a release of this session: what the durable ledger holds on the people of the loaded data."""
     try:
         account = ledger_account(state.data_spec().population())
-    except InputError:  # no data, or an unusable ledger: there is nothing to show
+    except PspError:  # no data, or an unusable ledger: there is nothing to show
         return
     if account["history"]:
         st.markdown("##### Privacy ledger of these people (releases of every session)")
@@ -443,7 +443,7 @@ def main() -> None:
         return
     try:
         release = state.published()  # matched on the loaded data's settings, so the data must load
-    except (InputError, OSError) as exc:
+    except (PspError, OSError) as exc:
         st.error(message(exc))
         return
     if release is None and kept is not None:
@@ -461,7 +461,7 @@ def main() -> None:
         return
     try:
         rep = build(release)
-    except (InputError, OSError) as exc:  # the data could not be reloaded for n and d
+    except (PspError, OSError) as exc:  # the data could not be reloaded for n and d
         st.error(message(exc))
         return
     show(rep)
@@ -474,7 +474,7 @@ def nothing() -> None:
     """Nothing published on these people: said in words, with how to publish only for whoever may."""
     try:
         reader = access.spend_refusal() is not None
-    except InputError:  # an unusable ledger: nobody publishes
+    except PspError:  # an unusable ledger: nobody publishes
         reader = True
     if reader:
         st.info("Nothing has been published on these people yet.", icon=":material/info:")

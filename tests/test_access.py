@@ -14,7 +14,7 @@ import pytest
 
 from core.cli import main
 from core.data.spec import SyntheticSpec
-from core.errors import BudgetError
+from core.errors import Refused
 from core.privacy.access import CURATOR, FREE_TRIES, LOCAL, MAX_WAIT, AccessError, Spender, key_id, refusal, wait
 from core.privacy.charge import open_charged
 from core.privacy.ledger_store import open_ledger
@@ -76,7 +76,7 @@ def test_wrong_revoked_and_expired_keys_get_one_sentence_and_spend_nothing(book)
     book.revoke_analyst("ana")
     with pytest.raises(AccessError, match="revoked"):
         book.sign_in(key, "10.0.1.3")
-    with pytest.raises(BudgetError, match="revoked"):  # a session already open: refused in the spend's transaction
+    with pytest.raises(Refused, match="revoked"):  # a session already open: refused in the spend's transaction
         book.spend(PEOPLE, 1.0, 1e-7, spender=ana)
     with pytest.raises(AccessError, match="revoked"):
         book.analyst_spender("ana")
@@ -89,13 +89,13 @@ def test_an_analyst_spends_within_their_share_and_the_cap_still_binds(book, path
     ana, bo = book.analyst_spender("ana"), book.analyst_spender("bo")
     book.spend(PEOPLE, 2.0, 1e-7, spender=ana)
     assert book.remaining(PEOPLE, ana)[0] == pytest.approx(1.0) and book.remaining(PEOPLE)[0] == pytest.approx(8.0)
-    with pytest.raises(BudgetError, match="their share is \\(3, 1e-05\\)"):
+    with pytest.raises(Refused, match="their share is \\(3, 1e-05\\)"):
         book.spend(PEOPLE, 1.5, 1e-7, spender=ana)
     book.spend(PEOPLE, 7.0, 1e-7, spender=bo)
-    with pytest.raises(BudgetError, match="the cap is"):  # bo's share is large, the people's cap is not
+    with pytest.raises(Refused, match="the cap is"):  # bo's share is large, the people's cap is not
         book.spend(PEOPLE, 1.5, 1e-7, spender=bo)
     assert [e.spender for e in open_ledger(path).entries(PEOPLE)] == ["ana", "bo"]
-    with pytest.raises(BudgetError, match="not an analyst"):
+    with pytest.raises(Refused, match="not an analyst"):
         book.spend(PEOPLE, 0.1, 1e-8, spender=Spender("analyst", "mallory"))
 
 
@@ -137,11 +137,12 @@ def _spend_as(path, name, key, queue) -> None:  # a separate process: its own in
         try:
             book.spend(PEOPLE, 1.0, 1e-7, spender=who)
             spent += 1
-        except BudgetError:
+        except Refused:
             pass
     queue.put((name, spent))
 
 
+@pytest.mark.slow
 def test_two_analysts_racing_for_the_last_of_a_cap_get_exactly_the_allowed_spends(book, path):
     keys = {name: book.add_analyst(name, (8.0, 1e-5)) for name in ("ana", "bo")}
     context = multiprocessing.get_context("spawn")

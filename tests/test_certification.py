@@ -18,12 +18,11 @@ import pytest
 
 from core.cli import main
 from core.data.spec import SyntheticSpec
-from core.errors import BudgetError, InputError
+from core.errors import InputError, Refused, ReleaseFailed
 from core.estimator.model import ModelSpec
 from core.mechanisms.curvature import curvatures
 from core.mechanisms.pipeline import prepare, prepare_spec
 from core.plan import (
-    ReleaseFailed,
     ReleasePlan,
     TablePlan,
     charge_and_certify,
@@ -73,9 +72,9 @@ def test_one_set_of_certificates_releases_once_whatever_handle_or_copy(logistic,
     spent = book.spent(people)
     assert spent[0] == pytest.approx(4.0, rel=1e-12)  # the two phases add up to the budget
     for handle in (book, open_ledger(tmp_path / "ledger.sqlite3"), pickle.loads(pickle.dumps(book))):
-        with pytest.raises(BudgetError, match="released already"):
+        with pytest.raises(Refused, match="released already"):
             charge_and_finish(p, logistic, handle, w.certification.uid, spender=CURATOR)
-        with pytest.raises(BudgetError, match="released already"):  # a copy of what was handed back is no key
+        with pytest.raises(Refused, match="released already"):  # a copy of what was handed back is no key
             charge_and_finish(p, logistic, handle, pickle.loads(pickle.dumps(w)).certification.uid, spender=CURATOR)
     assert book.spent(people) == spent and len(book.entries(people)) == 2
     assert waiting(p, logistic, book) is None
@@ -87,10 +86,11 @@ def _finish_in_process(path, uid, queue) -> None:  # a separate process: its own
     try:
         charge_and_finish(plan_of(problem), problem, open_ledger(path), uid, spender=CURATOR)
         queue.put("released")
-    except BudgetError as exc:
+    except Refused as exc:
         queue.put(str(exc))
 
 
+@pytest.mark.slow
 def test_two_processes_racing_to_finish_release_once(logistic, tmp_path):
     book = ledger_at(tmp_path)
     w = charge_and_certify(plan_of(logistic), logistic, book, spender=CURATOR)
@@ -114,7 +114,7 @@ def test_certificates_of_rows_a_never_release_on_rows_b(robust, tmp_path):
     X = robust.X.copy()
     X[:, 1] *= 0.3
     rows_b = dataclasses.replace(prepare(X, robust.y, "robust"), data_spec=ROBUST)
-    with pytest.raises(BudgetError, match="other rows"):
+    with pytest.raises(Refused, match="other rows"):
         charge_and_finish(p, rows_b, book, w.certification.uid, spender=CURATOR)
     bare = prepare(X, robust.y, "robust")  # no data spec: no people to charge, refused before any charge
     with pytest.raises(InputError, match="data spec"):
@@ -137,7 +137,7 @@ def test_certificates_never_release_for_another_plan(logistic, tmp_path, change,
     other = plan_of(logistic, target=target, epsilon=epsilon, **{k: v for k, v in change.items() if k != "fallback"})
     if "fallback" in change:
         other = dataclasses.replace(other, fallback=change["fallback"])
-    with pytest.raises(BudgetError, match=words):
+    with pytest.raises(Refused, match=words):
         charge_and_finish(other, logistic, book, w.certification.uid, spender=CURATOR)
     assert len(book.entries(LOGISTIC.population())) == 1  # nothing charged by the refusal
     run, entry = charge_and_finish(p, logistic, book, w.certification.uid, spender=CURATOR)
@@ -155,7 +155,7 @@ def test_an_open_certification_is_read_back_and_can_be_closed_unspent(robust, tm
     assert waiting(plan_of(robust, target=1, split=(1, 1, 18)), robust, book) is None  # another target: not its own
     closed = book.close_certification(w.certification.uid)
     assert closed.state == "closed" and waiting(p, robust, book) is None
-    with pytest.raises(BudgetError, match="closed unspent"):
+    with pytest.raises(Refused, match="closed unspent"):
         charge_and_finish(p, robust, book, w.certification.uid, spender=CURATOR)
     assert book.spent(ROBUST.population()) == phase_cost(p.budget, None, "certificates")
 

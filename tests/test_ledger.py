@@ -8,7 +8,7 @@ import time
 import pytest
 
 from core.data.spec import AcsSpec, CsvSpec, SyntheticSpec
-from core.errors import BudgetError
+from core.errors import BudgetError, Refused
 from core.privacy.ledger import TOLERANCE, Ledger, LedgerEntry, MemoryStore
 from core.privacy.population import Population
 
@@ -23,7 +23,7 @@ def test_default_cap_and_caps_per_population():
     assert ledger.cap(CA) == ledger.default_cap == (4.0, 1e-5)
     assert ledger.cap(UPLOAD) == (1.0, 1e-6)
     ledger.spend(UPLOAD, 1.0, 1e-6)
-    with pytest.raises(BudgetError):
+    with pytest.raises(Refused):
         ledger.spend(UPLOAD, 0.5, 0.0)
     ledger.spend(CA, 3.0, 1e-6)  # the default cap, not the upload's
     ledger.set_cap(UPLOAD, (2.0, 1e-5))
@@ -38,24 +38,24 @@ def test_refusal_exactly_at_the_boundary():
         ledger.spend(CA, 0.1, 1e-6)
     assert ledger.spent(CA) == pytest.approx((1.0, 1e-5), rel=1e-15)
     assert ledger.remaining(CA) == pytest.approx((0.0, 0.0), abs=1e-15)
-    with pytest.raises(BudgetError):
+    with pytest.raises(Refused):
         ledger.spend(CA, 1e-9, 0.0)
-    with pytest.raises(BudgetError):
+    with pytest.raises(Refused):
         ledger.spend(CA, 0.0, 1e-15)
     ledger.spend(CA, 0.0, 0.0)  # a draw that costs nothing always fits
     exact = Ledger((1.0, 1e-6))
     exact.check(MI, 1.0, 1e-6)  # reaching the cap is allowed ...
     exact.check(MI, 1.0 * (1 + TOLERANCE / 2), 1e-6)  # ... up to the relative tolerance of 1e-12 ...
-    with pytest.raises(BudgetError):
+    with pytest.raises(Refused):
         exact.check(MI, 1.0 * (1 + 1e-11), 1e-6)  # ... and no further
-    with pytest.raises(BudgetError):
+    with pytest.raises(Refused):
         exact.check(MI, 1.0, 1e-6 * (1 + 1e-11))
 
 
 def test_the_refusal_says_cost_spent_and_cap():
     ledger = Ledger((4.0, 1e-5))
     ledger.spend(CA, 3.0, 1e-6)
-    with pytest.raises(BudgetError) as err:
+    with pytest.raises(Refused) as err:
         ledger.check(CA, 2.0, 1e-6)
     text = str(err.value)
     assert text.startswith("refused: this draw costs (ε, δ) = (2, 1e-06)")
@@ -86,7 +86,7 @@ def test_two_populations_are_independent():
     other = CsvSpec.from_bytes("other.csv", b"x,y\n1,2\n").population()
     assert ledger.spent(other) == (0.0, 0.0)
     ledger.check(other, 4.0, 1e-5)
-    with pytest.raises(BudgetError):
+    with pytest.raises(Refused):
         ledger.check(CA, 0.1, 0.0)
 
 
@@ -96,11 +96,11 @@ def test_one_budget_for_the_same_people_through_different_specs(tmp_path):
     ledger = Ledger((4.0, 1e-5))
     ledger.spend(first.population(), 3.0, 1e-6)
     assert ledger.spent(resampled.population()) == (3.0, 1e-6)
-    with pytest.raises(BudgetError, match="already spent"):
+    with pytest.raises(Refused, match="already spent"):
         ledger.spend(resampled.population(), 2.0, 1e-6)
     same_file = CsvSpec.from_bytes("b.csv", b"x,y\n1,2\n").population()
     ledger.spend(CsvSpec.from_bytes("a.csv", b"x,y\n1,2\n").population(), 4.0, 0.0)
-    with pytest.raises(BudgetError):
+    with pytest.raises(Refused):
         ledger.spend(same_file, 0.5, 0.0)
     seeded = SyntheticSpec(n=500, d=2, sample_seed=1)
     ledger.spend(seeded.population(), 4.0, 0.0)
@@ -111,7 +111,7 @@ def test_states_share_their_people_with_every_union():
     ledger = Ledger((4.0, 1e-5))
     ledger.spend(CA, 3.0, 1e-6)
     assert ledger.spent(CA_MI) == (3.0, 1e-6)  # its most exposed person has seen 3
-    with pytest.raises(BudgetError, match="person file of CA"):
+    with pytest.raises(Refused, match="person file of CA"):
         ledger.spend(CA_MI, 2.0, 1e-6)
     ledger.spend(CA_MI, 1.0, 1e-6)
     assert ledger.spent(CA) == (4.0, 2e-6) and ledger.spent(MI) == (1.0, 1e-6)
@@ -137,11 +137,11 @@ def test_threads_racing_past_the_cap_spend_exactly_what_fits(race):
         try:
             ledger.spend(CA, 1.0, 1e-6)
             outcomes.append("spent")
-        except BudgetError:
+        except Refused:
             outcomes.append("refused")
 
     for _round in range(10):
-        ledger = Ledger((5.0, 1e-5), store=SlowStore())  # room for exactly five draws of 1.0
+        ledger = Ledger(store=SlowStore((5.0, 1e-5)))  # room for exactly five draws of 1.0
         outcomes.clear()
         race(draw)
         assert sorted(outcomes) == ["refused"] * 3 + ["spent"] * 5
@@ -168,7 +168,7 @@ def test_the_store_is_replaceable_and_the_ledger_copies():
             CountingStore.appended += 1
             super().append(entry)
 
-    ledger = Ledger((4.0, 1e-5), store=CountingStore())
+    ledger = Ledger(store=CountingStore((4.0, 1e-5)))
     ledger.spend(CA_MI, 1.0, 1e-6)
     assert CountingStore.appended == 1 and ledger.spent(MI) == (1.0, 1e-6)
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, consumes, invariant, rule
 
 from core.data.spec import SyntheticSpec
-from core.errors import InputError
+from core.errors import PspError
 from core.estimator.model import ModelSpec
 from core.mechanisms.pipeline import prepare_spec
 from core.plan import (
@@ -88,7 +88,7 @@ class Machine(RuleBasedStateMachine):
         p = plan(self.problems[name], epsilon, split)
         try:
             w = charge_and_certify(p, self.problems[name], self.ledger, spender=CURATOR)
-        except InputError:  # past the cap: nothing charged, nothing drawn
+        except PspError:  # past the cap: nothing charged, nothing drawn
             return ("nobody", "no such certification", p)
         a, b, _ = stage_spends(p.budget)
         self._spent(name, a, *([b] if w.certified.lambda_max is not None else []))
@@ -104,7 +104,7 @@ class Machine(RuleBasedStateMachine):
             other = plan(problem, p.budget.epsilon_total, p.budget.split)  # the same settings on other people
         try:
             run, _ = charge_and_finish(other, problem, self.ledger, uid, spender=CURATOR)
-        except InputError as exc:
+        except PspError as exc:
             event(str(exc)[:60])
             return
         event("finished")
@@ -117,7 +117,7 @@ class Machine(RuleBasedStateMachine):
     def close(self, held):
         try:
             self.ledger.close_certification(held[1])
-        except InputError:
+        except PspError:
             pass
 
     @rule(name=st.sampled_from(sorted(SPECS)), epsilon=st.sampled_from([1.0, 2.0, 4.0]),
@@ -132,7 +132,7 @@ class Machine(RuleBasedStateMachine):
                 charge_and_release_table(table_plan, problem, self.ledger, spender=CURATOR)
             else:
                 charge_and_execute(p, problem, self.ledger, spender=CURATOR)
-        except InputError:
+        except PspError:
             return
         self._spent(name, *stage_spends(p.budget))  # at most every stage's share
 
@@ -151,4 +151,4 @@ class Machine(RuleBasedStateMachine):
 
 Machine.TestCase.settings = settings(max_examples=100, stateful_step_count=15, deadline=None,
                                      suppress_health_check=[HealthCheck.too_slow])
-TestLedgerMachine = Machine.TestCase
+TestLedgerMachine = pytest.mark.slow(Machine.TestCase)

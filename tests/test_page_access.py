@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.data.spec import SyntheticSpec
 from core.privacy.charge import default_cap, open_charged
-from core.privacy.ledger_store import open_ledger
+from core.privacy.ledger_store import default_ledger_path, open_ledger
 
 N = 20_000
 PEOPLE = SyntheticSpec("robust", N, 5, 1.0, 1.0, 0).population()
@@ -112,7 +112,7 @@ def test_an_analyst_signs_in_spends_their_share_and_no_further(stranger, locked,
     # the key is nowhere: not in the session, the ledger file or the log
     assert key not in repr({k: at.session_state[k] for k in at.session_state})
     assert key.split("-", 2)[2] not in caplog.text
-    ledger_bytes = b"".join(p.read_bytes() for p in open_ledger().store.path.parent.glob("ledger.sqlite3*"))
+    ledger_bytes = b"".join(p.read_bytes() for p in default_ledger_path().parent.glob("ledger.sqlite3*"))
     assert key.split("-", 2)[2].encode() not in ledger_bytes
 
 
@@ -128,3 +128,17 @@ def test_a_revocation_ends_an_open_session_at_once(stranger, locked):
     assert any("You are reading" in i.value for i in at.info)  # in place of the controls, one sentence
     at = start(epsilon=2.0)  # a new page: the only analyst is gone, and so is the sign-in
     assert "analyst" not in at.session_state and "only the curator's command line publishes" in sidebar_text(at)
+
+
+def test_a_stranger_reads_what_an_analyst_published_and_spends_nothing(stranger, locked):
+    key = open_charged(None, default_cap()).add_analyst("ana", (10.0, 1e-5))
+    at = to_pipeline(sign_in(start(epsilon=4.0), key))
+    at.button(key="release").click().run()
+    (entry,) = open_ledger().entries(PEOPLE)
+    reader = start(epsilon=4.0)  # another browser with the same link: no key
+    reader.switch_page("pages/report.py").run()
+    assert not reader.exception
+    shown = " ".join(m.value for m in reader.markdown) + " ".join(i.value for i in reader.info)
+    assert "Read back from the privacy ledger" in shown
+    assert entry.details.outcome in ("released", "bottom", "fallback")
+    assert not may_spend(to_pipeline(start(epsilon=4.0))) and len(open_ledger().entries(PEOPLE)) == 1

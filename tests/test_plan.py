@@ -8,7 +8,7 @@ import math
 import pytest
 
 from core.data.spec import SyntheticSpec
-from core.errors import BudgetError, InputError
+from core.errors import BudgetError, InputError, Refused
 from core.estimator.model import ModelSpec
 from core.mechanisms.pipeline import certify, finish, make_rng, prepare_spec, run_private
 from core.plan import ReleasePlan, charge_and_certify, charge_and_execute, charge_and_finish, execute
@@ -59,7 +59,7 @@ def test_charge_and_execute_charges_first_per_person_and_records_the_outcome(pro
     (logged,) = book.entries(SPEC.population())
     assert logged.details.outcome == run.release.status and logged.details.value == run.release.value
     two = PrivacyUnit("person", 2)  # a person in two rows costs (8, 1e-6 (1 + e^4)): past the cap, refused
-    with pytest.raises(BudgetError):
+    with pytest.raises(Refused):
         charge_and_execute(plan(problem), dataclasses.replace(problem, privacy_unit=two), book, spender=CURATOR)
     assert book.spent(SPEC.population()) == (4.0, 1e-6)
 
@@ -119,7 +119,7 @@ def test_certify_first_charges_stages_one_to_three_and_finishing_charges_the_res
     (first,) = book.entries(people)
     assert (first.epsilon, first.delta) == phase_cost(p.budget, None, "certificates")
     assert first.epsilon == pytest.approx(0.4) and book.spent(people)[0] == pytest.approx(0.4)  # a stop costs this
-    with pytest.raises(InputError, match="another budget"):  # certificates of one budget never finish another
+    with pytest.raises(Refused, match="another budget"):  # certificates of one budget never finish another
         charge_and_finish(plan(problem), problem, book, w.certification.uid, spender=CURATOR)
     assert len(book.entries(people)) == 1
     run, second = charge_and_finish(p, problem, book, w.certification.uid, spender=CURATOR)

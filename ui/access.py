@@ -16,7 +16,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 from streamlit.errors import StreamlitSecretNotFoundError
 
-from core.errors import InputError
+from core.errors import PspError
 from core.privacy.access import LOCAL, AccessError, Spender, refusal
 from ui import state
 
@@ -56,7 +56,7 @@ def spender() -> Spender | None:
     if name is not None:
         try:
             return state.ledger().analyst_spender(name)
-        except InputError as exc:  # revoked, expired or gone: signed out at once, the whole page redrawn
+        except PspError as exc:  # revoked, expired or gone: signed out at once, the whole page redrawn
             st.session_state.pop(ANALYST, None)
             st.session_state[SIGNED_OUT] = str(exc)
             st.rerun()  # from a fragment too: the sidebar must not still name the analyst
@@ -68,7 +68,7 @@ def spender() -> Spender | None:
 
 
 def spend_refusal() -> str | None:
-    """Why this browser may not spend (core.privacy.access.refusal), or None; LedgerError for an unusable ledger."""
+    """Why this browser may not spend (core.privacy.access.refusal), or None; LedgerUnavailable when it cannot tell."""
     return refusal(spender(), state.locked(), state.ledger().has_analysts())
 
 
@@ -86,7 +86,7 @@ def announce() -> str:
     """Say once, in the server's log as it starts serving, who may spend from this app; the sidebar says it too."""
     try:
         analysts = state.ledger().has_analysts()
-    except InputError as exc:
+    except PspError as exc:
         said = f"the privacy ledger cannot be used, so nobody spends: {exc}"
     else:
         said = ("registered analysts spend within their shares" if analysts else
@@ -103,14 +103,14 @@ def sign_in_box(sb: DeltaGenerator) -> None:
         sb.warning(notice, icon=":material/logout:")
     try:
         who, analysts = spender(), state.ledger().has_analysts()
-    except InputError:  # an unusable ledger: the ledger line says so
+    except PspError:  # an unusable ledger: the ledger line says so
         return
     if who is not None and who.kind == "analyst":
         sb.markdown(f"**Analyst** · {who.name}, within the share the data's curator granted")
         try:
             left_e, left_d = state.remaining(who)
             sb.caption(f"What you may still spend on these people: ε = {left_e:g}, δ = {left_d:g}")
-        except InputError:  # no data loaded, or no cap: the ledger line says so
+        except PspError:  # no data loaded, or no cap: the ledger line says so
             pass
         if st.session_state.get(ANALYST) is not None:
             sb.button("Sign out", key="sign_out", on_click=sign_out, icon=":material/logout:")
@@ -139,7 +139,7 @@ def sign_in(key: str) -> None:
     """Check the key with the ledger (throttled, logged without it) and keep only the analyst's name."""
     try:
         who = state.ledger().sign_in(key, _source())
-    except InputError as exc:
+    except PspError as exc:
         st.session_state[SIGNED_OUT] = str(exc)
         return
     st.session_state[ANALYST] = who.name

@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from core.data import Dataset
-from core.errors import InputError
+from core.errors import PspError
 from core.estimator.geometry import Geometry
 from core.mechanisms.certificates import RecursiveBound
 from core.mechanisms.pipeline import PrivateRun, Problem
@@ -284,7 +284,7 @@ def what_if(problem: Problem, b: Budget) -> None:
     try:
         eps_min = cache.smallest_epsilon(*keys, problem)
         n_min = cache.smallest_n(*keys, b.epsilon_total, problem)
-    except (InputError, OverflowError) as exc:  # the what-if explores ε up to 1e3, beyond the sliders
+    except (PspError, OverflowError) as exc:  # the what-if explores ε up to 1e3, beyond the sliders
         st.warning(f"The what-if is not available for these settings: {message(exc)}")
         return
     metric_row(whatif_metrics(eps_min, n_min, "passes (noise-free, about 50 %)"))
@@ -325,7 +325,7 @@ def likely_points(problem: Problem, keys: tuple, epsilon: float) -> None:
         try:
             eps95 = cache.smallest_epsilon(*keys, problem, level=0.95)
             n95 = cache.smallest_n(*keys, epsilon, problem, level=0.95)
-        except (InputError, OverflowError) as exc:
+        except (PspError, OverflowError) as exc:
             st.warning(f"Not available for these settings: {message(exc)}")
             return
         metric_row(whatif_metrics(eps95, n95, "passes 95 % of the time"))

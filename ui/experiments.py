@@ -23,7 +23,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.errors import InputError
+from core.errors import InputError, PspError
 from core.teaching.experiments import CAPTION, NOT_PRIVATE_METHODS, plan, read_rows
 from ui.labels import axis_title, panel_title
 from ui.theme import METHOD_COLORS, METHOD_LABELS, TRUTH
@@ -320,7 +320,7 @@ def preset(figure: str, env: Mapping[str, str] = os.environ) -> dict:
     if options["dims"] is not None:
         try:
             plan(figure, quick=True, reps=options["reps"], dims=options["dims"])
-        except InputError:
+        except PspError:
             options["dims"] = None  # any other problem, run_figure reports it
     return options
 
@@ -524,7 +524,7 @@ def main(argv: list[str] | None = None) -> int:
     for csv_path in sorted(Path(args[0]).glob("fig*.csv")):
         try:
             rows = read_rows(csv_path, csv_path.name)
-        except InputError as exc:
+        except PspError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return 2
         write_html(rows, csv_path.with_suffix(".html"))

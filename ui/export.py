@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
-from core.errors import InputError
+from core.errors import PspError
 from core.mechanisms.pipeline import Problem
 from core.privacy.accounting import Budget
 from core.reproduce import Reproduction, Target, download_name, notebook, script
@@ -43,7 +43,7 @@ def reproduce_downloads(problem: Problem, b: Budget, u: int | np.ndarray, seed: 
     """Two download buttons, the script and the notebook of the teaching run drawn with (problem, b, u, seed)."""
     try:
         r = teaching_reproduction(problem, b, u, seed)
-    except InputError as exc:  # e.g. an uploaded file's name that cannot be saved beside the code
+    except PspError as exc:  # e.g. an uploaded file's name that cannot be saved beside the code
         st.warning(message(exc), icon=":material/code_off:")
         return
     tip = SCRIPT_HELP + (SEEDED if r.exact else UNSEEDED)
@@ -75,7 +75,7 @@ def rerun_download(release: state.PublishedRelease, names: tuple[str, ...]) -> N
     """The Report's button: the published release's settings as a script with no seed."""
     try:
         r = published_reproduction(release, names)
-    except InputError as exc:
+    except PspError as exc:
         st.warning(message(exc), icon=":material/code_off:")
         return
     st.download_button("Script of these settings", script(r), download_name(r, ".py"), "text/x-python",

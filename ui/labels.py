@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from core.errors import InputError
+from core.errors import PspError
 
 # setting -> (the widget's label, the page it is on); the labels are those of pages/data.py and ui/controls.py.
 LABELS: dict[str, tuple[str, str]] = {
@@ -48,8 +48,8 @@ def capitalised(text: str) -> str:
 
 def message(exc: Exception) -> str:
     """An error's message as the app shows it: a sentence (its first letter a capital) that names the page's control
-    for an InputError, never a command-line option."""
-    return capitalised(exc.render(control) if isinstance(exc, InputError) else str(exc))
+    for any of core's errors (core.errors.PspError), never a command-line option."""
+    return capitalised(exc.render(control) if isinstance(exc, PspError) else str(exc))
 
 
 # An experiment's metrics and x variables (core.teaching.experiments.plan), as axis titles: j is the released

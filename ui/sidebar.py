@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from core.errors import InputError
+from core.errors import PspError
 from ui import access, state
 from ui.controls import budget_warnings
 from ui.labels import message
@@ -37,7 +37,7 @@ def render(budget: bool = True) -> None:
         data = state.dataset()
         n = data.n  # public, as everywhere here
         sb.caption(f"n = {data.n:,}, d = {data.d} · {state.data_spec().describe()}")
-    except InputError as exc:
+    except PspError as exc:
         sb.caption(f"Not loaded: {message(exc)}")
     if state.is_publish():
         ledger_summary(sb)
@@ -58,7 +58,7 @@ def ledger_summary(sb: DeltaGenerator) -> None:
     data curator's (python -m core ledger set-cap)."""
     try:
         (spent_e, spent_d), (cap_e, cap_d), (left_e, left_d) = state.spent(), state.caps(), state.remaining()
-    except InputError as exc:  # no data, or an unusable ledger file: releases are refused
+    except PspError as exc:  # no data, or an unusable ledger file: releases are refused
         sb.markdown(f"**Ledger** · {message(exc)}")
         return
     sb.markdown(f"**Ledger** · spent ε = {spent_e:g}, δ = {spent_d:g} on these people")

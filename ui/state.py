@@ -45,7 +45,7 @@ from streamlit.errors import StreamlitSecretNotFoundError
 
 from core.data import Dataset
 from core.data.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, file_spec
-from core.errors import DataError, InputError
+from core.errors import DataError, PspError
 from core.estimator.geometry import MAX_RADIUS, MIN_RADIUS
 from core.estimator.model import ModelSpec
 from core.estimator.problem import default_coordinate
@@ -352,7 +352,7 @@ def follow_the_data() -> None:
     radius that goes with it. A link's domain, or a later choice in the Pipeline, overrides it."""
     try:
         domain = data_spec().default_domain
-    except InputError:  # no file uploaded yet: nothing to follow
+    except PspError:  # no file uploaded yet: nothing to follow
         return
     st.session_state["domain"], st.session_state["radius"] = domain, None
 
@@ -376,7 +376,7 @@ def loss_name() -> str:
     """The loss the source fixes (synthetic, census), else the one chosen for an uploaded CSV."""
     try:
         return data_spec().fixed_loss or get("upload_loss")
-    except InputError:
+    except PspError:
         return get("upload_loss")
 
 
@@ -438,7 +438,7 @@ def _ledger(path: str) -> Ledger:
 
 def ledger() -> Ledger:
     """The durable ledger (core.privacy.ledger_store; PSP_LEDGER or the default path): caps are the curator's, read only
-    here. An unusable file raises LedgerError, which refuses every release."""
+    here. An unusable file raises LedgerUnavailable, which refuses every release."""
     return _ledger(str(default_ledger_path()))
 
 
@@ -565,7 +565,7 @@ def certification(problem: Problem, b: Budget) -> Waiting | None:
     the same after a reload, in a new tab or after a restart."""
     try:
         return waiting(plan(problem, b), problem, ledger())
-    except InputError:  # settings no release can be made with (the page says why): nothing of theirs is waiting
+    except PspError:  # settings no release can be made with (the page says why): nothing of theirs is waiting
         return None
 
 

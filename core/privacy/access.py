@@ -29,7 +29,7 @@ import math
 import secrets
 from dataclasses import dataclass
 
-from core.errors import InputError
+from core.errors import Refused
 
 FREE_TRIES = 5  # failures in a row from one source before it must wait
 MAX_WAIT = 600.0  # seconds: the longest wait between two attempts
@@ -37,7 +37,7 @@ _SCRYPT = dict(n=2**14, r=8, p=1, dklen=32)  # about 50 ms and 16 MB a try: slow
 KEY_PREFIX = "psp"
 
 
-class AccessError(InputError):
+class AccessError(Refused):
     """A sign-in or a spend that the roles do not allow (a wrong, revoked or expired key; a reader's click; an
     analyst past their share): one sentence, and nothing is spent."""
 

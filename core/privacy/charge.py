@@ -10,7 +10,8 @@
   everything else first, so that the two add up to `cost` exactly and stopping after the first step pays at least
   what the certificates cost (pure k(eps_a + eps_b)).
 - `default_cap`: the cap a new ledger file starts with, whichever surface creates it.
-Refusals are BudgetError (or InputError for a seed) raised before anything is spent.
+Refusals are Refused (past the cap or a share), BudgetError (a person's delta reaching 1) or InputError (a seed),
+raised before anything is spent.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def charge(ledger: Ledger, people: Population, budget: Budget, unit: PrivacyUnit
     """Charge a release (or one phase of it, `phase_cost`) to the people it is drawn on, per person, before any of
     its noise is drawn, for spender (core.privacy.access).
 
-    The ledger checks the cap (and an analyst's share) and appends the entry in one transaction (BudgetError past
+    The ledger checks the cap (and an analyst's share) and appends the entry in one transaction (Refused past
     either, naming what the release costs and what remains); a seeded plan is refused outright. Nothing is spent
     on a refusal.
     """

@@ -48,7 +48,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from core.errors import BudgetError
+from core.errors import BudgetError, Refused
 from core.privacy.access import CURATOR, AccessError, Analyst, Spender, key_id, matches, new_key, wait
 from core.privacy.marks import public
 from core.privacy.population import Population
@@ -82,7 +82,7 @@ class ReleaseDetails:
 
     def __post_init__(self) -> None:
         if self.outcome not in OUTCOMES:
-            raise BudgetError(f"a release's outcome is one of {', '.join(OUTCOMES)}, got {self.outcome!r}")
+            raise ValueError(f"a release's outcome is one of {', '.join(OUTCOMES)}, got {self.outcome!r}")
 
 
 def release_details(run: Any, coefficient: str, document: str | None = None) -> ReleaseDetails:
@@ -148,7 +148,7 @@ class Certification:
             raise ValueError(f"a certification's state is one of {CERTIFICATION_STATES}, got {self.state!r}")
 
 
-# A certification's next state, given the stored one (None: none with that uid); raises BudgetError to refuse.
+# A certification's next state, given the stored one (None: none with that uid); raises Refused to refuse.
 Change = Callable[[Certification | None], Certification]
 # Where a finish's plan may differ from its certification's, in the words of a refusal.
 PLAN_PARTS = {"data": "other data", "rows": "other rows", "model": "another model", "target": "another target",
@@ -163,10 +163,23 @@ Refusal = Callable[[SpentOf, "Caps | None", AnalystOf], "str | None"]
 
 
 class LedgerStore(Protocol):
-    """Where a ledger keeps its entries. A durable store (durable = True) also keeps the caps (`caps`, `set_cap`,
-    `set_default_cap`, as in `core.privacy.ledger_store.SqliteStore`)."""
+    """Where a ledger keeps its entries, caps, certifications, analysts and sign-ins: `MemoryStore` for the life of
+    the process, `core.privacy.ledger_store.SqliteStore` in a file."""
 
-    durable: bool
+    def caps(self) -> Caps:
+        """(the default cap or None, {population: its own cap})."""
+
+    def set_cap(self, population: Population, cap: Pair) -> None:
+        """Give a population a cap of its own."""
+
+    def set_default_cap(self, cap: Pair) -> None:
+        """Set the cap of every population without one of its own."""
+
+    def log(self) -> list[dict[str, Any]]:
+        """Every entry, oldest first, as a dict of its columns with its parts (for an export)."""
+
+    def parts_charged(self) -> list[Population]:
+        """Every part any entry has charged, in the order first charged."""
 
     def entries(self, part: Population) -> Sequence[LedgerEntry]:
         """Every entry whose population has `part` among its parts, oldest first."""
@@ -175,7 +188,7 @@ class LedgerStore(Protocol):
         """What one part has spent (by one spender's name, or by all): the exact sums of its entries."""
 
     def spend_atomically(self, entry: LedgerEntry, refusal: Refusal, step: tuple[str, Change] | None = None) -> None:
-        """Append the entry unless refusal(spent_of, caps, analyst_of) gives a reason (then raise BudgetError with
+        """Append the entry unless refusal(spent_of, caps, analyst_of) gives a reason (then raise Refused with
         it), with no other spend between the reading and the appending. caps is the store's (None when it keeps
         none). step = (uid, change) also moves that certification to change(stored) in the same step; a change
         that raises refuses the spend."""
@@ -214,11 +227,12 @@ def _fsum_spent(entries: Sequence[LedgerEntry]) -> Pair:
 
 
 class MemoryStore:
-    """Entries in memory, indexed by every part of their population; atomic under the ledger's lock."""
+    """Entries in memory, indexed by every part of their population; atomic under the ledger's lock. In memory the
+    caps given for a part and for unions holding it all bind (the smallest wins)."""
 
-    durable = False
-
-    def __init__(self) -> None:
+    def __init__(self, default_cap: Pair | None = None, caps: Mapping[Population, Pair] | None = None) -> None:
+        self._default = default_cap
+        self._caps = dict(caps or {})
         self._by_part: dict[Population, list[LedgerEntry]] = {}
         self._certifications: dict[str, Certification] = {}
         self._analysts: dict[str, Analyst] = {}
@@ -227,6 +241,28 @@ class MemoryStore:
     def append(self, entry: LedgerEntry) -> None:
         for part in entry.population.parts():
             self._by_part.setdefault(part, []).append(entry)
+
+    def __str__(self) -> str:
+        return "kept in memory"
+
+    def caps(self) -> Caps:
+        return self._default, dict(self._caps)
+
+    def set_cap(self, population: Population, cap: Pair) -> None:
+        self._caps[population] = cap
+
+    def set_default_cap(self, cap: Pair) -> None:
+        self._default = cap
+
+    def _all_entries(self) -> list[LedgerEntry]:
+        return sorted({e.uid: e for es in self._by_part.values() for e in es}.values(), key=lambda e: e.time)
+
+    def log(self) -> list[dict[str, Any]]:
+        return [{"uid": e.uid, "time": e.time, "spender": e.spender, "epsilon": e.epsilon, "delta": e.delta,
+                 "parts": [p.describe() for p in e.population.parts()]} for e in self._all_entries()]
+
+    def parts_charged(self) -> list[Population]:
+        return list(dict.fromkeys(p for e in self._all_entries() for p in e.population.parts()))
 
     def entries(self, part: Population) -> Sequence[LedgerEntry]:
         return tuple(self._by_part.get(part, ()))
@@ -238,7 +274,7 @@ class MemoryStore:
         changed = None if step is None else step[1](self._certifications.get(step[0]))
         reason = refusal(self.spent, None, self._analysts.get)
         if reason is not None:
-            raise BudgetError(reason)
+            raise Refused(reason)
         self.append(entry)
         if changed is not None:
             self._certifications[changed.uid] = changed
@@ -280,7 +316,7 @@ class MemoryStore:
                     entries[i] = replace(e, details=details)
                     found = True
         if not found:
-            raise BudgetError(f"no ledger entry {uid}")
+            raise KeyError(f"no ledger entry {uid}")
 
 
 def _check_pair(pair: Pair, what: str) -> Pair:
@@ -309,37 +345,30 @@ class Ledger:
         caps: Mapping[Population, Pair] | None = None,
         store: LedgerStore | None = None,
     ) -> None:
-        self._store: LedgerStore = MemoryStore() if store is None else store
+        if store is None:
+            if default_cap is None:
+                raise ValueError("a ledger kept in memory needs a default cap (epsilon, delta)")
+            store = MemoryStore(_check_pair(default_cap, "the default cap"),
+                                {p: _check_pair(c, f"the cap of {p.describe()}") for p, c in (caps or {}).items()})
+        elif default_cap is not None or caps:
+            raise ValueError(f"the caps of the ledger {store} are kept in it by its curator; set them with "
+                             "Ledger.set_cap / set_default_cap or `python -m core ledger set-cap`, not when opening it")
+        self._store: LedgerStore = store
         self._lock = threading.Lock()
-        self._default: Pair | None = None
-        self._caps: dict[Population, Pair] = {}
-        if self.durable:
-            if default_cap is not None or caps:
-                raise BudgetError(
-                    f"the caps of the ledger {self._store} are kept in it by its curator; set them with "
-                    "Ledger.set_cap / set_default_cap or `python -m core ledger set-cap`, not when opening it"
-                )
-            return
-        if default_cap is None:
-            raise BudgetError("a ledger kept in memory needs a default cap (epsilon, delta)")
-        self._default = _check_pair(default_cap, "the default cap")
-        self._caps = {p: _check_pair(c, f"the cap of {p.describe()}") for p, c in (caps or {}).items()}
 
-    @property
-    def store(self) -> LedgerStore:
-        return self._store
-
-    @property
-    def durable(self) -> bool:
-        """Whether entries and caps outlive the process (kept by the store)."""
-        return bool(getattr(self._store, "durable", False))
+    def __str__(self) -> str:
+        """Where the entries are kept (a file's path, or memory)."""
+        return str(self._store)
 
     # ------------------------------------------------------------ caps
 
     def _all_caps(self) -> Caps:
-        if self.durable:
-            return self._store.caps()  # type: ignore[attr-defined]
-        return self._default, self._caps
+        return self._store.caps()
+
+    def caps(self) -> Caps:
+        """(the default cap or None, {population: its own cap}), as the store keeps them."""
+        with self._lock:
+            return self._all_caps()
 
     @property
     def default_cap(self) -> Pair | None:
@@ -351,10 +380,7 @@ class Ledger:
         """Change the cap of every population without one of its own (what was spent stays spent)."""
         checked = _check_pair(cap, "the default cap")
         with self._lock:
-            if self.durable:
-                self._store.set_default_cap(checked)  # type: ignore[attr-defined]
-            else:
-                self._default = checked
+            self._store.set_default_cap(checked)
 
     def set_cap(self, population: Population, cap: Pair) -> None:
         """Give a population (and so each of its parts) a cap of its own.
@@ -364,10 +390,7 @@ class Ledger:
         """
         checked = _check_pair(cap, f"the cap of {population.describe()}")
         with self._lock:
-            if self.durable:
-                self._store.set_cap(population, checked)  # type: ignore[attr-defined]
-            else:
-                self._caps[population] = checked
+            self._store.set_cap(population, checked)
 
     def cap(self, population: Population) -> Pair:
         """The cap that binds the population: the smallest over its parts, in epsilon and in delta."""
@@ -375,7 +398,7 @@ class Ledger:
             table = self._all_caps()
         caps = [_part_cap(p, table) for p in population.parts()]
         if any(c is None for c in caps):
-            raise BudgetError(self._no_cap(population))
+            raise Refused(self._no_cap(population))
         return min(c[0] for c in caps), min(c[1] for c in caps)  # type: ignore[index]
 
     def _no_cap(self, part: Population) -> str:
@@ -401,7 +424,7 @@ class Ledger:
     def remaining(self, population: Population, spender: Spender = CURATOR) -> Pair:
         """The largest (epsilon, delta) a draw on the population by spender may still cost, each at least 0: what the
         cap leaves and, for an analyst, what their share leaves too."""
-        cap = self.cap(population)  # BudgetError when a durable store has no cap for it
+        cap = self.cap(population)  # Refused when a durable store has no cap for it
         with self._lock:
             table = self._all_caps()
             left = [(c[0] - s[0], c[1] - s[1]) for p in population.parts()
@@ -411,6 +434,16 @@ class Ledger:
             left += [(analyst.share[0] - s[0], analyst.share[1] - s[1])
                      for s in (self.spent_by(p, spender.name) for p in population.parts())]
         return max(0.0, min(r[0] for r in left)), max(0.0, min(r[1] for r in left))
+
+    def log(self) -> list[dict[str, Any]]:
+        """The whole append-only log, oldest first (for the curator's export)."""
+        with self._lock:
+            return self._store.log()
+
+    def parts_charged(self) -> list[Population]:
+        """Every population part any entry has charged, in the order first charged."""
+        with self._lock:
+            return self._store.parts_charged()
 
     def entries(self, population: Population) -> tuple[LedgerEntry, ...]:
         """Every entry charged to any part of the population, each once, oldest first."""
@@ -457,14 +490,14 @@ class Ledger:
         return None
 
     def check(self, population: Population, epsilon: float, delta: float) -> None:
-        """Raise BudgetError, saying what the draw costs, what is spent and the cap, unless the draw fits."""
+        """Raise Refused, saying what the draw costs, what is spent and the cap, unless the draw fits."""
         reason = self.refusal(population, epsilon, delta)
         if reason is not None:
-            raise BudgetError(reason)
+            raise Refused(reason)
 
     def spend(self, population: Population, epsilon: float, delta: float, record: Any = None,
               details: ReleaseDetails | None = None, spender: Spender = CURATOR) -> LedgerEntry:
-        """Check and record a draw by spender in one step (no other spend can come between); BudgetError if it does
+        """Check and record a draw by spender in one step (no other spend can come between); Refused if it does
         not fit the cap, or an analyst's share (AccessError when the analyst was revoked or has expired).
 
         The store applies the rule and appends the entry atomically (in one transaction for a durable
@@ -495,13 +528,13 @@ class Ledger:
 
     def open_certification(self, population: Population, epsilon: float, delta: float, plan: Mapping[str, str],
                            summary: Mapping[str, Any], spender: Spender = CURATOR) -> tuple[LedgerEntry, Certification]:
-        """Charge a release's first phase and open its certification in one step (BudgetError past the cap)."""
+        """Charge a release's first phase and open its certification in one step (Refused past the cap)."""
         entry = LedgerEntry(population, *_check_pair((epsilon, delta), "a draw's cost"), spender=spender.name)
         opened = Certification(uuid.uuid4().hex, population, entry.uid, dict(plan), dict(summary))
 
         def change(stored: Certification | None) -> Certification:
             if stored is not None:
-                raise BudgetError(f"a certification {opened.uid} exists already")
+                raise Refused(f"a certification {opened.uid} exists already")
             return opened
 
         self._spend(entry, (opened.uid, change), spender)
@@ -511,14 +544,14 @@ class Ledger:
         """Keep the drawn certificates' private outputs on their certification, which opens it for one finish."""
         def change(stored: Certification | None) -> Certification:
             if stored is None or stored.state != "drawing":
-                raise BudgetError(f"the certification {uid} is not waiting for its certificates")
+                raise Refused(f"the certification {uid} is not waiting for its certificates")
             return replace(stored, state="open", certificates=certificates)
 
         return self._change(uid, change)
 
     def finish_certification(self, uid: str, population: Population, epsilon: float, delta: float,
                              plan: Mapping[str, str], spender: Spender = CURATOR) -> tuple[LedgerEntry, Certification]:
-        """Charge the release event of an open certification and finish it, in one step: refused (BudgetError,
+        """Charge the release event of an open certification and finish it, in one step: refused (Refused,
         nothing charged) when it is not open, is on other people, or was drawn for another plan (`PLAN_PARTS`)."""
         entry = LedgerEntry(population, *_check_pair((epsilon, delta), "a draw's cost"), spender=spender.name)
         finished: list[Certification] = []
@@ -536,9 +569,9 @@ class Ledger:
         after its charge). What its first phase spent stays spent."""
         def change(stored: Certification | None) -> Certification:
             if stored is None:
-                raise BudgetError(f"refused: no certification {uid} in the ledger {self._store}")
+                raise Refused(f"refused: no certification {uid} in the ledger {self._store}")
             if stored.state not in ("drawing", "open"):
-                raise BudgetError(f"refused: the certification {uid} is {stored.state} already")
+                raise Refused(f"refused: the certification {uid} is {stored.state} already")
             return replace(stored, state=state)
 
         return self._change(uid, change)
@@ -684,22 +717,22 @@ def _failures_in_a_row(attempts: Sequence[tuple[float, bool]]) -> tuple[int, flo
 
 def _finishable(stored: Certification | None, uid: str, population: Population,
                 plan: Mapping[str, str]) -> Certification:
-    """The stored certification if this plan may release from it; else BudgetError, saying why and what to do
+    """The stored certification if this plan may release from it; else Refused, saying why and what to do
     (unknown, not open, on other people, or drawn for another plan)."""
     again = "certify again for this release"
     if stored is None:
-        raise BudgetError(f"refused: no certification {uid} in this ledger; {again}")
+        raise Refused(f"refused: no certification {uid} in this ledger; {again}")
     if stored.state == "finished":
-        raise BudgetError(f"refused: these certificates have released already (one release each); {again}")
+        raise Refused(f"refused: these certificates have released already (one release each); {again}")
     if stored.state != "open":
         how = {"closed": "were closed unspent", "failed": "failed after their charge",
                "drawing": "were never kept"}[stored.state]
-        raise BudgetError(f"refused: these certificates {how}; {again}")
+        raise Refused(f"refused: these certificates {how}; {again}")
     if population != stored.population:
-        raise BudgetError(f"refused: these certificates were drawn on other people; {again}")
+        raise Refused(f"refused: these certificates were drawn on other people; {again}")
     for part, words in PLAN_PARTS.items():
         if plan.get(part) != stored.plan.get(part):
-            raise BudgetError(f"refused: these certificates were drawn for {words} than this release names; "
+            raise Refused(f"refused: these certificates were drawn for {words} than this release names; "
                               "set it back to release from them, or " + again)
     return stored
 

@@ -18,7 +18,7 @@ serialised by the write lock, so they can never both pass a cap. The file is in 
 connection waits up to `BUSY_TIMEOUT` seconds for the lock before giving up.
 
 Any failure of the file (unreadable, not a database, unwritable, locked past the timeout, written by a
-newer schema) raises `LedgerError` naming the path and what is wrong: a release is refused, never
+newer schema) raises `LedgerUnavailable` naming the path and what is wrong: a release is refused, never
 charged to nothing or to memory.
 """
 
@@ -35,7 +35,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core.errors import BudgetError
+from core.errors import LedgerUnavailable, Refused
 from core.privacy.access import AccessError, Analyst, wait
 from core.privacy.ledger import Caps, Certification, Change, Ledger, LedgerEntry, Pair, Refusal, ReleaseDetails
 from core.privacy.population import Population
@@ -120,10 +120,6 @@ CREATE INDEX IF NOT EXISTS sign_ins_by_source ON sign_ins (source, seq);
 """
 
 
-class LedgerError(BudgetError):
-    """The ledger's file cannot be used (unreadable, corrupt, unwritable, locked): releases are refused."""
-
-
 # ------------------------------------------------------------------ where the file lives
 
 
@@ -203,12 +199,10 @@ def _upgrade(db: sqlite3.Connection, version: int) -> None:
 class SqliteStore:
     """Entries and caps in one SQLite file; every spend is one `BEGIN IMMEDIATE` transaction (module docstring).
 
-    Opening creates the file (and its folder) with the schema, or checks an existing one; LedgerError
+    Opening creates the file (and its folder) with the schema, or checks an existing one; LedgerUnavailable
     when the file cannot be used. A connection is opened per operation, so a store may be shared by
     threads, pickled, and opened by several processes on the same file.
     """
-
-    durable = True
 
     def __init__(self, path: str | os.PathLike, timeout: float = BUSY_TIMEOUT) -> None:
         self.path = Path(path).expanduser()
@@ -216,9 +210,9 @@ class SqliteStore:
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise LedgerError(self._message(f"its folder cannot be created ({exc.strerror or exc})")) from None
+            raise LedgerUnavailable(self._message(f"its folder cannot be created ({exc.strerror or exc})")) from None
         if self.path.exists() and not self.path.is_file():
-            raise LedgerError(self._message("it is not a file"))
+            raise LedgerUnavailable(self._message("it is not a file"))
         with self._transaction() as db:
             for statement in _SCHEMA.split(";"):  # executescript would commit the open transaction
                 if statement.strip():
@@ -229,7 +223,7 @@ class SqliteStore:
             elif row[0] in (1, 2):
                 _upgrade(db, row[0])
             elif row[0] != SCHEMA_VERSION:
-                raise LedgerError(self._message(
+                raise LedgerUnavailable(self._message(
                     f"its schema version is {row[0]}, and this program reads version {SCHEMA_VERSION}"))
 
     def __repr__(self) -> str:
@@ -244,17 +238,18 @@ class SqliteStore:
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        """A connection in autocommit mode (transactions are explicit), WAL, the busy timeout; errors as LedgerError."""
+        """A connection in autocommit mode (transactions are explicit), WAL, the busy timeout; errors as
+        LedgerUnavailable."""
         db = None
         try:
             db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
             db.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
             if db.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower() != "wal":
-                raise LedgerError(self._message("it cannot be put in WAL mode"))
+                raise LedgerUnavailable(self._message("it cannot be put in WAL mode"))
             db.execute("PRAGMA synchronous = FULL")
             yield db
         except sqlite3.Error as exc:
-            raise LedgerError(self._message(_explain(exc))) from None
+            raise LedgerUnavailable(self._message(_explain(exc))) from None
         finally:
             if db is not None:
                 db.close()
@@ -344,7 +339,7 @@ class SqliteStore:
             reason = refusal(lambda part, by: self._spent(db, part, by), self._caps(db),
                              lambda name: next((a for a in self._analysts(db) if a.name == name), None))
             if reason is not None:
-                raise BudgetError(reason)
+                raise Refused(reason)
             self._insert(db, entry)
             if changed is not None:
                 self._write_certification(db, changed)
@@ -402,7 +397,7 @@ class SqliteStore:
                          (d.coefficient, stages, d.outcome, _real(d.value), _real(d.low), _real(d.high), d.document,
                           d.reason, uid))
         if cur.rowcount != 1:
-            raise LedgerError(self._message(f"it has no entry {uid} to record the release on"))
+            raise LedgerUnavailable(self._message(f"it has no entry {uid} to record the release on"))
 
     def set_cap(self, population: Population, cap: Pair) -> None:
         """Set (replace) the cap of each part of the population."""
