@@ -133,6 +133,7 @@ def test_filter_drops_each_failing_condition():
     assert X.shape == (1, 17)
 
 
+@pytest.mark.slow
 def test_planted_coefficients_are_recovered(tmp_path):
     write_synthetic_pums(tmp_path, ["CA"], rows=150_000, seed=7, model="common")
     data = acs.load_acs_income(["CA"], root=tmp_path)
@@ -267,6 +268,7 @@ def test_malformed_person_files(tmp_path):
         acs.read_pums(b"\xff\xfe\x00\x81binary")
 
 
+@pytest.mark.slow
 def test_command_line_on_census_files(root):
     base = [sys.executable, "-m", "core", "release", "--loss", "logistic", "--epsilon", "4", "--delta", "1e-6"]
     args = ["--acs-root", str(root), "--state", "CA", "--state", "MI", "--coordinate", "female", "--seed", "1"]
@@ -286,6 +288,7 @@ def test_command_line_on_census_files(root):
     assert len(missing.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_compare_command_on_census_files(root):
     args = [sys.executable, "-m", "core", "compare", "--acs-root", str(root), "--state", "CA", "--state", "MI",
             "--n", "20000", "--sample-seed", "1", "--with-replacement", "--loss", "logistic",

@@ -132,6 +132,7 @@ def run_compare(*args):
     return proc, (json.loads(proc.stdout) if proc.returncode == 0 else None)
 
 
+@pytest.mark.slow
 def test_the_reported_newton_stall_no_longer_aborts_a_comparison():
     """The reproducer of the stall (Armijo accepting rounding-noise steps just above the tolerance) exits 0 and
     names every method it was asked for."""
@@ -142,6 +143,7 @@ def test_the_reported_newton_stall_no_longer_aborts_a_comparison():
     assert set(doc["methods"]) == {"local", "oracle", "output_perturbation"}
 
 
+@pytest.mark.slow
 def test_compare_command_runs_every_method_at_one_budget():
     proc, doc = run_compare("--synthetic", "--n", "50000", "--d", "4", "--sample-seed", "2", "--coordinate", "x1",
                             "--epsilon", "4", "--delta", "1e-6", "--trials", "3", "--seed", "5")

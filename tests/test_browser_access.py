@@ -32,6 +32,8 @@ from core.data.spec import SyntheticSpec
 from core.privacy.charge import open_charged
 from core.privacy.ledger_store import open_ledger
 
+pytestmark = pytest.mark.browser  # a real browser: the full lane only
+
 LINK = f"/pipeline?epsilon=4&n={N}"
 CAP = (10.0, 1e-5)
 SHARE = (6.0, 1e-5)

@@ -18,6 +18,8 @@ from test_browser import N, browser, check_clean, executable, new_tab, serve, se
 from core.data.spec import SyntheticSpec
 from core.privacy.ledger_store import open_ledger
 
+pytestmark = pytest.mark.browser  # a real browser: the full lane only
+
 LINK = f"/pipeline?mode=publish&epsilon=8&n={N}"
 CARD = "Certified, not yet released"
 RELEASE = re.compile(r"Release \(spends")

@@ -13,6 +13,8 @@ from contextlib import ExitStack
 import pytest
 from test_browser import browser, check_clean, executable, new_tab, open_page, serve, settle, text  # noqa: F401
 
+pytestmark = pytest.mark.browser  # a real browser: the full lane only
+
 SMALL_PRESET = {"PSP_EXPERIMENTS_QUICK_REPS": "1", "PSP_EXPERIMENTS_DIMS": "5"}
 # The text of the first chart's titles and legend, and whether each lies outside the chart's own box (clipped).
 CHART_TITLES = """() => {

@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 import zlib
 from pathlib import Path
 
+import pytest
 from test_browser import (  # noqa: F401
     ARTIFACTS,
     ROOT,
@@ -28,6 +29,8 @@ from test_browser import (  # noqa: F401
     settle,
     text,
 )
+
+pytestmark = pytest.mark.browser  # a real browser: the full lane only
 
 # The link's settings (ui.state.PARAMS): seeded teaching noise, and data on which (14) passes at ε = 8.
 LINK = "pipeline?noise_seed=7&n=20000&epsilon=8"

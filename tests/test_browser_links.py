@@ -12,6 +12,8 @@ from collections.abc import Iterator
 import pytest
 from test_browser import browser, check_clean, executable, fresh_server, new_tab, serve, settle, text  # noqa: F401
 
+pytestmark = pytest.mark.browser  # a real browser: the full lane only
+
 TITLES = ("Start", "Data", "Pipeline", "Compare", "Attacker's view", "Planner", "Report", "Experiments")
 
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from test_browser import browser, check_clean, executable, metric_value, new_tab, server, settle, text  # noqa: F401
+
+pytestmark = pytest.mark.browser  # a real browser: the full lane only
 
 LINK = "/pipeline?n=20000&epsilon=8"
 

@@ -14,6 +14,8 @@ import re
 import pytest
 from test_browser import RUN_TIMEOUT_MS, N, browser, check_clean, executable, server, settle  # noqa: F401
 
+pytestmark = pytest.mark.browser  # a real browser: the full lane only
+
 WALKS = [("light", 1280, 720, False), ("dark", 1920, 1080, True)]
 PAGES = [  # (URL path, first heading)
     ("", "Start"), ("data", "Data"), ("pipeline", "Privately releasing one coefficient"),

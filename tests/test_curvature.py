@@ -73,6 +73,7 @@ def test_one_row_moves_the_statistics_by_at_most_their_sensitivities(loss):
     assert worst_lambda > 0.3 and worst_log > 0.05  # the bounds are approached, not vacuous
 
 
+@pytest.mark.slow
 def test_lambda_hat_fails_at_most_delta_and_the_bound_at_most_beta():
     """With delta_1 = 0.05 and beta = 0.1, over 4,000 draws: lambda_hat > mu at a rate within 3 standard errors of
     at most 0.05 (the Laplace tail is exact there), and U < ||A^{-1} u|| at a rate at most 0.1 + 3 se. Each check
@@ -117,6 +118,7 @@ def _curvature_pair(n=400, seed=20250311):
     return P, P2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k,family,draws", [(1, "laplace", 20_000), (16, "gaussian", 8_000)])
 def test_audit_of_the_curvature_pair(k, family, draws):
     """An attacker's audit of (lambda_hat, ln U) at the public point: eps_lb <= eps_1 + eps_2 at the set's delta

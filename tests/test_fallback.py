@@ -146,6 +146,7 @@ def test_half_width_formula(logistic_problem):
     assert fallback_half_width(0.0, 1e-3, 0.01, 0.9, g) == pytest.approx(normal_quantile(0.95) * 0.01 / 1e-3)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("direction", ["coordinate", "lowest_curvature"])
 def test_fallback_interval_coverage(direction):
     """Each interval covers what its note says at (at least) its level: u^T theta(P_n) where the curvature was
@@ -172,6 +173,7 @@ def test_fallback_interval_coverage(direction):
     assert coverage >= level - 3 * se, (coverage, level)
 
 
+@pytest.mark.slow
 def test_the_command_line_falls_back_by_default_for_logistic_data_and_says_which_branch():
     import json
     import subprocess

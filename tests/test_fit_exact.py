@@ -185,6 +185,7 @@ def write_csv(path, X, y):
     return path
 
 
+@pytest.mark.slow
 def test_command_line_neighbours_end_with_the_same_status_and_kind(tmp_path):
     """Separable and one-flipped data: exit 0 and bottom for both under plain Algorithm 5, the same kind of outcome
     under the default fallback; no label is quoted anywhere."""
@@ -257,6 +258,7 @@ def test_a_response_bound_beyond_what_the_fit_certifies_is_refused_before_the_fi
     assert prepare(X, y).response_bound == capacity
 
 
+@pytest.mark.slow
 def test_a_seeded_command_line_run_records_its_seed(tmp_path):
     X, y, _ = outlier_pair(n=2_000)
     path = write_csv(tmp_path / "d.csv", X, y)

@@ -44,6 +44,7 @@ def test_fallback_population_keeps_the_curvature_intervals_terms():
     assert fallback_population(-0.3, ci, 1e-3, _curvature(40.0, 1e-4), 1e-4, 100_000, "logistic") is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("epsilon", [1.0, 8.0])
 def test_population_interval_covers_theta_star(epsilon):
     """300 fresh samples (n = 20,000, d = 3, logistic) at level 0.9: the population interval covers the generating

@@ -127,6 +127,7 @@ def page_text(at: AppTest) -> list[str]:
     return [e.value for kind in ("title", "info", "markdown", "caption") for e in getattr(at, kind)]
 
 
+@pytest.mark.slow
 def test_publish_only_deployment_shows_the_same_page_and_touches_no_ledger(monkeypatch, small_preset, tmp_path):
     unlocked = page_text(open_page())
     monkeypatch.setenv("PSP_PUBLISH_ONLY", "1")
@@ -196,6 +197,7 @@ def test_an_upload_of_the_panel_s_figure_with_odd_numbers_is_drawn(tmp_path):
     assert tab(at, "fig1").dataframe[0].value["mean"].tolist()[2] == 0.25
 
 
+@pytest.mark.slow
 def test_quick_preset_runs_shows_its_csv_and_is_kept_on_disk(dirs, small_preset):
     at = open_page()
     at.button(key="experiments_quick_fig1").click().run()

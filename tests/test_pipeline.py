@@ -167,6 +167,7 @@ def check_document(doc):
     assert set(doc["release"]) >= keys
 
 
+@pytest.mark.slow
 def test_cli_on_a_user_csv(tmp_path):
     path = tmp_path / "sample.csv"
     out = cli("synthetic", "--out", str(path), "--n", "30000", "--d", "3", "--sample-seed", "9")

@@ -135,6 +135,7 @@ def test_smallest_epsilon_meets_the_target_and_one_percent_less_does_not(robust_
     assert not meets(assume(robust_problem, 0.99 * eps), target)
 
 
+@pytest.mark.slow
 def test_smallest_epsilon_under_pld_accounting(robust_problem):
     """The PLD search starts from the basic answer and brackets outwards: the same two properties hold."""
     a = assume(robust_problem, 1.0, accounting="pld")

@@ -39,6 +39,7 @@ def pair_draws(name: str, draws: int = DRAWS, stage1: int = STAGE1_DRAWS) -> A.P
     return A.draw_pair(A.PAIRS[name], draws, stage1, _CACHE)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stage", list(A.STAGES))
 @pytest.mark.parametrize("pair", ["outlier 1e16", "outlier 1e13"])
 def test_outlier_pair(pair, stage):
@@ -75,6 +76,7 @@ def test_tightest_pair_stage1(features):
     assert result.eps_lb >= 0.5 * eps_a, f"the audit lacks power: {result}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("stage", list(A.STAGES))
 def test_large_coefficient_pair(stage):
     """Responses of about 3e5: both data sets are certified, their counts differ by at most one, and no stage or
@@ -87,6 +89,7 @@ def test_large_coefficient_pair(stage):
     assert result.passed, str(result)
 
 
+@pytest.mark.slow
 def test_near_threshold_pair_is_borderline():
     """The test (14) passes on P with a probability strictly inside (0.2, 0.8)."""
     d = pair_draws("near threshold")

@@ -139,6 +139,7 @@ def test_conditions_failing_at_once():
     assert up.count(up.cap) == 0 and up.trajectory(up.cap) == [up.cap]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("lam_reg, n", [(0.0, 10**8), (1e-3, 10**7)])
 def test_a_million_steps(lam_reg, n):
     """A count and a chain of about 10^6 steps (10^5 with lam_reg > 0), and inverses near their end."""
@@ -226,6 +227,7 @@ def run_script(no_jit: bool) -> dict:
     return json.loads(done.stdout)
 
 
+@pytest.mark.slow
 def test_the_fallback_gives_the_same_numbers():
     """PSP_NO_JIT=1 in a fresh process (the pure-Python path) against the compiled path in another."""
     fallback, compiled = run_script(no_jit=True), run_script(no_jit=False)

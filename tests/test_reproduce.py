@@ -79,6 +79,7 @@ SETTINGS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SETTINGS)
 def test_the_script_prints_the_runs_exact_value(name, tmp_path):
     r = SETTINGS[name]
@@ -112,6 +113,7 @@ def test_the_notebook_is_nbformat_4_with_a_markdown_cell_before_each_stage():
     assert "seeded TEACHING run exactly" in "".join(nb["cells"][0]["source"])
 
 
+@pytest.mark.slow
 def test_an_uploaded_file_is_read_from_beside_the_script_and_checked(tmp_path):
     rows = np.random.default_rng(0).uniform(-1, 1, (N, 3))
     y = rows @ np.array([0.5, -0.3, 0.2]) + np.random.default_rng(1).laplace(size=N)
@@ -221,6 +223,7 @@ def test_without_a_seed_the_header_says_fresh_noise_and_a_new_release():
     assert "seeded TEACHING run exactly: noise seed 7" in seeded and "NOT a private release" in seeded
 
 
+@pytest.mark.slow
 def test_a_rerun_without_a_seed_draws_fresh_noise(tmp_path):
     """Two runs of the unseeded script print different values: the noise is drawn again (a tie has
     probability 0 under the normal draw)."""

@@ -49,6 +49,7 @@ def outcome(X, y, model: ModelSpec, fallback: bool, seed: int) -> tuple[str, str
     return run.release.status, problem.fit.status, run.lambda_min.N
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("loss, domain", list(itertools.product(("robust", "logistic"), ("cube", "ball"))))
 def test_neighbours_end_alike_at_every_scale(loss, domain):
     seen = set()

@@ -53,6 +53,7 @@ def fits(files):
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("state", list(TARGETS))
 def test_condition_number_and_named_coefficient_match_the_paper(fits, state):
     kappa, name, value, tol = TARGETS[state]

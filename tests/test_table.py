@@ -136,6 +136,7 @@ def test_separate_releases_share_the_total():
         separate_budget(4.0, 1e-6, 0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("eps,draws,branch", [(8.0, 6_000, "released"), (2.0, 2_000, "fallback")])
 def test_the_table_audit_stays_under_its_claim(eps, draws, branch):
     """The privacy audit (tests/audit.py) of a two-coefficient table with the fallback on a pair whose stage-1
