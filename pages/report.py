@@ -253,7 +253,7 @@ def ledger_account(people: Population) -> dict:
     (spent_e, spent_d), (cap_e, cap_d), (left_e, left_d) = book.spent(people), book.cap(people), book.remaining(people)
     history = [
         dict(time=datetime.fromtimestamp(e.time, UTC).isoformat(timespec="seconds"), epsilon=e.epsilon,
-             delta=e.delta, **({} if e.details is None else dict(
+             delta=e.delta, by=e.spender, **({} if e.details is None else dict(
                  coefficient=e.details.coefficient, outcome=e.details.outcome, value=e.details.value,
                  interval=None if e.details.low is None else [e.details.low, e.details.high])))
         for e in book.entries(people)
@@ -302,8 +302,9 @@ def ledger_rows(rep: dict) -> list[tuple[str, str]]:
         what = h.get("outcome", "charged")
         value = "" if h.get("value") is None else f": {num(h['value'])} {interval(h['interval'])}"
         when = shown_time(datetime.fromisoformat(h["time"]))
+        by = f" · by {h['by']}" if h.get("by") else ""
         rows.append((when, f"{released_what(h.get('coefficient', ''))} · ε = {h['epsilon']:g}, δ = {h['delta']:g} · "
-                           f"{what}{value}"))
+                           f"{what}{value}{by}"))
     return rows
 
 

@@ -139,6 +139,6 @@ def test_a_stranger_reads_what_an_analyst_published_and_spends_nothing(stranger,
     reader.switch_page("pages/report.py").run()
     assert not reader.exception
     shown = " ".join(m.value for m in reader.markdown) + " ".join(i.value for i in reader.info)
-    assert "Read back from the privacy ledger" in shown
+    assert "Read back from the privacy ledger" in shown and "by ana" in shown  # the Report's log names who spent
     assert entry.details.outcome in ("released", "bottom", "fallback")
     assert not may_spend(to_pipeline(start(epsilon=4.0))) and len(open_ledger().entries(PEOPLE)) == 1
