@@ -99,13 +99,14 @@ def _check_problem(plan: _Plan, problem: Problem) -> None:
 
 
 def _charged(plan: _Plan, problem: Problem) -> None:
-    """A charged route's problem: prepared from the plan's data spec (`core.mechanisms.pipeline.prepare_spec`), which
-    names its
-    people and gives the unit charged (never an argument)."""
+    """A charged route's plan and problem: never seeded (core.privacy.charge.SEEDED), and the problem prepared from the
+    plan's data spec (`core.mechanisms.pipeline.prepare_spec`), which names its people and gives the unit charged
+    (never an argument)."""
+    if plan.seed is not None:
+        raise InputError(SEEDED + ".")
     if problem.data_spec is None:
         raise InputError("a charged release needs data loaded from a data spec (core.data.spec), which names whose "
-                         "budget "
-                         "it spends; prepare the problem with core.mechanisms.pipeline.prepare_spec")
+                         "budget it spends; prepare the problem with core.mechanisms.pipeline.prepare_spec")
     _check_problem(plan, problem)
 
 
@@ -187,8 +188,6 @@ def charge_and_certify(plan: ReleasePlan, problem: Problem, ledger: Ledger, *, s
     outputs are private; stopping here spends that much only. The certification may release once
     (`charge_and_finish`), for this plan on these rows."""
     _charged(plan, problem)
-    if plan.seed is not None:
-        raise InputError(SEEDED + ".")
     cost = phase_cost(plan.budget, problem.privacy_unit, "certificates")
     entry, opened = ledger.open_certification(plan.data.population(), *cost, plan_digests(plan, problem),
                                               plan_summary(plan, problem), spender)
@@ -209,14 +208,17 @@ def preview(plan: ReleasePlan, problem: Problem, c: Certified) -> dict:
                 branch="released" if c.test.passed else ("fallback" if plan.fallback else "bottom"))
 
 
+def open_certification(plan: ReleasePlan, problem: Problem, ledger: Ledger) -> Certification | None:
+    """The ledger's open certification of this plan on these rows (None without one), its certificates not read."""
+    digests = plan_digests(plan, problem)
+    return next((c for c in ledger.open_certifications(plan.data.population()) if c.plan == digests), None)
+
+
 def waiting(plan: ReleasePlan, problem: Problem, ledger: Ledger) -> Waiting | None:
     """The open certification of this plan on these rows, read back from the ledger (None without one): after a
     reload, in another process or after a restart, as when it was drawn."""
-    digests = plan_digests(plan, problem)
-    for c in ledger.open_certifications(plan.data.population()):
-        if c.plan == digests:
-            return Waiting(plan, c, _read_back(plan, problem, c))
-    return None
+    c = open_certification(plan, problem, ledger)
+    return None if c is None else Waiting(plan, c, _read_back(plan, problem, c))
 
 
 def _read_back(plan: ReleasePlan, problem: Problem, c: Certification) -> Certified:
@@ -237,8 +239,6 @@ def charge_and_finish(plan: ReleasePlan, problem: Problem, ledger: Ledger, certi
     plan — then release from its certificates as the ledger kept them, and record the outcome, with the release's
     private report, on this charge."""
     _charged(plan, problem)
-    if plan.seed is not None:
-        raise InputError(SEEDED + ".")
     cost = phase_cost(plan.budget, problem.privacy_unit, "release")
     entry, done = ledger.finish_certification(certification, plan.data.population(), *cost,
                                               plan_digests(plan, problem), spender)
@@ -260,8 +260,7 @@ def _record(plan: ReleasePlan, problem: Problem, ledger: Ledger, entry: LedgerEn
 @dataclass(frozen=True, kw_only=True)
 class TablePlan(_Plan):
     """One regression table (core.mechanisms.table): a plan's settings, spent once, and the coefficients (0-based
-    indices and
-    their names); its level is the table's simultaneous level."""
+    indices and their names); its level is the table's simultaneous level."""
 
     indices: tuple[int, ...]
     names: tuple[str, ...]

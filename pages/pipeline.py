@@ -39,8 +39,7 @@ through_navigation()  # a deep link's first run on a fresh server goes through a
 
 def private_cards(run: PrivateRun, b: Budget, name: str, problem: Problem, publish: bool) -> None:
     """Stages 1-4 and the budget; publish mode hands the cards only the run's public view (core.privacy.marks.public),
-    so a
-    card that reached for a non-private number would fail rather than show it."""
+    so a card that reached for a non-private number would fail rather than show it."""
     shown = None if publish else problem
     if publish:
         run = public(run)
@@ -115,7 +114,7 @@ def refusal_notice(b: Budget, who: Spender, phase: str = "whole") -> str | None:
 
 def publish(problem: Problem, b: Budget) -> None:
     try:
-        why = access.spend_refusal()
+        who, why = access.decide()
     except PspError as exc:  # an unusable ledger refuses every release
         st.error(message(exc))
         return
@@ -125,7 +124,7 @@ def publish(problem: Problem, b: Budget) -> None:
         return
     waiting = state.certification(problem, b)
     try:
-        blocked = refusal_notice(b, access.require(), "whole" if waiting is None else "release")
+        blocked = refusal_notice(b, who, "whole" if waiting is None else "release")
         first, rest = state.cost(b, "certificates"), state.cost(b, "release")
     except PspError as exc:  # no cap, an unusable ledger file, or a budget that cannot be phased
         blocked, first, rest = message(exc), None, None
@@ -150,7 +149,7 @@ def publish(problem: Problem, b: Budget) -> None:
         release_once(problem, b)  # checks again: another session may have spent since this page was drawn
     if waiting is not None and rest is not None:
         cards.preview_card(preview(waiting.plan, problem, waiting.certified), state.get("level"), rest)
-    others_waiting(None if waiting is None else waiting.certification.uid)
+    others_waiting(None if waiting is None else waiting.certification.uid)  # this browser may spend, so close
     last_release(problem)
 
 
@@ -171,10 +170,9 @@ def last_release(problem: Problem) -> None:
 
 def others_waiting(shown: str | None) -> None:
     """Certificates bought on these people for other settings: what they were for, and a way to close them unspent
-    (never dropped silently)."""
+    (never dropped silently). Drawn only for a browser that may spend."""
     try:
         others = [c for c in state.other_certifications() if c.uid != shown]
-        may_close = access.spend_refusal() is None
     except PspError:  # an unusable ledger: the refusal above already says so
         return
     for c in others:
@@ -183,16 +181,14 @@ def others_waiting(shown: str | None) -> None:
                 f"{s['level']:.0%}, {s['calibration']} calibration) wait on these people: set those settings to "
                 "release from them, once, or close them unspent (what they cost stays spent).",
                 icon=":material/hourglass_top:")
-        if may_close and st.button("Close these certificates unspent", key=f"close_{c.uid}",
-                                   icon=":material/cancel:"):
+        if st.button("Close these certificates unspent", key=f"close_{c.uid}", icon=":material/cancel:"):
             state.close_certification(c.uid)
             st.rerun()
 
 
 def table_section(problem: Problem) -> None:
     """A regression table: several coefficients in one release at the total budget (core.mechanisms.table), drawn for
-    teaching
-    or, in publish mode, charged once; the last one stays on the page (and, charged, goes to the Report)."""
+    teaching or, in publish mode, charged once; the last one stays on the page (and, charged, goes to the Report)."""
     publish_mode = state.is_publish()
     st.markdown("### A regression table")
     st.caption("Several coefficients in one release of the budget above, charged once whatever their number: the "
@@ -201,11 +197,11 @@ def table_section(problem: Problem) -> None:
     names = st.multiselect("Coefficients of the table", problem.feature_names, default=list(problem.feature_names),
                            key="table_names", help="The table releases these together; all of them cost as one")
     try:
-        why = access.spend_refusal() if publish_mode else None
+        who, why = access.decide() if publish_mode else (None, None)
         if why is not None:  # a reader: the release's own notice above says why, in full
             st.caption(f":material/visibility: {why}")
         b = controls.budget()
-        blocked = refusal_notice(b, access.require()) if publish_mode and why is None else None
+        blocked = refusal_notice(b, who) if who is not None and why is None else None
     except PspError as exc:
         if publish_mode:  # the budget's own card says why a budget is refused; a ledger without a cap is told here
             st.error(message(exc))

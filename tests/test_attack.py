@@ -52,8 +52,7 @@ def test_the_row_found_moves_the_coefficient_most_and_the_estimate_is_first_orde
 
 def test_a_count_law_is_the_real_stage_one(counting_pair):
     """m of Algorithm 2, drawn 20,000 times by core.mechanisms.certificates on each data set, against the exact law
-    (chi-square
-    on the likeliest cells, the rest pooled)."""
+    (chi-square on the likeliest cells, the rest pooled)."""
     b = split_budget(2.0, 1e-5, (1.0, 1.0, 1.0))
     laws = attack.laws(counting_pair, b)
     law = laws.stage1

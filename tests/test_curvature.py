@@ -124,8 +124,7 @@ def test_audit_of_the_curvature_pair(k, family, draws):
     """An attacker's audit of (lambda_hat, ln U) at the public point: eps_lb <= eps_1 + eps_2 at the set's delta
     (probability of a false failure <= 1e-3). The pair moves lambda_min by a good part of g. With 16 directions (a
     table's bounds) step 2 adds Gaussian noise to the vector of log-norms (core.mechanisms.curvature.log_noise); the
-    audit
-    reads lambda_hat and three of the bounds."""
+    audit reads lambda_hat and three of the bounds."""
     P, P2 = _curvature_pair()
     point = P.fit.theta
     angles = np.linspace(math.pi / 4, math.pi / 4 + math.pi, k, endpoint=False)

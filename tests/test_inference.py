@@ -1,6 +1,5 @@
 """The population interval (core.mechanisms.inference): its formulas exactly, and its coverage of the generating
-parameter on
-fresh synthetic logistic samples, where the model holds (the information equality it assumes)."""
+parameter on fresh synthetic logistic samples, where the model holds (the information equality it assumes)."""
 
 import math
 

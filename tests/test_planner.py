@@ -96,8 +96,7 @@ def test_half_width_is_the_release_formula_exactly(robust_problem):
 
 def test_pass_prediction_is_the_noise_free_test(problem):
     """On a grid of epsilon around the boundary and three n, the plan's test is core.teaching.whatif's noise-free test
-    of the
-    problem itself, constant for constant, and its pass probability is whatif.pass_probability's."""
+    of the problem itself, constant for constant, and its pass probability is whatif.pass_probability's."""
     e50 = whatif.smallest_epsilon(problem, DELTA, SPLIT)
     seen = set()
     for eps in e50 * np.array([0.5, 0.9, 1.0, 1.1, 2.0]):

@@ -67,16 +67,22 @@ def spender() -> Spender | None:
     return LOCAL if _on_this_machine() else None
 
 
+def decide() -> tuple[Spender | None, str | None]:
+    """This browser's spender and why it may not spend (core.privacy.access.refusal), or None; LedgerUnavailable when
+    it cannot tell."""
+    who = spender()
+    return who, refusal(who, state.locked(), state.ledger().has_analysts())
+
+
 def spend_refusal() -> str | None:
-    """Why this browser may not spend (core.privacy.access.refusal), or None; LedgerUnavailable when it cannot tell."""
-    return refusal(spender(), state.locked(), state.ledger().has_analysts())
+    """Why this browser may not spend, or None."""
+    return decide()[1]
 
 
 def require() -> Spender:
     """The spender of this browser, or AccessError saying why it may not spend."""
-    why = spend_refusal()
-    who = spender()
-    if why is not None or who is None:
+    who, why = decide()
+    if who is None or why is not None:
         raise AccessError(why or "You are reading: this browser may not spend.")
     return who
 

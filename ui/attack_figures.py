@@ -1,6 +1,5 @@
 """The attacker's view's figures: pure functions from core.teaching.attack results to plotly Figures (nothing here
-draws on
-the page). Every one of them reads both data sets, so none is private, and their titles say so."""
+draws on the page). Every one of them reads both data sets, so none is private, and their titles say so."""
 
 from __future__ import annotations
 
@@ -77,8 +76,8 @@ def loss_figure(loss: PrivacyLoss, profile: PrivacyProfile) -> go.Figure:
 
 def game_figure(score: GameScore, computer: GameScore | None = None) -> go.Figure:
     """The square of (false-positive rate, true-positive rate): the region (ε, δ) allows any guesser
-    (core.teaching.attack.
-    max_tpr), the coin's diagonal, and the guesses' point (the computer's likelihood-ratio guesser's beside it)."""
+    (core.teaching.attack.max_tpr), the coin's diagonal, and the guesses' point (the computer's likelihood-ratio
+    guesser's beside it)."""
     fpr = np.linspace(0.0, 1.0, 201)
     top = max_tpr(fpr, score.epsilon, score.delta)
     bottom = 1.0 - max_tpr(1.0 - fpr, score.epsilon, score.delta)

@@ -451,8 +451,7 @@ def guarantee(b: Budget) -> str:
 
 def budget_table(b: Budget, reached_stage2: bool) -> pd.DataFrame:
     """Each stage's (ε, δ) and what it counts towards the basic totals (core.privacy.accounting.basic_shares): the
-    counted
-    columns add up to the totals shown below the table."""
+    counted columns add up to the totals shown below the table."""
     stages = [getattr(b, s.key) for s in BUDGET_STAGES]
     counted = basic_shares(*stages)
     return pd.DataFrame({

@@ -62,6 +62,7 @@ from core.plan import (
     charge_and_finish,
     charge_and_release_table,
     execute_table,
+    open_certification,
     table_report,
     waiting,
 )
@@ -281,8 +282,7 @@ def locked() -> bool:
 
 def deployment_caps() -> tuple[float, float]:
     """The default cap a new ledger file starts with: core.privacy.charge.default_cap over PSP_CAP_EPSILON,
-    PSP_CAP_DELTA or
-    the secrets of the same names, as the command line reads them."""
+    PSP_CAP_DELTA or the secrets of the same names, as the command line reads them."""
     return default_cap(lambda name: _deployment(name, None))
 
 
@@ -319,8 +319,7 @@ def is_publish() -> bool:
 
 def fallback() -> bool:
     """Whether a failed test (14) falls back to objective perturbation (core.mechanisms.fallback.falls_back: "auto" for
-    logistic
-    data, as on the command line)."""
+    logistic data, as on the command line)."""
     return falls_back(get("fallback"), loss_name())
 
 
@@ -348,8 +347,7 @@ class Upload:
 def follow_the_data() -> None:
     """The domain follows the data when they change (a new session's link, the Data page's source, an upload): the
     data spec's default_domain (core.data.spec: the ball of the census encoding's public radius, else the cube), with
-    the
-    radius that goes with it. A link's domain, or a later choice in the Pipeline, overrides it."""
+    the radius that goes with it. A link's domain, or a later choice in the Pipeline, overrides it."""
     try:
         domain = data_spec().default_domain
     except PspError:  # no file uploaded yet: nothing to follow
@@ -584,11 +582,11 @@ def publish(problem: Problem, b: Budget, spender: Spender) -> PublishedRelease:
     event charged, once) or whole (charge_and_execute) — charged to spender per person before any noise, refused
     past the cap or their share (nothing spent), and keep it for the Report."""
     p = plan(problem, b)
-    held = waiting(p, problem, ledger())
+    held = open_certification(p, problem, ledger())  # charge_and_finish reads its certificates back
     if held is None:
         run, _ = charge_and_execute(p, problem, ledger(), spender=spender)
     else:
-        run, _ = charge_and_finish(p, problem, ledger(), held.certification.uid, spender=spender)
+        run, _ = charge_and_finish(p, problem, ledger(), held.uid, spender=spender)
     record = _record(PublishedRelease, run, p.name)
     st.session_state.setdefault(PUBLISHED, {})[(record.data, record.model)] = record
     return record

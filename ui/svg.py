@@ -280,8 +280,7 @@ def words(heading: str, axis: str, shown: list[str]) -> str:
 
 def test_figure(value: float, threshold: float, passed: bool, width: int = WIDTH) -> Sketch:
     """The test (14) as one ratio, value/threshold, on a linear axis from 0 against 1: core.mechanisms.stability passes
-    when
-    value <= threshold. A value that could not be formed (NaN, inf) draws no bar and says so."""
+    when value <= threshold. A value that could not be formed (NaN, inf) draws no bar and says so."""
     heading = f"Stability test (14): {'passes' if passed else 'fails'}"
     ratio = value / threshold if math.isfinite(value) and threshold > 0 else math.nan
     missing = "the threshold of (14) is not positive" if math.isfinite(value) and not threshold > 0 else \

@@ -70,12 +70,10 @@ class Release:
         (2 eps_c, (1 + e^eps_c) delta_c), plus stage 2's when lambda_hat_min = 0 (None unless status is "fallback").
     fallback_lambda_reg : the fallback's lam = 4 G1/(n eps''), eps'' its objective perturbation's share; public.
     fallback_noise_scale : the fallback's noise scale s (b ~ N(0, s^2 I)); public (None unless fallback).
-    fallback_curvature : the private curvature at the released point (core.mechanisms.curvature) that the interval's
-    width
-        rests on (None unless fallback).
-    population : an interval for the population's coefficient, sampling included (core.mechanisms.inference; logistic
-    loss
-        only, None without a curvature bound). Private, approximate.
+    fallback_curvature : the private curvature at the released point (core.mechanisms.curvature) that the
+        interval's width rests on (None unless fallback).
+    population : an interval for the population's coefficient, sampling included (core.mechanisms.inference;
+        logistic loss only, None without a curvature bound). Private, approximate.
     """
 
     status: str

@@ -3,8 +3,7 @@
 The table spends what one coefficient's release spends (core.mechanisms.pipeline, SPEC sections 4 and 6: the same
 Budget, split and fallback) and runs the same stages. Stages 1-3 (lambda_hat_min, lambda_hat_max and the test (14))
 involve no direction, so they run once. The release event's (eps', delta') = (2 eps_c, (1 + e^eps_c) delta_c) then goes
-to
-one mechanism on the whole vector, chosen by the test's private outcome as a single release chooses:
+to one mechanism on the whole vector, chosen by the test's private outcome as a single release chooses:
 - the test passed: Algorithm 3's Gaussian step at (eps', delta'), theta(P_n) + N(0, sigma(eps', delta')^2 t'^2 I),
   t' = t(lambda_hat_min + lam_reg) widened for the fits' tolerance (core.mechanisms.full_vector.algorithm3_scale),
   which bounds ||theta(P_n) - theta(P'_n)|| whenever lambda_hat_min <= lambda_min (Corollary 3.1);

@@ -30,8 +30,7 @@ def local_with_fallback(problem: Problem, u: NDArray | int, budget: Budget, rng:
 
 def local_fallback_runner(t: Trial) -> Callable[[np.random.Generator], Draw]:
     """core.methods.registry's runner: Algorithm 5's release, or the fallback's with its interval (which, lambda_hat_min
-    being
-    0, rests on the fallback's lam alone: core.mechanisms.fallback)."""
+    being 0, rests on the fallback's lam alone: core.mechanisms.fallback)."""
     def draw(rng: np.random.Generator) -> Draw:
         start = time.perf_counter()
         run, op = local_with_fallback(t.problem, t.u, t.budget, rng, t.calibration, t.level)

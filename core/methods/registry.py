@@ -26,8 +26,7 @@ class Method:
     """One method: name (as in links, documents and CSVs), label (in words), private (its releases are (eps,
     delta)-DP), colour (hex), kind (SINGLE, VECTOR or REFERENCE), interval (it states an interval for u^T theta),
     compared (among Compare's default methods), runner (core.mechanisms.trial: how Compare draws it, from the method's
-    own
-    module; None for the Experiments' reference curves, which core.teaching.experiments draws)."""
+    own module; None for the Experiments' reference curves, which core.teaching.experiments draws)."""
 
     name: str
     label: str

@@ -83,6 +83,16 @@ class Analyst:
         return None
 
 
+NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._@-")
+
+
+def check_name(name: str) -> None:
+    """An analyst's name: 1 to 64 letters, digits and . _ @ -, never the curator's (AccessError otherwise)."""
+    if not (0 < len(name) <= 64 and set(name) <= NAME_CHARACTERS) or name == CURATOR.name:
+        raise AccessError(f"an analyst's name is 1 to 64 letters, digits and . _ @ -, and not {CURATOR.name!r}; "
+                          f"got {name!r}")
+
+
 def new_key() -> tuple[str, str, bytes, bytes]:
     """A new access key and what the ledger keeps of it: (key, its id, salt, scrypt hash). The key is shown once to
     the curator, who hands it to the analyst; it is never stored."""

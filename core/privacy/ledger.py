@@ -49,7 +49,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from core.errors import BudgetError, Refused
-from core.privacy.access import CURATOR, AccessError, Analyst, Spender, key_id, matches, new_key, wait
+from core.privacy.access import CURATOR, AccessError, Analyst, Spender, check_name, key_id, matches, new_key, wait
 from core.privacy.marks import public
 from core.privacy.population import Population
 
@@ -87,8 +87,7 @@ class ReleaseDetails:
 
 def release_details(run: Any, coefficient: str, document: str | None = None) -> ReleaseDetails:
     """The details of a `core.mechanisms.pipeline.PrivateRun` (its budget's stages, its release's status, value,
-    interval) and
-    its private document (JSON), if given."""
+    interval) and its private document (JSON), if given."""
     rel = public(run).release  # the ledger's log keeps private outputs only
     low, high = rel.interval if rel.interval is not None else (None, None)
     return ReleaseDetails(str(coefficient), stage_costs(run.budget), rel.status, rel.value, low, high, document)
@@ -215,8 +214,7 @@ class LedgerStore(Protocol):
                         ) -> tuple[int, float | None, int | None]:
         """In one step: the failures in a row from source and the time of the last, then, unless that source must
         still wait (core.privacy.access.wait), a new attempt logged as failed until `confirm_attempt` (so that attempts
-        racing
-        each other all count): (failures, last, its id or None when it must wait)."""
+        racing each other all count): (failures, last, its id or None when it must wait)."""
 
     def confirm_attempt(self, attempt: int) -> None:
         """Mark a reserved attempt as passed."""
@@ -597,7 +595,7 @@ class Ledger:
         """Register an analyst who may spend `share` of each people's cap: signing in by the identity provider's
         e-mail when given, else by an access key, returned here once and kept only as its salted hash."""
         checked = _check_pair(share, f"the share of {name}")
-        _check_name(name)
+        check_name(name)
         key = None
         if email is None:
             key, kid, salt, hashed = new_key()
@@ -646,8 +644,7 @@ class Ledger:
     def sign_in(self, key: str, source: str, now: float | None = None) -> Spender:
         """An analyst's spender from their access key; AccessError in one sentence for a wrong, revoked or expired
         key, or for a source that must wait after too many failures (core.privacy.access: throttled, every attempt
-        logged,
-        the key never kept)."""
+        logged, the key never kept)."""
         now = time.time() if now is None else now
         claimed = key_id(key)
         with self._lock:
@@ -696,15 +693,6 @@ def _share_refusal(population: Population, cost: Pair, spent_of: SpentOf, spende
                     f"({spent_e:g}, {spent_d:g}) on {part.describe()}, and their share is ({share_e:g}, {share_d:g}). "
                     "The data's curator sets the shares.")
     return None
-
-
-NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._@-")
-
-
-def _check_name(name: str) -> None:
-    if not (0 < len(name) <= 64 and set(name) <= NAME_CHARACTERS) or name == CURATOR.name:
-        raise AccessError(f"an analyst's name is 1 to 64 letters, digits and . _ @ -, and not {CURATOR.name!r}; "
-                          f"got {name!r}")
 
 
 def _failures_in_a_row(attempts: Sequence[tuple[float, bool]]) -> tuple[int, float | None]:

@@ -202,8 +202,8 @@ def plan(a: Assumptions, probability: bool = True) -> Plan:
 
 def table_plan(a: Assumptions, b: Budget, test: StabilityTest) -> float | None:
     """Each row's half-width in a table of all d coefficients when the noise-free test passes (core.mechanisms.table's
-    Gaussian
-    step at the noise-free lambda_hat_min); None when it fails, where the table falls back as one coefficient does."""
+    Gaussian step at the noise-free lambda_hat_min); None when it fails, where the table falls back as one coefficient
+    does."""
     if not test.passed:
         return None
     g = a.geometry

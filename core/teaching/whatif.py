@@ -193,8 +193,7 @@ def down_count(problem: Problem | Curvature, n: int, exact_steps: int = EXACT_ST
 
 def widened(n: int) -> bool:
     """Whether the counts at n allow for rounding as a run's do (core.estimator.rounding): up to the largest sample a
-    run
-    takes (MAX_ROWS); beyond, the hypothetical sample is counted in exact arithmetic, as the paper's (10)."""
+    run takes (MAX_ROWS); beyond, the hypothetical sample is counted in exact arithmetic, as the paper's (10)."""
     return n <= MAX_ROWS
 
 
