@@ -15,7 +15,18 @@ import pytest
 from core.cli import main
 from core.data.spec import SyntheticSpec
 from core.errors import Refused
-from core.privacy.access import CURATOR, FREE_TRIES, LOCAL, MAX_WAIT, AccessError, Spender, key_id, refusal, wait
+from core.privacy.access import (
+    CURATOR,
+    FREE_TRIES,
+    LOCAL,
+    MAX_WAIT,
+    AccessError,
+    Spender,
+    key_id,
+    loopback,
+    refusal,
+    wait,
+)
 from core.privacy.charge import open_charged
 from core.privacy.ledger_store import open_ledger
 
@@ -46,6 +57,13 @@ def test_the_rule_of_who_may_spend():
     assert refusal(LOCAL, False, False) is None  # one person on their own machine needs no key
     assert refusal(LOCAL, True, False) is not None and refusal(LOCAL, False, True) is not None
     assert "analyst add" in refusal(None, True, False) and "Sign in" in refusal(None, True, True)
+
+
+def test_the_servers_own_machine_is_a_loopback_address_however_the_socket_reports_it():
+    for own in (None, "127.0.0.1", "::1", "::ffff:127.0.0.1", "127.0.0.2"):
+        assert loopback(own), own
+    for other in ("10.0.0.7", "::ffff:10.0.0.7", "2001:db8::1", "192.0.2.2", "localhost", "", "unknown", 3):
+        assert not loopback(other), other
 
 
 def test_a_key_is_shown_once_and_kept_only_as_a_salted_hash(book, path, capsys):

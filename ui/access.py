@@ -17,7 +17,7 @@ from streamlit.delta_generator import DeltaGenerator
 from streamlit.errors import StreamlitSecretNotFoundError
 
 from core.errors import PspError
-from core.privacy.access import LOCAL, AccessError, Spender, refusal
+from core.privacy.access import LOCAL, AccessError, Spender, loopback, refusal
 from ui import state
 
 _LOG = logging.getLogger("psp.access")
@@ -43,10 +43,10 @@ def _source() -> str:
 
 
 def _on_this_machine() -> bool:
-    """Whether the browser is on the server's machine: a loopback peer (Streamlit reports it as no address) that no
-    proxy relayed."""
+    """Whether the browser is on the server's machine: a loopback peer (core.privacy.access.loopback) that no proxy
+    relayed."""
     headers = {k.lower() for k in st.context.headers}
-    return st.context.ip_address is None and not headers & set(FORWARDED)
+    return loopback(st.context.ip_address) and not headers & set(FORWARDED)
 
 
 def spender() -> Spender | None:

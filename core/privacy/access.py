@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import math
 import secrets
 from dataclasses import dataclass
@@ -123,6 +124,19 @@ def wait(failures: int, last_failure: float | None, now: float) -> float:
     if failures < FREE_TRIES or last_failure is None:
         return 0.0
     return max(0.0, last_failure + min(2.0 ** (failures - FREE_TRIES), MAX_WAIT) - now)
+
+
+def loopback(address: object) -> bool:
+    """Whether a browser's address is the server's own machine: none (how Streamlit reports 127.0.0.1 and ::1), or a
+    loopback address, IPv4-mapped ones included (a server listening on every interface sees ::ffff:127.0.0.1)."""
+    if address is None:
+        return True
+    try:
+        ip = ipaddress.ip_address(address) if isinstance(address, str) else None
+    except ValueError:
+        return False
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return ip is not None and (ip.is_loopback or (mapped is not None and mapped.is_loopback))
 
 
 def refusal(spender: Spender | None, publish_only: bool, analysts: bool) -> str | None:
