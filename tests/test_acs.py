@@ -4,8 +4,9 @@ import json
 import shutil
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import folktables
 import numpy as np
@@ -198,26 +199,57 @@ def test_missing_file_without_downloads_names_the_path(tmp_path):
     assert str(expected) in str(err.value) and "csv_pmi.zip" in str(err.value)
 
 
+def watch_the_probe(monkeypatch, wait: bool) -> list[tuple[threading.Thread, float | None, bool]]:
+    """The census site's probe thread, as acs starts it: each (thread, the timeout the caller joined it with, whether
+    it was still running after the join). wait=False ends every join at once, as if its timeout had passed."""
+    joins = []
+
+    class Probe(threading.Thread):
+        def join(self, timeout=None):
+            if wait:
+                super().join(timeout)
+            joins.append((self, timeout, self.is_alive()))
+
+    monkeypatch.setattr(acs, "threading", SimpleNamespace(**{**vars(threading), "Thread": Probe}))
+    return joins
+
+
 def test_unreachable_site_fails_fast_with_the_path(tmp_path, monkeypatch, capsys):
-    def refuse(*_, **__):
+    asked = []
+
+    def refuse(url, **kwargs):
+        asked.append(kwargs)
         raise requests.ConnectionError("no route to host")
 
+    def download(*_, **__):
+        raise AssertionError("a download was tried")
+
     monkeypatch.setattr(requests, "head", refuse)
-    start = time.monotonic()
+    monkeypatch.setattr(acs.fk_load, "initialize_and_download", download)
+    joins = watch_the_probe(monkeypatch, wait=True)
     with pytest.raises(DataError, match="could not be reached \\(ConnectionError\\)") as err:
         acs.load_acs_income(["CA"], root=tmp_path, download=True)
-    assert time.monotonic() - start < 2
+    # one request, its answer taken as soon as it came (the probe had ended when the join returned), no download
+    assert asked == [dict(timeout=acs.PROBE_SECONDS, allow_redirects=True)]
+    assert [(timeout, running) for _, timeout, running in joins] == [(acs.PROBE_SECONDS, False)]
     assert str(tmp_path / "2018" / "1-Year" / "psam_p06.csv") in str(err.value)
     assert "corrupted" not in capsys.readouterr().out + str(err.value)
 
 
 def test_hanging_site_is_abandoned_after_the_probe_limit(tmp_path, monkeypatch):
     monkeypatch.setattr(acs, "PROBE_SECONDS", 1.0)
-    monkeypatch.setattr(requests, "head", lambda *_, **__: time.sleep(30))
-    start = time.monotonic()
-    with pytest.raises(DataError, match="no answer within 1 s"):
-        acs.load_acs_income(["CA"], root=tmp_path, download=True)
-    assert time.monotonic() - start < 3
+    answer = threading.Event()
+    monkeypatch.setattr(requests, "head", lambda *_, **__: answer.wait(30))  # a site that answers only when told
+    joins = watch_the_probe(monkeypatch, wait=False)
+    try:
+        with pytest.raises(DataError, match="no answer within 1 s"):
+            acs.load_acs_income(["CA"], root=tmp_path, download=True)
+    finally:
+        answer.set()  # the abandoned probe ends
+    # the caller waited for the probe PROBE_SECONDS at most, and gave up on it while it still hung, in a daemon
+    # thread that cannot keep the process alive
+    ((probe, timeout, running),) = joins
+    assert timeout == 1.0 and running and probe.daemon
 
 
 def test_failed_download_is_reported_without_the_corrupted_note(tmp_path, monkeypatch, capsys):
