@@ -2,11 +2,11 @@
 
 import streamlit as st
 
-from ui import access, boot, heap, sidebar, state
+from ui import access, boot, heap, params, session, sidebar
 from ui.format import presentation_style
 
 st.set_page_config(page_title="Private single parameter", layout="wide")
-state.init()
+session.init()
 access.announce()  # once per server, in its log: who may spend
 # Every page has its own path, so a link to any of them (with its settings) can be shared.
 PAGES = (  # (file, title, icon, URL path)
@@ -27,5 +27,5 @@ sidebar.render(budget=page.url_path != "pipeline")  # the Pipeline writes its ow
 presentation_style()
 with boot.unexpected_errors():
     page.run()
-state.sync_url()
+params.sync_url()
 heap.settle()  # after a run that loaded new modules: later collections skip them (ui.heap)

@@ -6,7 +6,7 @@ or the browser's drawing. Every figure is wall-clock (`time.perf_counter`).
 
 1. Load and fit alone: `core.data.synthetic` and `core.mechanisms.pipeline.prepare` on the same data (medians).
 2. First render of the Pipeline page after loading: the data set is in the app's cache (a one-line
-   script loads it through `ui.state`), the fit is not, so the render includes stage 0. Each one
+   script loads it through `ui.loaded`), the fit is not, so the render includes stage 0. Each one
    runs in a fresh process that first renders the page once on a small sample (WARM_N rows), as a
    running server would have: imports and Streamlit are warm, while every cache of the fit and
    of the what-ifs, keyed on the data, is cold. Target: median <= 2 s plus the fit of 1. For
@@ -48,7 +48,7 @@ APP = str(Path(__file__).resolve().parents[1] / "app.py")
 TIMEOUT = 600.0
 WARM_N = 2_000
 EPSILONS = (3.15, 2.5, 2.0, 1.6, 1.25, 5.0, 6.3, 8.0, 10.0, 12.5, 4.0)  # values on the Pipeline's ε grid
-LOAD_SCRIPT = "from ui import state\nstate.init()\nstate.dataset()\n"
+LOAD_SCRIPT = "from ui import loaded, session\nsession.init()\nloaded.dataset()\n"
 TARGET_FIRST_S = 2.0  # on top of the fit
 TARGET_RERUN_MS = 300.0
 

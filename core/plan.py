@@ -27,7 +27,7 @@ from dataclasses import dataclass, fields, is_dataclass, replace
 import numpy as np
 
 from core.data.spec import DataSpec
-from core.errors import InputError, ReleaseFailed, check_seed
+from core.errors import InputError, ReleaseFailed, check_seed, is_integer, is_real
 from core.estimator.model import ModelSpec
 from core.estimator.problem import Problem
 from core.mechanisms.pipeline import (
@@ -65,7 +65,13 @@ class _Plan:
     seed: int | None = None
 
     def __post_init__(self) -> None:
+        if not isinstance(self.data, DataSpec):
+            raise InputError("the plan names no data source (a synthetic, census or file spec); load the data first")
+        check("epsilon", self.budget.epsilon_total)
+        check("delta", self.budget.delta_total)
         check("level", self.level, "the interval level")
+        if not isinstance(self.fallback, bool):
+            raise InputError(f"the fallback setting is on (True) or off (False), got {self.fallback!r}; choose one")
         check_fallback_accounting(self.fallback, self.budget.accounting)  # before any charge
         check_seed(self.seed, "the noise seed")
         if self.calibration not in CALIBRATIONS:
@@ -83,6 +89,19 @@ class ReleasePlan(_Plan):
 
     target: int | tuple[float, ...]
     name: str
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not (isinstance(self.name, str) and self.name):
+            raise InputError("the coefficient's name is empty; choose a coordinate by its feature's name")
+        if is_integer(self.target):
+            if self.target < 0:
+                raise InputError(f"the coordinate index must be at least 0, got {self.target!r}")
+            object.__setattr__(self, "target", int(self.target))
+        elif isinstance(self.target, tuple) and self.target and all(is_real(x) for x in self.target):
+            object.__setattr__(self, "target", tuple(float(x) for x in self.target))
+        else:
+            raise InputError("name the coefficient by a coordinate index, or give the direction u as finite numbers")
 
 
 def execute(plan: ReleasePlan, problem: Problem, rng: np.random.Generator | None = None) -> PrivateRun:

@@ -1,9 +1,9 @@
 """A run's settings as a standalone Python script or a Jupyter notebook that runs them again through `core`.
 
-`Reproduction` names one run of Algorithm 5 by the identity objects the app and the command line use:
-the data spec (`core.data.spec`), the model spec (`core.estimator.model`), the coefficient (a feature name or a
-direction u), the total budget (ε, δ) with its split and accounting (`core.privacy.accounting`, SPEC section 6),
-the calibration of σ(ε_c, δ_c) of (7), the interval level, the fallback setting and the noise seed.
+The run is its plan (`core.plan.ReleasePlan`), checked when it was made: the data spec (`core.data.spec`), the model
+spec (`core.estimator.model`), the coefficient (a feature by its name, or a direction u), the total budget (ε, δ) with
+its split's weights as given and its accounting (`core.privacy.accounting`, SPEC section 6), the calibration of
+σ(ε_c, δ_c) of (7), the interval level, the fallback setting and the noise seed.
 `script` and `notebook` write the same code: load the data from the spec, `prepare_spec` (stage 0,
 the fit of (1)), `run_private` with `make_rng(seed)` (stages 1-4: Algorithms 2 and 4, the test (14),
 the release of Algorithm 5), then print the released value, its interval and the test's outcome.
@@ -22,65 +22,25 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-from dataclasses import dataclass
 from pathlib import PureWindowsPath
 
 import numpy as np
 
-from core.data.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec
-from core.errors import InputError, check_seed, is_real
-from core.estimator.model import ModelSpec
-from core.privacy.accounting import ACCOUNTINGS, DEFAULT_SPLIT
-from core.privacy.gaussian import CALIBRATIONS, check_total_budget
+from core.data.spec import AcsSpec, CsvSpec, PumsSpec, SyntheticSpec
+from core.errors import InputError, is_real
+from core.plan import ReleasePlan
 
 Target = str | tuple[float, ...]  # a feature name, or a direction u in R^d
 
 
-@dataclass(frozen=True)
-class Reproduction:
-    """Everything `core.mechanisms.pipeline.run_private` needs besides the noise, and the noise seed (None: OS entropy).
+def exact(plan: ReleasePlan) -> bool:
+    """Whether the code replays the run exactly: only a seeded run's noise can be drawn again."""
+    return plan.seed is not None
 
-    split holds the user's weights (a, b, c) as given, before `core.privacy.accounting` normalises them, so the
-    stages' (ε, δ) come out bit for bit as in the run. target is the coefficient's feature name or the
-    direction u as entered (run_private normalises it).
-    """
 
-    data: DataSpec
-    model: ModelSpec
-    target: Target
-    epsilon: float
-    delta: float
-    split: tuple[float, float, float] = DEFAULT_SPLIT
-    accounting: str = "basic"
-    calibration: str = "paper"
-    level: float = 0.95
-    fallback: bool = False
-    seed: int | None = None
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.data, SyntheticSpec | AcsSpec | CsvSpec | PumsSpec):
-            raise InputError("the run names no data source (a synthetic, census or file spec); load the data first")
-        check_seed(self.seed, "the noise seed")
-        object.__setattr__(self, "target", _checked_target(self.target))
-        if isinstance(self.split, str | bytes) or len(self.split) != 3:
-            raise InputError("the split takes three weights a, b, c; set all three with {split}", "split")
-        object.__setattr__(self, "split", tuple(_finite(w, "the split") for w in self.split))
-        for name, what in (("epsilon", "ε"), ("delta", "δ"), ("level", "the interval level")):
-            object.__setattr__(self, name, _finite(getattr(self, name), what))  # numpy scalars as Python floats
-        if self.seed is not None:
-            object.__setattr__(self, "seed", int(self.seed))
-        check_total_budget(self.epsilon, self.delta)
-        if not 0 < self.level < 1:
-            raise InputError(f"the interval level must lie strictly within (0, 1), got {self.level!r}; choose one")
-        if self.accounting not in ACCOUNTINGS or self.calibration not in CALIBRATIONS:
-            raise InputError(f"choose the accounting among {ACCOUNTINGS} and the calibration among {CALIBRATIONS}")
-        if not isinstance(self.fallback, bool):
-            raise InputError(f"the fallback setting is on (True) or off (False), got {self.fallback!r}; choose one")
-
-    @property
-    def exact(self) -> bool:
-        """Whether the code replays the run exactly: only a seeded run's noise can be drawn again."""
-        return self.seed is not None
+def _target(plan: ReleasePlan) -> Target:
+    """The coefficient as the code names it: a coordinate by its feature's name, a direction u as given."""
+    return plan.name if isinstance(plan.target, int) else plan.target
 
 
 def _finite(value: object, what: str) -> float:
@@ -88,18 +48,6 @@ def _finite(value: object, what: str) -> float:
     if not is_real(value):
         raise InputError(f"{what} must be a finite number, got {value!r}; give a finite one")
     return float(value)
-
-
-def _checked_target(target: object) -> Target:
-    """A non-empty feature name, or a direction u of finite numbers (a tuple); else InputError."""
-    if isinstance(target, str):
-        if not target:
-            raise InputError("the coefficient's name is empty; choose a coordinate by its feature's name")
-        return target
-    try:
-        return tuple(_finite(x, "the direction u") for x in target)  # type: ignore[union-attr]
-    except TypeError:
-        raise InputError("name the coefficient by its feature's name, or give the direction u as numbers") from None
 
 
 def _lit(value: object) -> str:
@@ -140,9 +88,9 @@ def file_name(name: str) -> str:
 Cell = tuple[str, str]  # (markdown explaining the stage, its code)
 
 
-def _header(r: Reproduction) -> list[str]:
+def _header(r: ReleasePlan) -> list[str]:
     """What the code reproduces, in words; the first lines of the script and the notebook's first cell."""
-    if r.exact:
+    if exact(r):
         return [
             f"Reproduces a seeded TEACHING run exactly: noise seed {r.seed}, so every run prints the same numbers.",
             "NOT a private release: anyone who knows the seed can remove the noise. Do not publish its values.",
@@ -155,12 +103,13 @@ def _header(r: Reproduction) -> list[str]:
         return [*lines, "The data are synthetic, drawn from the settings below: no person's budget is at stake."]
     return [
         *lines,
-        f"Running it on the real data is a NEW release that spends (ε, δ) = ({r.epsilon!r}, {r.delta!r}) on the",
+        f"Running it on the real data is a NEW release that spends (ε, δ) = ({r.budget.epsilon_total!r}, "
+        f"{r.budget.delta_total!r}) on the",
         "people in the data again, OUTSIDE any privacy ledger: no cap checks it and no log records it.",
     ]
 
 
-def _file_cell(spec: CsvSpec | PumsSpec, r: Reproduction, folder: tuple[str, str]) -> Cell:
+def _file_cell(spec: CsvSpec | PumsSpec, r: ReleasePlan, folder: tuple[str, str]) -> Cell:
     base = file_name(spec.name)
     kind = type(spec).__name__
     if isinstance(spec, CsvSpec):
@@ -168,7 +117,7 @@ def _file_cell(spec: CsvSpec | PumsSpec, r: Reproduction, folder: tuple[str, str
     else:
         sample = dict(n=spec.n, sample_seed=spec.sample_seed, with_replacement=spec.with_replacement)
     rest = "".join(f", {k}={_lit(v)}" for k, v in sample.items())
-    if r.exact:
+    if exact(r):
         # A seeded run replays only on the same bytes: the digest makes load() refuse any other file.
         check = "# Its SHA-256 digest (computed from the data: NOT private) makes load() refuse any other file.\n"
         build = f"{kind}({_args(digest=spec.digest, name=base)}, path=str(FILE){rest})"
@@ -180,7 +129,7 @@ def _file_cell(spec: CsvSpec | PumsSpec, r: Reproduction, folder: tuple[str, str
     return "The data: the file, read again from beside the code, and loaded as the app loaded it.", code
 
 
-def _data_cell(r: Reproduction, folder: tuple[str, str]) -> Cell:
+def _data_cell(r: ReleasePlan, folder: tuple[str, str]) -> Cell:
     spec = r.data
     if isinstance(spec, SyntheticSpec):
         build = _call("SyntheticSpec", loss=spec.loss, n=spec.n, d=spec.d, theta_norm=spec.theta_norm,
@@ -196,19 +145,20 @@ def _data_cell(r: Reproduction, folder: tuple[str, str]) -> Cell:
     return _file_cell(spec, r, folder)
 
 
-def _target_line(r: Reproduction) -> str:
-    if isinstance(r.target, str):
-        return f"COEFFICIENT = {_lit(r.target)}  # a feature's name: u = e_j"
-    return f"COEFFICIENT = np.array({_lit(list(r.target))})  # the direction u, normalised by run_private"
+def _target_line(r: ReleasePlan) -> str:
+    target = _target(r)
+    if isinstance(target, str):
+        return f"COEFFICIENT = {_lit(target)}  # a feature's name: u = e_j"
+    return f"COEFFICIENT = np.array({_lit(list(target))})  # the direction u, normalised by run_private"
 
 
-def cells(r: Reproduction, folder: tuple[str, str]) -> list[Cell]:
+def cells(r: ReleasePlan, folder: tuple[str, str]) -> list[Cell]:
     """The stages as (markdown, code) pairs; folder is (the file's kind, the expression of its folder)."""
-    m = r.model
+    m, b = r.model, r.budget
     script = folder[0] == "script"
     standard = [*(["import sys"] if script else []),
                 *(["from pathlib import Path"] if script or isinstance(r.data, CsvSpec | PumsSpec) else []),
-                *(["import numpy as np"] if not isinstance(r.target, str) else [])]
+                *(["import numpy as np"] if not isinstance(r.target, int) else [])]
     # Python puts a script's own folder on sys.path, not the folder it is run from: add the latter, the repository.
     path = ["sys.path.insert(0, str(Path.cwd()))  # run from the repository's root: its core package"] if script else []
     imports = "\n\n".join([*standard, *path,
@@ -228,7 +178,8 @@ def cells(r: Reproduction, folder: tuple[str, str]) -> list[Cell]:
         ("The coefficient uᵀθ(Pₙ) to release and the total budget, split into the stages by basic composition "
          "(Lemma 2.5) or privacy-loss distributions.",
          f"{_target_line(r)}\n"
-         f"BUDGET = make_budget({_lit(r.epsilon)}, {_lit(r.delta)}, {_lit(tuple(r.split))}, {_lit(r.accounting)})"),
+         f"BUDGET = make_budget({_lit(b.epsilon_total)}, {_lit(b.delta_total)}, {_lit(tuple(b.weights or b.split))}, "
+         f"{_lit(b.accounting)})"),
         ("Stages 1–4: the certified λ̂min (Algorithm 2) and λ̂max (Algorithm 4), the stability test (14), and the "
          "release T = uᵀθ(Pₙ) + σ(ε_c, δ_c)·ω(u∣Pₙ)·Z of Algorithm 5 with its private interval.",
          f"SEED = {seed}\n"
@@ -253,14 +204,14 @@ def _comment(text: str) -> str:
     return "\n".join(f"# {line}" for line in textwrap.wrap(text.replace("`", ""), 98))
 
 
-def script(r: Reproduction) -> str:
+def script(r: ReleasePlan) -> str:
     """A standalone Python script: the header in comments, then every stage's code."""
     head = "\n".join(f"# {line}" for line in _header(r))
     body = "\n\n".join(f"{_comment(text)}\n{code}" for text, code in cells(r, SCRIPT_FOLDER))
     return f"{head}\n\n{body}\n"
 
 
-def notebook(r: Reproduction) -> str:
+def notebook(r: ReleasePlan) -> str:
     """The same code as a Jupyter notebook (nbformat 4): a markdown cell before each stage's code cell."""
     def source(text: str) -> list[str]:
         return text.splitlines(keepends=True)
@@ -274,7 +225,7 @@ def notebook(r: Reproduction) -> str:
     return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
 
 
-def download_name(r: Reproduction, suffix: str) -> str:
+def download_name(r: ReleasePlan, suffix: str) -> str:
     """reproduce_<coefficient><suffix>, the coefficient's name made safe for a file name."""
-    name = r.target if isinstance(r.target, str) else "u"
+    name = r.name if isinstance(r.target, int) else "u"
     return f"reproduce_{re.sub(r'[^A-Za-z0-9_.-]+', '_', name).strip('_.') or 'u'}{suffix}"

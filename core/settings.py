@@ -3,7 +3,7 @@
 `RANGES` maps a setting to its closed range and whether it is an integer; `check(name, value)` refuses anything
 outside it with one sentence naming the setting (InputError). The command line checks its options with it, the
 library its arguments (each range's constants live beside the rule that needs them), and the app takes its widgets'
-limits and its links' bounds from it (ui.state.PARAMS), so a value one surface takes no other refuses. Seeds stop at
+limits and its links' bounds from it (ui.params.PARAMS), so a value one surface takes no other refuses. Seeds stop at
 2^53 - 1, the largest integer a number widget (a JavaScript number) holds exactly, on every surface.
 """
 

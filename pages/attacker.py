@@ -3,7 +3,7 @@ privacy loss between the two, the membership game, and the baselines at the same
 
 Everything here reads both data sets, so nothing is private and the page is closed in publish mode. The pair and
 every stage's law are deterministic (ui.cache, from core.teaching.attack); the game's rounds and the baselines' draws
-are fresh noise every time, kept in the session (ui.state.AttackRecord) only while the settings they were drawn with
+are fresh noise every time, kept in the session (ui.keys.AttackRecord) only while the settings they were drawn with
 hold. Layout only: every number comes from core.teaching.attack, every figure from ui.attack_figures.
 """
 
@@ -21,7 +21,7 @@ from core.mechanisms.pipeline import Problem
 from core.privacy.accounting import Budget
 from core.privacy.gaussian import exp_magnitude
 from core.teaching import attack
-from ui import cache, state
+from ui import cache, keys, loaded, params, release, session
 from ui.attack_figures import baseline_figure, count_figure, game_figure, loss_figure, release_figure
 from ui.boot import through_navigation
 from ui.charts import chart
@@ -122,15 +122,15 @@ def game(pair: attack.Neighbours, laws: attack.Laws, b: Budget, settings: tuple)
     st.markdown(tagged("### The membership game"))
     st.caption("A fair coin, hidden from you, picks P or P′; the real pipeline releases on it with fresh noise. "
                "Guess whether the row was in. The app scores the guesses against what (ε, δ) allows.")
-    record = state.attack_record(settings)
-    state.keep_attack(record)  # the buttons' callbacks update the kept record before the page is drawn again
+    record = keys.attack_record(settings)
+    keys.ATTACK.set(record)  # the buttons' callbacks update the kept record before the page is drawn again
     cols = st.columns(3)
     cols[0].button("Draw a release", type="primary", key="attack_draw", on_click=draw, args=(pair, b),
                    disabled=record.pending is not None)
     cols[1].button(f"Let the computer play {COMPUTER_ROUNDS} rounds", key="attack_computer", on_click=play,
                    args=(pair, laws, b), help="It guesses by the likelihood ratio of the two laws drawn above: the "
                    "best rule there is on this branch")
-    cols[2].button("Start again", key="attack_reset", on_click=state.keep_attack,
+    cols[2].button("Start again", key="attack_reset", on_click=keys.ATTACK.set,
                    args=(dataclasses.replace(record, rounds=(), pending=None, computer=None),))
     if record.pending is not None:
         show_round(record.pending, laws)
@@ -147,21 +147,21 @@ def game(pair: attack.Neighbours, laws: attack.Laws, b: Budget, settings: tuple)
 
 def draw(pair: attack.Neighbours, b: Budget) -> None:
     """A new round, fresh noise from OS entropy (never seeded: the coin must stay secret)."""
-    record = st.session_state[state.ATTACK]
-    state.keep_attack(dataclasses.replace(
-        record, pending=attack.draw_round(pair, b, np.random.default_rng(), state.get("calibration"))))
+    record = keys.ATTACK.get()
+    keys.ATTACK.set(dataclasses.replace(
+        record, pending=attack.draw_round(pair, b, np.random.default_rng(), params.get("calibration"))))
 
 
 def answer(with_row: bool) -> None:
-    record = st.session_state[state.ATTACK]
+    record = keys.ATTACK.get()
     if record.pending is not None:  # a second click on a stale button must not count twice
         done = dataclasses.replace(record.pending, guess=with_row)
-        state.keep_attack(dataclasses.replace(record, rounds=(*record.rounds, done), pending=None))
+        keys.ATTACK.set(dataclasses.replace(record, rounds=(*record.rounds, done), pending=None))
 
 
 def play(pair: attack.Neighbours, laws: attack.Laws, b: Budget) -> None:
-    record = st.session_state[state.ATTACK]
-    state.keep_attack(dataclasses.replace(record, computer=computer_score(pair, laws, b, state.get("calibration"))))
+    record = keys.ATTACK.get()
+    keys.ATTACK.set(dataclasses.replace(record, computer=computer_score(pair, laws, b, params.get("calibration"))))
 
 
 def show_round(r: attack.Round, laws: attack.Laws) -> None:
@@ -210,18 +210,18 @@ def baselines(pair: attack.Neighbours, b: Budget, settings: tuple) -> None:
                "draws, so the gap between the two clouds is the row's trace and their spread is the noise.")
     draws = int(st.number_input("Draws per data set", min_value=5, max_value=MAX_DRAWS, value=20, step=5,
                                 key="attack_draws", help="DP-SGD takes about a fifth of a second a draw"))
-    record = state.attack_record(settings)
-    key = (draws, state.get("noise_seed"))
+    record = keys.attack_record(settings)
+    key = (draws, params.get("noise_seed"))
     if st.button("Draw the baselines", key="attack_baselines"):
         with st.spinner("Drawing every method on both data sets…"):
             try:
-                pairs = attack.baseline_pairs(pair, b, BASELINES, draws, state.get("noise_seed"),
-                                              state.get("calibration"))
+                pairs = attack.baseline_pairs(pair, b, BASELINES, draws, params.get("noise_seed"),
+                                              params.get("calibration"))
             except PspError as exc:
                 st.error(message(exc))
                 return
         record = dataclasses.replace(record, baselines=(key, pairs))
-        state.keep_attack(record)
+        keys.ATTACK.set(record)
     if record.baselines is None or record.baselines[0] != key:
         st.caption("Press **Draw the baselines**: it runs every method on both data sets, which takes a while.")
         return
@@ -246,26 +246,26 @@ def baseline_table(pairs: dict[str, tuple[np.ndarray, np.ndarray]]) -> pd.DataFr
 
 
 def main() -> None:
-    state.ensure()  # a direct link can run this page before app.py has run
+    session.ensure()  # a direct link can run this page before app.py has run
     st.title("The attacker's view")
-    if state.is_publish():
+    if params.is_publish():
         st.info("The attacker's view reads the data with and without a row, which no release may show: it is "
                 "available in teaching mode only.", icon=":material/school:")
         return
     st.caption("Everything on this page is computed from the data without privacy, for teaching: it shows what the "
                "guarantee hides. Plain Algorithm 5 (the fallback's objective perturbation is among the baselines).")
     try:
-        problem = state.problem()
-        u, name = state.target(problem)
+        problem = loaded.problem()
+        u, name = release.target(problem)
         b = budget_setting()
         row = chosen_row(problem)
         target = u if isinstance(u, int) else tuple(float(x) for x in u)
-        pair = cache.neighbours(state.data_spec(), state.model_spec(), target, row, problem)
-        laws = cache.laws(state.data_spec(), state.model_spec(), target, row, b, state.get("calibration"), pair)
+        pair = cache.neighbours(loaded.data_spec(), loaded.model_spec(), target, row, problem)
+        laws = cache.laws(loaded.data_spec(), loaded.model_spec(), target, row, b, params.get("calibration"), pair)
     except PspError as exc:
         st.error(message(exc))
         return
-    settings = (state.data_spec(), state.model_spec(), target, row, b, state.get("calibration"))
+    settings = (loaded.data_spec(), loaded.model_spec(), target, row, b, params.get("calibration"))
     pair_summary(pair, f"`{name}`")
     stages(laws)
     privacy_loss(laws, b)

@@ -3,7 +3,7 @@
 Errors are measured against u^T θ(P_n), which is not private, so the page works in teaching mode
 only. Beside them, each method's release rate, the coverage of its intervals (of u^T θ(P_n), and of
 u^T θ* on synthetic data; not private) and their median half-width (core.methods.compare.summarise). The
-chosen methods live in the URL (methods=local,oracle; ui.state). A comparison is expensive: it runs
+chosen methods live in the URL (methods=local,oracle; ui.params). A comparison is expensive: it runs
 on the button, and its result stays in the session until a setting it depends on changes (then it
 is dropped, never shown against settings it did not use).
 """
@@ -31,7 +31,7 @@ from core.methods.compare import (
     summaries,
 )
 from core.privacy.accounting import Budget
-from ui import state
+from ui import keys, loaded, params, release, session
 from ui.boot import through_navigation
 from ui.charts import chart
 from ui.controls import budget as budget_setting
@@ -42,7 +42,7 @@ from ui.theme import METHOD_LABELS, NOT_PRIVATE
 
 through_navigation()  # a deep link's first run on a fresh server goes through app.py
 
-MAX_TRIALS = int(state.PARAMS["trials"].bounds[1])  # core.settings: the command line's limit too
+MAX_TRIALS = int(params.PARAMS["trials"].bounds[1])  # core.settings: the command line's limit too
 
 
 # ---------------------------------------------------------------- settings
@@ -50,7 +50,7 @@ MAX_TRIALS = int(state.PARAMS["trials"].bounds[1])  # core.settings: the command
 
 def direction(problem: Problem) -> tuple[int | np.ndarray, str]:
     """u and how to name it, as the Pipeline page releases it."""
-    u, name = state.target(problem)
+    u, name = release.target(problem)
     if isinstance(u, int):
         return u, f"coordinate `{name}`"
     return u, f"u ∝ ({', '.join(f'{w:g}' for w in u)})"
@@ -60,7 +60,7 @@ def settings(methods: list[str]) -> tuple:
     """Everything a comparison depends on: a stored result is shown only while these are unchanged."""
     keys = ("epsilon", "delta", "accounting", "calibration", "coordinate", "direction", "trials", "noise_seed",
             "level")
-    return (state.data_spec(), state.model_spec(), state.split(), tuple(methods), *(state.get(k) for k in keys))
+    return (loaded.data_spec(), loaded.model_spec(), params.split(), tuple(methods), *(params.get(k) for k in keys))
 
 
 def controls() -> list[str]:
@@ -71,7 +71,7 @@ def controls() -> list[str]:
         "and are scored by their ℓ₂ error instead. Kept in the link (methods=local,oracle).",
     )
     # A link may carry any integer: bring it inside the widget's range rather than fail.
-    st.session_state["trials"] = min(max(int(state.get("trials")), 1), MAX_TRIALS)
+    st.session_state["trials"] = min(max(int(params.get("trials")), 1), MAX_TRIALS)
     st.number_input(
         "Noise draws per method (K)", min_value=1, max_value=MAX_TRIALS, step=1, key="trials",
         help="Each method runs K times on the same data with fresh noise; the fit is reused.",
@@ -86,10 +86,10 @@ def run(problem: Problem, u: int | np.ndarray, budget: Budget, methods: list[str
     bar = st.progress(0.0, text="Running the comparison…")
     try:
         return compare(
-            problem, u, budget, state.get("trials"), make_rng(state.get("noise_seed")), methods,
-            state.dataset().theta_star, state.get("calibration"),
+            problem, u, budget, params.get("trials"), make_rng(params.get("noise_seed")), methods,
+            loaded.dataset().theta_star, params.get("calibration"),
             progress=lambda done: bar.progress(done, text=f"Running the comparison… {done:.0%}"),
-            level=state.get("level"),
+            level=params.get("level"),
         )
     finally:
         bar.empty()
@@ -224,9 +224,9 @@ def number_formats(table: pd.DataFrame) -> dict:
 
 
 def main() -> None:
-    state.ensure()  # a direct link can run this page before app.py has run
+    session.ensure()  # a direct link can run this page before app.py has run
     st.title("Compare methods")
-    if state.is_publish():
+    if params.is_publish():
         st.info(
             "Comparisons need the true value uᵀθ(Pₙ), which is not private: they are available in teaching mode only.",
             icon=":material/school:",
@@ -234,26 +234,26 @@ def main() -> None:
         return
     methods = controls()
     try:
-        problem = state.problem()
+        problem = loaded.problem()
         u, name = direction(problem)
         budget = budget_setting()
     except PspError as exc:
         st.error(message(exc))
         return
-    noise = noise_source(state.get("noise_seed"))
+    noise = noise_source(params.get("noise_seed"))
     st.caption(
         f"The target is {name}. Every method spends the same total (ε, δ) = ({budget.epsilon_total:g}, "
-        f"{budget.delta_total:g}) ({budget.accounting} accounting, {state.get('calibration')} calibration), "
+        f"{budget.delta_total:g}) ({budget.accounting} accounting, {params.get('calibration')} calibration), "
         f"{noise}. The oracle {NOT_PRIVATE} adds noise scaled to the local sensitivity: a yardstick, not a mechanism."
     )
     key = settings(methods)
     if st.button("Run comparison", type="primary", key="run_comparison", disabled=not methods):
         try:
-            state.keep_comparison(key, run(problem, u, budget, methods))
+            keys.COMPARISON.set(keys.ComparisonRecord(key, run(problem, u, budget, methods)))
         except PspError as exc:
             st.error(message(exc))
             return
-    stored = state.comparison(key)
+    stored = keys.comparison(key)
     if stored is None:
         st.caption("Press **Run comparison**: it runs every chosen method K times, which can take a while.")
         return

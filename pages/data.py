@@ -17,7 +17,7 @@ from core.errors import DataError, PspError
 from core.estimator.problem import default_coordinate
 from core.mechanisms.pipeline import Problem
 from core.teaching.diagnosis import fit_diagnosis, projection
-from ui import state
+from ui import keys, loaded, params, session
 from ui.boot import through_navigation
 from ui.charts import chart
 from ui.figures import histogram
@@ -35,8 +35,8 @@ QUANTILES = {"min": 0.0, "5%": 0.05, "25%": 0.25, "median": 0.5, "75%": 0.75, "9
 
 
 def limits(key: str) -> dict:
-    """A number widget's range: the range its link accepts (ui.state.PARAMS), so a valid link is never rewritten."""
-    low, high = state.PARAMS[key].bounds
+    """A number widget's range: the range its link accepts (ui.params.PARAMS), so a valid link is never rewritten."""
+    low, high = params.PARAMS[key].bounds
     return dict(min_value=low, max_value=high)
 
 
@@ -44,10 +44,10 @@ def store_upload() -> None:
     """Keep the chosen file in the session: the uploader itself forgets it on other pages."""
     file = st.session_state["upload_file"]
     if file is None:
-        st.session_state.pop(state.UPLOAD, None)
+        keys.UPLOAD.pop()
         return
-    st.session_state[state.UPLOAD] = state.Upload.of(file.name, file.getvalue())
-    state.follow_the_data()
+    keys.UPLOAD.set(loaded.Upload.of(file.name, file.getvalue()))
+    loaded.follow_the_data()
 
 
 def pick_response() -> None:
@@ -120,11 +120,11 @@ def census_folder_hint() -> str:
     """One sentence pointing census person files to the census-folder source (the upload limit is the server's)."""
     limit = st.get_option("server.maxUploadSize")
     return (f"A state's census person file can exceed the {limit} MB upload limit: put it in a census folder and "
-            f"load it with the source “{state.SOURCES['acs']}”, which reads the folder's files where they lie.")
+            f"load it with the source “{params.SOURCES['acs']}”, which reads the folder's files where they lie.")
 
 
 def upload_controls() -> None:
-    upload = st.session_state.get(state.UPLOAD)
+    upload = keys.UPLOAD.get()
     if upload is None or not upload.is_pums:  # a census file fixes the loss: logistic, on the income classes ±1
         # Chosen before the file is loaded, so the first fit of the upload already uses it.
         st.radio(LABELS["loss"][0], ("robust", "logistic"), key="upload_loss", horizontal=True,
@@ -149,20 +149,21 @@ def upload_controls() -> None:
     except DataError:  # an unreadable file: loading it says why
         columns = []
     if columns:  # never guessed: y when the file has it, else the user's choice (until then, loading says so)
-        current = state.get("response")
+        current = params.get("response")
         st.selectbox(LABELS["response"][0], columns, index=columns.index(current) if current in columns else None,
                      placeholder="Choose the label column", key="response_choice", on_change=pick_response,
                      help="The column to model (a label for the logistic loss, a response for the robust one); "
                      "every other column is a feature. Which column it is does not change whose budget it spends.")
-    st.caption(f"**{md(upload.name)}** · CSV, response column {state.get('response')}, {state.get('upload_loss')} loss")
+    response, loss = params.get("response"), params.get("upload_loss")
+    st.caption(f"**{md(upload.name)}** · CSV, response column {response}, {loss} loss")
 
 
 def source_controls() -> None:
-    st.radio("Source", tuple(state.SOURCES), key="source", format_func=state.SOURCES.get, horizontal=True,
-             on_change=state.follow_the_data,
+    st.radio("Source", tuple(params.SOURCES), key="source", format_func=params.SOURCES.get, horizontal=True,
+             on_change=loaded.follow_the_data,
              help="Synthetic data need no files or network; ACS income reads census person files; "
              "an upload reads your own CSV")
-    source = state.get("source")
+    source = params.get("source")
     if source.startswith("synthetic"):
         synthetic_controls(source == "synthetic_robust")
     elif source == "acs":
@@ -178,12 +179,12 @@ def load() -> tuple[Dataset | None, Problem | None, str | None]:
     """The data, the fitted problem and the library's message for whatever failed, with progress."""
     with st.status("Loading the data and fitting θ(Pₙ)…", expanded=False) as status:
         try:
-            data = state.dataset()
+            data = loaded.dataset()
         except (PspError, OSError) as exc:
             status.update(label="The data could not be loaded", state="error")
             return None, None, message(exc)
         try:
-            problem = state.problem()
+            problem = loaded.problem()
         except PspError as exc:
             status.update(label="The model could not be fitted to these data", state="error")
             return data, None, message(exc)
@@ -233,13 +234,13 @@ def response_table(y: np.ndarray) -> pd.DataFrame:
 def summary(data: Dataset, problem: Problem | None) -> None:
     st.markdown(tagged("#### Summary"))
     items = [("n", f"{data.n:,}", "Rows of the data set"), ("d", str(data.d), "Feature columns")]
-    if state.loss_name() == "logistic":
+    if loaded.loss_name() == "logistic":
         items.append(("Share of y = +1", f"{np.mean(data.y == 1):.1%}", "Label balance: the share of positive labels"))
     items.append(projected(problem, data.n))
     metric_row(items)
     projection_notes(data, problem)
     st.caption("Features: " + ", ".join(data.feature_names))
-    if state.loss_name() == "robust":
+    if loaded.loss_name() == "robust":
         st.dataframe(response_table(data.y), width="content")
 
 
@@ -257,7 +258,7 @@ def histograms(data: Dataset) -> None:
     name = st.selectbox("Column", columns, key="data_histogram",
                         help="The column whose distribution is shown; dashed lines mark the cube's edges")
     values = data.y if name == "y" else data.X[:, data.feature_names.index(name)]
-    edges = name != "y" and state.get("domain") == "cube"
+    edges = name != "y" and params.get("domain") == "cube"
     chart(histogram(values, name, edges), "data_histogram_chart", restyle=False)
 
 
@@ -265,21 +266,21 @@ def histograms(data: Dataset) -> None:
 
 
 def main() -> None:
-    state.ensure()  # a direct link can run this page before app.py has run
+    session.ensure()  # a direct link can run this page before app.py has run
     st.title("Data")
     st.caption(f"{NOT_PRIVATE} This page is for the data's owner: it shows the raw data and statistics computed "
                "from it without privacy. Nothing here may be published; the Report page holds what can be.")
     with st.container(border=True):
         source_controls()
-    if state.get("source") == "upload" and st.session_state.get(state.UPLOAD) is None:
+    if params.get("source") == "upload" and keys.UPLOAD.get() is None:
         st.info("Choose a CSV file to load it.")
         return
     data, problem, error = load()
     if error is not None:
         st.error(error)
-    if state.locked():  # publish-only deployment: no raw rows and no statistics computed without privacy
+    if params.locked():  # publish-only deployment: no raw rows and no statistics computed without privacy
         st.info("This deployment is locked to publish mode: the data's rows and statistics are not shown. "
-                f"Loaded: {state.data_spec().describe()}.", icon=":material/lock:")
+                f"Loaded: {loaded.data_spec().describe()}.", icon=":material/lock:")
         return
     if data is not None:
         summary(data, problem)

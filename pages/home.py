@@ -1,14 +1,14 @@
 """Start page: what the app does, the four stages as a picture, the two modes, and three ways in.
 
 A starting point sets its settings in a button's callback (before any widget of the run exists, so the
-sidebar's widgets take them) and then switches page; ui.state.sync_url writes them into the new URL.
+sidebar's widgets take them) and then switches page; ui.params.sync_url writes them into the new URL.
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from ui import state
+from ui import params, session
 from ui.boot import through_navigation
 
 through_navigation()  # a deep link's first run on a fresh server goes through app.py
@@ -34,7 +34,7 @@ STAGES_IN_WORDS = (
     "calibrated noise and an interval for it, otherwise release nothing (⊥)."
 )
 
-# The settings of each starting point, keys of ui.state.PARAMS.
+# The settings of each starting point, keys of ui.params.PARAMS.
 DEMO = {"source": "synthetic_robust", "mode": "teaching"}
 # A sample too small for (14) at this ε: Stage 3's What-if then says which n or ε would pass.
 WHAT_IF = {"source": "synthetic_robust", "mode": "teaching", "n": 20_000, "epsilon": 1.0}
@@ -44,7 +44,7 @@ PUBLISH = {"source": "upload", "mode": "publish"}
 def apply(settings: dict) -> None:
     """Set registered settings only: an unknown key or a value outside its choices is a programming error."""
     for key, value in settings.items():
-        choices = state.PARAMS[key].choices
+        choices = params.PARAMS[key].choices
         assert choices is None or value in choices, (key, value)
         st.session_state[key] = value
 
@@ -58,7 +58,7 @@ def start(label: str, settings: dict, page: str, key: str, what: str) -> None:
 def starting_points() -> None:
     st.subheader("Start here")
     teaching, what_if, publish = st.columns(3)
-    if state.locked():
+    if params.locked():
         teaching.info("Teaching demos are not available: this deployment is locked to publish mode.",
                       icon=":material/lock:")
     else:
@@ -75,7 +75,7 @@ def starting_points() -> None:
 
 
 def main() -> None:
-    state.ensure()
+    session.ensure()
     st.title("Start")
     st.markdown(
         "This app releases **one coefficient** of a regression model — say, how much income depends on one "

@@ -1,6 +1,6 @@
 """Pipeline page: Algorithm 5 on the loaded data, one card per stage.
 
-The data and the fit (stage 0) come from ui.state, cached on the data and model settings only; the
+The data and the fit (stage 0) come from ui.loaded, cached on the data and model settings only; the
 coordinate and model settings rerun the page. The budget and the private stages form one fragment, so
 an ε or δ change reruns only them. Teaching mode draws noise (seeded, or fresh from the OS) when a
 private setting changes or "Draw fresh noise" is pressed, and shows that same draw until then (a
@@ -15,18 +15,17 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-import numpy as np
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from core.data import Dataset
 from core.errors import InputError, PspError
 from core.mechanisms.pipeline import PrivateRun, Problem
-from core.plan import execute, preview
+from core.plan import preview
 from core.privacy.access import Spender
 from core.privacy.accounting import Budget
 from core.privacy.marks import public
-from ui import access, cards, controls, sidebar, state
+from ui import access, cards, controls, loaded, params, release, session, sidebar
 from ui.boot import through_navigation
 from ui.export import reproduce_downloads
 from ui.format import md, num, released_what
@@ -50,25 +49,14 @@ def private_cards(run: PrivateRun, b: Budget, name: str, problem: Problem, publi
     cards.budget_card(b, run.lambda_max is not None)
 
 
-def teaching_run(problem: Problem, b: Budget) -> tuple[state.TeachingRun, int | np.ndarray]:
-    """The draw to show: the kept one while every private setting holds, else a new one (state.teaching_settings).
-    So only "Draw fresh noise" or a private setting draws anew, never a display toggle."""
-    seed = state.get("noise_seed")
-    plan = state.plan(problem, b, seed)
-    rec = state.current_teaching_run()
-    if rec is None:
-        rec = state.keep_teaching_run(execute(plan, problem), plan.name, seed)  # never charged, never reported
-    return rec, plan.target if isinstance(plan.target, int) else np.asarray(plan.target)
-
-
 def teaching(problem: Problem, data: Dataset, b: Budget, top: DeltaGenerator) -> None:
     """The summary and the downloads in top (above the fit), stages 1-4 and the budget here (below it)."""
     try:
-        rec, u = teaching_run(problem, b)
+        rec = release.teaching(problem, b)
     except PspError as exc:
         top.error(message(exc))
         return
-    run, name, seed = rec.run, rec.coordinate, rec.seed
+    run, name, seed = rec.run, rec.plan.name, rec.plan.seed
     with top:
         cards.summary(run, name, seed)
         cards.projection_note(problem)
@@ -80,12 +68,12 @@ def teaching(problem: Problem, data: Dataset, b: Budget, top: DeltaGenerator) ->
             "TEACHING — NOT PRIVATE, NOT CHARGED. It is not a report: only a Publish-mode release reaches the "
             "Report.",
         )
-        reproduce_downloads(problem, b, u, seed)
+        reproduce_downloads(rec.plan)
     private_cards(run, b, name, problem, publish=False)
 
 
 def release_once(problem: Problem, b: Budget,
-                 step: Callable[[Problem, Budget, Spender], object] = state.publish) -> None:
+                 step: Callable[[Problem, Budget, Spender], object] = release.publish) -> None:
     """One publish-mode step with OS entropy — a whole release, its release event, or (certify first) its
     certificates — for whoever may spend from this browser, refused when it would pass the ledger's cap or their
     share."""
@@ -95,21 +83,6 @@ def release_once(problem: Problem, b: Budget,
         st.error(message(exc))
         return
     st.rerun()  # the whole app, so the sidebar's ledger shows the new spend
-
-
-def refusal_notice(b: Budget, who: Spender, phase: str = "whole") -> str | None:
-    """Why the ledger would refuse this draw (or phase) by who now, told with the sidebar's figures (not the ledger's
-    description of the people, which may name a file), or None. InputError when there is no cap or the ledger is
-    unusable."""
-    if state.refuse_reason(b, phase, who) is None:
-        return None
-    cost_e, cost_d = state.cost(b, phase)
-    left_e, left_d = state.remaining(who)
-    whose = "your share of the cap" if who.kind == "analyst" else "the cap"
-    then = ("Lower “Total ε” or “Total δ” above to draw within it." if left_e > 0 and left_d > 0 else
-            f"Nothing more can be released on these people unless the data's curator raises {whose}.")
-    return (f"Release is off: this draw costs each person ε = {cost_e:g}, δ = {cost_d:g}, and what remains of "
-            f"{whose} on these people is ε = {left_e:g}, δ = {left_d:g}. {then}")
 
 
 def publish(problem: Problem, b: Budget) -> None:
@@ -122,10 +95,10 @@ def publish(problem: Problem, b: Budget) -> None:
         st.info(why, icon=":material/visibility:")
         last_release(problem)
         return
-    waiting = state.certification(problem, b)
+    waiting = release.certification(problem, b)
     try:
-        blocked = refusal_notice(b, who, "whole" if waiting is None else "release")
-        first, rest = state.cost(b, "certificates"), state.cost(b, "release")
+        blocked = release.refusal_notice(b, who, "whole" if waiting is None else "release")
+        first, rest = release.cost(b, "certificates"), release.cost(b, "release")
     except PspError as exc:  # no cap, an unusable ledger file, or a budget that cannot be phased
         blocked, first, rest = message(exc), None, None
         st.error(blocked)
@@ -144,11 +117,11 @@ def publish(problem: Problem, b: Budget) -> None:
                        help="Runs Algorithm 5 once with fresh noise from the OS and adds (ε, δ) to the ledger of these "
                             "data (after Certify first: the release event only, from those certificates)")
     if certify:
-        release_once(problem, b, state.certify_first)
+        release_once(problem, b, release.certify_first)
     if go:
         release_once(problem, b)  # checks again: another session may have spent since this page was drawn
     if waiting is not None and rest is not None:
-        cards.preview_card(preview(waiting.plan, problem, waiting.certified), state.get("level"), rest)
+        cards.preview_card(preview(waiting.plan, problem, waiting.certified), params.get("level"), rest)
     others_waiting(None if waiting is None else waiting.certification.uid)  # this browser may spend, so close
     last_release(problem)
 
@@ -156,23 +129,23 @@ def publish(problem: Problem, b: Budget) -> None:
 def last_release(problem: Problem) -> None:
     """This session's last release on these data, or the newest one the ledger holds on these people, or a line
     saying there is none."""
-    rec = state.published()
+    rec = release.published()
     if rec is None:
         if not last_paid_for():
             st.info("Nothing released yet on these people. Each release draws fresh noise and spends its (ε, δ); "
                     "the last one appears on the Report page.")
         return
-    b = rec.budget
-    st.caption(f"The last release on these data: `{rec.coordinate}` at ε = {b.epsilon_total:g}, "
-               f"δ = {b.delta_total:g}, {rec.calibration} calibration, level {rec.level:.0%}.")
-    private_cards(rec.run, b, rec.coordinate, problem, publish=True)
+    p = rec.plan
+    st.caption(f"The last release on these data: `{p.name}` at ε = {p.budget.epsilon_total:g}, "
+               f"δ = {p.budget.delta_total:g}, {p.calibration} calibration, level {p.level:.0%}.")
+    private_cards(rec.run, p.budget, p.name, problem, publish=True)
 
 
 def others_waiting(shown: str | None) -> None:
     """Certificates bought on these people for other settings: what they were for, and a way to close them unspent
     (never dropped silently). Drawn only for a browser that may spend."""
     try:
-        others = [c for c in state.other_certifications() if c.uid != shown]
+        others = [c for c in release.other_certifications() if c.uid != shown]
     except PspError:  # an unusable ledger: the refusal above already says so
         return
     for c in others:
@@ -182,14 +155,14 @@ def others_waiting(shown: str | None) -> None:
                 "release from them, once, or close them unspent (what they cost stays spent).",
                 icon=":material/hourglass_top:")
         if st.button("Close these certificates unspent", key=f"close_{c.uid}", icon=":material/cancel:"):
-            state.close_certification(c.uid)
+            release.close_certification(c.uid)
             st.rerun()
 
 
 def table_section(problem: Problem) -> None:
     """A regression table: several coefficients in one release at the total budget (core.mechanisms.table), drawn for
     teaching or, in publish mode, charged once; the last one stays on the page (and, charged, goes to the Report)."""
-    publish_mode = state.is_publish()
+    publish_mode = params.is_publish()
     st.markdown("### A regression table")
     st.caption("Several coefficients in one release of the budget above, charged once whatever their number: the "
                "certificates and the test (14) once, then one mechanism on the whole vector (the Gaussian step if "
@@ -201,7 +174,7 @@ def table_section(problem: Problem) -> None:
         if why is not None:  # a reader: the release's own notice above says why, in full
             st.caption(f":material/visibility: {why}")
         b = controls.budget()
-        blocked = refusal_notice(b, who) if who is not None and why is None else None
+        blocked = release.refusal_notice(b, who) if who is not None and why is None else None
     except PspError as exc:
         if publish_mode:  # the budget's own card says why a budget is refused; a ledger without a cap is told here
             st.error(message(exc))
@@ -215,15 +188,15 @@ def table_section(problem: Problem) -> None:
                  "Teaching: the noise seed's draw (or fresh), never charged and never reported"):
         try:
             if publish_mode:
-                state.publish_table(problem, tuple(names), b, access.require())
+                release.publish_table(problem, tuple(names), b, access.require())
             else:
-                state.draw_table(problem, tuple(names), b)
+                release.draw_table(problem, tuple(names), b)
         except PspError as exc:
             st.error(message(exc))
             return
         if publish_mode:
             st.rerun()  # the sidebar's ledger shows the new spend
-    record = state.table_record()
+    record = release.table_record()
     if record is None:
         return
     fitted = None if publish_mode else dict(zip(record.release.names, record.release.fitted, strict=True))
@@ -234,7 +207,7 @@ def last_paid_for() -> bool:
     """The newest charged release on these people, read back from the ledger (another session's, or this browser's
     before a reload): private values only, and no charge. Whether there was one."""
     try:
-        entry = state.ledger().latest_report(state.data_spec().population())
+        entry = release.latest_paid_for()
     except PspError:  # an unusable ledger: the refusal above already says so
         return False
     if entry is None:
@@ -260,27 +233,27 @@ def data_error(exc: InputError) -> None:
 
 
 def main() -> None:
-    state.ensure()  # a direct link can run this page before app.py has run
+    session.ensure()  # a direct link can run this page before app.py has run
     st.title("Privately releasing one coefficient")
-    if state.is_publish():
+    if params.is_publish():
         st.caption("Publish mode: only what Algorithm 5 releases is shown, each release spends budget, "
                    "and noise comes from the operating system.")
     else:
         st.caption(f"Teaching mode: numbers tagged {NOT_PRIVATE} are computed from the data without privacy and "
                    "must not be published; the others may be.")
     try:
-        data = state.dataset()
+        data = loaded.dataset()
     except PspError as exc:
         data_error(exc)
         return
     controls.controls(data.feature_names)
     try:
-        problem = state.problem()
+        problem = loaded.problem()
     except PspError as exc:
         st.error(message(exc))
         return
     top = st.container()  # the budget and the summary: written by the fragment below
-    if not state.is_publish():
+    if not params.is_publish():
         fit_card(problem, data)
     private_section(problem, data, top)
     table_section(problem)
@@ -289,7 +262,7 @@ def main() -> None:
 def fit_card(problem: Problem, data: Dataset) -> None:
     """Stage 0 between the budget and the private stages, outside their fragment: a budget change leaves it as is."""
     try:
-        u, _ = state.target(problem)
+        u, _ = release.target(problem)
     except PspError:  # the fragment says why
         return
     cards.stage0_card(problem, data, u if isinstance(u, int) else None)
@@ -307,11 +280,11 @@ def private_section(problem: Problem, data: Dataset, top: DeltaGenerator) -> Non
     except PspError as exc:
         top.error(message(exc))
         return
-    if state.is_publish():
+    if params.is_publish():
         with top:
             publish(problem, b)
     else:
         teaching(problem, data, b, top)
-    state.sync_url()  # a fragment's rerun skips app.py's: the link must keep the new ε and δ
+    params.sync_url()  # a fragment's rerun skips app.py's: the link must keep the new ε and δ
 
 main()

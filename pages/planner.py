@@ -1,7 +1,7 @@
 """Planner page: is a private release worth its budget? A plan from public assumptions only (core.teaching.planner).
 
 The page reads no data and draws no noise, so it spends no budget and is open in both modes. The budget, the
-interval level and the model (domain, radius, λ_reg) are the shared settings of ui.state, so they are in the URL
+interval level and the model (domain, radius, λ_reg) are the shared settings of ui.params, so they are in the URL
 and are the Pipeline's; the assumed n, d, loss and eigenvalues are this page's own widgets, kept in the session
 only (they describe data not yet loaded, so they must not change the loaded data's settings). Layout only: every
 number comes from core.teaching.planner, the figure from ui.planner_figures.
@@ -29,7 +29,7 @@ from core.teaching.planner import (
     sweep_n,
 )
 from core.teaching.whatif import N_MAX
-from ui import controls, state
+from ui import controls, keys, params, session
 from ui.boot import through_navigation
 from ui.charts import chart
 from ui.format import metric_row, num
@@ -40,7 +40,6 @@ through_navigation()  # a deep link's first run on a fresh server goes through a
 
 PLAN = ":blue-badge[plan · reads no data]"
 CURVATURE = {"lambda": "λmin and λmax", "kappa": "κ and λmax"}
-SEARCHED = "planner_searched"  # the (assumptions, target) of the last PLD search for ε asked for (ui.state.SESSION)
 DEFAULTS = {  # this page's own widgets; a robust fit on [-1, 1]^5 has eigenvalues near 1/6 (E xx^T = I/3)
     "planner_n": 100_000, "planner_d": 5, "planner_loss": "robust", "planner_curvature": "lambda",
     "planner_lambda_min": 0.1, "planner_lambda_max": 0.15, "planner_kappa": 1.5, "planner_target": 0.01,
@@ -54,7 +53,7 @@ def assumption_controls() -> None:
     """n, d, the loss and the assumed curvature: number boxes without limits, so the planner (core) checks every
     value."""
     # n and d start from the app's own settings (public: typed or linked, as the sidebar shows them).
-    for key, value in {**DEFAULTS, "planner_n": state.get("n"), "planner_d": state.get("d")}.items():
+    for key, value in {**DEFAULTS, "planner_n": params.get("n"), "planner_d": params.get("d")}.items():
         st.session_state.setdefault(key, value)
     col_n, col_d, col_loss, col_c = st.columns(4)
     col_n.number_input("Sample size n", step=1_000, key="planner_n", persist_state="session",
@@ -80,7 +79,7 @@ def assumption_controls() -> None:
 
 
 def model_controls() -> None:
-    """The shared model settings and the level (ui.state keys, as on the Pipeline page)."""
+    """The shared model settings and the level (ui.params settings, as on the Pipeline page)."""
     col_dom, col_r, col_reg, col_lev = st.columns(4)
     domain = col_dom.radio("Covariate domain 𝒳", DOMAINS, key="domain", horizontal=True,
                            help="cube [−1, 1]^d (test (14b)) or ball ‖x‖₂ ≤ R (test (14a)), SPEC §2")
@@ -99,12 +98,12 @@ def assumptions() -> Assumptions:
     lam_max = ss["planner_lambda_max"]
     by_kappa = ss["planner_curvature"] == "kappa"
     lam_min = lambda_min_from_kappa(ss["planner_kappa"], lam_max) if by_kappa else ss["planner_lambda_min"]
-    domain = state.get("domain")
+    domain = params.get("domain")
     return Assumptions(
-        n=ss["planner_n"], d=ss["planner_d"], lambda_min=lam_min, lambda_max=lam_max, epsilon=state.get("epsilon"),
-        delta=state.get("delta"), loss=ss["planner_loss"], domain=domain,
-        radius=state.get("radius") if domain == "ball" else None, lam_reg=state.get("lam_reg"), split=state.split(),
-        accounting=state.get("accounting"), calibration=state.get("calibration"), level=state.get("level"),
+        n=ss["planner_n"], d=ss["planner_d"], lambda_min=lam_min, lambda_max=lam_max, epsilon=params.get("epsilon"),
+        delta=params.get("delta"), loss=ss["planner_loss"], domain=domain,
+        radius=params.get("radius") if domain == "ball" else None, lam_reg=params.get("lam_reg"), split=params.split(),
+        accounting=params.get("accounting"), calibration=params.get("calibration"), level=params.get("level"),
     )
 
 
@@ -170,12 +169,12 @@ def epsilon_search(a: Assumptions, target: float) -> str | None:
     """The smallest ε as shown; under PLD accounting (a dp_accounting solve per ε tried, seconds each) only once
     asked for, and then again while the assumptions and target are those of the last search asked for."""
     key = (dataclasses.astuple(a), target)
-    if a.accounting == "pld" and st.session_state.get(SEARCHED) != key:
+    if a.accounting == "pld" and keys.PLANNER_SEARCHED.get() != key:
         st.caption("Under PLD accounting every ε tried is solved by dp_accounting, about a second each: "
                    "the search for the smallest ε runs on request.")
         if not st.button("Find the smallest ε under PLD accounting", key="planner_search_pld"):
             return None
-        st.session_state[SEARCHED] = key
+        keys.PLANNER_SEARCHED.set(key)
     eps = cached_epsilon(key[0], target, a)
     return f"beyond {MAX_EPSILON:g}" if eps is None else f"{eps:.4g}"
 
@@ -193,7 +192,7 @@ def inverse_view(a: Assumptions, target: float) -> None:
 
 
 def main() -> None:
-    state.ensure()  # a direct link can run this page before app.py has run
+    session.ensure()  # a direct link can run this page before app.py has run
     st.title("Planner")
     st.caption(f"{PLAN_NOTE} Open in both modes. The budget, level and model settings are shared with the "
                "Pipeline page; the numbers below use the stated assumptions in place of the data's eigenvalues.")

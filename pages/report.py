@@ -1,6 +1,6 @@
 """Report page: the last published release on one screen for stakeholders, with HTML and JSON downloads.
 
-Only a `state.PublishedRelease` is shown: a Publish-mode release drawn from OS entropy and charged
+Only a `release.PublishedRelease` is shown: a Publish-mode release drawn from OS entropy and charged
 to the ledger. Teaching runs (seeded or not, never charged) never reach this page; without a
 published release on the loaded data and model, the page says how to make one and offers no
 download. Everything shown is read from core.report.private_report's dictionary, which holds
@@ -21,7 +21,7 @@ from core.errors import PspError
 from core.privacy.gaussian import exp_magnitude
 from core.privacy.population import Population
 from core.report import PRINT_STYLE, interval_scope, plain_summary, published_report
-from ui import access, cards, state
+from ui import access, cards, loaded, params, release, session
 from ui.boot import through_navigation
 from ui.export import rerun_download
 from ui.format import interval, md, metric_row, num, released_what
@@ -122,7 +122,7 @@ def privacy_unit(rep: dict) -> str:
             f"person the guarantee is (kε, δ_k) = ({unit['epsilon_per_person']:g}, {unit['delta_per_person']:.3g}) "
             f"by group privacy, with k = {k}."
         )
-    data = DATA_WORDS.get(state.get("source"), "loaded")
+    data = DATA_WORDS.get(params.get("source"), "loaded")
     return (
         f"Privacy unit: a row. The guarantee is per row of the {data} data; if one person can fill several rows, "
         "it holds per person only by group privacy."
@@ -238,18 +238,18 @@ def report_html(rep: dict) -> str:
 # ---------------------------------------------------------------- page
 
 
-def build(release: state.PublishedRelease) -> dict:
+def build(record: release.PublishedRelease) -> dict:
     """The report of a published release; published runs drew OS noise, so no seed is ever passed."""
-    data = state.dataset()
-    rep = published_report(release.run, release.coordinate, release.budget, release.data, release.model, data.n,
-                           data.d, data.feature_names, data.privacy_unit)
-    return rep | {"ledger": ledger_account(release.data.population())}
+    data, p = loaded.dataset(), record.plan
+    rep = published_report(record.run, p.name, p.budget, p.data, p.model, data.n, data.d, data.feature_names,
+                           data.privacy_unit)
+    return rep | {"ledger": ledger_account(p.data.population())}
 
 
 def ledger_account(people: Population) -> dict:
     """What the durable ledger holds on these people: spent, cap, remaining and every charged release (private
     outputs and public settings only)."""
-    book = state.ledger()
+    book = release.ledger()
     (spent_e, spent_d), (cap_e, cap_d), (left_e, left_d) = book.spent(people), book.cap(people), book.remaining(people)
     history = [
         dict(time=datetime.fromtimestamp(e.time, UTC).isoformat(timespec="seconds"), epsilon=e.epsilon,
@@ -272,8 +272,8 @@ def kept_report() -> tuple[dict, str] | None:
     """The newest charged release on the loaded data's people whose private report the ledger kept, with the ledger's
     account as of now, and when it was charged; None without one."""
     try:
-        people = state.data_spec().population()
-        newest = state.ledger().latest_report(people)
+        people = loaded.data_spec().population()
+        newest = release.ledger().latest_report(people)
     except PspError:  # no data, or an unusable ledger: there is nothing to read back
         return None
     if newest is None:
@@ -285,7 +285,7 @@ def kept_report() -> tuple[dict, str] | None:
 def ledger_history() -> None:
     """Without a release of this session: what the durable ledger holds on the people of the loaded data."""
     try:
-        account = ledger_account(state.data_spec().population())
+        account = ledger_account(loaded.data_spec().population())
     except PspError:  # no data, or an unusable ledger: there is nothing to show
         return
     if account["history"]:
@@ -364,7 +364,7 @@ def show(rep: dict) -> None:
             bullets(settings(rep))
 
 
-def downloads(rep: dict, release: state.PublishedRelease | None) -> None:
+def downloads(rep: dict, record: release.PublishedRelease | None) -> None:
     """HTML and JSON, and with a release of this session its script (a release read back from the ledger has no
     settings object to write one from)."""
     with st.container(horizontal=True):
@@ -373,8 +373,8 @@ def downloads(rep: dict, release: state.PublishedRelease | None) -> None:
         st.download_button("Download JSON", json.dumps(rep, indent=2, ensure_ascii=False), "private_release.json",
                            "application/json", icon=":material/data_object:",
                            help="The same values, machine-readable")
-        if release is not None:
-            rerun_download(release, tuple(rep["data"]["feature_names"]))
+        if record is not None:
+            rerun_download(record.plan)
 
 
 # ---------------------------------------------------------------- a regression table
@@ -433,7 +433,7 @@ def show_table(doc: dict, when: str) -> None:
 
 
 def main() -> None:
-    state.ensure()  # a direct link can run this page before app.py has run
+    session.ensure()  # a direct link can run this page before app.py has run
     st.title("Report")
     st.caption("For stakeholders: only a release made in Publish mode and charged to the privacy ledger appears "
                "here. Every value was released by the mechanism or is a public setting (n and d are treated as "
@@ -443,11 +443,11 @@ def main() -> None:
         show_table(*kept)
         return
     try:
-        release = state.published()  # matched on the loaded data's settings, so the data must load
+        record = release.published()  # matched on the loaded data's settings, so the data must load
     except (PspError, OSError) as exc:
         st.error(message(exc))
         return
-    if release is None and kept is not None:
+    if record is None and kept is not None:
         rep, when = kept
         st.info(f"Read back from the privacy ledger: the last paid-for release on these people, charged {when}. "
                 "Showing it again charges nothing.", icon=":material/history:")
@@ -456,19 +456,19 @@ def main() -> None:
         bullets(ledger_rows(rep))
         downloads(rep, None)
         return
-    if release is None:
+    if record is None:
         nothing()
         ledger_history()
         return
     try:
-        rep = build(release)
+        rep = build(record)
     except (PspError, OSError) as exc:  # the data could not be reloaded for n and d
         st.error(message(exc))
         return
     show(rep)
     st.markdown("##### Privacy ledger of these people")
     bullets(ledger_rows(rep))
-    downloads(rep, release)
+    downloads(rep, record)
 
 
 def nothing() -> None:

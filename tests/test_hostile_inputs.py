@@ -24,7 +24,7 @@ from core.mechanisms.pipeline import make_rng, prepare, run_private
 from core.methods.compare import compare
 from core.privacy.accounting import make_budget
 from core.privacy.gaussian import MAX_DELTA, check_total_budget
-from ui import state
+from ui import params
 
 SECRET = "8675309.25"  # a cell value that must never appear in a message
 
@@ -364,15 +364,15 @@ EDGES = {
 
 
 def test_every_numeric_setting_has_a_range():
-    numeric = {k for k, p in state.PARAMS.items() if p.choices is None and isinstance(p.default, (int, float))}
+    numeric = {k for k, p in params.PARAMS.items() if p.choices is None and isinstance(p.default, (int, float))}
     numeric |= {"acs_n", "radius", "noise_seed"}  # optional numbers (default None)
     assert numeric - {"download", "with_replacement", "present"} == set(EDGES)  # booleans
-    assert all(state.PARAMS[k].bounds is not None for k in EDGES)
+    assert all(params.PARAMS[k].bounds is not None for k in EDGES)
 
 
 def assert_fallback(at: AppTest, key: str, raw: str) -> None:
     assert not at.exception, [e.value for e in at.exception]
-    assert at.session_state[key] == state.PARAMS[key].default
+    assert at.session_state[key] == params.PARAMS[key].default
     notice = " ".join(w.value for w in at.sidebar.warning)
     assert f"{key}={raw}" in notice and "default" in notice, notice
 
@@ -389,7 +389,7 @@ def test_values_at_the_edge_are_kept(key):
     edge = EDGES[key][1]
     at = open_link(**CHEAP, **{key: edge})
     assert not at.exception, [e.value for e in at.exception]
-    assert at.session_state[key] == state.PARAMS[key].parse(edge) != state.PARAMS[key].default
+    assert at.session_state[key] == params.PARAMS[key].parse(edge) != params.PARAMS[key].default
     assert not at.sidebar.warning
 
 

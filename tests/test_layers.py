@@ -71,7 +71,7 @@ def test_the_cycle_finder_finds_a_cycle():
 
 # core's layers, from the bottom up: a module imports only from its own layer or the ones below.
 LAYERS = ("core.errors", "core.privacy", "core.data", "core.estimator", "core.mechanisms", "core.settings",
-          "core.methods", "core.teaching", ("core.report", "core.reproduce"), "core.plan",
+          "core.methods", "core.teaching", "core.report", "core.plan", "core.reproduce",
           ("core.cli", "core.__main__"))
 
 

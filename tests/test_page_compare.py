@@ -11,7 +11,7 @@ from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
 from core.methods.compare import METHODS
-from ui import state
+from ui import params
 from ui.theme import METHOD_LABELS
 
 APP = Path(__file__).absolute().parents[1] / "app.py"
@@ -152,7 +152,7 @@ def test_a_link_opens_with_its_methods():
 def test_an_unusable_methods_link_gives_the_default_and_a_notice(raw):
     at = open_link(raw)
     assert not at.exception, [e.value for e in at.exception]
-    assert at.multiselect(key="methods").value == list(METHODS) == state.PARAMS["methods"].default
+    assert at.multiselect(key="methods").value == list(METHODS) == params.PARAMS["methods"].default
     notice = " ".join(w.value for w in at.sidebar.warning)
     shown = raw if len(raw) <= 40 else raw[:40] + "…"
     assert f"methods={shown} (" in notice and "could not be used" in notice, notice

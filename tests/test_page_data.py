@@ -12,7 +12,7 @@ from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
 from core.data import acs, synthetic
-from ui.state import Upload
+from ui.loaded import Upload
 from ui.theme import NOT_PRIVATE
 
 CA_FILE = Path(__file__).resolve().parent / "data" / "SYNTHETIC_psam_p06_CA_2018_1-Year.csv"
@@ -222,7 +222,7 @@ def warnings(at: AppTest) -> str:
 
 
 def fitted_losses(at: AppTest) -> set[str]:
-    """The losses of the fits the session keeps for the upload (ui.state.UPLOADED)."""
+    """The losses of the fits the session keeps for the upload (ui.keys.UPLOADED)."""
     return {model.loss for (_, model) in at.session_state["uploaded"] if model is not None}
 
 

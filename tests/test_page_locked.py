@@ -13,7 +13,8 @@ from streamlit.testing.v1 import AppTest
 
 from core.privacy.charge import default_cap, open_charged
 from core.privacy.ledger_store import open_ledger
-from ui.state import UPLOADED, Upload
+from ui.keys import UPLOADED
+from ui.loaded import Upload
 
 N = 20_000
 
@@ -98,11 +99,11 @@ def test_an_upload_is_kept_in_its_own_session_only():
     upload = Upload.of("mine.csv", f"x0,x1,y\n{rows}\n".encode())
     first = app(source="upload", upload=upload, upload_loss="robust", noise_seed=1)
     assert not first.exception
-    (spec_and_model,) = [k for k in first.session_state[UPLOADED] if k[1] is not None]
+    (spec_and_model,) = [k for k in first.session_state[UPLOADED.key] if k[1] is not None]
     assert spec_and_model[0] == upload.spec
     second = app(source="upload", upload_loss="robust")
     assert not second.exception
-    assert UPLOADED not in second.session_state
+    assert UPLOADED.key not in second.session_state
     assert "No file uploaded yet" in text(second)
 
 

@@ -13,7 +13,8 @@ import streamlit as st
 from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
-import ui.state
+import ui.loaded
+import ui.release
 from core.data import synthetic
 from core.data.spec import AcsSpec, SyntheticSpec
 from core.mechanisms.pipeline import make_rng, prepare, run_private
@@ -21,7 +22,9 @@ from core.privacy.accounting import RELEASE_SPLIT, split_budget
 from core.privacy.charge import charge
 from core.privacy.ledger_store import open_ledger
 from core.privacy.population import Population
-from ui.state import PUBLISHED, TEACHING_RUN, PublishedRelease, TeachingRun, Upload
+from ui.keys import PUBLISHED, TEACHING_RUN
+from ui.loaded import Upload
+from ui.release import PublishedRelease, TeachingRun
 
 N = 20_000  # small enough to keep every run fast
 REFUSED = "Refused:"
@@ -185,16 +188,16 @@ def test_epsilon_off_the_grid_stays_selectable():
 
 def test_teaching_run_is_kept_apart_and_never_published():
     at = start(noise_seed=1, coordinate="x1")
-    rec = at.session_state[TEACHING_RUN]
-    assert isinstance(rec, TeachingRun) and rec.seed == 1
-    assert rec.coordinate == "x1" and rec.level == 0.95 and rec.calibration == "paper"
-    assert rec.data.n == N and rec.budget.epsilon_total == 4.0
+    rec = at.session_state[TEACHING_RUN.key]
+    assert isinstance(rec, TeachingRun) and rec.plan.seed == 1
+    assert rec.plan.name == "x1" and rec.plan.level == 0.95 and rec.plan.calibration == "paper"
+    assert rec.plan.data.n == N and rec.plan.budget.epsilon_total == 4.0
     at.text_input(key="direction").input("1, -1, 0, 0, 0").run()
     assert_clean(at)
-    rec = at.session_state[TEACHING_RUN]
-    assert rec.coordinate == "custom u"
+    rec = at.session_state[TEACHING_RUN.key]
+    assert rec.plan.name == "custom u"
     assert rec.run.u == pytest.approx([2**-0.5, -(2**-0.5), 0, 0, 0])
-    assert PUBLISHED not in at.session_state and "last_release" not in at.session_state
+    assert PUBLISHED.key not in at.session_state and "last_release" not in at.session_state
     assert charges(at) == []  # teaching charges nothing
 
 
@@ -208,7 +211,7 @@ def test_teaching_snapshot_is_labelled_on_its_face(downloads):
     assert name == "teaching_snapshot_x2.md"
     assert text.startswith("TEACHING — NOT PRIVATE, NOT CHARGED, noise seed 7\n")
     assert "noise seed 7" in text
-    run = at.session_state[TEACHING_RUN].run
+    run = at.session_state[TEACHING_RUN.key].run
     assert f"- value = {run.release.value:.6g}\n" in text  # the released value, unmarked
     assert f"- u_theta = {run.release.u_theta:.6g} [NOT PRIVATE]" in text  # the non-private numbers, marked
     assert f"- noise = {run.lambda_min.noise:.6g} [NOT PRIVATE]" in text
@@ -236,13 +239,13 @@ def test_snapshot_download_does_not_redraw(downloads):
 
 def test_private_settings_do_not_refit(monkeypatch):
     calls = []
-    real = ui.state.prepare_spec
+    real = ui.loaded.prepare_spec
 
     def counting(*args, **kwargs):
         calls.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(ui.state, "prepare_spec", counting)
+    monkeypatch.setattr(ui.loaded, "prepare_spec", counting)
     st.cache_resource.clear()
     at = start(noise_seed=1)
     assert calls == [1]
@@ -376,7 +379,7 @@ def test_publish_release_spends_and_refuses_beyond_the_cap(monkeypatch):
     assert not at.error
     shown = metric(at, "Released value")
     assert charges(at) == [(8.0, 1e-6)]
-    (published,) = at.session_state[PUBLISHED].values()
+    (published,) = at.session_state[PUBLISHED.key].values()
     assert isinstance(published, PublishedRelease)
     assert f"{published.run.release.value:.6g}" == shown
     # Before any click, the button is off and says why, in the sidebar's figures (8 of 10 spent).
@@ -387,9 +390,9 @@ def test_publish_release_spends_and_refuses_beyond_the_cap(monkeypatch):
     release(stale)  # a click on a page drawn before the spend: the rerun finds the button off and ignores it
     assert_clean(stale)
     assert not stale.error and release_off(stale) == notice
-    assert PUBLISHED not in stale.session_state
+    assert PUBLISHED.key not in stale.session_state
     assert charges(at) == [(8.0, 1e-6)]
-    (kept,) = at.session_state[PUBLISHED].values()
+    (kept,) = at.session_state[PUBLISHED.key].values()
     assert kept is published  # nothing else was recorded
     at.run()
     assert metric(at, "Released value") == shown and not at.error  # the past release stays on screen
@@ -401,13 +404,13 @@ def test_the_ledgers_charge_refuses_even_when_the_page_checks_are_passed(monkeyp
     curator_cap(monkeypatch, 10.0)
     at = start(mode="publish", epsilon=8.0)
     release(at)
-    monkeypatch.setattr(ui.state, "refuse_reason", lambda *args: None)
+    monkeypatch.setattr(ui.release, "refuse_reason", lambda *args: None)
     at.run()
     assert not at.button(key="release").disabled
     release(at)
     assert_clean(at)
     assert at.error[0].value.startswith(REFUSED) and "already spent" in at.error[0].value
-    assert charges(at) == [(8.0, 1e-6)] and len(at.session_state[PUBLISHED]) == 1
+    assert charges(at) == [(8.0, 1e-6)] and len(at.session_state[PUBLISHED.key]) == 1
 
 
 def test_publish_ignores_the_seed(monkeypatch):
@@ -415,13 +418,13 @@ def test_publish_ignores_the_seed(monkeypatch):
     at = start(mode="publish", epsilon=8.0, noise_seed=3)
     values = []
     for _ in range(2):
-        (rec,) = release(at).session_state[PUBLISHED].values()
+        (rec,) = release(at).session_state[PUBLISHED.key].values()
         values.append(rec.run.release.value)
     assert values[0] != values[1]  # a fresh draw each time: nothing cached
     seeded = core_run(8.0, 3, 0).release.value
     assert seeded not in values
     assert charges(at) == [(8.0, 1e-6)] * 2
-    assert TEACHING_RUN not in at.session_state
+    assert TEACHING_RUN.key not in at.session_state
 
 
 def test_publish_refused_at_once_records_nothing(monkeypatch):
@@ -429,7 +432,7 @@ def test_publish_refused_at_once_records_nothing(monkeypatch):
     at = start(mode="publish", epsilon=8.0)
     assert_clean(at)
     assert "what remains of the cap on these people is ε = 4" in release_off(at)
-    assert PUBLISHED not in at.session_state
+    assert PUBLISHED.key not in at.session_state
     assert charges(at) == []
     assert any("Nothing released yet" in i.value for i in at.info)
 
@@ -717,7 +720,7 @@ def test_an_upload_of_the_census_file_spends_the_census_peoples_budget(tmp_path,
 def test_a_new_session_reads_the_last_paid_for_release_back_and_charges_nothing():
     at = start(mode="publish", epsilon=8.0)
     release(at)
-    (published,) = at.session_state[PUBLISHED].values()
+    (published,) = at.session_state[PUBLISHED.key].values()
     fresh = start(mode="publish", epsilon=8.0)  # a reload: a new session with no release of its own
     assert_clean(fresh)
     (caption,) = [c.value for c in fresh.main.caption if "read back from the privacy ledger" in c.value]
@@ -737,7 +740,7 @@ def test_certify_first_shows_a_private_preview_and_charges_only_what_ran():
     assert at.button(key="certify").disabled  # one set of certificates at a time
     release(at)
     assert_clean(at)
-    (published,) = at.session_state[PUBLISHED].values()
+    (published,) = at.session_state[PUBLISHED.key].values()
     assert [e for e, _ in charges(at)] == pytest.approx([0.8, 7.2])  # the whole budget, in two charges
     fresh = start(mode="publish", epsilon=8.0)  # a reload: the release is read back at its whole budget
     (caption,) = [c.value for c in fresh.main.caption if "read back from the privacy ledger" in c.value]

@@ -14,16 +14,20 @@ import pytest
 from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
-import ui.state
+import ui.loaded
+import ui.release
 from core.data import synthetic
 from core.data.spec import AcsSpec, SyntheticSpec
 from core.estimator.model import ModelSpec
 from core.mechanisms.pipeline import make_rng, prepare, run_private
+from core.plan import ReleasePlan
 from core.privacy.accounting import split_budget
 from core.privacy.ledger_store import open_ledger
 from core.privacy.unit import PrivacyUnit
 from core.report import plain_summary, private_report
-from ui.state import PUBLISHED, TEACHING_RUN, PublishedRelease, Upload
+from ui.keys import PUBLISHED, TEACHING_RUN
+from ui.loaded import Upload
+from ui.release import PublishedRelease
 
 N = 20_000  # small enough to keep every run fast
 DATA = SyntheticSpec("robust", N, 5, 1.0, 1.0, 0)  # the app's defaults with n = N
@@ -38,7 +42,7 @@ NON_PRIVATE = {"fit", "theta", "omega", "Delta", "u_theta", "oracle_interval", "
 
 @pytest.fixture(scope="module")
 def problem():
-    """The app's default data set with n = N, prepared as ui.state prepares it."""
+    """The app's default data set with n = N, prepared as ui.loaded prepares it."""
     data = synthetic(N, 5, "robust", 1.0, 1.0, 0)
     return prepare(data.X, data.y, "robust", "cube", None, 0.0, data.feature_names)
 
@@ -47,13 +51,14 @@ def release(problem, epsilon: float = 8.0, coordinate: int = 2, fallback: bool =
     """A record as the Pipeline page's publish path stores it (seeded here only so the outcome is fixed)."""
     budget = split_budget(epsilon, 1e-6)
     run = run_private(problem, coordinate, budget, make_rng(7), "paper", 0.95, fallback=fallback)
-    return PublishedRelease(run=run, coordinate=problem.feature_names[coordinate], budget=budget,
-                            calibration="paper", level=0.95, fallback=fallback, data=DATA, model=MODEL)
+    plan = ReleasePlan(data=DATA, model=MODEL, target=coordinate, name=problem.feature_names[coordinate],
+                       budget=budget, calibration="paper", level=0.95, fallback=fallback)
+    return PublishedRelease(plan, run)
 
 
 def charges(at: AppTest, published: PublishedRelease) -> list[tuple[float, float]]:
     """(ε, δ) of every charge on the people the release was drawn on."""
-    return [(e.epsilon, e.delta) for e in open_ledger().entries(published.data.population())]
+    return [(e.epsilon, e.delta) for e in open_ledger().entries(published.plan.data.population())]
 
 
 def open_report(published: PublishedRelease | None = None, **settings: object) -> AppTest:
@@ -61,7 +66,7 @@ def open_report(published: PublishedRelease | None = None, **settings: object) -
     at.session_state["n"] = N
     at.run()  # the first run registers the pages of st.navigation; switch_page needs them
     if published is not None:
-        at.session_state[PUBLISHED] = {(published.data, published.model): published}
+        at.session_state[PUBLISHED.key] = {(published.plan.data, published.plan.model): published}
     for key, value in settings.items():
         at.session_state[key] = value
     return at.switch_page("pages/report.py").run()
@@ -107,7 +112,7 @@ def secrets(run, problem) -> list[str]:
 
 def test_report_has_every_section(problem):
     rel = release(problem)
-    rep = private_report(rel.run, "x2", rel.budget, "synthetic", problem.n, problem.d)
+    rep = private_report(rel.run, "x2", rel.plan.budget, "synthetic", problem.n, problem.d)
     assert set(rep) == {"data", "coefficient", "release", "interval_coverage", "lambda_min", "lambda_max", "test",
                         "guarantee", "privacy_unit", "assumptions", "method"}
     assert {"status", "reason", "value", "interval", "interval_level", "sigma", "calibration"} <= set(rep["release"])
@@ -119,13 +124,13 @@ def test_report_has_every_section(problem):
 def test_report_holds_no_non_private_field(problem):
     for eps in (8.0, 1.0, 0.01):  # released, bottom, and lambda_hat_min = 0
         rel = release(problem, eps)
-        rep = private_report(rel.run, "x2", rel.budget, "synthetic", problem.n, problem.d)
+        rep = private_report(rel.run, "x2", rel.plan.budget, "synthetic", problem.n, problem.d)
         assert not keys(rep) & NON_PRIVATE
 
 
 def test_report_values_are_the_runs(problem):
     rel = release(problem)
-    run, budget = rel.run, rel.budget
+    run, budget = rel.run, rel.plan.budget
     assert run.release.status == "released"
     rep = private_report(run, "x2", budget, "synthetic", problem.n, problem.d, feature_names=problem.feature_names,
                          loss="robust", domain="cube", lambda_reg=0.0)
@@ -142,7 +147,7 @@ def test_report_values_are_the_runs(problem):
 
 def test_report_of_a_bottom(problem):
     rel = release(problem, 0.01)
-    rep = private_report(rel.run, "x2", rel.budget, "synthetic", problem.n, problem.d)
+    rep = private_report(rel.run, "x2", rel.plan.budget, "synthetic", problem.n, problem.d)
     assert rep["release"]["status"] == "bottom"
     assert rep["release"]["value"] is None and rep["release"]["interval"] is None
     assert rep["lambda_max"] is None
@@ -188,12 +193,12 @@ def test_teaching_alone_reports_nothing(seed):
     at.run()
     assert at.session_state["mode"] == "teaching"
     at.switch_page("pages/pipeline.py").run()
-    assert at.session_state[TEACHING_RUN].seed == seed
+    assert at.session_state[TEACHING_RUN.key].plan.seed == seed
     at.button(key="fresh_noise").click().run()  # another draw, as a user looking for a pleasing number would
     assert at.get("download_button")  # the Pipeline's teaching snapshot, which is not a report
     at.switch_page("pages/report.py").run()
     assert_nothing_reported(at)
-    assert PUBLISHED not in at.session_state
+    assert PUBLISHED.key not in at.session_state
 
 
 def test_a_legacy_teaching_record_is_not_reported(problem):
@@ -202,8 +207,8 @@ def test_a_legacy_teaching_record_is_not_reported(problem):
     at = new_app(60)
     at.session_state["n"] = N
     at.run()
-    at.session_state["last_release"] = dict(run=rec.run, coordinate=rec.coordinate, data=DATA,
-                                            budget=rec.budget, mode="teaching", calibration="paper", level=0.95,
+    at.session_state["last_release"] = dict(run=rec.run, coordinate=rec.plan.name, data=DATA,
+                                            budget=rec.plan.budget, mode="teaching", calibration="paper", level=0.95,
                                             model=MODEL, seed=7)
     at.switch_page("pages/report.py").run()
     assert_nothing_reported(at)
@@ -225,7 +230,7 @@ def publish_once(**settings: object) -> tuple[AppTest, PublishedRelease]:
     at.session_state["mode"] = "publish"
     at.button(key="release").click().run()
     assert not at.exception and not at.error
-    (published,) = at.session_state[PUBLISHED].values()
+    (published,) = at.session_state[PUBLISHED.key].values()
     return at, published
 
 
@@ -253,10 +258,10 @@ def test_publish_release_reaches_the_report_and_teaching_does_not_replace_it(dow
         at.session_state["mode"] = "teaching"
         at.button(key="fresh_noise").click().run()
         assert not at.exception
-        assert at.session_state[TEACHING_RUN].seed == at.session_state["noise_seed"]
-    teaching = at.session_state[TEACHING_RUN].run.release.value
+        assert at.session_state[TEACHING_RUN.key].plan.seed == at.session_state["noise_seed"]
+    teaching = at.session_state[TEACHING_RUN.key].run.release.value
     assert teaching != published.run.release.value
-    (kept,) = at.session_state[PUBLISHED].values()
+    (kept,) = at.session_state[PUBLISHED.key].values()
     assert kept is published
     assert charges(at, published) == [(8.0, 1e-6)]  # teaching charged nothing
 
@@ -354,8 +359,8 @@ def test_report_is_the_same_in_both_modes(problem):
 
 def with_unit(monkeypatch, unit: PrivacyUnit) -> None:
     """The loaded data set with another privacy unit, as the census loaders set it."""
-    real = ui.state.dataset
-    monkeypatch.setattr(ui.state, "dataset", lambda: replace(real(), privacy_unit=unit))
+    real = ui.loaded.dataset
+    monkeypatch.setattr(ui.loaded, "dataset", lambda: replace(real(), privacy_unit=unit))
 
 
 def test_synthetic_rows_are_the_unit(problem, downloads):
@@ -419,7 +424,7 @@ def test_a_person_in_several_rows_is_covered_by_group_privacy(problem, monkeypat
 def test_the_report_states_the_ball_the_fit_used():
     """No radius given: the ball is the smallest around the cube, radius sqrt(d), on screen and in the HTML."""
     at, published = publish_once(domain="ball")
-    assert published.model.radius == pytest.approx(5**0.5)
+    assert published.plan.model.radius == pytest.approx(5**0.5)
     at.session_state["mode"] = "publish"
     at.switch_page("pages/report.py").run()
     assert not at.exception

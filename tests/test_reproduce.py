@@ -7,6 +7,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -20,8 +21,9 @@ from core.data.spec import AcsSpec, CsvSpec, PumsSpec, SyntheticSpec
 from core.errors import InputError
 from core.estimator.model import ModelSpec
 from core.mechanisms.pipeline import make_rng, prepare_spec, run_private
-from core.privacy.accounting import make_budget
-from core.reproduce import Reproduction, download_name, file_name, notebook, script
+from core.plan import ReleasePlan
+from core.privacy.accounting import DEFAULT_SPLIT, make_budget
+from core.reproduce import download_name, file_name, notebook, script
 
 ROOT = Path(__file__).resolve().parents[1]
 N = 20_000  # at ε = 8 the test (14) passes on the app's synthetic data, so a value is released
@@ -31,12 +33,22 @@ HOSTILE = ["a'b", 'q"uote', "new\nline", "back\\slash", "'''\nimport os\nos.syst
            "x\"); import os; #", "C:\\dir\\..\\f.csv", "../../etc/passwd"]
 
 
-def expected(r: Reproduction):
-    """The run, in process, of the settings r names (the same calls the script makes)."""
+def plan_for(data, model, target, epsilon, delta, split=DEFAULT_SPLIT, accounting="basic", calibration="paper",
+             level=0.95, fallback=False, seed=None) -> ReleasePlan:
+    """The plan of a run as a user names it: a coordinate by its feature's name (x<j> is coordinate j), or a
+    direction u; the budget from its total, the split's weights as given and the accounting."""
+    named = not isinstance(target, tuple)
+    index = int(target[1:]) if isinstance(target, str) and re.fullmatch(r"x\d+", target) else 0
+    return ReleasePlan(data=data, model=model, target=index if named else target, name=target if named else "custom u",
+                       budget=make_budget(epsilon, delta, split, accounting), calibration=calibration, level=level,
+                       fallback=fallback, seed=seed)
+
+
+def expected(r: ReleasePlan):
+    """The run, in process, of the plan r (the same calls the script makes)."""
     problem = prepare_spec(r.data.load(), r.model, r.data)
-    target = r.target if isinstance(r.target, str) else np.array(r.target)
-    budget = make_budget(r.epsilon, r.delta, r.split, r.accounting)
-    return run_private(problem, target, budget, make_rng(r.seed), r.calibration, r.level, fallback=r.fallback)
+    target = r.name if isinstance(r.target, int) else np.array(r.target)
+    return run_private(problem, target, r.budget, make_rng(r.seed), r.calibration, r.level, fallback=r.fallback)
 
 
 def printed(output: str) -> dict[str, str]:
@@ -69,12 +81,12 @@ def run_notebook(doc: str, folder: Path) -> str:
 
 
 SETTINGS = {
-    "coordinate": Reproduction(DATA, MODEL, "x2", 8.0, 1e-6, seed=7),
+    "coordinate": plan_for(DATA, MODEL, "x2", 8.0, 1e-6, seed=7),
     # another split, PLD accounting, the analytic calibration, a level, a ball and a ridge, a direction u
-    "direction": Reproduction(DATA, ModelSpec("robust", "ball", None, 0.01), (1.0, -2.0, 0.0, 0.5, 0.0), 8.0, 1e-6,
+    "direction": plan_for(DATA, ModelSpec("robust", "ball", None, 0.01), (1.0, -2.0, 0.0, 0.5, 0.0), 8.0, 1e-6,
                               (1.0, 2.0, 3.0), "pld", "analytic", 0.9, False, 2**40 + 3),
     # logistic data whose test (14) fails: the fallback's objective perturbation draws the noise
-    "fallback": Reproduction(SyntheticSpec("logistic", 5_000, 5, 1.0, 1.0, 0), ModelSpec("logistic"), "x0", 2.0,
+    "fallback": plan_for(SyntheticSpec("logistic", 5_000, 5, 1.0, 1.0, 0), ModelSpec("logistic"), "x0", 2.0,
                              1e-6, fallback=True, seed=11),
 }
 
@@ -121,7 +133,7 @@ def test_an_uploaded_file_is_read_from_beside_the_script_and_checked(tmp_path):
                                                                                                    strict=True)))
     content = content.encode()
     spec = CsvSpec.from_bytes("up'load.csv", content)
-    r = Reproduction(spec, MODEL, "x1", 8.0, 1e-6, seed=3)
+    r = plan_for(spec, MODEL, "x1", 8.0, 1e-6, seed=3)
     want = run_private(prepare_spec(read_csv_bytes(content, spec.name), MODEL, spec), "x1",
                        make_budget(8.0, 1e-6), make_rng(3))
     assert want.release.status == "released"
@@ -140,13 +152,13 @@ def test_a_pums_file_with_its_sample_replays_through_the_fallback(tmp_path):
     script, beside a copy of the file, prints the same value; without a seed it reads the file as it is."""
     pums = ROOT / "tests" / "data" / "SYNTHETIC_psam_p06_CA_2018_1-Year.csv"
     spec = PumsSpec.from_bytes(pums.name, pums.read_bytes(), n=3000, sample_seed=2, with_replacement=True)
-    r = Reproduction(spec, ModelSpec("logistic"), "female", 4.0, 1e-6, fallback=True, seed=5)
+    r = plan_for(spec, ModelSpec("logistic"), "female", 4.0, 1e-6, fallback=True, seed=5)
     want = run_private(prepare_spec(spec.load(pums.read_bytes()), r.model, spec), "female", make_budget(4.0, 1e-6),
                        make_rng(5), fallback=True).release
     assert want.status == "fallback"
     (tmp_path / pums.name).write_bytes(pums.read_bytes())
     assert float(printed(run_script(script(r), tmp_path))["value"]) == want.value
-    rerun = script(Reproduction(spec, ModelSpec("logistic"), "female", 4.0, 1e-6, fallback=True))
+    rerun = script(plan_for(spec, ModelSpec("logistic"), "female", 4.0, 1e-6, fallback=True))
     assert "PumsSpec.from_path(FILE, n=3000, sample_seed=2, with_replacement=True)" in rerun
     assert spec.digest not in rerun
 
@@ -165,7 +177,7 @@ def calls(code: str) -> set[str]:
     return names | mods
 
 
-def codes(r: Reproduction) -> tuple[str, str]:
+def codes(r: ReleasePlan) -> tuple[str, str]:
     """The script, and the notebook's code cells joined."""
     cells = json.loads(notebook(r))["cells"]
     return script(r), "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
@@ -174,7 +186,7 @@ def codes(r: Reproduction) -> tuple[str, str]:
 # Everything the code calls for benign settings of every kind of file, with and without a seed.
 BENIGN = (CsvSpec("0" * 64, "f.csv"), PumsSpec("0" * 64, "f.csv", None, 10, 1), AcsSpec(("CA",)))
 SAFE = set().union(*(calls(code) for seed in (None, 1) for spec in BENIGN
-                     for code in codes(Reproduction(spec, MODEL, "x", 1.0, 1e-6, seed=seed))))
+                     for code in codes(plan_for(spec, MODEL, "x", 1.0, 1e-6, seed=seed))))
 
 
 @pytest.mark.parametrize("hostile", HOSTILE)
@@ -185,7 +197,7 @@ def test_hostile_names_and_paths_stay_literals(hostile, seed):
     specs = [CsvSpec("0" * 64, hostile + ".csv"), PumsSpec("0" * 64, hostile, None, 10, 1),
              AcsSpec(("CA",), root="/data/" + hostile)]
     for spec in specs:
-        r = Reproduction(spec, ModelSpec("logistic"), hostile, 1.0, 1e-6, seed=seed)
+        r = plan_for(spec, ModelSpec("logistic"), hostile, 1.0, 1e-6, seed=seed)
         for code in codes(r):
             compile(code, "reproduce", "exec")
             assert hostile in literals(code)  # the coefficient's name, whole
@@ -210,14 +222,14 @@ def test_a_file_is_named_by_its_last_component():
 
 def test_without_a_seed_the_header_says_fresh_noise_and_a_new_release():
     for spec in (CsvSpec("0" * 64, "f.csv"), AcsSpec(("CA",))):
-        code = script(Reproduction(spec, ModelSpec("logistic"), "x0", 4.0, 1e-6))
+        code = script(plan_for(spec, ModelSpec("logistic"), "x0", 4.0, 1e-6))
         head = code.split("\n\n", 1)[0]
         assert all(line.startswith("# ") for line in head.splitlines())
         assert "FRESH noise from the operating system" in head and "cannot be drawn again" in head
         assert "NEW release that spends (ε, δ) = (4.0, 1e-06)" in head and "OUTSIDE any privacy ledger" in head
         assert "SEED = None" in code and "seeded TEACHING" not in code
         assert "0" * 64 not in code  # a digest of the data is not published with a rerun
-    synthetic = script(Reproduction(DATA, MODEL, "x0", 4.0, 1e-6)).split("\n\n", 1)[0]
+    synthetic = script(plan_for(DATA, MODEL, "x0", 4.0, 1e-6)).split("\n\n", 1)[0]
     assert "FRESH noise" in synthetic and "synthetic" in synthetic and "NEW release" not in synthetic
     seeded = script(SETTINGS["coordinate"]).split("\n\n", 1)[0]
     assert "seeded TEACHING run exactly: noise seed 7" in seeded and "NOT a private release" in seeded
@@ -227,7 +239,7 @@ def test_without_a_seed_the_header_says_fresh_noise_and_a_new_release():
 def test_a_rerun_without_a_seed_draws_fresh_noise(tmp_path):
     """Two runs of the unseeded script print different values: the noise is drawn again (a tie has
     probability 0 under the normal draw)."""
-    code = script(Reproduction(DATA, MODEL, "x2", 8.0, 1e-6))
+    code = script(plan_for(DATA, MODEL, "x2", 8.0, 1e-6))
     first, second = (printed(run_script(code, tmp_path))["value"] for _ in range(2))
     assert first != second
 
@@ -241,7 +253,7 @@ def test_a_rerun_without_a_seed_draws_fresh_noise(tmp_path):
 def test_unusable_settings_are_input_errors(bad):
     settings = dict(data=DATA, model=MODEL, target="x0", epsilon=4.0, delta=1e-6) | bad
     with pytest.raises(InputError):
-        Reproduction(**settings)
+        plan_for(**settings)
 
 
 # ---------------------------------------------------------------- the Pipeline page's downloads
@@ -274,7 +286,7 @@ def test_the_pipeline_offers_the_teaching_runs_code(downloads, tmp_path):
 
 def test_an_unseeded_teaching_run_gives_code_with_fresh_noise(downloads):
     at = pipeline(direction="1, -1, 0, 0, 0")
-    assert at.session_state["teaching_run"].seed is None
+    assert at.session_state["teaching_run"].plan.seed is None
     name, code = downloads["text/x-python"]
     assert name == "reproduce_u.py"
     text = code.decode()
@@ -284,7 +296,7 @@ def test_an_unseeded_teaching_run_gives_code_with_fresh_noise(downloads):
 
 def test_numpy_scalars_are_written_as_python_literals():
     """numpy 2 writes np.float64(4.0) and np.int64(7): the code holds plain literals of the same values."""
-    r = Reproduction(SyntheticSpec("robust", np.int64(N), 5, np.float64(1.0), 1.0, np.int64(0)), MODEL, "x2",
+    r = plan_for(SyntheticSpec("robust", np.int64(N), 5, np.float64(1.0), 1.0, np.int64(0)), MODEL, "x2",
                      np.float64(8.0), np.float64(1e-6), level=np.float64(0.9), seed=np.int64(7),
                      split=(np.float64(1.0), 1, 2.5))
     code = script(r)

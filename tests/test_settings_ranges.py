@@ -2,7 +2,7 @@
 
 For each setting, values just inside and just outside its range go to all three surfaces: the command line (exit
 status 0 or 2), the library call that takes the setting (returns or raises InputError) and the app's link parser
-(ui.state.link_value: used or ignored with a notice). A surface that took a value the others refuse fails. (A
+(ui.params.link_value: used or ignored with a notice). A surface that took a value the others refuse fails. (A
 declared response bound must also be certifiable for the data's n and d, which a link cannot know: that refusal
 comes from n and d at load time, tests/test_fit_exact.py.)
 """
@@ -24,7 +24,7 @@ from core.methods.compare import compare
 from core.privacy.accounting import split_budget
 from core.privacy.gaussian import check_total_budget
 from core.settings import RANGES
-from ui.state import PARAMS, link_value
+from ui.params import PARAMS, link_value
 
 RELEASE = ["release", "--synthetic", "--n", "400", "--d", "2", "--sample-seed", "1", "--coordinate", "0"]
 BUDGET = ["--epsilon", "4", "--delta", "1e-6"]

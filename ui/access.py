@@ -1,7 +1,7 @@
 """Who is at this browser, and whether they may spend (core.privacy.access): a reader, a signed-in analyst, or the
 browser on the server's own machine.
 
-The session keeps only the signed-in analyst's name (ANALYST), never a key: the key is typed into a form that
+The session keeps only the signed-in analyst's name (ui.keys.ANALYST), never a key: the key is typed into a form that
 clears itself, checked by the ledger (throttled, logged without it) and dropped. Every run asks the ledger again
 whether that analyst may still spend, so a revocation ends an open session at once. With an identity provider
 configured (`[auth]` in .streamlit/secrets.toml), Streamlit's `st.login` signs in instead, and the analyst is the
@@ -18,11 +18,9 @@ from streamlit.errors import StreamlitSecretNotFoundError
 
 from core.errors import PspError
 from core.privacy.access import LOCAL, AccessError, Spender, loopback, refusal
-from ui import state
+from ui import keys, params, release
 
 _LOG = logging.getLogger("psp.access")
-ANALYST = "analyst"  # the signed-in analyst's name
-SIGNED_OUT = "signed_out"  # why the last run signed the analyst out (shown once)
 KEY_FIELD = "access_key"  # the sign-in form's key field, emptied by its own callback
 FORWARDED = ("x-forwarded-for", "forwarded", "x-real-ip")  # a proxy relayed this browser: not the server's own
 
@@ -52,16 +50,16 @@ def _on_this_machine() -> bool:
 def spender() -> Spender | None:
     """Who may be charged from this browser now: the signed-in analyst (if the ledger still lets them spend), the
     analyst registered for the identity provider's e-mail, the server's own browser, or None (a reader)."""
-    name = st.session_state.get(ANALYST)
+    name = keys.ANALYST.get()
     if name is not None:
         try:
-            return state.ledger().analyst_spender(name)
+            return release.ledger().analyst_spender(name)
         except PspError as exc:  # revoked, expired or gone: signed out at once, the whole page redrawn
-            st.session_state.pop(ANALYST, None)
-            st.session_state[SIGNED_OUT] = str(exc)
+            keys.ANALYST.pop()
+            keys.SIGNED_OUT.set(str(exc))
             st.rerun()  # from a fragment too: the sidebar must not still name the analyst
     if identity_provider() and st.user.is_logged_in and st.user.get("email"):
-        found = state.ledger().by_email(str(st.user.get("email")))
+        found = release.ledger().by_email(str(st.user.get("email")))
         if found is not None:
             return found
     return LOCAL if _on_this_machine() else None
@@ -71,7 +69,7 @@ def decide() -> tuple[Spender | None, str | None]:
     """This browser's spender and why it may not spend (core.privacy.access.refusal), or None; LedgerUnavailable when
     it cannot tell."""
     who = spender()
-    return who, refusal(who, state.locked(), state.ledger().has_analysts())
+    return who, refusal(who, params.locked(), release.ledger().has_analysts())
 
 
 def spend_refusal() -> str | None:
@@ -91,12 +89,12 @@ def require() -> Spender:
 def announce() -> str:
     """Say once, in the server's log as it starts serving, who may spend from this app; the sidebar says it too."""
     try:
-        analysts = state.ledger().has_analysts()
+        analysts = release.ledger().has_analysts()
     except PspError as exc:
         said = f"the privacy ledger cannot be used, so nobody spends: {exc}"
     else:
         said = ("registered analysts spend within their shares" if analysts else
-                "nobody spends from the app until the curator registers an analyst" if state.locked() else
+                "nobody spends from the app until the curator registers an analyst" if params.locked() else
                 "no analysts are registered: only a browser on this machine spends")
     _LOG.warning("who may spend: %s", said)
     return said
@@ -104,26 +102,26 @@ def announce() -> str:
 
 def sign_in_box(sb: DeltaGenerator) -> None:
     """The sidebar's analyst section in publish mode: who spends from here, and a sign-in or sign-out."""
-    notice = st.session_state.pop(SIGNED_OUT, None)
+    notice = keys.SIGNED_OUT.pop()
     if notice:
         sb.warning(notice, icon=":material/logout:")
     try:
-        who, analysts = spender(), state.ledger().has_analysts()
+        who, analysts = spender(), release.ledger().has_analysts()
     except PspError:  # an unusable ledger: the ledger line says so
         return
     if who is not None and who.kind == "analyst":
         sb.markdown(f"**Analyst** · {who.name}, within the share the data's curator granted")
         try:
-            left_e, left_d = state.remaining(who)
+            left_e, left_d = release.remaining(who)
             sb.caption(f"What you may still spend on these people: ε = {left_e:g}, δ = {left_d:g}")
         except PspError:  # no data loaded, or no cap: the ledger line says so
             pass
-        if st.session_state.get(ANALYST) is not None:
+        if keys.ANALYST.get() is not None:
             sb.button("Sign out", key="sign_out", on_click=sign_out, icon=":material/logout:")
         return
     if not analysts:
         sb.caption("No analysts are registered: only the curator's command line publishes."
-                   if state.locked() else "No analysts are registered: only a browser on the server's own machine "
+                   if params.locked() else "No analysts are registered: only a browser on the server's own machine "
                    "spends this budget.")
         return
     if identity_provider() and not st.user.is_logged_in:
@@ -144,13 +142,13 @@ def _submitted() -> None:
 def sign_in(key: str) -> None:
     """Check the key with the ledger (throttled, logged without it) and keep only the analyst's name."""
     try:
-        who = state.ledger().sign_in(key, _source())
+        who = release.ledger().sign_in(key, _source())
     except PspError as exc:
-        st.session_state[SIGNED_OUT] = str(exc)
+        keys.SIGNED_OUT.set(str(exc))
         return
-    st.session_state[ANALYST] = who.name
-    st.session_state.pop(SIGNED_OUT, None)
+    keys.ANALYST.set(who.name)
+    keys.SIGNED_OUT.pop()
 
 
 def sign_out() -> None:
-    st.session_state.pop(ANALYST, None)
+    keys.ANALYST.pop()

@@ -1,7 +1,7 @@
 """Streamlit caches of the deterministic computations of the Pipeline and the attacker's view: teaching ones (NOT
 private) and the budget's privacy profile (public); never noise.
 
-Each is keyed on the data and model settings (ui.state.data_spec and model_spec) and on the settings it reads;
+Each is keyed on the data and model settings (ui.loaded.data_spec and model_spec) and on the settings it reads;
 the prepared problem itself is passed unhashed (`_problem`), as those keys identify it.
 """
 

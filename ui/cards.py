@@ -23,7 +23,7 @@ from core.privacy.accounting import Budget, basic_shares
 from core.teaching import whatif
 from core.teaching.aids import WHATIF_EPS, Steps, falling_path, rising_path
 from core.teaching.diagnosis import MOSTLY_PROJECTED, bottom_advice, diagnose, fit_diagnosis, projection
-from ui import cache, state
+from ui import cache, loaded, params
 from ui.charts import chart, sketch
 from ui.figures import eigenvalue_names, profile_figure, region_figure, staircase
 from ui.format import Metric, helped, interval, label, metric_row, noise_source, num, opened, presenting, tagged
@@ -106,7 +106,7 @@ def stage0_card(problem: Problem, data: Dataset, j: int | None) -> None:
         )
         if not f.has_minimiser:
             why = fit_diagnosis(problem, projection(data.X, problem))
-            then = FALLBACK_NOTE if state.fallback() else ""
+            then = FALLBACK_NOTE if loaded.fallback() else ""
             st.warning(f"No certified minimiser ({f.status.replace('_', ' ')}), a non-private diagnosis: "
                        f"{why}. The private stages take λ_min = 0, so Algorithm 5 releases nothing (⊥) through the "
                        f"certificates, exactly as for a neighbouring data set{then}.", icon=":material/report:")
@@ -208,7 +208,7 @@ def lambda_min_card(run: PrivateRun, problem: Problem | None) -> None:
             result, count = bound_metrics(b, "min")
             metric_row(result)
             details("The count, its noise and the margin", "lmin_details", count)
-            bound_figures(b, lambda: (cache.lambda_min_path(state.data_spec(), state.model_spec(), problem),
+            bound_figures(b, lambda: (cache.lambda_min_path(loaded.data_spec(), loaded.model_spec(), problem),
                                       falling_path(problem, b.lambda_hat)), "min", "lmin")
             formulas(LAMBDA_MIN_FORMULAS)
 
@@ -280,7 +280,7 @@ def what_if(problem: Problem, b: Budget) -> None:
         "fixed as n changes, under basic composition at this δ and split. At these points the test passes "
         "about half the time; the 95 % points below add the margin the certificates' noise needs."
     )
-    keys = (state.data_spec(), state.model_spec(), b.delta_total, state.split())
+    keys = (loaded.data_spec(), loaded.model_spec(), b.delta_total, params.split())
     try:
         eps_min = cache.smallest_epsilon(*keys, problem)
         n_min = cache.smallest_n(*keys, b.epsilon_total, problem)
@@ -393,7 +393,7 @@ def release_card(run: PrivateRun, name: str, problem: Problem | None) -> None:
                     icon=":material/alt_route:")
             st.caption(curvature_caption(r))
         elif not released:
-            st.warning(f"⊥ (nothing released): {r.reason}. {bottom_advice(state.loss_name())}",
+            st.warning(f"⊥ (nothing released): {r.reason}. {bottom_advice(loaded.loss_name())}",
                        icon=":material/block:")
         shown = [
             (label(r, "status", "Status"), "released" if released else "fallback" if fell_back else "⊥",

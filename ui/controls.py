@@ -1,6 +1,6 @@
 """The Pipeline's settings widgets (coefficient, budget, model, noise), and the budget they set.
 
-Every widget's key is a setting of ui.state's registry, so its value is kept across pages and in the URL.
+Every widget's key is a setting of ui.params's registry, so its value is kept across pages and in the URL.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from core.estimator.model import MAX_LAM_REG
 from core.estimator.problem import default_coordinate
 from core.privacy.accounting import ACCOUNTINGS, Budget, make_budget
 from core.privacy.gaussian import CALIBRATIONS, certainty, delta_warning, epsilon_warning, exp_magnitude
-from ui import state
+from ui import params, release
 from ui.format import opened, sentence
 from ui.formulas import BUDGET_STAGES, DELTA_BASIC, EPSILON_BASIC, ORACLE_INTERVAL, PRIVATE_INTERVAL, split_help
 
@@ -31,7 +31,7 @@ DELTA_GRID = tuple(float(f"{m}e{e}") for e in range(-12, -2) for m in (1, 2, 5))
 
 def budget() -> Budget:
     """The total (ε, δ), split and accounting of the settings, solved into the stages (raises InputError)."""
-    return make_budget(state.get("epsilon"), state.get("delta"), state.split(), state.get("accounting"))
+    return make_budget(params.get("epsilon"), params.get("delta"), params.split(), params.get("accounting"))
 
 
 def log_options(grid: tuple[float, ...], current: float) -> list[float]:
@@ -44,7 +44,7 @@ def fresh_noise() -> None:
     dropped. Nothing else draws noise anew in teaching mode but a change of a private setting."""
     if st.session_state.get("noise_seed") is not None:
         st.session_state["noise_seed"] = secrets.randbelow(1_000_000)
-    state.forget_teaching_run()
+    release.forget_teaching_run()
 
 
 def coordinate_options(names: tuple[str, ...]) -> tuple[str, ...]:
@@ -54,7 +54,7 @@ def coordinate_options(names: tuple[str, ...]) -> tuple[str, ...]:
     must not pick it up silently."""
     first = default_coordinate(names)
     options = ("", *(name for i, name in enumerate(names) if i != first))
-    chosen = state.get("coordinate")
+    chosen = params.get("coordinate")
     if chosen not in options:
         st.session_state["coordinate"] = ""
         if chosen != names[first]:  # a link's (or another data set's) coordinate: say so, naming it
@@ -68,7 +68,7 @@ def target_controls(names: tuple[str, ...], options: tuple[str, ...]) -> None:
     col_j, col_u = st.columns(2)
     col_j.selectbox(
         "Coordinate j", options, key="coordinate", format_func=lambda name: name or names[default_coordinate(names)],
-        disabled=bool(state.get("direction").strip()),
+        disabled=bool(params.get("direction").strip()),
         help="u = e_j: Algorithm 5 releases the coefficient u^T θ(P_n) of the estimator (1)",
     )
     col_u.text_input(
@@ -81,13 +81,13 @@ def target_controls(names: tuple[str, ...], options: tuple[str, ...]) -> None:
 def budget_controls() -> None:
     col_e, col_d = st.columns(2)
     col_e.select_slider(
-        "Total ε (log scale)", log_options(EPS_GRID, state.get("epsilon")), key="epsilon", format_func="{:g}".format,
+        "Total ε (log scale)", log_options(EPS_GRID, params.get("epsilon")), key="epsilon", format_func="{:g}".format,
         persist_state=KEEP,
         help=f"Total ε of Algorithm 5. Basic composition (SPEC §6, Lemma 2.5): ε = {EPSILON_BASIC}; "
         "PLD accounting solves the stages so that the privacy-loss-distribution total is ε",
     )
     col_d.select_slider(
-        "Total δ (log scale)", log_options(DELTA_GRID, state.get("delta")), key="delta", format_func="{:g}".format,
+        "Total δ (log scale)", log_options(DELTA_GRID, params.get("delta")), key="delta", format_func="{:g}".format,
         persist_state=KEEP,
         help=f"Total δ. Basic composition (SPEC §6): δ = {DELTA_BASIC}, with δ_a, δ_b "
         "the certificates' failure probabilities (Proposition 6.1) and δ_c that of σ(ε_c, δ_c) in (7)",
@@ -95,7 +95,7 @@ def budget_controls() -> None:
     cols = st.columns(5)
     for col, stage in zip(cols[:3], BUDGET_STAGES, strict=True):
         weight = stage.share[-1]
-        low, high = state.PARAMS["split_a"].bounds
+        low, high = params.PARAMS["split_a"].bounds
         col.number_input(f"Split {weight}", min_value=low, max_value=high, step=0.5, format="%g",
                          key=f"split{stage.share}", persist_state=KEEP,
                          help=f"Weight {weight} from {low:g} to {high:g}: {split_help(stage)}; δ is split in the same "
@@ -129,7 +129,7 @@ def model_controls() -> None:
         placeholder="empty = √d, the ball around the cube",
         help="R = rad₂(𝒳) = r of the ball domain, so G₀ = r·sup|h′| and G₁ = r²·sup h″ (SPEC §2)",
     )
-    low, high = state.PARAMS["response_bound"].bounds
+    low, high = params.PARAMS["response_bound"].bounds
     st.number_input(  # empty = the largest bound the fit certifies for this n and d
         "Response bound |y| ≤ B", value=None, min_value=low, max_value=high,
         format="%g", key="response_bound", placeholder="empty = the largest the fit certifies",
@@ -169,7 +169,7 @@ def noise_controls() -> None:
 def controls(names: tuple[str, ...]) -> None:
     """The Settings expander: what to release and the model, whose change refits θ(P_n) and reruns the page.
     Folded, and its widgets drawn only once it is opened (a third of a new tab's server time): the data are
-    loaded by now, the budget below is what a user changes most, and ui.state keeps the settings meanwhile."""
+    loaded by now, the budget below is what a user changes most, and the session keeps the settings meanwhile."""
     options = coordinate_options(names)
     box = opened("Settings · coordinate and model", "settings_panel", ":material/tune:")
     if box is not None:
@@ -185,13 +185,13 @@ def privacy_controls(n: int) -> None:
         st.markdown("**Privacy budget**")
         budget_controls()
         risk(n)
-        if not state.is_publish():
+        if not params.is_publish():
             noise_controls()
 
 
 def risk(n: int) -> None:
     """What the chosen (ε, δ) allows an attacker, in words, and a warning when either is weak."""
-    eps = state.get("epsilon")
+    eps = params.get("epsilon")
     st.caption(
         f"What this means: an attacker who starts 50 % sure that a given person is in the data can end at most "
         f"{certainty(eps)} sure, and any test for one person's presence has true-positive rate "
@@ -202,7 +202,7 @@ def risk(n: int) -> None:
 
 def budget_warnings(where: DeltaGenerator, n: int | None) -> None:
     """A warning in words for an ε above 5 and, when n is known, a δ not below 1/n (core.privacy.gaussian)."""
-    eps, delta = state.get("epsilon"), state.get("delta")
+    eps, delta = params.get("epsilon"), params.get("delta")
     for warning in (epsilon_warning(eps), None if n is None else delta_warning(delta, n)):
         if warning is not None:
             where.warning(sentence(warning), icon=":material/warning:")

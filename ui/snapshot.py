@@ -19,7 +19,7 @@ from ui.formulas import FIT, STAGES, Stage
 if TYPE_CHECKING:
     from core.data import Dataset
     from core.mechanisms.pipeline import Problem
-    from ui.state import TeachingRun
+    from ui.release import TeachingRun
 
 MARK = " [NOT PRIVATE]"
 
@@ -70,14 +70,14 @@ def stage_rows(stage: Stage, rec: TeachingRun, problem: Problem) -> list[str]:
 
 def teaching_snapshot(rec: TeachingRun, problem: Problem, data: Dataset) -> str:
     """A teaching run as a small markdown file, unlike the Report's format and labelled on its first line."""
-    run, b, f, g = rec.run, rec.budget, problem.fit, problem.geometry
-    if rec.seed is None:
+    run, b, f, g = rec.run, rec.plan.budget, problem.fit, problem.geometry
+    if rec.plan.seed is None:
         noise = ("fresh noise from the operating system; the run was charged to no ledger and can be drawn again "
                  "at will, so picking among draws spends privacy that nothing counts")
     else:
-        noise = f"seed {rec.seed}; anyone who knows the seed can replay the draw and subtract the noise"
+        noise = f"seed {rec.plan.seed}; anyone who knows the seed can replay the draw and subtract the noise"
     lines = [
-        snapshot_label(rec.seed),
+        snapshot_label(rec.plan.seed),
         "",
         "A teaching run of Algorithm 5 (Asi, Duchi & Talwar 2025) saved from the Pipeline page. It is NOT a "
         "release and must not be shared as a result: it was charged to no privacy budget, and it lists numbers "
@@ -88,10 +88,10 @@ def teaching_snapshot(rec: TeachingRun, problem: Problem, data: Dataset) -> str:
         "",
         f"- data: {data.source} [NOT PRIVATE: may hold counts of the raw data]; n = {f.n:,}, d = {f.d}",
         f"- model: loss {g.loss.name}, domain {g.domain}, λ_reg = {f.lam_reg:g}",
-        f"- coefficient: {rec.coordinate}, u = {snapshot_value(run.u)}",
+        f"- coefficient: {rec.plan.name}, u = {snapshot_value(run.u)}",
         f"- budget setting (not charged): ε = {b.epsilon_total:g}, δ = {b.delta_total:g}, {b.accounting} accounting, "
         f"split a : b : c = {' : '.join(f'{w:g}' for w in b.split)}",
-        f"- calibration: {rec.calibration}; interval level {rec.level:.0%}",
+        f"- calibration: {rec.plan.calibration}; interval level {rec.plan.level:.0%}",
         f"- noise: {noise}",
         "",
         "## Numbers of this run",

@@ -20,7 +20,7 @@ epsilon barely moves, because a Laplace count's privacy loss sits at +-eps with 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -71,6 +71,7 @@ class Budget:
     epsilon_basic: float
     delta_basic: float
     accounting: str = "basic"
+    weights: tuple[float, float, float] | None = None  # the split as given to make_budget, before normalising
 
     def stages(self) -> tuple[tuple[str, StageBudget], ...]:
         """The three stages in order, by name: ("lambda_min", a), ("lambda_max", b), ("release", c)."""
@@ -236,12 +237,12 @@ def _pld_stages(epsilon: float, delta: float, split: tuple[float, float, float],
 
 def make_budget(epsilon: float, delta: float, split: tuple[float, float, float] = DEFAULT_SPLIT,
                 accounting: str = "basic") -> Budget:
-    """split_budget or split_budget_pld by name."""
-    if accounting == "basic":
-        return split_budget(epsilon, delta, split)
-    if accounting == "pld":
-        return split_budget_pld(epsilon, delta, split)
-    raise BudgetError(f"unknown accounting {accounting!r}; choose 'basic' or 'pld'")
+    """split_budget or split_budget_pld by name, keeping the split's weights as given: the same call on them gives
+    the same stages bit for bit (a normalised split, normalised again, may differ in the last bit)."""
+    if accounting not in ACCOUNTINGS:
+        raise BudgetError(f"unknown accounting {accounting!r}; choose 'basic' or 'pld'")
+    budget = split_budget(epsilon, delta, split) if accounting == "basic" else split_budget_pld(epsilon, delta, split)
+    return replace(budget, weights=tuple(float(w) for w in split))
 
 
 # ---------------------------------------------------------------- the privacy profile delta(eps)

@@ -35,11 +35,11 @@ from core.mechanisms.release import interval_half_width
 from core.mechanisms.stability import StabilityTest
 from core.mechanisms.table import planned_half_width
 from core.privacy.accounting import ACCOUNTINGS, RELEASE_SPLIT, Budget, make_budget
-from core.privacy.gaussian import CALIBRATIONS, MAX_DELTA, MAX_EPSILON, MIN_EPSILON, normal_quantile, sigma
+from core.privacy.gaussian import CALIBRATIONS, MAX_EPSILON, MIN_EPSILON, normal_quantile, sigma
+from core.settings import check
 from core.teaching.whatif import N_MAX, Curvature, noise_free_test, pass_probability
 
 MAX_D = 10_000  # the largest dimension a plan accepts; the recursions' constants grow with r = sqrt(d) on the cube
-MAX_SPLIT = 1e3  # the split's weights lie in [1/MAX_SPLIT, MAX_SPLIT], as the app's split controls
 EPSILON_RATIO = 1.001  # the epsilon search stops when its bracket's ratio is at most this
 BRACKET = 1.25  # the PLD epsilon search's bracketing factor around the basic-accounting answer
 PLAN_NOTE = ("A plan from assumptions, not a measurement: it reads no data, so it is not a private release and "
@@ -81,7 +81,7 @@ class Assumptions:
 
     def __post_init__(self) -> None:
         self._check_choices()
-        if not (is_integer(self.d) and 1 <= self.d <= MAX_D):
+        if not (is_integer(self.d) and 1 <= self.d <= MAX_D):  # a planned d, not the loaded data's: above theirs
             raise InputError(f"Dimension d must be an integer from 1 to {MAX_D:,}, got {self.d!r}.")
         if not (is_integer(self.n) and self.d < self.n <= N_MAX):
             raise InputError(f"Sample size n must be an integer above d = {self.d} and at most {N_MAX:,}, "
@@ -91,14 +91,13 @@ class Assumptions:
                     why=" (G₁ = r² sup h″, which bounds every Hessian of this loss on this domain)")
         _check_real(self.lambda_min, "Assumed λmin", 0.0, float(self.lambda_max), open_lo=True,
                     why=" (the assumed λmax)")
-        _check_real(self.epsilon, "Total ε", MIN_EPSILON, MAX_EPSILON)
-        _check_real(self.delta, "Total δ", 0.0, MAX_DELTA, open_lo=True)
-        if not (is_real(self.level) and 0.0 < self.level < 1.0):
-            raise InputError(f"Interval level must be a number strictly between 0 and 1, got {self.level!r}.")
-        if not (isinstance(self.split, tuple) and len(self.split) == 3
-                and all(is_real(w) and 1.0 / MAX_SPLIT <= w <= MAX_SPLIT for w in self.split)):
-            raise InputError(f"Split must be three weights from {1 / MAX_SPLIT:g} to {MAX_SPLIT:g} "
-                             f"(λ̂min, λ̂max, release), got {self.split!r}.")
+        check("epsilon", self.epsilon, "Total ε")
+        check("delta", self.delta, "Total δ")
+        check("level", self.level, "Interval level")
+        if not (isinstance(self.split, tuple) and len(self.split) == 3):
+            raise InputError(f"Split must be three weights (λ̂min, λ̂max, release), got {self.split!r}.")
+        for w in self.split:
+            check("split", w, "Split weight")
 
     def _check_choices(self) -> None:
         for label, value, choices in (("Loss", self.loss, tuple(LOSSES)), ("Covariate domain", self.domain, DOMAINS),

@@ -1,0 +1,132 @@
+"""Which data and which model the settings name, loaded and fitted once.
+
+Which data and which model are core's identity objects (`core.data.spec`, `core.estimator.model`), built from the
+settings by `data_spec()` and `model_spec()`: they are the only keys of the data and fit caches, of the ledger (by
+`population()`, the people in the data) and of every staleness check. Synthetic and census data and their fits are
+cached per server on those keys (public settings name them); an upload's, in its own session only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import streamlit as st
+
+from core.data import Dataset
+from core.data.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, file_spec
+from core.errors import DataError, PspError
+from core.estimator.model import ModelSpec
+from core.estimator.problem import Problem
+from core.mechanisms.fallback import falls_back
+from core.mechanisms.pipeline import prepare_spec
+from ui import keys
+from ui.params import get
+
+
+@dataclass(frozen=True)
+class Upload:
+    """An uploaded file: its name, its bytes and the spec naming it (the digest is computed once)."""
+
+    name: str = field(compare=False)
+    content: bytes = field(repr=False, compare=False)
+    spec: CsvSpec | PumsSpec
+
+    @classmethod
+    def of(cls, name: str, content: bytes) -> Upload:
+        return cls(name, content, file_spec(name, content))
+
+    @property
+    def is_pums(self) -> bool:
+        """Whether the file is an ACS PUMS person file (core.data.spec decided it from the header)."""
+        return isinstance(self.spec, PumsSpec)
+
+
+def follow_the_data() -> None:
+    """The domain follows the data when they change (a new session's link, the Data page's source, an upload): the
+    data spec's default_domain (core.data.spec: the ball of the census encoding's public radius, else the cube), with
+    the radius that goes with it. A link's domain, or a later choice in the Pipeline, overrides it."""
+    try:
+        domain = data_spec().default_domain
+    except PspError:  # no file uploaded yet: nothing to follow
+        return
+    st.session_state["domain"], st.session_state["radius"] = domain, None
+
+
+def data_spec() -> DataSpec:
+    """Which data the settings name (core.data.spec): the only key of the data cache, the ledger and staleness."""
+    source = get("source")
+    if source.startswith("synthetic"):
+        return SyntheticSpec(source.removeprefix("synthetic_"), get("n"), get("d"), get("theta_norm"),
+                             get("noise_scale"), get("sample_seed"))
+    if source == "acs":
+        return AcsSpec(get("states"), get("year"), get("horizon"), get("acs_root") or None, get("acs_n"),
+                       get("sample_seed"), get("download"), get("with_replacement"))
+    upload = keys.UPLOAD.get()
+    if upload is None:
+        raise DataError("no file uploaded yet: choose a CSV on the Data page")
+    return replace(upload.spec, response=get("response")) if isinstance(upload.spec, CsvSpec) else upload.spec
+
+
+def loss_name() -> str:
+    """The loss the source fixes (synthetic, census), else the one chosen for an uploaded CSV."""
+    try:
+        return data_spec().fixed_loss or get("upload_loss")
+    except PspError:
+        return get("upload_loss")
+
+
+def model_spec() -> ModelSpec:
+    """Which model the settings name (core.estimator.model), resolved on the loaded data (the ball's radius sqrt(d))."""
+    domain = get("domain")
+    model = ModelSpec(loss_name(), domain, get("radius") if domain == "ball" else None, get("lam_reg"),
+                      get("response_bound"))
+    return model.resolve(dataset().d, data_spec().public_radius)
+
+
+@st.cache_resource(max_entries=3, show_spinner="Loading the data…")
+def _load(spec: DataSpec) -> Dataset:
+    """Synthetic and census data, shared by every session (public settings name them); never an upload."""
+    return spec.load()
+
+
+def _session_cached(key: tuple, make: Callable[[], Any]) -> Any:
+    """An uploaded file's data and fits live in its own session: never in a process-wide cache that another
+    session could read or evict. One upload at a time is kept."""
+    kept = keys.UPLOADED.setdefault({})
+    if key not in kept:
+        if key[0] != next(iter(kept), (None,))[0]:
+            kept.clear()  # another file: drop the old one's data
+        kept[key] = make()
+    return kept[key]
+
+
+def dataset() -> Dataset:
+    """The loaded data set (cached on its spec); raises InputError with the library's message."""
+    spec = data_spec()
+    upload = keys.UPLOAD.get()
+    if upload is not None and isinstance(spec, CsvSpec | PumsSpec) and spec.digest == upload.spec.digest:
+        return _session_cached((spec, None), lambda: spec.load(upload.content))  # any label column of the upload
+    return _load(spec)
+
+
+@st.cache_resource(max_entries=3, show_spinner="Fitting θ(Pₙ) (stage 0)…")
+def _prepare(spec: DataSpec, model: ModelSpec, _data: Dataset) -> Problem:
+    return prepare_spec(_data, model, spec)
+
+
+def problem() -> Problem:
+    """The prepared problem (validated, projected, fitted): cached on the data and model specs only."""
+    spec, model, data = data_spec(), model_spec(), dataset()
+    if isinstance(spec, (CsvSpec, PumsSpec)):
+        return _session_cached((spec, model), lambda: prepare_spec(data, model, spec))
+    return _prepare(spec, model, data)
+
+
+
+
+def fallback() -> bool:
+    """Whether a failed test (14) falls back to objective perturbation (core.mechanisms.fallback.falls_back: "auto" for
+    logistic data, as on the command line)."""
+    return falls_back(get("fallback"), loss_name())

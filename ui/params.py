@@ -1,0 +1,239 @@
+"""The app's settings: one registry (PARAMS), kept across pages and mirrored in the URL.
+
+Every setting has a key, a default and a parser; its range is core.settings's. `ui.session.init()` fills
+st.session_state from the link's query parameters (or the defaults) on a session's first run; widgets use the same
+keys; `sync_url()` runs last and writes every non-default setting back into the URL, so a link reproduces the view.
+A link value that cannot be used is replaced by its default and named in a notice (ui.keys.IGNORED), never an error
+page. Deployment settings (publish-only, the default cap) are read here too, from the environment or the secrets.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import streamlit as st
+from streamlit.errors import StreamlitSecretNotFoundError
+
+from core.estimator.geometry import MAX_RADIUS, MIN_RADIUS
+from core.mechanisms.fallback import FALLBACK_CHOICES
+from core.methods.compare import METHODS, check_methods
+from core.privacy.accounting import RELEASE_SPLIT
+from core.privacy.charge import default_cap
+from core.settings import RANGES
+from ui import keys
+
+SOURCES = {
+    "synthetic_robust": "Synthetic robust regression",
+    "synthetic_logistic": "Synthetic logistic regression",
+    "acs": "ACS income (census files)",
+    "upload": "Upload a CSV",
+}
+MODES = {"teaching": "Teaching", "publish": "Publish"}
+
+
+def _opt_int(text: str) -> int | None:
+    return None if text in ("", "none") else int(text)
+
+
+def _opt_float(text: str) -> float | None:
+    return None if text in ("", "none") else float(text)
+
+
+def _bool(text: str) -> bool:
+    if text.lower() not in ("1", "true", "yes", "0", "false", "no"):
+        raise ValueError(text)
+    return text.lower() in ("1", "true", "yes")
+
+
+def _methods(text: str) -> list[str]:
+    """Distinct Compare methods, comma-separated: an empty or unknown name raises InputError, a ValueError."""
+    names = [name.strip() for name in text.split(",")]
+    if len(set(names)) < len(names):
+        raise ValueError("a method named twice")  # a mangled link, not a choice
+    return list(check_methods(names))
+
+
+@dataclass(frozen=True)
+class Param:
+    default: Any
+    parse: Callable[[str], Any]
+    choices: tuple | None = None
+    bounds: tuple[float, float] | None = None  # the closed range a link's value must lie in (the widget's range)
+
+
+SEED_MAX = RANGES["seed"].high
+
+
+def _range(name: str) -> tuple[float, float]:
+    """A setting's closed range, the one core.settings gives every surface."""
+    return RANGES[name].low, RANGES[name].high
+
+
+PARAMS: dict[str, Param] = {
+    # data
+    "source": Param("synthetic_robust", str, tuple(SOURCES)),
+    "n": Param(100_000, int, bounds=_range("n")),
+    "d": Param(5, int, bounds=_range("d")),
+    "theta_norm": Param(1.0, float, bounds=_range("scale")),
+    "noise_scale": Param(1.0, float, bounds=_range("scale")),
+    "sample_seed": Param(0, int, bounds=_range("seed")),
+    "states": Param("CA", str),
+    "year": Param(2018, int, bounds=(2014, 2100)),
+    "horizon": Param("1-Year", str, ("1-Year", "5-Year")),
+    "acs_root": Param("", str),
+    "acs_n": Param(None, _opt_int, bounds=(1, RANGES["n"].high)),
+    "download": Param(False, _bool),
+    "with_replacement": Param(False, _bool),
+    "upload_loss": Param("logistic", str, ("robust", "logistic")),
+    "response": Param("y", str),  # an uploaded CSV's label or response column
+    # model
+    "lam_reg": Param(0.0, float, bounds=_range("lam_reg")),
+    "domain": Param("cube", str, ("cube", "ball")),
+    "radius": Param(None, _opt_float, bounds=(MIN_RADIUS, MAX_RADIUS)),
+    "response_bound": Param(None, _opt_float, bounds=_range("response_bound")),
+    # privacy
+    "epsilon": Param(4.0, float, bounds=_range("epsilon")),
+    "delta": Param(1e-6, float, bounds=_range("delta")),
+    "split_a": Param(RELEASE_SPLIT[0], float, bounds=_range("split")),
+    "split_b": Param(RELEASE_SPLIT[1], float, bounds=_range("split")),
+    "split_c": Param(RELEASE_SPLIT[2], float, bounds=_range("split")),
+    "calibration": Param("paper", str, ("paper", "analytic")),
+    "accounting": Param("basic", str, ("basic", "pld")),
+    "coordinate": Param("", str),
+    "direction": Param("", str),
+    "level": Param(0.95, float, bounds=_range("level")),
+    "fallback": Param("auto", str, FALLBACK_CHOICES),
+    "noise_seed": Param(None, _opt_int, bounds=_range("seed")),
+    "mode": Param("teaching", str, tuple(MODES)),
+    # display only: never a new draw
+    "present": Param(False, _bool),
+    # compare
+    "trials": Param(20, int, bounds=_range("trials")),
+    "methods": Param(list(METHODS), _methods),  # the multiselect's value, a list; never mutated in place
+}
+
+
+def _from_url(key: str, param: Param) -> Any:
+    raw = st.query_params.get(key)
+    if raw is None:
+        return param.default
+    value, why = link_value(key, raw)
+    return _ignored(key, raw, why) if why is not None else value  # a mangled link never leads to an error page
+
+
+def link_value(key: str, raw: str) -> tuple[Any, str | None]:
+    """A link's text for setting key as its value, or (None, why it cannot be used)."""
+    param = PARAMS[key]
+    try:
+        value = param.parse(raw)
+    except (TypeError, ValueError):
+        return None, "not a value of this setting"
+    if param.choices is not None and value not in param.choices:
+        return None, "not one of " + ", ".join(map(str, param.choices))
+    if isinstance(value, float) and not math.isfinite(value):
+        return None, "not a finite number"
+    if param.bounds is not None and value is not None and not param.bounds[0] <= value <= param.bounds[1]:
+        lo, hi = (int(b) if param.parse in (int, _opt_int) else b for b in param.bounds)
+        return None, f"outside the range {lo:,} to {hi:,}" if isinstance(lo, int) else f"outside {lo:g} to {hi:g}"
+    return value, None
+
+
+STREAMLIT_LINK_KEYS = ("embed", "embed_options")  # Streamlit's own link parameters
+
+
+def _unknown(key: str, raw: str) -> None:
+    """A notice for a link parameter that is no setting of the app, with the closest setting's name."""
+    close = difflib.get_close_matches(key, list(PARAMS), n=1, cutoff=0.5)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    _ignored(key if len(key) <= 40 else key[:40] + "…", raw, f"not a setting of this app{hint}")
+
+
+def _ignored(key: str, raw: str, why: str) -> Any:
+    """The default of key, with a notice naming the link's value and why it could not be used."""
+    shown = raw if len(raw) <= 40 else raw[:40] + "…"  # a hand-made link may carry anything
+    keys.IGNORED.setdefault([]).append(f"{key}={shown} ({why})")
+    return PARAMS[key].default if key in PARAMS else None
+
+
+def keep_alive() -> None:
+    """Re-assign every setting in the session: Streamlit would otherwise drop a widget's value on pages without it."""
+    for key in PARAMS:
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
+
+
+def fill() -> bool:
+    """Fill only the missing settings, from the link or the defaults (safe after widgets exist), and whether the
+    session is new (its link is read now, once). A deployment locked to publish mode forces the mode on every run,
+    whatever the link or the session say."""
+    new = not any(key in st.session_state for key in PARAMS)
+    if new:
+        for key in st.query_params:
+            if key not in PARAMS and key not in STREAMLIT_LINK_KEYS:
+                _unknown(key, st.query_params.get(key) or "")
+    for key, param in PARAMS.items():
+        if key not in st.session_state:
+            st.session_state[key] = _from_url(key, param)
+    if locked():  # nothing a user types, in a widget or a link, reaches these
+        st.session_state["mode"] = "publish"
+        st.session_state["noise_seed"] = None
+    return new
+
+
+def _deployment(name: str, default: Any) -> Any:
+    """A deployment setting: the environment variable PSP_<NAME> or the secret <name> (.streamlit/secrets.toml),
+    both set by whoever deploys the app, never by its users."""
+    raw = os.environ.get(f"PSP_{name.upper()}")
+    if raw is not None:
+        return raw
+    try:
+        return st.secrets.get(name, default)
+    except (FileNotFoundError, StreamlitSecretNotFoundError):
+        return default
+
+
+def locked() -> bool:
+    """Whether the deployment is locked to publish mode (PSP_PUBLISH_ONLY or the secret publish_only)."""
+    return str(_deployment("publish_only", "")).strip().lower() in ("1", "true", "yes")
+
+
+def deployment_caps() -> tuple[float, float]:
+    """The default cap a new ledger file starts with: core.privacy.charge.default_cap over PSP_CAP_EPSILON,
+    PSP_CAP_DELTA or the secrets of the same names, as the command line reads them."""
+    return default_cap(lambda name: _deployment(name, None))
+
+
+def get(key: str) -> Any:
+    return st.session_state.get(key, PARAMS[key].default)
+
+
+def _format(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float):
+        return f"{value:.12g}"
+    if isinstance(value, list):
+        return ",".join(value)
+    return str(value)
+
+
+def sync_url() -> None:
+    """Write every setting that differs from its default into the URL's query parameters."""
+    wanted = {k: _format(get(k)) for k, p in PARAMS.items() if get(k) != p.default}
+    if dict(st.query_params) != wanted:
+        st.query_params.from_dict(wanted)
+
+
+def split() -> tuple[float, float, float]:
+    return (get("split_a"), get("split_b"), get("split_c"))
+
+
+def is_publish() -> bool:
+    return get("mode") == "publish"
