@@ -8,7 +8,7 @@ display toggle never redraws); it charges nothing and offers its run only as a s
 TEACHING — NOT PRIVATE. Publish mode draws once per click of the release button, charges the ledger,
 and only such a charged release reaches the Report. Noise is never cached across sessions or reused
 for a release; the what-ifs, deterministic functions of the data, are cached (ui.cache). The cards
-are in ui.cards, the settings in ui.controls, the snapshot in ui.snapshot."""
+are in ui.cards and ui.release_cards, the settings in ui.controls, the snapshot in ui.snapshot."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from core.plan import preview
 from core.privacy.access import Spender
 from core.privacy.accounting import Budget
 from core.privacy.marks import public
-from ui import access, cards, controls, loaded, params, release, session, sidebar
+from ui import access, cards, controls, loaded, params, release, release_cards, session, sidebar
 from ui.boot import through_navigation
 from ui.export import reproduce_downloads
 from ui.format import md, num, released_what
@@ -45,8 +45,8 @@ def private_cards(run: PrivateRun, b: Budget, name: str, problem: Problem, publi
     cards.lambda_min_card(run, shown)
     cards.lambda_max_card(run, shown)
     cards.test_card(run, b, shown, problem.geometry, problem.n)
-    cards.release_card(run, name, shown)
-    cards.budget_card(b, run.lambda_max is not None)
+    release_cards.release_card(run, name, shown)
+    release_cards.budget_card(b, run.lambda_max is not None)
 
 
 def teaching(problem: Problem, data: Dataset, b: Budget, top: DeltaGenerator) -> None:
@@ -58,8 +58,8 @@ def teaching(problem: Problem, data: Dataset, b: Budget, top: DeltaGenerator) ->
         return
     run, name, seed = rec.run, rec.plan.name, rec.plan.seed
     with top:
-        cards.summary(run, name, seed)
-        cards.projection_note(problem)
+        release_cards.summary(run, name, seed)
+        release_cards.projection_note(problem)
         # on_click="ignore": the download needs no rerun.
         st.download_button(
             "Save teaching snapshot", teaching_snapshot(rec, problem, data), snapshot_name(name), "text/markdown",
@@ -121,7 +121,7 @@ def publish(problem: Problem, b: Budget) -> None:
     if go:
         release_once(problem, b)  # checks again: another session may have spent since this page was drawn
     if waiting is not None and rest is not None:
-        cards.preview_card(preview(waiting.plan, problem, waiting.certified), params.get("level"), rest)
+        release_cards.preview_card(preview(waiting.plan, problem, waiting.certified), params.get("level"), rest)
     others_waiting(None if waiting is None else waiting.certification.uid)  # this browser may spend, so close
     last_release(problem)
 
@@ -200,7 +200,7 @@ def table_section(problem: Problem) -> None:
     if record is None:
         return
     fitted = None if publish_mode else dict(zip(record.release.names, record.release.fitted, strict=True))
-    cards.table_view(record.document, "pipeline_table", fitted)
+    release_cards.table_view(record.document, "pipeline_table", fitted)
 
 
 def last_paid_for() -> bool:

@@ -622,7 +622,7 @@ def test_whatif_margin_opens_with_the_95_percent_points():
 def test_budget_rows_add_up_to_the_total(accounting):
     """The counted columns of the Budget card sum to the basic-composition totals shown below it, ε and δ."""
     from core.privacy.accounting import make_budget
-    from ui.cards import budget_table
+    from ui.release_cards import budget_table
 
     b = make_budget(4.0, 1e-6, (1.0, 2.0, 3.0), accounting)
     table = budget_table(b, True)
