@@ -32,7 +32,7 @@ from test_browser import (  # noqa: F401
 
 pytestmark = pytest.mark.browser  # a real browser: the full lane only
 
-# The link's settings (ui.state.PARAMS): seeded teaching noise, and data on which (14) passes at ε = 8.
+# The link's settings (ui.params.PARAMS): seeded teaching noise, and data on which (14) passes at ε = 8.
 LINK = "pipeline?noise_seed=7&n=20000&epsilon=8"
 MAX_PAGES = 3  # the Report on A4 with one ledger entry takes 2 pages
 STAMP = r"\d{4}-\d\d-\d\d \d\d:\d\d UTC"  # a charge's time as the Report shows it

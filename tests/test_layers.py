@@ -4,6 +4,7 @@ included (a cycle held together by a function-local import is still a cycle)."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -126,3 +127,15 @@ def test_a_script_written_against_the_flat_layout_still_runs(tmp_path):
     run = pipeline.run_private(pipeline.prepare_spec(spec.load(), ModelSpec("robust"), spec), 0,
                                make_budget(4.0, 1e-6, (1, 1, 18)), pipeline.make_rng(7))
     assert (status, float(value) if value != "None" else None) == (run.release.status, run.release.value)
+
+
+def test_the_readme_layout_names_every_module():
+    """A maintainer finds every module of core, ui and pages in the README's Layout, by its name in backticks."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    layout = text[text.index("## Layout"):]
+    named = set(re.findall(r"`([\w.]+)`", layout)) | set(re.findall(r"`[\w.]+/` \(`(\w+)`", layout))
+    named |= {n for group in re.findall(r"\(([^()]*)\)", layout) for n in re.findall(r"`(\w+)`", group)}
+    missing = sorted(str(path.relative_to(ROOT)) for root in (CORE, ROOT / "ui", ROOT / "pages")
+                     for path in root.rglob("*.py") if path.stem not in ("__init__", "__main__")
+                     and path.stem not in named)
+    assert not missing, missing
