@@ -3,7 +3,7 @@ privacy loss between the two, the membership game, and the baselines at the same
 
 Everything here reads both data sets, so nothing is private and the page is closed in publish mode. The pair and
 every stage's law are deterministic (ui.cache, from core.teaching.attack); the game's rounds and the baselines' draws
-are fresh noise every time, kept in the session (ui.keys.AttackRecord) only while the settings they were drawn with
+are fresh noise every time, kept in the session (ui.keys.AttackRecord) only while the plan and row they were drawn with
 hold. Layout only: every number comes from core.teaching.attack, every figure from ui.attack_figures.
 """
 
@@ -18,6 +18,7 @@ import streamlit as st
 
 from core.errors import PspError
 from core.mechanisms.pipeline import Problem
+from core.plan import ReleasePlan
 from core.privacy.accounting import Budget
 from core.privacy.gaussian import exp_magnitude
 from core.teaching import attack
@@ -118,11 +119,11 @@ def privacy_loss(laws: attack.Laws, b: Budget) -> None:
 # ---------------------------------------------------------------- the game
 
 
-def game(pair: attack.Neighbours, laws: attack.Laws, b: Budget, settings: tuple) -> None:
+def game(pair: attack.Neighbours, laws: attack.Laws, b: Budget, plan: ReleasePlan, row: int) -> None:
     st.markdown(tagged("### The membership game"))
     st.caption("A fair coin, hidden from you, picks P or P′; the real pipeline releases on it with fresh noise. "
                "Guess whether the row was in. The app scores the guesses against what (ε, δ) allows.")
-    record = keys.attack_record(settings)
+    record = keys.attack_record(plan, row)
     keys.ATTACK.set(record)  # the buttons' callbacks update the kept record before the page is drawn again
     cols = st.columns(3)
     cols[0].button("Draw a release", type="primary", key="attack_draw", on_click=draw, args=(pair, b),
@@ -204,13 +205,13 @@ def game_results(s: attack.GameScore, computer: attack.GameScore | None) -> None
 # ---------------------------------------------------------------- the baselines
 
 
-def baselines(pair: attack.Neighbours, b: Budget, settings: tuple) -> None:
+def baselines(pair: attack.Neighbours, b: Budget, plan: ReleasePlan, row: int) -> None:
     st.markdown(tagged("### What the same ε buys from each method"))
     st.caption("Each method releases the coefficient at the same total (ε, δ), on P and on P′ with the same noise "
                "draws, so the gap between the two clouds is the row's trace and their spread is the noise.")
     draws = int(st.number_input("Draws per data set", min_value=5, max_value=MAX_DRAWS, value=20, step=5,
                                 key="attack_draws", help="DP-SGD takes about a fifth of a second a draw"))
-    record = keys.attack_record(settings)
+    record = keys.attack_record(plan, row)
     key = (draws, params.get("noise_seed"))
     if st.button("Draw the baselines", key="attack_baselines"):
         with st.spinner("Drawing every method on both data sets…"):
@@ -259,18 +260,18 @@ def main() -> None:
         u, name = release.target(problem)
         b = budget_setting()
         row = chosen_row(problem)
-        target = u if isinstance(u, int) else tuple(float(x) for x in u)
+        plan = release.plan(problem, b)
+        target = plan.target
         pair = cache.neighbours(loaded.data_spec(), loaded.model_spec(), target, row, problem)
         laws = cache.laws(loaded.data_spec(), loaded.model_spec(), target, row, b, params.get("calibration"), pair)
     except PspError as exc:
         st.error(message(exc))
         return
-    settings = (loaded.data_spec(), loaded.model_spec(), target, row, b, params.get("calibration"))
     pair_summary(pair, f"`{name}`")
     stages(laws)
     privacy_loss(laws, b)
-    game(pair, laws, b, settings)
-    baselines(pair, b, settings)
+    game(pair, laws, b, plan, row)
+    baselines(pair, b, plan, row)
 
 
 main()

@@ -56,13 +56,6 @@ def direction(problem: Problem) -> tuple[int | np.ndarray, str]:
     return u, f"u ∝ ({', '.join(f'{w:g}' for w in u)})"
 
 
-def settings(methods: list[str]) -> tuple:
-    """Everything a comparison depends on: a stored result is shown only while these are unchanged."""
-    keys = ("epsilon", "delta", "accounting", "calibration", "coordinate", "direction", "trials", "noise_seed",
-            "level")
-    return (loaded.data_spec(), loaded.model_spec(), params.split(), tuple(methods), *(params.get(k) for k in keys))
-
-
 def controls() -> list[str]:
     options = METHODS + EXTRA_METHODS + FULL_VECTOR_METHODS
     methods = st.multiselect(
@@ -246,14 +239,14 @@ def main() -> None:
         f"{budget.delta_total:g}) ({budget.accounting} accounting, {params.get('calibration')} calibration), "
         f"{noise}. The oracle {NOT_PRIVATE} adds noise scaled to the local sensitivity: a yardstick, not a mechanism."
     )
-    key = settings(methods)
+    plan, chosen, trials = release.plan(problem, budget, params.get("noise_seed")), tuple(methods), params.get("trials")
     if st.button("Run comparison", type="primary", key="run_comparison", disabled=not methods):
         try:
-            keys.COMPARISON.set(keys.ComparisonRecord(key, run(problem, u, budget, methods)))
+            keys.COMPARISON.set(keys.ComparisonRecord(plan, chosen, trials, run(problem, u, budget, methods)))
         except PspError as exc:
             st.error(message(exc))
             return
-    stored = keys.comparison(key)
+    stored = keys.comparison(plan, chosen, trials)
     if stored is None:
         st.caption("Press **Run comparison**: it runs every chosen method K times, which can take a while.")
         return

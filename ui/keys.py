@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from core.data.spec import DataSpec
     from core.estimator.model import ModelSpec
     from core.methods.compare import Comparison
+    from core.plan import ReleasePlan
     from core.teaching.attack import GameScore, Round
     from ui.loaded import Upload
     from ui.release import PublishedRelease, TableRecord, TeachingRun
@@ -47,19 +48,23 @@ class Entry(Generic[T]):
 
 @dataclass(frozen=True)
 class ComparisonRecord:
-    """The Compare page's last comparison and the settings it was made with (shown only while they hold)."""
+    """The Compare page's last comparison: the plan every method released (its target, budget, calibration, level
+    and seed), the methods and their draws, and the result (shown only while they hold)."""
 
-    settings: tuple
+    plan: ReleasePlan
+    methods: tuple[str, ...]
+    trials: int
     result: Comparison
 
 
 @dataclass(frozen=True)
 class AttackRecord:
     """The attacker's view's game (guessed rounds, the round waiting for a guess, the computer's score) and its
-    baselines (with the draws and seed they were drawn with), for one set of settings (shown only while they hold).
+    baselines (with the draws and seed they were drawn with), for one plan and one row (shown only while they hold).
     The secret of a waiting round stays on the server."""
 
-    settings: tuple
+    plan: ReleasePlan
+    row: int
     rounds: tuple[Round, ...] = ()
     pending: Round | None = None
     computer: GameScore | None = None
@@ -113,13 +118,14 @@ WIDGETS: dict[str, str] = {  # every widget's key but the settings' own (a setti
 }
 
 
-def attack_record(settings: tuple) -> AttackRecord:
-    """The kept game and baselines if drawn with these settings, else a fresh record."""
+def attack_record(plan: ReleasePlan, row: int) -> AttackRecord:
+    """The kept game and baselines if drawn for this plan and row, else a fresh record."""
     record = ATTACK.get()
-    return record if record is not None and record.settings == settings else AttackRecord(settings)
+    return record if record is not None and (record.plan, record.row) == (plan, row) else AttackRecord(plan, row)
 
 
-def comparison(settings: tuple) -> Comparison | None:
-    """The last comparison, if it was made on exactly these settings."""
+def comparison(plan: ReleasePlan, methods: tuple[str, ...], trials: int) -> Comparison | None:
+    """The last comparison, if it was made for exactly this plan, these methods and draws."""
     record = COMPARISON.get()
-    return record.result if record is not None and record.settings == settings else None
+    kept = record is not None and (record.plan, record.methods, record.trials) == (plan, methods, trials)
+    return record.result if kept else None
