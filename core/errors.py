@@ -33,6 +33,14 @@ class PspError(Exception):
     """The root: a message that says what is wrong and what to do.
 
     setting names the control to change (one of SETTINGS), or None when the message names none.
+
+    >>> err = DataError("pass {loss} logistic", setting="loss")
+    >>> str(err), err.setting  # the command line's wording names its option
+    ('pass --loss logistic', 'loss')
+    >>> err.render(lambda setting: f"the {setting.title()} menu")  # another surface names its own control
+    'pass the Loss menu logistic'
+    >>> isinstance(err, InputError) and isinstance(err, ValueError)
+    True
     """
 
     def __init__(self, message: str, setting: str | None = None) -> None:
@@ -107,7 +115,14 @@ def is_real(x: object) -> bool:
 
 
 def check_seed(seed: object, what: str) -> None:
-    """Raise InputError unless seed is None or an integer from 0 to MAX_SEED (what names it, e.g. "--seed")."""
+    """Raise InputError unless seed is None or an integer from 0 to MAX_SEED (what names it, e.g. "--seed").
+
+    >>> check_seed(7, "the noise seed")
+    >>> check_seed(True, "the noise seed")
+    Traceback (most recent call last):
+    ...
+    core.errors.InputError: the noise seed must be an integer from 0 to 9007199254740991 (2^53 - 1), got True
+    """
     if seed is None:
         return
     if not is_integer(seed) or not 0 <= seed <= MAX_SEED:

@@ -34,6 +34,14 @@ class ModelSpec:
     encoding, `core.data.spec.ENCODED_RADIUS`), else sqrt(d), the smallest ball around the unit cube,
     so that data on [-1, 1]^d are never clipped. Hashable: it keys caches and names the model of a
     published release.
+
+    >>> spec = ModelSpec("logistic", "ball").resolve(4)  # the ball's default radius: sqrt(d)
+    >>> spec.radius, spec.describe()
+    (2.0, 'logistic loss on the ball ‖x‖₂ ≤ 2, λ_reg = 0')
+    >>> ModelSpec("robust", lam_reg=101).resolve(2)
+    Traceback (most recent call last):
+    ...
+    core.errors.DataError: lambda_reg must be a finite number >= 0 and at most 100, got 101
     """
 
     loss: str

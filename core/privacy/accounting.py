@@ -99,7 +99,15 @@ def basic_shares(a: StageBudget, b: StageBudget, c: StageBudget) -> tuple[tuple[
 
 
 def parse_split(text: str | None) -> tuple[float, float, float]:
-    """'a,b,c' as three positive weights (normalised later); None gives RELEASE_SPLIT."""
+    """'a,b,c' as three positive weights (normalised later); None gives RELEASE_SPLIT.
+
+    >>> parse_split("1,1,18")
+    (1.0, 1.0, 18.0)
+    >>> parse_split("1,1")
+    Traceback (most recent call last):
+    ...
+    core.errors.BudgetError: --split takes exactly three weights a,b,c; got 2
+    """
     if text is None:
         return RELEASE_SPLIT
     parts = text.split(",")
@@ -238,7 +246,18 @@ def _pld_stages(epsilon: float, delta: float, split: tuple[float, float, float],
 def make_budget(epsilon: float, delta: float, split: tuple[float, float, float] = DEFAULT_SPLIT,
                 accounting: str = "basic") -> Budget:
     """split_budget or split_budget_pld by name, keeping the split's weights as given: the same call on them gives
-    the same stages bit for bit (a normalised split, normalised again, may differ in the last bit)."""
+    the same stages bit for bit (a normalised split, normalised again, may differ in the last bit).
+
+    >>> b = make_budget(1.0, 1e-6, RELEASE_SPLIT)  # 5 % of epsilon to each certificate, 90 % to the release event
+    >>> [(name, round(stage.epsilon, 12)) for name, stage in b.stages()]  # eps_a + eps_b + 2 eps_c = 1
+    [('lambda_min', 0.05), ('lambda_max', 0.05), ('release', 0.45)]
+    >>> b.epsilon_basic <= 1.0 and b.delta_basic <= 1e-6  # basic composition meets the total, never past it
+    True
+    >>> make_budget(1.0, 1e-6, accounting="rdp")
+    Traceback (most recent call last):
+    ...
+    core.errors.BudgetError: unknown accounting 'rdp'; choose 'basic' or 'pld'
+    """
     if accounting not in ACCOUNTINGS:
         raise BudgetError(f"unknown accounting {accounting!r}; choose 'basic' or 'pld'")
     budget = split_budget(epsilon, delta, split) if accounting == "basic" else split_budget_pld(epsilon, delta, split)

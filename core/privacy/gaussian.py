@@ -42,7 +42,14 @@ def check_epsilon_delta(epsilon: float, delta: float, what: str = "") -> None:
 
 
 def check_total_budget(epsilon: float, delta: float, max_delta: float = MAX_DELTA) -> None:
-    """Raise BudgetError unless MIN_EPSILON <= eps <= MAX_EPSILON and 0 < delta <= max_delta: the total budget."""
+    """Raise BudgetError unless MIN_EPSILON <= eps <= MAX_EPSILON and 0 < delta <= max_delta: the total budget.
+
+    >>> check_total_budget(1.0, 1e-6)  # in range: nothing to say
+    >>> check_total_budget(1.0, 0.5)
+    Traceback (most recent call last):
+    ...
+    core.errors.BudgetError: the total delta must be at most 0.1 (it is the chance the guarantee fails), got 0.5
+    """
     check_epsilon_delta(epsilon, delta, "the total budget")
     if not MIN_EPSILON <= epsilon <= MAX_EPSILON:
         raise BudgetError(f"the total epsilon must be from {MIN_EPSILON:g} to {MAX_EPSILON:g}, got {epsilon:g}")
@@ -229,7 +236,15 @@ def sigma_analytic(epsilon: float, delta: float) -> float:
 
 
 def sigma(epsilon: float, delta: float, calibration: str = "paper") -> float:
-    """sigma(eps, delta) by the chosen calibration: "paper" (eq. 7) or "analytic"."""
+    """sigma(eps, delta) by the chosen calibration: "paper" (eq. 7) or "analytic".
+
+    >>> round(sigma(1.0, 1e-6), 4), round(sigma(1.0, 1e-6, "analytic"), 4)  # the exact calibration is never larger
+    (4.916, 4.2247)
+    >>> sigma(1.0, 1e-6, "laplace")
+    Traceback (most recent call last):
+    ...
+    core.errors.BudgetError: unknown calibration 'laplace'; choose 'paper' or 'analytic'
+    """
     if calibration == "paper":
         return sigma_paper(float(epsilon), float(delta))
     if calibration == "analytic":

@@ -49,6 +49,12 @@ class PrivacyUnit:
         The sum is (e^{k eps} - 1)/(e^{eps} - 1), computed with expm1 (accurate for small eps),
         and in logarithms when e^{k eps} would overflow; a delta too large for a float is inf,
         never an exception. A delta at or above 1 is a vacuous guarantee.
+
+        >>> PrivacyUnit("row", 1).per_person(1.0, 1e-6)
+        (1.0, 1e-06)
+        >>> eps, delta = PrivacyUnit("person", 3).per_person(1.0, 1e-6)
+        >>> eps, round(delta / 1e-6, 6)  # delta (1 + e + e^2)
+        (3.0, 11.107338)
         """
         k = self.max_rows_per_person
         epsilon, delta = float(epsilon), float(delta)
