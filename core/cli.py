@@ -177,7 +177,7 @@ def _add_experiment_command(sub: argparse._SubParsersAction) -> None:
     e = sub.add_parser("experiment", help="reproduce a figure of the paper (docs/experiments.md)")
     e.add_argument("figure", choices=FIGURES)
     e.add_argument("--out", required=True, metavar="DIR",
-                   help="writes DIR/<figure>.csv (python -m ui.experiments DIR draws DIR/<figure>.html)")
+                   help="writes DIR/<figure>.csv (python -m ui.experiment_figures DIR draws DIR/<figure>.html)")
     e.add_argument("--quick", action="store_true", help="few repetitions and a coarse grid (under a minute)")
     e.add_argument("--reps", type=int, default=None, help="repetitions, each on a fresh data set (default 25)")
     e.add_argument("--seed", type=int, default=0, help="root seed of every data set and every noise draw (default 0)")

@@ -5,7 +5,7 @@ that core writes), so nothing here reads the loaded data, spends budget or touch
 in teaching and publish mode. Results come from files, never from the session: a recorded full run
 (docs/results/<fig>.csv), the last quick run in the app's experiments directory, or an upload. run_figure caches
 every task on disk, so a repeated quick run, or a reload, computes nothing. The quick preset runs as the command
-line in its own process (ui.experiments.run_quick).
+line in its own process (ui.experiment_runs.run_quick).
 """
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ import streamlit as st
 
 from core.errors import PspError
 from core.teaching.experiments import FIGURES
-from ui import experiments as ex
+from ui import experiment_figures as plots
+from ui import experiment_runs as runs
 from ui.boot import through_navigation
 from ui.charts import chart
+from ui.experiment_claims import CLAIMS, tab_label
 from ui.format import md
 from ui.labels import capitalised
 
@@ -39,7 +41,7 @@ def quote(text: str) -> str:
 
 def claim(figure: str) -> None:
     st.markdown("#### What the paper claims")
-    c = ex.CLAIMS.get(figure)
+    c = CLAIMS.get(figure)
     if c is None:
         st.caption(f"No quotation of the paper is recorded for {figure} yet.")
         return
@@ -55,7 +57,7 @@ def claim(figure: str) -> None:
 
 def conclusion(figure: str) -> None:
     st.markdown("#### What our runs found")
-    c = ex.CLAIMS.get(figure)
+    c = CLAIMS.get(figure)
     if c is None:
         st.caption("No conclusion recorded yet; see docs/experiments.md.")
         return
@@ -69,9 +71,9 @@ def show(figure: str, rows: list[dict], label: str, key: str) -> None:
     """core's plot of the rows and, under it, their numbers."""
     st.caption(f"{capitalised(label)} · bars are ±2 standard errors; a method that returned ⊥ counts in the release "
                "rate and is left out of the error means (a gap where it never released)")
-    title = f"{ex.tab_label(figure)}: {label}"
-    chart(ex.figure(rows, title), f"experiments_chart_{key}_{figure}", restyle=False)
-    table = ex.table(rows)
+    title = f"{tab_label(figure)}: {label}"
+    chart(plots.figure(rows, title), f"experiments_chart_{key}_{figure}", restyle=False)
+    table = plots.table(rows)
     st.dataframe(table, hide_index=True, key=f"experiments_table_{key}_{figure}", column_config=number_formats(table))
 
 
@@ -83,7 +85,7 @@ def full_run(figure: str) -> None:
     st.markdown("#### The full run")
     name = f"the recorded full run ({figure}.csv)"
     try:
-        rows = ex.read_file(ex.results_dir() / f"{figure}.csv", figure, name)
+        rows = runs.read_file(runs.results_dir() / f"{figure}.csv", figure, name)
     except PspError as exc:
         st.error(f"The full run cannot be shown: {exc}")
         return
@@ -92,24 +94,24 @@ def full_run(figure: str) -> None:
                    f"--jobs 2 --out DIR` (25 repetitions, the paper's grid), then copy DIR/{figure}.csv to "
                    "docs/results/.")
         return
-    show(figure, rows, f"full run: {ex.repetitions(rows)} repetitions", "full")
+    show(figure, rows, f"full run: {runs.repetitions(rows)} repetitions", "full")
 
 
 def run_quick(figure: str, out: Path) -> None:
     """Run (or resume from the task cache) the quick preset, with its progress; a failure is a message."""
     problem = None
-    with st.status(f"Running the quick preset of {ex.tab_label(figure)}…", expanded=True) as status:
+    with st.status(f"Running the quick preset of {tab_label(figure)}…", expanded=True) as status:
         bar = st.progress(0.0, text="Starting the worker processes…")
         last = st.empty()
 
         def log(line: str) -> None:
-            done = ex.progress_of(line)
+            done = runs.progress_of(line)
             if done is not None:
                 bar.progress(done[0] / done[1], text=f"{done[0]} of {done[1]} tasks")
             last.caption(md(line))  # run_figure's lines name a task and its time, never data
 
         try:
-            result = ex.run_quick(figure, out, log)
+            result = runs.run_quick(figure, out, log)
         except PspError as exc:
             problem = str(exc)
         except OSError as exc:
@@ -120,18 +122,18 @@ def run_quick(figure: str, out: Path) -> None:
         else:
             status.update(label="The quick preset did not finish", state="error", expanded=False)
     if problem is not None:
-        st.error(f"{QUICK_LABEL} ({ex.tab_label(figure)}): {problem}")
+        st.error(f"{QUICK_LABEL} ({tab_label(figure)}): {problem}")
 
 
 def quick(figure: str) -> None:
     st.markdown("#### The quick preset")
-    out = ex.quick_dir(figure)
+    out = runs.quick_dir(figure)
     if st.button(QUICK_LABEL, key=f"experiments_quick_{figure}",
                  help="Fewer repetitions on a reduced grid (docs/experiments.md, --quick), on two processes. Every "
                  "task is cached on the server's disk, so running it again computes nothing."):
         run_quick(figure, out)
     try:
-        rows = ex.read_file(out / f"{figure}.csv", figure, "your last quick run")
+        rows = runs.read_file(out / f"{figure}.csv", figure, "your last quick run")
     except PspError as exc:
         st.error(f"Your last quick run cannot be shown: {exc}")
         return
@@ -139,23 +141,23 @@ def quick(figure: str) -> None:
         st.caption(f"Not run on this server yet. The same from the command line: `python -m core experiment "
                    f"{figure} --quick --jobs 2 --out DIR`.")
         return
-    show(figure, rows, f"your last quick run, {ex.quick_label(rows)}", "quick")
+    show(figure, rows, f"your last quick run, {runs.quick_label(rows)}", "quick")
 
 
 def upload(figure: str) -> None:
     st.markdown("#### A run of your own")
     file = st.file_uploader(
-        UPLOAD_LABEL, type="csv", key=f"experiments_upload_{figure}", max_upload_size=ex.MAX_BYTES // 1_000_000,
+        UPLOAD_LABEL, type="csv", key=f"experiments_upload_{figure}", max_upload_size=runs.MAX_BYTES // 1_000_000,
         help=f"DIR/{figure}.csv written by `python -m core experiment {figure} --out DIR`; it stays in this page.",
     )
     if file is None:
         return
     try:
-        rows = ex.load_rows(file.getvalue(), "the uploaded file", figure)
+        rows = runs.load_rows(file.getvalue(), "the uploaded file", figure)
     except PspError as exc:
-        st.error(f"{UPLOAD_LABEL} ({ex.tab_label(figure)}): {exc}")
+        st.error(f"{UPLOAD_LABEL} ({tab_label(figure)}): {exc}")
         return
-    show(figure, rows, f"uploaded: {ex.repetitions(rows)} repetitions", "upload")
+    show(figure, rows, f"uploaded: {runs.repetitions(rows)} repetitions", "upload")
 
 
 # ---------------------------------------------------------------- page
@@ -174,7 +176,7 @@ def main() -> None:
     st.info("Simulations only: nothing here touches your data or your privacy budget.", icon=":material/science:")
     st.caption("One panel per figure of the paper's section 4: its claim, quoted; what our runs found; the recorded "
                "full run; a quick preset to run here; and a CSV of your own. The oracle is not private: a yardstick.")
-    for figure, tab in zip(FIGURES, st.tabs([ex.tab_label(f) for f in FIGURES]), strict=True):
+    for figure, tab in zip(FIGURES, st.tabs([tab_label(f) for f in FIGURES]), strict=True):
         with tab:
             panel(figure)
 

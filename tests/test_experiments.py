@@ -11,7 +11,7 @@ import pytest
 
 from core.cli import main
 from core.teaching import experiments
-from ui import experiments as experiment_figures
+from ui import experiment_figures
 
 REQUIRED = ("figure", "panel", "x_name", "x", "method", "metric", "mean", "se", "reps", "release_rate")
 

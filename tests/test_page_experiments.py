@@ -21,7 +21,9 @@ from streamlit.testing.v1 import AppTest
 
 from core.errors import InputError
 from core.teaching.experiments import COLUMNS, FIGURES, NOT_PRIVATE_METHODS, plan, read_rows, write_csv
-from ui import experiments as ex
+from ui import experiment_claims as claims
+from ui import experiment_figures as plots
+from ui import experiment_runs as runs
 from ui.labels import AXIS_TITLES
 
 ROOT = Path(__file__).absolute().parents[1]
@@ -96,7 +98,7 @@ def test_every_figure_has_a_panel_that_renders_cleanly():
     assert_clean(at)
     assert at.title[0].value == "Experiments"
     assert "nothing here touches your data or your privacy budget" in at.info[0].value
-    assert [t.label for t in at.tabs] == [ex.tab_label(f) for f in FIGURES]
+    assert [t.label for t in at.tabs] == [claims.tab_label(f) for f in FIGURES]
     for figure in FIGURES:
         panel = tab(at, figure)
         assert "#### What the paper claims" in [m.value for m in panel.markdown]
@@ -152,7 +154,7 @@ def test_a_recorded_full_run_is_plotted_with_its_numbers(dirs, tmp_path):
     spec = charts(at)["experiments_chart_full_fig2"]
     assert {t["name"] for t in spec["data"]} == {"Local (Algorithm 5)", "Oracle · not private"}
     table = panel.dataframe[0].value
-    assert list(table.columns) == list(ex.TABLE_COLUMNS)
+    assert list(table.columns) == list(plots.TABLE_COLUMNS)
     local = table[(table["method"] == "Local (Algorithm 5)") & (table["x"] == 1000.0)]
     assert local["mean"].tolist() == [pytest.approx(0.0123456)]
     assert "Oracle · not private" in set(table["method"])
@@ -241,50 +243,50 @@ def test_a_damaged_last_quick_run_is_an_error(dirs):
 
 def test_every_quotation_is_verbatim_from_the_paper():
     paper = paper_text()
-    for figure, claim in ex.CLAIMS.items():
+    for figure, claim in claims.CLAIMS.items():
         for passage in ([claim.caption] if claim.caption else []) + list(claim.passages):
             assert passage in paper, (figure, passage[:60])
 
 
 def test_every_caption_is_the_caption_of_its_figure():
     paper = paper_text()
-    for figure, claim in ex.CLAIMS.items():
+    for figure, claim in claims.CLAIMS.items():
         if claim.caption is not None:
             at = paper.index(claim.caption)
             assert f"Figure {claim.number}." in paper[at - 20:at], figure
 
 
 def test_every_figure_and_both_census_figures_have_a_claim_and_a_conclusion():
-    assert set(FIGURES) | {"fig6", "fig7"} <= set(ex.CLAIMS)
-    for figure, claim in ex.CLAIMS.items():
+    assert set(FIGURES) | {"fig6", "fig7"} <= set(claims.CLAIMS)
+    for figure, claim in claims.CLAIMS.items():
         assert claim.number == int(figure.removeprefix("fig"))
         assert claim.passages and claim.findings
     for figure in ("fig6", "fig7"):
-        verdicts = [f.verdict for f in ex.CLAIMS[figure].findings]
+        verdicts = [f.verdict for f in claims.CLAIMS[figure].findings]
         assert "HYPOTHESIS, not proven" in verdicts
-        assert "4·10^5" in "".join(ex.CLAIMS[figure].passages).replace(r"4 \cdot 10^5", "4·10^5")
+        assert "4·10^5" in "".join(claims.CLAIMS[figure].passages).replace(r"4 \cdot 10^5", "4·10^5")
 
 
 # ---------------------------------------------------------------- pure helpers
 
 
 def test_names_of_figures_and_methods():
-    assert (ex.figure_number("fig6"), ex.tab_label("fig6")) == (6, "Fig. 6")
-    assert (ex.figure_number("fig12"), ex.tab_label("fig12")) == (12, "Fig. 12")  # a figure added later
-    assert (ex.figure_number("census"), ex.tab_label("census")) == (None, "census")
+    assert (claims.figure_number("fig6"), claims.tab_label("fig6")) == (6, "Fig. 6")
+    assert (claims.figure_number("fig12"), claims.tab_label("fig12")) == (12, "Fig. 12")  # a figure added later
+    assert (claims.figure_number("census"), claims.tab_label("census")) == (None, "census")
     for method in NOT_PRIVATE_METHODS:
-        assert ex.method_label(method).endswith("not private")
-    assert ex.method_label("local") == "Local (Algorithm 5)"
-    assert "not private" not in ex.method_label("algorithm2")
-    assert ex.method_label("some_new_method") == "Some new method"
+        assert plots.method_label(method).endswith("not private")
+    assert plots.method_label("local") == "Local (Algorithm 5)"
+    assert "not private" not in plots.method_label("algorithm2")
+    assert plots.method_label("some_new_method") == "Some new method"
 
 
 def test_directories_come_from_the_environment():
     env = {"PSP_EXPERIMENTS_DIR": "/x/runs", "PSP_RESULTS_DIR": "/x/results"}
-    assert ex.experiments_dir(env) == Path("/x/runs") and ex.quick_dir("fig2", env) == Path("/x/runs/fig2")
-    assert ex.results_dir(env) == Path("/x/results")
-    assert ex.results_dir({}) == ROOT / "docs" / "results"
-    assert ex.experiments_dir({}) == Path.home() / ".cache" / "psp" / "experiments"
+    assert runs.experiments_dir(env) == Path("/x/runs") and runs.quick_dir("fig2", env) == Path("/x/runs/fig2")
+    assert runs.results_dir(env) == Path("/x/results")
+    assert runs.results_dir({}) == ROOT / "docs" / "results"
+    assert runs.experiments_dir({}) == Path.home() / ".cache" / "psp" / "experiments"
 
 
 @pytest.mark.parametrize("env, expected", [
@@ -293,22 +295,22 @@ def test_directories_come_from_the_environment():
     ({"PSP_EXPERIMENTS_QUICK_REPS": " ", "PSP_EXPERIMENTS_DIMS": ""}, dict(reps=None, dims=None)),
 ])
 def test_quick_options(env, expected):
-    assert ex.quick_options(env) == expected
+    assert runs.quick_options(env) == expected
 
 
 @pytest.mark.parametrize("figure", FIGURES)
 def test_the_small_preset_is_a_valid_plan_of_every_figure(figure):
-    options = ex.preset(figure, {"PSP_EXPERIMENTS_QUICK_REPS": "1", "PSP_EXPERIMENTS_DIMS": "5"})
+    options = runs.preset(figure, {"PSP_EXPERIMENTS_QUICK_REPS": "1", "PSP_EXPERIMENTS_DIMS": "5"})
     assert options["reps"] == 1 and options["dims"] in ((5,), None)
     assert {t.rep for t in plan(figure, quick=True, **options).tasks} == {0}
-    assert ex.preset("fig1", {"PSP_EXPERIMENTS_DIMS": "5"})["dims"] == (5,)
+    assert runs.preset("fig1", {"PSP_EXPERIMENTS_DIMS": "5"})["dims"] == (5,)
 
 
 @pytest.mark.parametrize("env", [{"PSP_EXPERIMENTS_QUICK_REPS": "1.5"}, {"PSP_EXPERIMENTS_QUICK_REPS": "0"},
                                  {"PSP_EXPERIMENTS_DIMS": "5,,10"}, {"PSP_EXPERIMENTS_DIMS": "-5"}])
 def test_bad_quick_options_are_input_errors(env):
     with pytest.raises(InputError, match="PSP_EXPERIMENTS"):
-        ex.quick_options(env)
+        runs.quick_options(env)
 
 
 @pytest.mark.parametrize("line, expected", [
@@ -319,44 +321,44 @@ def test_bad_quick_options_are_input_errors(env):
     ("12/105", None),
 ])
 def test_progress_of(line, expected):
-    assert ex.progress_of(line) == expected
+    assert runs.progress_of(line) == expected
 
 
 def test_load_rows_checks_figure_size_and_shape(tmp_path):
     good = csv_bytes([row(figure="fig1")], tmp_path)
-    assert ex.load_rows(b"\xef\xbb\xbf" + good, "f", "fig1")[0]["mean"] == pytest.approx(0.0123456)  # with a BOM
+    assert runs.load_rows(b"\xef\xbb\xbf" + good, "f", "fig1")[0]["mean"] == pytest.approx(0.0123456)  # with a BOM
     with pytest.raises(InputError, match="holds the results of Fig. 1"):
-        ex.load_rows(good, "f", "fig2")
+        runs.load_rows(good, "f", "fig2")
     with pytest.raises(InputError, match="larger than"):
-        ex.load_rows(good + b"#" * ex.MAX_BYTES, "f", "fig1")
+        runs.load_rows(good + b"#" * runs.MAX_BYTES, "f", "fig1")
     with pytest.raises(InputError, match="cannot be read as a CSV"):
-        ex.load_rows((",".join(COLUMNS) + "\n" + "x" * 200_000).encode(), "f", "fig1")
+        runs.load_rows((",".join(COLUMNS) + "\n" + "x" * 200_000).encode(), "f", "fig1")
     with pytest.raises(InputError, match="13 methods"):
-        ex.load_rows(csv_bytes([row(figure="fig1", method=f"m{i}") for i in range(13)], tmp_path), "f", "fig1")
+        runs.load_rows(csv_bytes([row(figure="fig1", method=f"m{i}") for i in range(13)], tmp_path), "f", "fig1")
 
 
 def test_the_quick_preset_is_the_command_line_with_the_deployment_s_options(tmp_path):
     env = {"PSP_EXPERIMENTS_QUICK_REPS": "1", "PSP_EXPERIMENTS_DIMS": "5"}
-    cmd = ex.quick_command("fig2", tmp_path, env)
+    cmd = runs.quick_command("fig2", tmp_path, env)
     assert cmd[1:] == ["-m", "core", "experiment", "fig2", "--quick", "--jobs", "2", "--out", str(tmp_path),
                        "--reps", "1", "--dims", "5"]
-    assert "--dims" not in ex.quick_command("fig6", tmp_path, env)  # the census figures' d is fixed
+    assert "--dims" not in runs.quick_command("fig6", tmp_path, env)  # the census figures' d is fixed
 
 
 def test_a_failed_run_gives_the_command_s_message_not_its_traceback(monkeypatch, tmp_path):
-    monkeypatch.setattr(ex, "quick_command", lambda figure, out, env=None: [
+    monkeypatch.setattr(runs, "quick_command", lambda figure, out, env=None: [
         sys.executable, "-c", "import sys; print('[fig1] 1/2 x', file=sys.stderr); "
         "print('error: --grid takes positive numbers', file=sys.stderr); sys.exit(2)"])
     lines = []
     with pytest.raises(InputError, match="^--grid takes positive numbers$"):
-        ex.run_quick("fig1", tmp_path, lines.append)
+        runs.run_quick("fig1", tmp_path, lines.append)
     assert lines == ["[fig1] 1/2 x"]
 
 
 def test_an_interrupted_run_stops_its_whole_process_group(monkeypatch, tmp_path):
     """A click mid-run stops the page script inside log(): the run and its workers must not outlive it."""
     pid_file = tmp_path / "child.pid"
-    monkeypatch.setattr(ex, "quick_command", lambda figure, out, env=None: [
+    monkeypatch.setattr(runs, "quick_command", lambda figure, out, env=None: [
         sys.executable, "-c", "import os, subprocess, sys, time; "
         f"child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
         f"open({str(pid_file)!r}, 'w').write(str(child.pid)); "
@@ -366,7 +368,7 @@ def test_an_interrupted_run_stops_its_whole_process_group(monkeypatch, tmp_path)
         raise KeyboardInterrupt  # stands for Streamlit's StopException
 
     with pytest.raises(KeyboardInterrupt):
-        ex.run_quick("fig1", tmp_path, interrupt)
+        runs.run_quick("fig1", tmp_path, interrupt)
     child = int(pid_file.read_text())
     for _ in range(50):
         try:
@@ -378,23 +380,23 @@ def test_an_interrupted_run_stops_its_whole_process_group(monkeypatch, tmp_path)
 
 
 def test_read_file_is_none_without_a_file(tmp_path):
-    assert ex.read_file(tmp_path / "fig1.csv", "fig1", "f") is None
+    assert runs.read_file(tmp_path / "fig1.csv", "fig1", "f") is None
 
 
 def test_table_and_figure_name_methods_as_the_app_does():
     rows = [row(method="local"), row(method="oracle"), row(method="oracle", metric="release_rate", mean=1.0)]
-    table = ex.table(rows)
-    assert list(table.columns) == list(ex.TABLE_COLUMNS)
+    table = plots.table(rows)
+    assert list(table.columns) == list(plots.TABLE_COLUMNS)
     assert table["method"].tolist() == ["Local (Algorithm 5)", "Oracle · not private", "Oracle · not private"]
-    names = {t.name for t in ex.figure(rows, "t").data}
+    names = {t.name for t in plots.figure(rows, "t").data}
     assert names == {"Local (Algorithm 5)", "Oracle · not private"}
-    assert ex.quick_label(rows).startswith("quick preset: 25 repetitions, reduced grid")
-    assert ex.quick_label([row(reps=1)]).startswith("quick preset: 1 repetition,")
+    assert runs.quick_label(rows).startswith("quick preset: 25 repetitions, reduced grid")
+    assert runs.quick_label([row(reps=1)]).startswith("quick preset: 1 repetition,")
 
 
 def test_written_csv_round_trips_through_load_rows(tmp_path):
     rows = [row(figure="fig4", x=eps, mean=eps / 10) for eps in (1.0, 2.0)]
-    loaded = ex.load_rows(csv_bytes(rows, tmp_path), "f", "fig4")
+    loaded = runs.load_rows(csv_bytes(rows, tmp_path), "f", "fig4")
     assert [r["mean"] for r in loaded] == [pytest.approx(0.1), pytest.approx(0.2)]
     assert next(csv.reader(io.StringIO(csv_bytes(rows, tmp_path).decode()))) == list(COLUMNS)
 
@@ -407,8 +409,8 @@ def titles(fig) -> list[str]:
 
 @pytest.mark.parametrize("figure", FIGURES)
 def test_every_recorded_figure_titles_its_axes_in_words(figure):
-    rows = ex.read_file(ROOT / "docs" / "results" / f"{figure}.csv", figure, figure)
-    fig = ex.figure(rows, "t")
+    rows = runs.read_file(ROOT / "docs" / "results" / f"{figure}.csv", figure, figure)
+    fig = plots.figure(rows, "t")
     names = {r["metric"] for r in rows} | {r["x_name"] for r in rows}
     assert names <= set(AXIS_TITLES)  # named by the mapping, not spelled out from a CSV's identifier
     shown = titles(fig)
@@ -418,6 +420,6 @@ def test_every_recorded_figure_titles_its_axes_in_words(figure):
 
 
 def test_an_unknown_metric_of_an_upload_is_spelled_out():
-    fig = ex.figure([row(metric="abs_error_something"), row(metric="abs_error_something", x=2000.0)], "t")
+    fig = plots.figure([row(metric="abs_error_something"), row(metric="abs_error_something", x=2000.0)], "t")
     assert "Abs error something" in titles(fig) and "d = 5" in titles(fig)
-    assert ex.table([row()])["metric"].tolist() == [AXIS_TITLES["abs_error_fit"]]
+    assert plots.table([row()])["metric"].tolist() == [AXIS_TITLES["abs_error_fit"]]
