@@ -298,8 +298,11 @@ def execute_table(plan: TablePlan, problem: Problem, rng: np.random.Generator | 
 
 
 def table_report(plan: TablePlan, problem: Problem, t: TableRelease) -> dict:
-    """The table's private document (core.report.table_document) on the plan's data and model."""
-    return table_document(t, plan.data.describe(), problem.n, problem.d, plan.model, problem.privacy_unit, plan.seed)
+    """The table's private document (core.report.table_document) on the plan's data and model, with the data's public
+    outcome and indicator groups for the odds ratios' words."""
+    doc = table_document(t, plan.data.describe(), problem.n, problem.d, plan.model, problem.privacy_unit, plan.seed)
+    doc["data"] |= dict(outcome=getattr(plan.data, "outcome", None), groups=getattr(plan.data, "groups", {}))
+    return doc
 
 
 def charge_and_release_table(plan: TablePlan, problem: Problem, ledger: Ledger, *,

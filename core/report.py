@@ -456,9 +456,9 @@ def _sign(lo: float, hi: float, where: str, noise: str = "the privacy noise") ->
     return f"The range includes 0: {where}, allowing for {noise}, the sign of the association is not settled."
 
 
-def _odds(rep: dict, value: float, lo: float, hi: float) -> str:
+def _odds(rep: dict, value: float, lo: float, hi: float, name: str | None = None) -> str:
     """A logistic coefficient as an odds ratio, in words: for a census indicator, one group's odds against another's."""
-    d, name = rep["data"], rep["coefficient"]["name"]
+    d, name = rep["data"], name or rep["coefficient"]["name"]
     outcome = d.get("outcome") or "the outcome y = 1"
     ratio = f"{math.exp(value):.3g} (range {math.exp(lo):.3g} to {math.exp(hi):.3g})"
     if name in (d.get("groups") or {}):
@@ -490,8 +490,39 @@ def plain_summary(rep: dict, epsilon: float, delta: float, unit: str = "person")
         out.append(f"For the population these people were sampled from, the {level} range is {plo:.3g} to "
                    f"{phi:.3g} (approximate: it assumes a random sample and the logistic model). "
                    + _sign(plo, phi, "in the population", "the sampling and the privacy noise"))
-    out.append(f"Privacy: whether any one {unit}'s data are in the data set or not changes the chance of anything "
-               f"in this report by at most a factor of {exp_magnitude(epsilon)} (ε = {epsilon:g}), except with "
-               f"probability {delta:.2g} (δ).")
+    out.append(_privacy_words(epsilon, delta, unit))
+    return out
+
+
+def _privacy_words(epsilon: float, delta: float, unit: str) -> str:
+    """What the budget of everything a document prints means, in words."""
+    return (f"Privacy: whether any one {unit}'s data are in the data set or not changes the chance of anything in this "
+            f"report by at most a factor of {exp_magnitude(epsilon)} (ε = {epsilon:g}), except with probability "
+            f"{delta:.2g} (δ).")
+
+
+def _short_sign(lo: float, hi: float) -> str:
+    return "above 0" if lo > 0 else "below 0" if hi < 0 else "includes 0: sign not settled"
+
+
+def plain_table_summary(doc: dict, epsilon: float, delta: float, unit: str = "person") -> list[str]:
+    """A regression table's first screen in words: one sentence per coefficient (its value, its range, whether the range
+    excludes 0 and, for the logistic loss, the odds ratio), what the ranges cover together, and what the privacy budget
+    (epsilon, delta) of everything the document prints means. Private values only."""
+    t = doc["table"]
+    if t["status"] == "bottom" or not t["rows"]:
+        return [f"Nothing was released: {t['reason']}.", _privacy_words(epsilon, delta, unit)]
+    k, logistic = len(t["rows"]), doc["data"]["loss"] == "logistic"
+    out = [f"Private estimates of {k} coefficient{'s' if k > 1 else ''} for the people in these data; the {k} ranges "
+           f"hold together with probability {t['level']:.0%} (each at {t['row_level']:.3g})."]
+    for r in t["rows"]:
+        lo, hi = r["low"], r["high"]
+        line = f"{r['name']}: {r['value']:.3g}, range {lo:.3g} to {hi:.3g} (the range {_short_sign(lo, hi)})."
+        out.append(line + (" " + _odds(doc, r["value"], lo, hi, r["name"]) if logistic else ""))
+    curvature = (doc.get("fallback") or {}).get("curvature") or []
+    if t["status"] == "fallback" and any(c.get("bound") is None for c in curvature):
+        out.append("Some ranges are wide because too little curvature could be certified privately at this budget; "
+                   "more rows or a larger ε would narrow them.")
+    out.append(_privacy_words(epsilon, delta, unit))
     return out
 

@@ -1,21 +1,24 @@
-"""Report page: the last published release on one screen for stakeholders, with HTML and JSON downloads.
+"""Report page: what this server has published, for stakeholders, in words first, with HTML and JSON downloads.
 
-Only a `release.PublishedRelease` is shown: a Publish-mode release drawn from OS entropy and charged
-to the ledger. Teaching runs (seeded or not, never charged) never reach this page; without a
-published release on the loaded data and model, the page says how to make one and offers no
-download. Everything shown is read from core.report.private_report's dictionary, which holds
-private values and public settings only, so nothing computed from the data without privacy can
-reach the screen or a download.
+Every publication has a permanent address, /report?release=<its ledger uid>: it is read from the ledger, needs no
+data settings and charges nothing. A bare /report shows the last publication on the loaded data's people (this
+session's, or the ledger's), then the index of everything the server has published, by people, newest first.
+Only charged releases are shown: teaching runs (seeded or not, never charged) never reach this page. Everything shown
+is read from a private document (core.report), which holds private values and public settings only, so nothing
+computed from the data without privacy can reach the screen or a download.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
+from urllib.parse import urlsplit, urlunsplit
 
 import streamlit as st
 
 from core.errors import PspError
+from core.privacy.ledger import LedgerEntry
 from core.privacy.population import Population
 from core.report import interval_scope, published_report
 from ui import access, loaded, params, release, release_cards, session
@@ -30,6 +33,7 @@ from ui.formulas import (
 from ui.labels import message
 from ui.report_text import (
     coefficient,
+    first_sentence,
     guarantee,
     headline,
     ledger_rows,
@@ -41,10 +45,12 @@ from ui.report_text import (
     summary,
     table_guarantee,
     table_html,
+    table_summary,
     test_outcome,
 )
 
 through_navigation()  # a deep link's first run on a fresh server goes through app.py
+UID = re.compile(r"[0-9a-f]{32}")  # a ledger entry's uid, as a permanent address names it
 
 # ---------------------------------------------------------------- page
 
@@ -73,22 +79,17 @@ def ledger_account(people: Population) -> dict:
                 cap_delta=cap_d, remaining_epsilon=left_e, remaining_delta=left_d, history=history)
 
 
-def kept_report() -> tuple[dict, str] | None:
-    """The newest charged release on the loaded data's people whose private report the ledger kept, with the ledger's
-    account as of now, and when it was charged; None without one."""
+def kept_entry() -> LedgerEntry | None:
+    """The newest charged release on the loaded data's people whose private report the ledger kept; None without."""
     try:
-        people = loaded.data_spec().population()
-        newest = release.ledger().latest_report(people)
+        return release.ledger().latest_report(loaded.data_spec().population())
     except PspError:  # no data, or an unusable ledger: there is nothing to read back
         return None
-    if newest is None:
-        return None
-    when = shown_time(datetime.fromtimestamp(newest.time, UTC))
-    return json.loads(newest.details.document) | {"ledger": ledger_account(people)}, when
 
 
 def ledger_history() -> None:
-    """Without a release of this session: what the durable ledger holds on the people of the loaded data."""
+    """Without a publication on the loaded data's people: what the durable ledger holds on them (certificates bought,
+    failed releases)."""
     try:
         account = ledger_account(loaded.data_spec().population())
     except PspError:  # no data, or an unusable ledger: there is nothing to show
@@ -147,6 +148,8 @@ def show(rep: dict) -> None:
 def downloads(rep: dict, record: release.PublishedRelease | None) -> None:
     """HTML and JSON, and with a release of this session its script (a release read back from the ledger has no
     settings object to write one from)."""
+    if record is not None:
+        rep = rep | {"address": address(record.uid)}
     with st.container(horizontal=True):
         st.download_button("Download HTML report", report_html(rep, params.get("source")), "private_release.html",
                            "text/html",
@@ -158,10 +161,10 @@ def downloads(rep: dict, record: release.PublishedRelease | None) -> None:
             rerun_download(record.plan)
 
 
-def show_table(doc: dict, when: str) -> None:
-    st.info(f"The last paid-for release on these people is a regression table, charged {when}. Showing it "
-            "again charges nothing.", icon=":material/table_chart:")
+def show_table(doc: dict) -> None:
+    """A regression table: its findings in words, the table and its forest plot, then the guarantee and the ledger."""
     st.markdown(f"**Data** · {md(doc['data']['source'])} · n = {doc['data']['n']:,}, d = {doc['data']['d']}")
+    st.markdown("\n".join(f"- {md(line)}" for line in table_summary(doc)))
     release_cards.table_view(doc, "report_table")
     st.success(md(table_guarantee(doc)), icon=":material/verified_user:")
     st.info(md(privacy_unit(doc, params.get("source"))), icon=":material/person:")
@@ -181,9 +184,20 @@ def main() -> None:
     st.caption("For stakeholders: only a release made in Publish mode and charged to the privacy ledger appears "
                "here. Every value was released by the mechanism or is a public setting (n and d are treated as "
                "public); nothing computed from the data without privacy appears.")
-    kept = kept_report()
-    if kept is not None and "table" in kept[0]:  # the newest charge is a regression table: it is the page's subject
-        show_table(*kept)
+    print_style()
+    wanted = st.query_params.get(params.RELEASE)
+    if wanted is not None:
+        by_address(wanted)
+        return
+    last_on_loaded_data()
+    index()
+
+
+def last_on_loaded_data() -> None:
+    """The last publication on the loaded data's people: this session's, else the ledger's newest; else a line."""
+    kept = kept_entry()
+    if kept is not None and "table" in json.loads(kept.details.document):  # a table is the newest: it is the subject
+        publication(kept)
         return
     try:
         record = release.published()  # matched on the loaded data's settings, so the data must load
@@ -191,13 +205,7 @@ def main() -> None:
         st.error(message(exc))
         return
     if record is None and kept is not None:
-        rep, when = kept
-        st.info(f"Read back from the privacy ledger: the last paid-for release on these people, charged {when}. "
-                "Showing it again charges nothing.", icon=":material/history:")
-        show(rep)
-        st.markdown("##### Privacy ledger of these people")
-        bullets(ledger_rows(rep))
-        downloads(rep, None)
+        publication(kept)
         return
     if record is None:
         nothing()
@@ -208,10 +216,80 @@ def main() -> None:
     except (PspError, OSError) as exc:  # the data could not be reloaded for n and d
         st.error(message(exc))
         return
+    st.caption(f"Its permanent address: {address(record.uid)}")
     show(rep)
     st.markdown("##### Privacy ledger of these people")
     bullets(ledger_rows(rep))
     downloads(rep, record)
+
+
+def by_address(wanted: str) -> None:
+    """The publication at a permanent address, read from the ledger (no data settings, no charge); an address that
+    names none gets one sentence and the index, never another release."""
+    try:
+        entry = release.ledger().publication(wanted) if UID.fullmatch(wanted) else None
+    except PspError as exc:  # an unusable ledger
+        st.error(message(exc))
+        return
+    if entry is None:
+        shown = wanted if len(wanted) <= 40 else wanted[:40] + "…"
+        st.warning(f"This server has published nothing at the address “release={shown}”; here is everything it has "
+                   "published.", icon=":material/link_off:")
+        index()
+        return
+    publication(entry)
+    st.page_link("pages/report.py", label="Everything this server has published", icon=":material/list:")
+
+
+def publication(entry: LedgerEntry) -> None:
+    """One publication read back from the ledger, with the ledger's account of its people as of now."""
+    doc = json.loads(entry.details.document) | {"ledger": ledger_account(entry.population),
+                                                 "address": address(entry.uid)}
+    what = "a regression table" if "table" in doc else "a release"
+    st.info(f"Read back from the privacy ledger: {what} on {entry.population.describe()}, charged "
+            f"{shown_time(datetime.fromtimestamp(entry.time, UTC))}. Showing it again charges nothing. Its permanent "
+            f"address: {doc['address']}", icon=":material/history:")
+    if "table" in doc:
+        show_table(doc)
+        return
+    show(doc)
+    st.markdown("##### Privacy ledger of these people")
+    bullets(ledger_rows(doc))
+    downloads(doc, None)
+
+
+def index() -> None:
+    """Everything this server has published, by people, newest first, each with its first sentence and address."""
+    try:
+        entries = release.ledger().publications()
+    except PspError as exc:
+        st.error(message(exc))
+        return
+    st.markdown("##### Everything this server has published")
+    if not entries:
+        st.caption("Nothing yet: each release made in Publish mode, here or from the command line, appears here.")
+        return
+    people: dict[str, list[LedgerEntry]] = {}
+    for e in entries:
+        people.setdefault(e.population.describe(), []).append(e)
+    for who, theirs in people.items():
+        st.markdown(f"**{md(who)}**")
+        st.markdown("\n".join(f"- [{shown_time(datetime.fromtimestamp(e.time, UTC))} · {md(e.details.coefficient)}]"
+                               f"(?{params.RELEASE}={e.uid}) · {md(first_sentence(json.loads(e.details.document)))}"
+                               for e in theirs))
+
+
+def address(uid: str) -> str:
+    """A publication's permanent address on this server: the Report's URL with release=<uid>."""
+    url = urlsplit(st.context.url or "")
+    return urlunsplit((url.scheme, url.netloc, url.path, f"{params.RELEASE}={uid}", "")) if url.netloc else \
+        f"/report?{params.RELEASE}={uid}"
+
+
+def print_style() -> None:
+    """Printed, the page is the document: no sidebar, header, toolbar or buttons."""
+    st.html("<style>@media print {section[data-testid='stSidebar'], header, [data-testid='stToolbar'], "
+            ".stButton, .stDownloadButton, [data-testid='stPageLink'] {display: none !important}}</style>")
 
 
 def nothing() -> None:

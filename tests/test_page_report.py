@@ -6,6 +6,7 @@ import html as html_module
 import json
 import math
 import re
+import uuid
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -53,7 +54,7 @@ def release(problem, epsilon: float = 8.0, coordinate: int = 2, fallback: bool =
     run = run_private(problem, coordinate, budget, make_rng(7), "paper", 0.95, fallback=fallback)
     plan = ReleasePlan(data=DATA, model=MODEL, target=coordinate, name=problem.feature_names[coordinate],
                        budget=budget, calibration="paper", level=0.95, fallback=fallback)
-    return PublishedRelease(plan, run)
+    return PublishedRelease(plan, run, uuid.uuid4().hex)
 
 
 def charges(at: AppTest, published: PublishedRelease) -> list[tuple[float, float]]:

@@ -144,6 +144,7 @@ def link_value(key: str, raw: str) -> tuple[Any, str | None]:
 
 
 STREAMLIT_LINK_KEYS = ("embed", "embed_options")  # Streamlit's own link parameters
+RELEASE = "release"  # the Report's permanent address of a publication, /report?release=<its ledger uid>: no setting
 
 
 def _unknown(key: str, raw: str) -> None:
@@ -174,7 +175,7 @@ def fill() -> bool:
     new = not any(key in st.session_state for key in PARAMS)
     if new:
         for key in st.query_params:
-            if key not in PARAMS and key not in STREAMLIT_LINK_KEYS:
+            if key not in PARAMS and key not in (*STREAMLIT_LINK_KEYS, RELEASE):
                 _unknown(key, st.query_params.get(key) or "")
     for key, param in PARAMS.items():
         if key not in st.session_state:
@@ -225,8 +226,11 @@ def _format(value: Any) -> str:
 
 
 def sync_url() -> None:
-    """Write every setting that differs from its default into the URL's query parameters."""
+    """Write every setting that differs from its default into the URL's query parameters (a publication's address
+    stays)."""
     wanted = {k: _format(get(k)) for k, p in PARAMS.items() if get(k) != p.default}
+    if RELEASE in st.query_params:
+        wanted[RELEASE] = st.query_params[RELEASE]
     if dict(st.query_params) != wanted:
         st.query_params.from_dict(wanted)
 

@@ -156,7 +156,10 @@ class Drawn:
 @dataclass(frozen=True)
 class PublishedRelease(Drawn):
     """A publish-mode release drawn from OS entropy and charged to the ledger: what the Report may show. Made by
-    `publish()` only, in the ledger's charge; teaching draws never become one."""
+    `publish()` only, in the ledger's charge; teaching draws never become one. uid names its ledger entry (its
+    permanent address)."""
+
+    uid: str
 
 
 @dataclass(frozen=True)
@@ -211,10 +214,10 @@ def publish(problem: Problem, budget: Budget, spender: Spender) -> PublishedRele
     p = plan(problem, budget)
     held = open_certification(p, problem, ledger())  # charge_and_finish reads its certificates back
     if held is None:
-        run, _ = charge_and_execute(p, problem, ledger(), spender=spender)
+        run, entry = charge_and_execute(p, problem, ledger(), spender=spender)
     else:
-        run, _ = charge_and_finish(p, problem, ledger(), held.uid, spender=spender)
-    record = PublishedRelease(p, run)
+        run, entry = charge_and_finish(p, problem, ledger(), held.uid, spender=spender)
+    record = PublishedRelease(p, run, entry.uid)
     keys.PUBLISHED.setdefault({})[(p.data, p.model)] = record
     return record
 

@@ -11,7 +11,7 @@ import math
 from datetime import UTC, datetime
 
 from core.privacy.gaussian import exp_magnitude
-from core.report import PRINT_STYLE, interval_scope, plain_summary
+from core.report import PRINT_STYLE, interval_scope, plain_summary, plain_table_summary
 from ui.format import interval, num, released_what
 from ui.formulas import (
     ACCOUNTINGS,
@@ -108,9 +108,9 @@ def privacy_unit(rep: dict, source: str = "") -> str:
             f"person the guarantee is (kε, δ_k) = ({unit['epsilon_per_person']:g}, {unit['delta_per_person']:.3g}) "
             f"by group privacy, with k = {k}."
         )
-    data = DATA_WORDS.get(source, "loaded")
+    data = f"the {DATA_WORDS[source]} data" if source in DATA_WORDS else "the data"
     return (
-        f"Privacy unit: a row. The guarantee is per row of the {data} data; if one person can fill several rows, "
+        f"Privacy unit: a row. The guarantee is per row of {data}; if one person can fill several rows, "
         "it holds per person only by group privacy."
     )
 
@@ -245,14 +245,35 @@ def ledger_rows(rep: dict) -> list[tuple[str, str]]:
     return rows
 
 
-def summary(rep: dict) -> list[str]:
-    """The first screen's sentences (core.report.plain_summary) at the budget of everything the document prints, per
-    person when the ledger's charges (per person) or the sample's group privacy say so."""
+def _total(rep: dict) -> tuple[float, float, str]:
+    """The budget of everything the document prints and whose: per person when the ledger's charges (per person) or
+    the sample's group privacy say so, else per row."""
     total_e, total_d, k = document_total(rep)
     unit = rep["privacy_unit"]
     if k == 1 and unit["unit"] == "person":
         total_e, total_d = unit["epsilon_per_person"], unit["delta_per_person"]
-    return plain_summary(rep, total_e, total_d, "person" if unit["unit"] == "person" or k > 1 else "row")
+    return total_e, total_d, "person" if unit["unit"] == "person" or k > 1 else "row"
+
+
+def summary(rep: dict) -> list[str]:
+    """The first screen's sentences (core.report.plain_summary) at the budget of everything the document prints."""
+    return plain_summary(rep, *_total(rep))
+
+
+def table_summary(doc: dict) -> list[str]:
+    """A table's first screen in words (core.report.plain_table_summary) at the budget of everything it prints."""
+    return plain_table_summary(doc, *_total(doc))
+
+
+def first_sentence(doc: dict) -> str:
+    """A publication in one line, for the index: the value and its range, or a table's rows in brief."""
+    if "table" not in doc:
+        return plain_summary(doc, 1.0, 0.0)[0]
+    rows = doc["table"]["rows"]
+    if not rows:
+        return f"A regression table: nothing was released ({doc['table']['reason']})."
+    return "A regression table: " + "; ".join(
+        f"{r['name']} {r['value']:.3g} ({r['low']:.3g} to {r['high']:.3g})" for r in rows) + "."
 
 
 # ---------------------------------------------------------------- a regression table
@@ -267,6 +288,10 @@ def table_guarantee(doc: dict) -> str:
     text = (f"(ε, δ) = ({g['epsilon']:g}, {g['delta']:g})-differentially private, for the whole table: replacing any "
             f"one row of the data by any other changes the probability of every possible table by at most a factor "
             f"{factor(g['epsilon'])}, plus δ.")
+    total_e, total_d, k = document_total(doc)
+    if k > 1:  # the ledger section prints the other releases' values too: the document's guarantee is their total
+        text += (f" With the {k - 1} other release{'s' if k > 2 else ''} on these people this report also prints, "
+                 f"everything in it is ({total_e:g}, {total_d:.3g})-differentially private (basic composition).")
     if t["status"] == "bottom":
         return text
     return text + f" {t['interval_note']} The intervals use private values only; they are for the coefficients " \

@@ -454,6 +454,18 @@ class Ledger:
         kept = [e for e in self.entries(population) if e.details is not None and e.details.document]
         return kept[-1] if kept else None
 
+    def publications(self) -> tuple[LedgerEntry, ...]:
+        """Every charge whose release kept its private document, on any people, newest first: what the server of
+        this ledger has published (a failed release keeps none)."""
+        with self._lock:
+            found = {e.uid: e for p in self._store.parts_charged() for e in self._store.entries(p)}
+        kept = (e for e in found.values() if e.details is not None and e.details.document)
+        return tuple(sorted(kept, key=lambda e: e.time, reverse=True))
+
+    def publication(self, uid: str) -> LedgerEntry | None:
+        """The published entry of this uid, or None (an unknown uid, or a charge that kept no document)."""
+        return next((e for e in self.publications() if e.uid == uid), None)
+
     # ------------------------------------------------------------ the rule
 
     def refusal(self, population: Population, epsilon: float, delta: float,
