@@ -3,6 +3,7 @@ the ledger with no data settings and no charge; a bare /report lists what the se
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -65,7 +66,7 @@ def charged() -> int:
     return sum(len(book.entries(p)) for p in book.parts_charged())
 
 
-def test_a_permanent_address_opens_its_publication_in_words_and_charges_nothing():
+def test_a_permanent_address_opens_its_publication_in_words_and_charges_nothing(downloads):
     uid = published(LOGISTIC, "logistic")
     before = charged()
     at = report({"release": uid})
@@ -78,6 +79,8 @@ def test_a_permanent_address_opens_its_publication_in_words_and_charges_nothing(
     assert charged() == before
     assert at.query_params["release"] == uid  # the link keeps its address (ui.params.sync_url)
     assert not any(m.label.startswith("Released value") and "2,000" in m.value for m in at.metric)
+    assert f"release={uid}" in downloads["text/html"][1].decode()  # the exports carry the address
+    assert json.loads(downloads["application/json"][1])["address"].endswith(f"release={uid}")
 
 
 @pytest.mark.parametrize("wanted", ["0" * 32, "not-an-address'<script>", "A" * 32])

@@ -187,6 +187,14 @@ h2.appendix { font-size: 20px; color: #1f2933; margin-top: 40px; border-top: 1px
 """ + PRINT_STYLE
 
 
+def permanent(doc: dict) -> str:
+    """The document's permanent address on its server, as a line of the HTML page (none for a document without)."""
+    if not doc.get("address"):
+        return ""
+    link = html.escape(doc["address"])
+    return f'<p class="sub">Permanent address: <a href="{link}">{link}</a></p>'
+
+
 def table(rows: list[tuple[str, str]]) -> str:
     return "<table>" + "".join(f"<tr><th>{html.escape(k)}</th><td>{html.escape(v)}</td></tr>" for k, v in rows) \
         + "</table>"
@@ -205,7 +213,7 @@ def report_html(rep: dict, source: str = "") -> str:
 <html lang="en"><head><meta charset="utf-8"><title>Private release: {e(coefficient(rep))}</title>
 <style>{STYLE}</style></head><body><main>
 <h1>Private release of one regression coefficient</h1>
-<p class="sub">{e(rep['data']['source'])} · n = {rep['data']['n']:,}, d = {rep['data']['d']}</p>
+<p class="sub">{e(rep['data']['source'])} · n = {rep['data']['n']:,}, d = {rep['data']['d']}</p>{permanent(rep)}
 <div class="result"><div class="note">Released value of {e(coefficient(rep))}</div>
 <div class="value">{e(value)}</div><div>{e(detail)}</div></div>
 <section class="card"><h2>Summary</h2><ul>{"".join(f"<li>{e(line)}</li>" for line in summary(rep))}</ul></section>
@@ -309,7 +317,7 @@ def table_html(doc: dict, source: str = "") -> str:
 <html lang="en"><head><meta charset="utf-8"><title>Private regression table</title>
 <style>{STYLE}</style></head><body><main>
 <h1>Private regression table</h1>
-<p class="sub">{e(doc['data']['source'])} · n = {doc['data']['n']:,}, d = {doc['data']['d']}</p>
+<p class="sub">{e(doc['data']['source'])} · n = {doc['data']['n']:,}, d = {doc['data']['d']}</p>{permanent(doc)}
 <section class="card"><h2>Coefficients (value and interval)</h2>{rows}{figure}</section>
 <section class="card"><h2>Guarantee</h2><p class="guarantee">{e(table_guarantee(doc))}</p>
 <p class="unit">{e(privacy_unit(doc, source))}</p></section>
