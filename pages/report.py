@@ -18,7 +18,7 @@ from urllib.parse import urlsplit, urlunsplit
 import streamlit as st
 
 from core.errors import PspError
-from core.privacy.ledger import LedgerEntry
+from core.privacy.ledger import Certification, LedgerEntry
 from core.privacy.population import Population
 from core.report import interval_scope, published_report
 from ui import access, loaded, params, release, release_cards, session
@@ -65,18 +65,31 @@ def build(record: release.PublishedRelease) -> dict:
 
 def ledger_account(people: Population) -> dict:
     """What the durable ledger holds on these people: spent, cap, remaining and every charged release (private
-    outputs and public settings only)."""
+    outputs and public settings only); the certificates of a release certified first are named by its coefficient."""
     book = release.ledger()
     (spent_e, spent_d), (cap_e, cap_d), (left_e, left_d) = book.spent(people), book.cap(people), book.remaining(people)
-    history = [
-        dict(time=datetime.fromtimestamp(e.time, UTC).isoformat(timespec="seconds"), epsilon=e.epsilon,
-             delta=e.delta, by=e.spender, **({} if e.details is None else dict(
-                 coefficient=e.details.coefficient, outcome=e.details.outcome, value=e.details.value,
-                 interval=None if e.details.low is None else [e.details.low, e.details.high])))
-        for e in book.entries(people)
-    ]
+    bought = {c.entry: c for c in book.certifications(people)}
+    history = [dict(time=datetime.fromtimestamp(e.time, UTC).isoformat(timespec="seconds"), epsilon=e.epsilon,
+                    delta=e.delta, by=e.spender, **what_it_bought(e, bought.get(e.uid)))
+               for e in book.entries(people)]
     return dict(population=people.describe(), spent_epsilon=spent_e, spent_delta=spent_d, cap_epsilon=cap_e,
                 cap_delta=cap_d, remaining_epsilon=left_e, remaining_delta=left_d, history=history)
+
+
+CERTIFICATES = {"drawing": "certificates, being drawn", "open": "certificates, waiting for their release",
+                "finished": "certificates, released below", "closed": "certificates only, closed unspent",
+                "failed": "certificates, failed"}
+
+
+def what_it_bought(e: LedgerEntry, bought: Certification | None) -> dict:
+    """An entry's coefficient and outcome (with its value and interval), or a certification's coefficient and state."""
+    if e.details is not None:
+        d = e.details
+        return dict(coefficient=d.coefficient, outcome=d.outcome, value=d.value,
+                    interval=None if d.low is None else [d.low, d.high])
+    if bought is not None:
+        return dict(coefficient=bought.summary.get("coefficient", ""), outcome=CERTIFICATES[bought.state])
+    return {}
 
 
 def kept_entry() -> LedgerEntry | None:

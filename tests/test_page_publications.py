@@ -13,7 +13,14 @@ from streamlit.testing.v1 import AppTest
 from core.data.spec import SyntheticSpec
 from core.estimator.model import ModelSpec
 from core.mechanisms.pipeline import prepare_spec
-from core.plan import ReleasePlan, TablePlan, charge_and_execute, charge_and_release_table
+from core.plan import (
+    ReleasePlan,
+    TablePlan,
+    charge_and_certify,
+    charge_and_execute,
+    charge_and_finish,
+    charge_and_release_table,
+)
 from core.privacy.access import CURATOR
 from core.privacy.accounting import make_budget
 from core.privacy.ledger_store import open_ledger
@@ -116,6 +123,16 @@ def test_a_published_table_reads_in_words_with_odds_ratios_and_its_total_cost():
     assert "Private estimates of 2 coefficients" in shown and "odds" in shown
     assert re.search(r"x0: -?[\d.]+, range -?[\d.e+-]+ to -?[\d.e+-]+ \(the range (above 0|below 0|includes 0)", shown)
     assert "everything in it is (16, 2e-06)-differentially private" in shown
+
+
+def test_certificates_bought_first_are_named_in_the_ledger_by_their_coefficient():
+    problem = prepare_spec(ROBUST.load(), ModelSpec("robust").resolve(ROBUST.d), ROBUST)
+    plan = ReleasePlan(data=ROBUST, model=problem.model, target=2, name="x2", budget=make_budget(8.0, 1e-6))
+    waiting = charge_and_certify(plan, problem, open_ledger(), spender=CURATOR)
+    _, entry = charge_and_finish(plan, problem, open_ledger(), waiting.certification.uid, spender=CURATOR)
+    shown = text(report({"release": entry.uid}))
+    assert re.search(r"x2 · ε = [\d.]+, δ = [\d.e-]+ · certificates, released below", shown)
+    assert re.search(r"x2 · ε = [\d.]+, δ = [\d.e-]+ · (released|bottom|fallback)", shown)  # the release event
 
 
 def test_a_tables_words_state_each_row_the_sign_and_the_odds():

@@ -59,7 +59,11 @@ def phase_cost(budget: Budget, unit: PrivacyUnit | None, phase: str) -> tuple[fl
         return event
     if phase != "certificates":
         raise ValueError(f"a phase is one of {PHASES}, got {phase!r}")
-    return whole[0] - event[0], max(0.0, whole[1] - event[1])
+    # Never below what stages 1 and 2 spend alone: the subtraction may round under it by an ulp, and an analyst who
+    # stops after the certificates must have paid for them in full (the phases may then add up to an ulp more).
+    pure = _per_person(budget.lambda_min.epsilon + budget.lambda_max.epsilon,
+                       budget.lambda_min.delta + budget.lambda_max.delta, unit)
+    return max(whole[0] - event[0], pure[0]), max(whole[1] - event[1], pure[1])
 
 
 def _per_person(epsilon: float, delta: float, unit: PrivacyUnit | None) -> tuple[float, float]:

@@ -590,11 +590,15 @@ class Ledger:
         with self._lock:
             return self._store.certification(uid)
 
-    def open_certifications(self, population: Population) -> tuple[Certification, ...]:
-        """The certifications on any part of the population that may still release (open), oldest first."""
+    def certifications(self, population: Population) -> tuple[Certification, ...]:
+        """Every certification on any part of the population, whatever its state, oldest first."""
         with self._lock:
             found = {c.uid: c for p in population.parts() for c in self._store.certifications(p)}
-        return tuple(sorted((c for c in found.values() if c.state == "open"), key=lambda c: c.opened))
+        return tuple(sorted(found.values(), key=lambda c: c.opened))
+
+    def open_certifications(self, population: Population) -> tuple[Certification, ...]:
+        """The certifications on any part of the population that may still release (open), oldest first."""
+        return tuple(c for c in self.certifications(population) if c.state == "open")
 
     def _change(self, uid: str, change: Change) -> Certification:
         with self._lock:
