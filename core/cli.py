@@ -48,7 +48,7 @@ from core.privacy.gaussian import CALIBRATIONS, check_total_budget, delta_warnin
 from core.privacy.ledger import Ledger
 from core.privacy.ledger_store import default_ledger_path, iso_time, population_to_json
 from core.privacy.population import Population
-from core.report import compare_document, release_document
+from core.report import PUBLICATION_PATH, compare_document, first_sentence, release_document
 from core.settings import check
 from core.teaching.diagnosis import Projection, fit_diagnosis, projection
 
@@ -227,6 +227,9 @@ def _add_ledger_commands(sub: argparse._SubParsersAction) -> None:
     close = lsub.add_parser("close", help="close an open certification unspent (its first charge stays spent)")
     close.add_argument("certification", help="the certification's id (ledger show lists the open ones)")
     close.add_argument("--ledger", default=None, metavar="PATH", help=where)
+    pub = lsub.add_parser("publications", help="every published release, newest first: its permanent address on "
+                          "the app (/report?release=ID after the server's address) and its first sentence")
+    pub.add_argument("--ledger", default=None, metavar="PATH", help=where)
     exp = lsub.add_parser("export", help="the whole append-only log")
     exp.add_argument("--format", choices=("json", "csv"), default="json")
     exp.add_argument("--ledger", default=None, metavar="PATH", help=where)
@@ -497,6 +500,15 @@ def cmd_ledger_analyst(args: argparse.Namespace) -> dict:
                         "analyst, who enters it once per browser session (the sidebar's Analyst sign-in).")
 
 
+def cmd_ledger_publications(args: argparse.Namespace) -> dict:
+    ledger = open_charged(args.ledger, default_cap())
+    return dict(ledger=str(ledger), publications=[
+        dict(release=e.uid, address=PUBLICATION_PATH + e.uid, time=iso_time(e.time),
+             population=_population(e.population), coefficient=e.details.coefficient, outcome=e.details.outcome,
+             words=first_sentence(json.loads(e.details.document)))
+        for e in ledger.publications()])
+
+
 def cmd_ledger_close(args: argparse.Namespace) -> dict:
     ledger = open_charged(args.ledger, default_cap())
     closed = ledger.close_certification(args.certification)
@@ -505,7 +517,7 @@ def cmd_ledger_close(args: argparse.Namespace) -> dict:
 
 def cmd_ledger(args: argparse.Namespace) -> dict | str:
     commands = {"show": cmd_ledger_show, "set-cap": cmd_ledger_set_cap, "export": cmd_ledger_export,
-                "close": cmd_ledger_close, "analyst": cmd_ledger_analyst}
+                "close": cmd_ledger_close, "analyst": cmd_ledger_analyst, "publications": cmd_ledger_publications}
     return commands[args.ledger_command](args)
 
 

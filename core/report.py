@@ -501,6 +501,21 @@ def _privacy_words(epsilon: float, delta: float, unit: str) -> str:
             f"{delta:.2g} (δ).")
 
 
+def first_sentence(doc: dict) -> str:
+    """A published document in one line, for an index of publications: the value and its range, or a table's rows in
+    brief. Private values only."""
+    if "table" not in doc:
+        return plain_summary(doc, 1.0, 0.0)[0]
+    rows = doc["table"]["rows"]
+    if not rows:
+        return f"A regression table: nothing was released ({doc['table']['reason']})."
+    return "A regression table: " + "; ".join(
+        f"{r['name']} {r['value']:.3g} ({r['low']:.3g} to {r['high']:.3g})" for r in rows) + "."
+
+
+PUBLICATION_PATH = "/report?release="  # a publication's permanent address on the app, after its server's address
+
+
 def _short_sign(lo: float, hi: float) -> str:
     return "above 0" if lo > 0 else "below 0" if hi < 0 else "includes 0: sign not settled"
 

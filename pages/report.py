@@ -20,7 +20,7 @@ import streamlit as st
 from core.errors import PspError
 from core.privacy.ledger import Certification, LedgerEntry
 from core.privacy.population import Population
-from core.report import interval_scope, published_report
+from core.report import PUBLICATION_PATH, first_sentence, interval_scope, published_report
 from ui import access, loaded, params, release, release_cards, session
 from ui.boot import through_navigation
 from ui.export import rerun_download
@@ -33,7 +33,6 @@ from ui.formulas import (
 from ui.labels import message
 from ui.report_text import (
     coefficient,
-    first_sentence,
     guarantee,
     headline,
     ledger_rows,
@@ -296,7 +295,7 @@ def address(uid: str) -> str:
     """A publication's permanent address on this server: the Report's URL with release=<uid>."""
     url = urlsplit(st.context.url or "")
     return urlunsplit((url.scheme, url.netloc, url.path, f"{params.RELEASE}={uid}", "")) if url.netloc else \
-        f"/report?{params.RELEASE}={uid}"
+        PUBLICATION_PATH + uid
 
 
 def print_style() -> None:

@@ -10,6 +10,7 @@ import pytest
 from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
+from core.cli import main as cli_main
 from core.data.spec import SyntheticSpec
 from core.estimator.model import ModelSpec
 from core.mechanisms.pipeline import prepare_spec
@@ -133,6 +134,17 @@ def test_certificates_bought_first_are_named_in_the_ledger_by_their_coefficient(
     shown = text(report({"release": entry.uid}))
     assert re.search(r"x2 · ε = [\d.]+, δ = [\d.e-]+ · certificates, released below", shown)
     assert re.search(r"x2 · ε = [\d.]+, δ = [\d.e-]+ · (released|bottom|fallback)", shown)  # the release event
+
+
+def test_the_command_line_lists_each_publication_with_its_address_and_words(capsys):
+    first, table = published(ROBUST, "robust", 0), published_table(LOGISTIC)
+    assert cli_main(["ledger", "publications"]) == 0
+    listed = json.loads(capsys.readouterr().out)["publications"]
+    assert [p["release"] for p in listed] == [table, first]  # newest first
+    assert listed[1]["address"] == f"/report?release={first}" and listed[1]["coefficient"] == "x0"
+    assert listed[1]["words"].startswith("The private estimate of the coefficient of x0") or \
+        listed[1]["words"].startswith("Nothing was released for x0")
+    assert listed[0]["words"].startswith("A regression table: x0 ")
 
 
 def test_a_tables_words_state_each_row_the_sign_and_the_odds():

@@ -273,17 +273,6 @@ def table_summary(doc: dict) -> list[str]:
     return plain_table_summary(doc, *_total(doc))
 
 
-def first_sentence(doc: dict) -> str:
-    """A publication in one line, for the index: the value and its range, or a table's rows in brief."""
-    if "table" not in doc:
-        return plain_summary(doc, 1.0, 0.0)[0]
-    rows = doc["table"]["rows"]
-    if not rows:
-        return f"A regression table: nothing was released ({doc['table']['reason']})."
-    return "A regression table: " + "; ".join(
-        f"{r['name']} {r['value']:.3g} ({r['low']:.3g} to {r['high']:.3g})" for r in rows) + "."
-
-
 # ---------------------------------------------------------------- a regression table
 
 
