@@ -23,7 +23,8 @@ page = st.navigation([st.Page(file, title=title, icon=icon, url_path=path, defau
                       for file, title, icon, path in PAGES])
 if page.url_path == "":  # Streamlit shows the default page for a path that names none: say so
     boot.unknown_page_notice({path for *_, path in PAGES})
-sidebar.render(budget=page.url_path != "pipeline")  # the Pipeline writes its own, from a fragment
+reading = page.url_path == "report" and params.RELEASE in st.query_params  # a publication's permanent address
+sidebar.render(budget=page.url_path != "pipeline", data=not reading)  # the Pipeline writes its own budget
 presentation_style()
 with boot.unexpected_errors():
     page.run()

@@ -11,9 +11,11 @@ from ui.controls import budget_warnings
 from ui.labels import message
 
 
-def render(budget: bool = True) -> None:
+def render(budget: bool = True, data: bool = True) -> None:
     """Every page's sidebar; budget=False leaves the budget to the page (the Pipeline writes it from its fragment,
-    so that an ε change updates it without rerunning the whole page)."""
+    so that an ε change updates it without rerunning the whole page); data=False leaves out the loaded data, its
+    ledger and the budget (a publication's permanent address: its document names its own data, and a reader need not
+    wait for other data to load)."""
     sb = st.sidebar
     ignored = keys.IGNORED.pop()
     if ignored:
@@ -31,6 +33,9 @@ def render(budget: bool = True) -> None:
     sb.toggle("Presentation", key="present",
               help="Numbers to 3 significant digits in a larger type, the formulas and step-by-step details "
               "hidden: for showing results to others. Kept in the link; it never changes a draw.")
+    if not data:
+        sb.caption("Reading a publication: its data, its guarantee and its ledger are in the document.")
+        return
     sb.markdown(f"**Data** · {params.SOURCES[params.get('source')]}")
     n = None
     try:
