@@ -22,7 +22,7 @@ import hashlib
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, fields, is_dataclass, replace
+from dataclasses import asdict, dataclass, fields, is_dataclass, replace
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from core.data.spec import DataSpec
 from core.errors import InputError, ReleaseFailed, check_seed, is_integer, is_real
 from core.estimator.model import ModelSpec
 from core.estimator.problem import Problem
+from core.mechanisms.forecast import forecast
 from core.mechanisms.pipeline import (
     Certified,
     PrivateRun,
@@ -218,13 +219,17 @@ def charge_and_certify(plan: ReleasePlan, problem: Problem, ledger: Ledger, *, s
 
 def preview(plan: ReleasePlan, problem: Problem, c: Certified) -> dict:
     """What certificates say their release will give, private values only: lambda_hat_min and lambda_hat_max, the
-    test (14), the branch ("released", "fallback" or "bottom", chosen by the certificates) and, when Algorithm 5 will
-    release, its interval's half-width, known now (core.mechanisms.pipeline.planned_half_width)."""
+    test (14), the branch ("released", "fallback" or "bottom", chosen by the certificates), when Algorithm 5 will
+    release its interval's half-width, known now (core.mechanisms.pipeline.planned_half_width), and the forecast of
+    the interval on every branch (core.mechanisms.forecast: the fallback's too, and whether it will be too wide)."""
     half = planned_half_width(problem, c, plan.calibration, plan.level)
     lmax = None if c.lambda_max is None else c.lambda_max.lambda_hat
+    ahead = forecast(problem.geometry, problem.model, problem.n, c.budget, c.test, c.lambda_min.lambda_hat, lmax,
+                     plan.calibration, plan.level, plan.fallback)
     return dict(lambda_min=c.lambda_min.lambda_hat, lambda_max=lmax,
                 test=dict(passed=c.test.passed, reason=c.test.reason), half_width=half,
-                branch="released" if c.test.passed else ("fallback" if plan.fallback else "bottom"))
+                branch="released" if c.test.passed else ("fallback" if plan.fallback else "bottom"),
+                forecast=asdict(ahead))
 
 
 def open_certification(plan: ReleasePlan, problem: Problem, ledger: Ledger) -> Certification | None:

@@ -116,6 +116,9 @@ def publish(problem: Problem, b: Budget) -> None:
                        key="release", type="primary", icon=":material/publish:", disabled=blocked is not None,
                        help="Runs Algorithm 5 once with fresh noise from the OS and adds (ε, δ) to the ledger of these "
                             "data (after Certify first: the release event only, from those certificates)")
+    notice = release.worst_case_notice(problem, b) if waiting is None else None
+    if notice is not None:
+        st.caption(f":material/warning: {notice}")
     if certify:
         release_once(problem, b, release.certify_first)
     if go:

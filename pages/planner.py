@@ -29,7 +29,7 @@ from core.teaching.planner import (
     sweep_n,
 )
 from core.teaching.whatif import N_MAX
-from ui import controls, keys, params, session
+from ui import controls, keys, params, release_cards, session
 from ui.boot import through_navigation
 from ui.charts import chart
 from ui.format import metric_row, num
@@ -156,6 +156,7 @@ def plan_view(p: Plan) -> None:
         ("w̄", num(p.w_bar), "2G₀/(n λ̂₀ (1 − γ)), the private bound on ω(u | Pₙ) of (11), widened by the fit's "
          "certified tolerance"),
     ], gap="small")
+    release_cards.forecast_notice(None if p.forecast is None else dataclasses.asdict(p.forecast), p.assumptions.level)
     b = p.budget
     st.caption(
         f"{p.test.reason[0].upper()}{p.test.reason[1:]}. Stages: λ̂min (ε_a, δ_a) = ({b.lambda_min.epsilon:.4g}, "

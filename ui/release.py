@@ -17,6 +17,7 @@ import streamlit as st
 
 from core.errors import DataError, PspError
 from core.estimator.problem import Problem, default_coordinate
+from core.mechanisms.forecast import worst_case
 from core.mechanisms.pipeline import PrivateRun
 from core.mechanisms.table import TableRelease
 from core.plan import (
@@ -98,6 +99,26 @@ def refusal_notice(budget: Budget, who: Spender, phase: str = "whole") -> str | 
             f"Nothing more can be released on these people unless the data's curator raises {whose}.")
     return (f"Release is off: this draw costs each person ε = {cost_e:g}, δ = {cost_d:g}, and what remains of "
             f"{whose} on these people is ε = {left_e:g}, δ = {left_d:g}. {then}")
+
+
+def worst_case_notice(problem: Problem, budget: Budget) -> str | None:
+    """Before any certificate: a note when the fallback, left without a certified curvature, would publish an
+    interval wider than the coefficient's plausible range (core.mechanisms.forecast.worst_case: public facts only),
+    or None."""
+    if not fallback():
+        return None
+    wide, plausible = worst_case(problem.geometry, problem.model, problem.n, budget, get("level"))
+    if plausible is None or wide < plausible:
+        return None
+    try:
+        first = cost(budget, "certificates")[0] if budget.accounting == "basic" else None
+    except PspError:  # a budget that cannot be phased: the page says why beside its buttons
+        first = None
+    then = f"“Certify first” (ε = {first:.3g}) forecasts" if first is not None else "Certifying first forecasts"
+    return (f"Before paying: if no curvature can be certified on these data at this ε, the release falls back with an "
+            f"interval of ±{wide:.3g}, wider than the coefficient's plausible range (±{plausible:.3g}), whatever n or "
+            f"ε (the fallback's noise and its ridge both scale as 1/(nε)). {then} the interval before the rest is "
+            "spent.")
 
 
 def latest_paid_for() -> LedgerEntry | None:

@@ -64,6 +64,20 @@ def preview_card(seen: dict, level: float, rest: tuple[float, float]) -> None:
         st.markdown(f"{then} Releasing spends the rest, ε = {rest[0]:.3g}, δ = {rest[1]:.3g}; stopping here spends "
                     "nothing more. The privacy ledger keeps these certificates for this release only, after a reload "
                     "or a restart too, until they release once or the data's curator closes them.")
+        forecast_notice(seen.get("forecast"), level)
+
+
+def forecast_notice(f: dict | None, level: float) -> None:
+    """The forecast of the release's interval (core.mechanisms.forecast), and a warning before an interval too wide to
+    inform anyone is paid for."""
+    if f is None or f["low"] is None:
+        return
+    likely = f"±{num(f['low'])}" if f["low"] == f["high"] else f"between ±{num(f['low'])} and ±{num(f['high'])}"
+    st.caption(f"Forecast: the {level:.0%} interval's half-width will likely be {likely}; {f['how']}.")
+    if f["uninformative"]:
+        st.warning(f"This release may give an interval too wide to inform anyone: up to ±{num(f['high'])}, wider than "
+                   f"the coefficient's plausible range (±{num(f['plausible'])}). {f['advice']}",
+                   icon=":material/warning:")
 
 
 def curvature_caption(r: Release) -> str:

@@ -265,7 +265,11 @@ def objective_perturbation_parameters(problem: Problem, epsilon: float, delta: f
     brackets; eps/2 pays for the regulariser's Jacobian, eps/2 for Gaussian noise on a gradient of
     sensitivity 2 G0/n.
     """
-    g, n = problem.geometry, problem.n
+    return op_parameters(problem.geometry, problem.n, epsilon, delta)
+
+
+def op_parameters(g: Geometry, n: int, epsilon: float, delta: float) -> tuple[float, float]:
+    """(lambda_reg, s) of (15) from public facts only: the domain's constants, n and (epsilon, delta)."""
     a = 2.0 * math.log(4.0 / delta)
     s = 2.0 * g.r / (n * epsilon) * (math.sqrt(a) + math.sqrt(a + 2.0 * epsilon))
     return 4.0 * g.G1 / (n * epsilon), s

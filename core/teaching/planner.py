@@ -31,6 +31,8 @@ from core.errors import InputError, is_integer, is_real
 from core.estimator.geometry import DOMAINS, Geometry
 from core.estimator.losses import LOSSES
 from core.estimator.model import ModelSpec
+from core.mechanisms.fallback import falls_back
+from core.mechanisms.forecast import Forecast, forecast
 from core.mechanisms.release import interval_half_width
 from core.mechanisms.stability import StabilityTest
 from core.mechanisms.table import planned_half_width
@@ -167,6 +169,7 @@ class Plan:
     half_width: float | None
     pass_probability: float | None
     table_half_width: float | None = None
+    forecast: Forecast | None = None
     note: str = PLAN_NOTE
 
     @property
@@ -196,7 +199,14 @@ def plan(a: Assumptions, probability: bool = True) -> Plan:
     if test.passed:
         w_bar, half = interval_half_width(test, a.geometry, a.n, s, a.level)
     p = pass_probability(c, *total, accounting=a.accounting) if probability else None
-    return Plan(a, b, test, s, normal_quantile(0.5 + a.level / 2.0), w_bar, half, p, table_plan(a, b, test))
+    # The preview's rule (core.mechanisms.forecast) at the noise-free certificates of the assumed eigenvalues, the
+    # fallback as "auto" sets it.
+    lam = a.model.lam_reg
+    low = test.lam0 - lam if math.isfinite(test.lam0) else 0.0
+    high = test.lam1 - lam if math.isfinite(test.lam1) and low > 0 else None
+    ahead = forecast(a.geometry, a.model, a.n, b, test, max(low, 0.0), high, a.calibration, a.level,
+                     falls_back("auto", a.loss))
+    return Plan(a, b, test, s, normal_quantile(0.5 + a.level / 2.0), w_bar, half, p, table_plan(a, b, test), ahead)
 
 
 def table_plan(a: Assumptions, b: Budget, test: StabilityTest) -> float | None:

@@ -1,0 +1,144 @@
+"""What a release's interval will likely be, before its noise is drawn: the preview after the certificates, and the
+Planner before anything is spent, by one rule.
+
+Inputs are private outputs already paid for (lambda_hat_min, lambda_hat_max and the test (14)'s outcome, or the
+Planner's assumed eigenvalues in their place) and public facts (n, d, the budget, the level, the declared domain's
+constants G1, r). Nothing else is read, so a forecast costs no budget.
+
+- The test passed: Algorithm 5's half-width is known exactly now (core.mechanisms.release).
+- The fallback (core.mechanisms.fallback): objective perturbation's (lam, s) are public, so the half-width it gets
+  WITHOUT a curvature bound, `fallback_half_width`, is exact now. With one, it is q s U + lam U Theta + l(lam)
+  (core.mechanisms.curvature): between q s / (lambda_hat_max + lam) (U bounds ||(H + lam I)^-1 u|| >= 1/lambda_max)
+  and q s / (mu_low - shift) (step 1's bound, at its likely low draw), plus the ridge bias, which depends on the
+  released point and is not forecast (measured: docs/experiments.md). Whether the bound is certified depends on
+  step 1's Laplace draw: its chance is computed with lambda_hat_min + lam in place of mu = lambda_min(H(theta_hat) +
+  lam I), which lambda_hat_min bounds from below w.h.p. (H(theta_hat) is near H(theta(P_n))), so the chance is, if
+  anything, too low and the warning errs towards warning.
+- "Uninformative": a likely half-width wider than the coefficient's plausible half-range, a public number: for the
+  logistic loss ln 100 (odds ratios from 1/100 to 100 per unit of the feature: wider tells a reader nothing they did
+  not know), for a response bound B on the cube or ball, B (the coefficient's effect across the domain would exceed
+  the response's whole range). A forecast warns whenever an interval that wide has a chance of at least WARN_AT.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from core.estimator.geometry import Geometry
+from core.estimator.model import ModelSpec
+from core.mechanisms.curvature import BOUND_SHARE, MAX_STEP, NORM_SHARE, log_noise
+from core.mechanisms.fallback import curvature_shares, fallback_half_width, unspent_budget
+from core.mechanisms.full_vector import op_parameters
+from core.mechanisms.release import interval_half_width
+from core.mechanisms.stability import StabilityTest, solver_slack
+from core.privacy.accounting import Budget
+from core.privacy.gaussian import normal_quantile, sigma
+
+LOGISTIC_PLAUSIBLE = math.log(100.0)  # a logistic coefficient's plausible half-range: odds ratios 1/100 to 100
+WARN_AT = 0.05  # warn when an uninformative interval has at least this chance
+LIKELY = 0.9  # step 1's draw at its (1 - LIKELY) lower quantile gives the certified half-width's likely top
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """The release's likely interval, before its noise: the branch, the half-width's likely range [low, high], the
+    fallback's exact half-width without a curvature bound (wide) and the chance one is certified, the coefficient's
+    plausible half-range (None when no public one is known), whether the interval will likely be too wide to inform
+    anyone, how it was obtained and what would help. Private: a function of private outputs and public facts."""
+
+    branch: str
+    low: float | None
+    high: float | None
+    wide: float | None
+    certified: float | None
+    plausible: float | None
+    uninformative: bool
+    how: str
+    advice: str
+
+
+def plausible_half_range(model: ModelSpec) -> float | None:
+    """The coefficient's plausible half-range from public facts only (module docstring), or None."""
+    if model.loss == "logistic":
+        return LOGISTIC_PLAUSIBLE
+    return model.response_bound
+
+
+def certification_chance(g: Geometry, n: int, mu: float, epsilon: float, delta: float, level: float,
+                         k: int = 1) -> tuple[float, float, float]:
+    """(the chance that step 1 of core.mechanisms.curvature lets step 2 run, its threshold 3 G1/n, and step 1's
+    likely low bound) at the fallback's curvature budget (epsilon, delta), for curvature mu at the released point."""
+    share, log_share = curvature_shares(k)
+    eps_c, dlt_c = share * epsilon, share * delta
+    eps_2 = log_share * eps_c
+    _, _, delta_1 = log_noise(k, eps_2, dlt_c, BOUND_SHARE * (1.0 - level))
+    step = g.G1 / n
+    scale_1 = step / (eps_c - eps_2)  # the rounding bound e is left out: tiny beside G1/n at census sizes
+    centre = mu - scale_1 * math.log(1.0 / (2.0 * delta_1))
+    need = step * (1.0 + 1.0 / MAX_STEP)  # lambda_hat >= g + g/MAX_STEP
+    t = need - centre  # the Laplace draw must be at least t
+    chance = 1.0 - 0.5 * math.exp(t / scale_1) if t <= 0 else 0.5 * math.exp(-t / scale_1)
+    likely_low = centre - scale_1 * math.log(1.0 / (2.0 * (1.0 - LIKELY)))
+    return chance, need, max(likely_low, need)
+
+
+def forecast(g: Geometry, model: ModelSpec, n: int, budget: Budget, test: StabilityTest, lambda_min: float,
+             lambda_max: float | None, calibration: str, level: float, fallback: bool) -> Forecast:
+    """The release's likely interval from the certificates (or assumed eigenvalues) and public facts (module
+    docstring): lambda_min is lambda_hat_min (0 when nothing was certified), lambda_max lambda_hat_max (None when stage
+    2 did not run: G1 bounds it)."""
+    plausible = plausible_half_range(model)
+    if test.passed:
+        s = sigma(budget.release.epsilon, budget.release.delta, calibration)
+        half = interval_half_width(test, g, n, s, level)[1]
+        return _verdict("released", half, half, None, None, plausible,
+                        "exact: Algorithm 5's half-width depends on these certificates and public constants only")
+    if not fallback:
+        return Forecast("bottom", None, None, None, None, plausible, False,
+                        "the test (14) failed and the fallback is off: nothing will be released", "")
+    eps, dlt = unspent_budget(budget, lambda_min)
+    share, _ = curvature_shares(1)
+    lam, s = op_parameters(g, n, (1.0 - share) * eps, (1.0 - share) * dlt)
+    wide = fallback_half_width(lambda_min, lam, s, level, g)
+    chance, need, likely_low = certification_chance(g, n, lambda_min + lam, eps, dlt, level)
+    if not lambda_min > 0:  # nothing certified at the fit: no private word on the curvature, so no chance is given
+        chance, likely_low = None, need
+    q = normal_quantile(1.0 - (1.0 - BOUND_SHARE - NORM_SHARE) * (1.0 - level) / 2.0)
+    top = g.G1 if lambda_max is None else lambda_max
+    narrow = (q * s / (top + lam) + solver_slack(lam, g), q * s / likely_low + solver_slack(lam, g))
+    odds = ("unknown: no curvature was certified at the fit" if chance is None else
+            f"about {chance:.0%} (step 1's Laplace draw, with λ̂min + λ for the curvature)")
+    how = (f"the fallback: without a certified curvature bound its half-width is exactly {wide:.3g} (objective "
+           f"perturbation's noise over λ̂min + λ); the chance that the bound is certified — when the curvature at the "
+           f"released point is at least about {need:.3g} — is {odds}; with it the half-width lies near "
+           f"{narrow[0]:.3g} to {narrow[1]:.3g}, plus a ridge bias not forecast")
+    if chance is None:
+        low, high = min(narrow[0], wide), max(narrow[1], wide)
+    elif chance >= 1.0 - WARN_AT:
+        low, high = narrow
+    elif chance <= WARN_AT:
+        low = high = wide
+    else:
+        low, high = min(narrow[0], wide), max(narrow[1], wide)
+    return _verdict("fallback", low, high, wide, chance, plausible, how)
+
+
+def _verdict(branch: str, low: float, high: float, wide: float | None, chance: float | None,
+             plausible: float | None, how: str) -> Forecast:
+    """Whether an interval wider than the plausible half-range has a chance of at least WARN_AT, and what helps."""
+    likely_certified = chance is not None and chance >= 1.0 - WARN_AT
+    too_wide = plausible is not None and (
+        high >= plausible or (wide is not None and wide >= plausible and not likely_certified))
+    advice = ("More ε, more rows, or (for a table) fewer coefficients narrow it; the Planner shows where the "
+              "curvature starts to be certified." if too_wide else "")
+    return Forecast(branch, low, high, wide, chance, plausible, too_wide, how, advice)
+
+
+def worst_case(g: Geometry, model: ModelSpec, n: int, budget: Budget, level: float) -> tuple[float, float | None]:
+    """Before any certificate, from public facts only: (the fallback's half-width when nothing is certified —
+    lambda_hat_min = 0 and no curvature bound —, the coefficient's plausible half-range)."""
+    eps, dlt = unspent_budget(budget, 0.0)
+    share, _ = curvature_shares(1)
+    lam, s = op_parameters(g, n, (1.0 - share) * eps, (1.0 - share) * dlt)
+    return fallback_half_width(0.0, lam, s, level, g), plausible_half_range(model)
