@@ -16,6 +16,7 @@ from core.data.spec import DataSpec
 from core.estimator.model import ModelSpec
 from core.mechanisms.certificates import RecursiveBound
 from core.mechanisms.curvature import APPROXIMATE_NOTE
+from core.mechanisms.inference import OFF_MODEL
 from core.mechanisms.pipeline import PrivateRun, Problem
 from core.mechanisms.release import Release
 from core.mechanisms.stability import StabilityTest
@@ -488,7 +489,8 @@ def plain_summary(rep: dict, epsilon: float, delta: float, unit: str = "person")
     if r.get("population"):
         plo, phi = r["population"]["interval"]
         out.append(f"For the population these people were sampled from, the {level} range is {plo:.3g} to "
-                   f"{phi:.3g} (approximate: it assumes a random sample and the logistic model). "
+                   f"{phi:.3g} (approximate: it holds only if the rows are a random sample and the logistic model is "
+                   f"right; {OFF_MODEL}). "
                    + _sign(plo, phi, "in the population", "the sampling and the privacy noise"))
     out.append(_privacy_words(epsilon, delta, unit))
     return out
