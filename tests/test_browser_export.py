@@ -221,7 +221,7 @@ def test_a_published_table_reaches_the_report_and_its_pdf(browser, server: str, 
         tab.get_by_role("button", name="Release the table (spends ε, δ)").click()
         settle(tab)
         open_page(tab, server, "Report", "report")
-        text(tab, "The last paid-for release on these people is a regression table").wait_for()
+        text(tab, "Read back from the privacy ledger: a regression table on").wait_for()
         assert tab.locator('[data-testid="stMain"] svg[role="img"]').first.get_attribute("aria-label").startswith(
             "Regression table: 3 coefficients, one release")
         check_clean(tab, "43-export-table-report")

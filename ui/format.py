@@ -82,7 +82,7 @@ def noise_source(seed: int | None, fresh: str = "fresh noise from OS entropy") -
 
 
 PRESENTATION_CSS = """<style>
-[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.3rem; }
+[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.15rem; }
 [data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p { font-size: 1.15rem; }
 [data-testid="stMetricValue"], [data-testid="stMetricValue"] p { font-size: 3.2rem; }
 </style>"""
