@@ -1,5 +1,5 @@
-"""Laws the privacy budget obeys for every value in range (hypothesis): a split's stages compose to the total it was
-asked for, and a release's two phases cost one person what the whole release costs.
+"""Laws that hold for every value in range (hypothesis): a split's stages compose to the total it was asked for, a
+release's two phases cost one person what the whole release costs, and every setting round-trips through a link.
 
 The ranges are every surface's (core.settings): a total epsilon from MIN_EPSILON to MAX_EPSILON, delta from MIN_DELTA
 to MAX_DELTA, split weights from MIN_WEIGHT to MAX_WEIGHT, and a person filling k rows of a sample drawn with
@@ -80,3 +80,55 @@ def test_the_two_phases_cost_one_person_the_whole_release(epsilon, delta, split,
     assert certificates[0] >= k * (b.lambda_min.epsilon + b.lambda_max.epsilon)
     assert release == pytest.approx(unit.per_person(2 * b.release.epsilon,
                                                     (1 + math.exp(b.release.epsilon)) * b.release.delta), rel=1e-15)
+
+
+# ---------------------------------------------------------------- the settings' link round trip
+
+
+def link_values(key: str):
+    """Every value a setting of ui.params.PARAMS may hold: its choices, or numbers of its kind inside its bounds."""
+    from ui.params import PARAMS, _bool, _methods, _opt_float, _opt_int
+
+    p = PARAMS[key]
+    if p.choices is not None:
+        return st.sampled_from(p.choices)
+    if p.parse is _bool:
+        return st.booleans()
+    if p.parse is _methods:
+        from core.methods.compare import METHODS
+
+        return st.lists(st.sampled_from(METHODS), min_size=1, unique=True)
+    if p.parse in (int, _opt_int):
+        lo, hi = (int(b) for b in p.bounds)
+        values = st.integers(lo, hi)
+        return st.one_of(st.none(), values) if p.parse is _opt_int else values
+    if p.parse in (float, _opt_float):
+        values = st.floats(*p.bounds, allow_nan=False)
+        return st.one_of(st.none(), values) if p.parse is _opt_float else values
+    return st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=20)
+
+
+def _params():
+    from ui.params import PARAMS
+
+    return sorted(PARAMS)
+
+
+@pytest.mark.parametrize("key", _params())
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_a_setting_written_into_a_link_reads_back_as_itself(key, data):
+    """Every value of every setting, written into a link (ui.params.sync_url's text) and read back (link_value), is
+    used, not ignored, and is the same value (a float to the 12 digits a link keeps); writing it again gives the same
+    text, so a shared link reproduces the view."""
+    from ui.params import _format, link_value
+
+    value = data.draw(link_values(key))
+    text = _format(value)
+    back, why = link_value(key, text)
+    assert why is None, (key, text, why)
+    if isinstance(value, float):
+        assert back == pytest.approx(value, rel=1e-11, abs=1e-300)
+    else:
+        assert back == value
+    assert _format(back) == text
