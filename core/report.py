@@ -504,15 +504,26 @@ def _privacy_words(epsilon: float, delta: float, unit: str) -> str:
 
 
 def first_sentence(doc: dict) -> str:
-    """A published document in one line, for an index of publications: the value and its range, or a table's rows in
-    brief. Private values only."""
+    """A published document in one line, for an index of publications: the value and its range (and, for the logistic
+    loss, the odds ratio), or a table's rows in brief. Private values only."""
+    logistic = doc["data"].get("loss") == "logistic"
     if "table" not in doc:
-        return plain_summary(doc, 1.0, 0.0)[0]
+        r = doc["release"]
+        first = plain_summary(doc, 1.0, 0.0)[0]
+        if not logistic or r["value"] is None:
+            return first
+        lo, hi = r["interval"]
+        return f"{first[:-1]}; odds ratio {_ratio(r['value'], lo, hi)}."
     rows = doc["table"]["rows"]
     if not rows:
         return f"A regression table: nothing was released ({doc['table']['reason']})."
     return "A regression table: " + "; ".join(
-        f"{r['name']} {r['value']:.3g} ({r['low']:.3g} to {r['high']:.3g})" for r in rows) + "."
+        f"{r['name']} {r['value']:.3g} ({r['low']:.3g} to {r['high']:.3g}"
+        + (f", odds ratio {_ratio(r['value'], r['low'], r['high'])})" if logistic else ")") for r in rows) + "."
+
+
+def _ratio(value: float, lo: float, hi: float) -> str:
+    return f"{math.exp(value):.3g} ({math.exp(lo):.3g} to {math.exp(hi):.3g})"
 
 
 PUBLICATION_PATH = "/report?release="  # a publication's permanent address on the app, after its server's address

@@ -60,7 +60,7 @@ def test_a_manager_finds_every_publication_and_opens_each_by_its_address(browser
         settle(tab)
         text(tab, "Everything this server has published").wait_for()
         index = tab.locator('[data-testid="stMainBlockContainer"]').inner_text()
-        assert "female" in index and "A regression table: x0 " in index
+        assert "female" in index and "A regression table: x0 " in index and "odds ratio" in index
         links = [tab.locator(f'a[href$="release={p["release"]}"]') for p in (table, census)]
         assert all(link.count() == 1 for link in links)
         check_clean(tab, "60-report-index")

@@ -113,6 +113,7 @@ def test_a_bare_report_lists_every_publication_by_people_newest_first_in_words()
     assert shown.index(f"release={second}") < shown.index(f"release={first}")
     line = next(li for li in shown.splitlines() if f"release={second}" in li)
     assert "x2" in line and re.search(r"The private estimate of the coefficient of x2 is -?\d", line)
+    assert re.search(r"odds ratio [\d.e+-]+ \([\d.e+-]+ to [\d.e+-]+\)", line)  # the logistic loss's natural scale
     assert "A regression table: x0 " in shown
 
 
