@@ -1,13 +1,12 @@
 """The preview's forecast against the interval actually released, on SYNTHETIC census files.
 
-After the certificates (stages 1-3) and before the release event, core.mechanisms.forecast.forecast states the
+After the certificates (stages 1-3) and before the release event, core.mechanisms.forecast.from_certificates states the
 half-width the release will likely have as a range [low, high], and warns (`uninformative`) when the interval may be
 wider than the coefficient's plausible half-range (ln 100 for the logistic loss). Here each release is drawn as the
 preview and the Release button draw it (core.plan.preview, core.mechanisms.pipeline.finish):
 
     c = certify(problem, j, budget, make_rng(None), True)
-    f = forecast(problem.geometry, problem.model, problem.n, c.budget, c.test, c.lambda_min.lambda_hat, lmax,
-                 "paper", 0.95, True)
+    f = from_certificates(problem, c, "paper", 0.95, True)  # the preview's rule
     run = finish(problem, c, make_rng(None), "paper", 0.95, True)
 
 with budget = make_budget(eps, 1e-6, RELEASE_SPLIT) (split (1, 1, 18), basic composition, the fallback on), and the
@@ -52,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from core.data.spec import AcsSpec  # noqa: E402
 from core.estimator.model import ModelSpec  # noqa: E402
 from core.mechanisms.curvature import BOUND_SHARE, NORM_SHARE  # noqa: E402
-from core.mechanisms.forecast import LOGISTIC_PLAUSIBLE, forecast  # noqa: E402
+from core.mechanisms.forecast import LOGISTIC_PLAUSIBLE, from_certificates  # noqa: E402
 from core.mechanisms.pipeline import certify, finish, make_rng, prepare_spec  # noqa: E402
 from core.mechanisms.stability import solver_slack  # noqa: E402
 from core.methods.compare import rate  # noqa: E402
@@ -78,8 +77,7 @@ def one_release(problem, coefficient: str, epsilon: float) -> dict:
     j = problem.coordinate(coefficient)
     c = certify(problem, j, make_budget(epsilon, DELTA, RELEASE_SPLIT), make_rng(None), True)
     lmax = None if c.lambda_max is None else c.lambda_max.lambda_hat
-    f = forecast(problem.geometry, problem.model, problem.n, c.budget, c.test, c.lambda_min.lambda_hat, lmax,
-                 CALIBRATION, LEVEL, True)
+    f = from_certificates(problem, c, CALIBRATION, LEVEL, True)
     r = finish(problem, c, make_rng(None), CALIBRATION, LEVEL, True).release
     cv = r.fallback_curvature
     out = dict(n=problem.n, status=r.status, forecast_branch=f.branch, low=f.low, high=f.high, wide=f.wide,

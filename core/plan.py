@@ -30,7 +30,7 @@ from core.data.spec import DataSpec
 from core.errors import InputError, ReleaseFailed, check_seed, is_integer, is_real
 from core.estimator.model import ModelSpec
 from core.estimator.problem import Problem
-from core.mechanisms.forecast import forecast
+from core.mechanisms.forecast import from_certificates
 from core.mechanisms.pipeline import (
     Certified,
     PrivateRun,
@@ -224,8 +224,7 @@ def preview(plan: ReleasePlan, problem: Problem, c: Certified) -> dict:
     the interval on every branch (core.mechanisms.forecast: the fallback's too, and whether it will be too wide)."""
     half = planned_half_width(problem, c, plan.calibration, plan.level)
     lmax = None if c.lambda_max is None else c.lambda_max.lambda_hat
-    ahead = forecast(problem.geometry, problem.model, problem.n, c.budget, c.test, c.lambda_min.lambda_hat, lmax,
-                     plan.calibration, plan.level, plan.fallback)
+    ahead = from_certificates(problem, c, plan.calibration, plan.level, plan.fallback)
     return dict(lambda_min=c.lambda_min.lambda_hat, lambda_max=lmax,
                 test=dict(passed=c.test.passed, reason=c.test.reason), half_width=half,
                 branch="released" if c.test.passed else ("fallback" if plan.fallback else "bottom"),

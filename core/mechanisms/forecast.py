@@ -13,7 +13,8 @@ constants G1, r). Nothing else is read, so a forecast costs no budget.
   released point and is not forecast (measured: docs/experiments.md). Whether the bound is certified depends on
   step 1's Laplace draw: its chance is computed with lambda_hat_min + lam in place of mu = lambda_min(H(theta_hat) +
   lam I), which lambda_hat_min bounds from below w.h.p. (H(theta_hat) is near H(theta(P_n))), so the chance is, if
-  anything, too low and the warning errs towards warning.
+  anything, too low and the warning errs towards warning. Where lambda_hat_min is 0, stage 1's released count read
+  at its 90 % lower quantile (`count_hint`) stands in: a lower bound on lambda_min nine times in ten.
 - "Uninformative": a likely half-width wider than the coefficient's plausible half-range, a public number: for the
   logistic loss ln 100 (odds ratios from 1/100 to 100 per unit of the feature: wider tells a reader nothing they did
   not know), for a response bound B on the cube or ball, B (the coefficient's effect across the domain would exceed
@@ -24,16 +25,23 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from core.estimator.geometry import Geometry
 from core.estimator.model import ModelSpec
+from core.estimator.problem import Problem
+from core.mechanisms.certificates import RecursiveBound, steps_to_invert
 from core.mechanisms.curvature import BOUND_SHARE, MAX_STEP, NORM_SHARE, log_noise
 from core.mechanisms.fallback import curvature_shares, fallback_half_width, unspent_budget
 from core.mechanisms.full_vector import op_parameters
+from core.mechanisms.recursion import down_recursion
 from core.mechanisms.release import interval_half_width
 from core.mechanisms.stability import StabilityTest, solver_slack
 from core.privacy.accounting import Budget
 from core.privacy.gaussian import normal_quantile, sigma
+
+if TYPE_CHECKING:
+    from core.mechanisms.pipeline import Certified
 
 LOGISTIC_PLAUSIBLE = math.log(100.0)  # a logistic coefficient's plausible half-range: odds ratios 1/100 to 100
 WARN_AT = 0.05  # warn when an uninformative interval has at least this chance
@@ -83,11 +91,19 @@ def certification_chance(g: Geometry, n: int, mu: float, epsilon: float, delta: 
     return chance, need, max(likely_low, need)
 
 
+def count_hint(bound: RecursiveBound, g: Geometry, n: int, lam_reg: float) -> float:
+    """Stage 1's count read at its LIKELY lower quantile instead of its 1 - delta one: the recursion (10)'s inverse of
+    floor(N_hat - ln(1/(2 (1 - LIKELY)))/eps_a). Below lambda_min except with probability 1 - LIKELY; positive where
+    lambda_hat_min is 0 but the count came close. Post-processing of the released count (private, no budget)."""
+    return down_recursion(g, n, lam_reg).inverse(steps_to_invert(bound.N_hat, bound.epsilon, 1.0 - LIKELY)[1])
+
+
 def forecast(g: Geometry, model: ModelSpec, n: int, budget: Budget, test: StabilityTest, lambda_min: float,
-             lambda_max: float | None, calibration: str, level: float, fallback: bool) -> Forecast:
+             lambda_max: float | None, calibration: str, level: float, fallback: bool,
+             hint: float = 0.0) -> Forecast:
     """The release's likely interval from the certificates (or assumed eigenvalues) and public facts (module
     docstring): lambda_min is lambda_hat_min (0 when nothing was certified), lambda_max lambda_hat_max (None when stage
-    2 did not run: G1 bounds it)."""
+    2 did not run: G1 bounds it); hint, `count_hint`, stands in for the curvature when lambda_hat_min is 0."""
     plausible = plausible_half_range(model)
     if test.passed:
         s = sigma(budget.release.epsilon, budget.release.delta, calibration)
@@ -101,14 +117,16 @@ def forecast(g: Geometry, model: ModelSpec, n: int, budget: Budget, test: Stabil
     share, _ = curvature_shares(1)
     lam, s = op_parameters(g, n, (1.0 - share) * eps, (1.0 - share) * dlt)
     wide = fallback_half_width(lambda_min, lam, s, level, g)
-    chance, need, likely_low = certification_chance(g, n, lambda_min + lam, eps, dlt, level)
-    if not lambda_min > 0:  # nothing certified at the fit: no private word on the curvature, so no chance is given
+    stand_in = lambda_min if lambda_min > 0 else hint
+    chance, need, likely_low = certification_chance(g, n, stand_in + lam, eps, dlt, level)
+    if not stand_in > 0:  # no private word on the curvature at the fit, so no chance is given
         chance, likely_low = None, need
     q = normal_quantile(1.0 - (1.0 - BOUND_SHARE - NORM_SHARE) * (1.0 - level) / 2.0)
     top = g.G1 if lambda_max is None else lambda_max
     narrow = (q * s / (top + lam) + solver_slack(lam, g), q * s / likely_low + solver_slack(lam, g))
+    which = "λ̂min" if lambda_min > 0 else "stage 1's count at its 90 % lower quantile"
     odds = ("unknown: no curvature was certified at the fit" if chance is None else
-            f"about {chance:.0%} (step 1's Laplace draw, with λ̂min + λ for the curvature)")
+            f"about {chance:.0%} (step 1's Laplace draw, with {which} + λ for the curvature)")
     how = (f"the fallback: without a certified curvature bound its half-width is exactly {wide:.3g} (objective "
            f"perturbation's noise over λ̂min + λ); the chance that the bound is certified — when the curvature at the "
            f"released point is at least about {need:.3g} — is {odds}; with it the half-width lies near "
@@ -122,6 +140,15 @@ def forecast(g: Geometry, model: ModelSpec, n: int, budget: Budget, test: Stabil
     else:
         low, high = min(narrow[0], wide), max(narrow[1], wide)
     return _verdict("fallback", low, high, wide, chance, plausible, how)
+
+
+def from_certificates(problem: Problem, c: Certified, calibration: str, level: float, fallback: bool) -> Forecast:
+    """The preview's forecast: `forecast` from certificates drawn on problem (their private outputs and its public
+    constants only)."""
+    lmax = None if c.lambda_max is None else c.lambda_max.lambda_hat
+    hint = count_hint(c.lambda_min, problem.geometry, problem.n, problem.model.lam_reg)
+    return forecast(problem.geometry, problem.model, problem.n, c.budget, c.test, c.lambda_min.lambda_hat, lmax,
+                    calibration, level, fallback, hint)
 
 
 def _verdict(branch: str, low: float, high: float, wide: float | None, chance: float | None,
