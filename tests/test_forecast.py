@@ -116,17 +116,19 @@ def test_the_certification_chance_is_step_ones_by_simulation(problem, mu_factor)
     assert higher >= chance
 
 
-def test_the_count_hint_is_a_lower_bound_nine_times_in_ten(problem):
-    """Stage 1's count read at its 90 % lower quantile: never below λ̂min (a less cautious offset), and below stage
-    1's statistic in at least 90 % of draws (400 draws: at least 90 % - 3 standard errors, 0.855)."""
+def test_the_count_hint_is_a_lower_bound_but_one_time_in_a_thousand(problem):
+    """Stage 1's count read at its 99.9 % lower quantile: never below λ̂min (a less cautious offset), and below stage
+    1's statistic in every one of 400 draws (a miss rate of 0.001 gives a miss among 400 with probability 0.33; the
+    seeds are fixed)."""
     from core.mechanisms.certificates import lambda_min_certificate
     from core.mechanisms.forecast import count_hint
 
     g, f = problem.geometry, problem.fit
-    below = 0
+    below = positive = 0
     for seed in range(400):
-        bound = lambda_min_certificate(f, g, 0.02, 1e-7, make_rng(seed))
+        bound = lambda_min_certificate(f, g, 0.05, 1e-7, make_rng(seed))
         hint = count_hint(bound, g, problem.n, problem.model.lam_reg)
         assert hint >= bound.lambda_hat
         below += hint <= bound.statistic
-    assert below / 400 >= 0.855
+        positive += hint > 0
+    assert below == 400 and positive >= 300  # informative where λ̂min is 0 in every draw
