@@ -87,8 +87,18 @@ def what_it_bought(e: LedgerEntry, bought: Certification | None) -> dict:
         return dict(coefficient=d.coefficient, outcome=d.outcome, value=d.value,
                     interval=None if d.low is None else [d.low, d.high])
     if bought is not None:
-        return dict(coefficient=bought.summary.get("coefficient", ""), outcome=CERTIFICATES[bought.state])
+        return dict(coefficient=bought.summary.get("coefficient", ""),
+                    outcome=CERTIFICATES[bought.state] + certificates_words(bought.certificates))
     return {}
+
+
+def certificates_words(kept: str | None) -> str:
+    """What certificates bought first found, in words (their private outputs as the ledger keeps them), or ""."""
+    if kept is None:
+        return ""
+    c = json.loads(kept)
+    test = "passed" if c["passed"] else "failed"
+    return f" (λ̂min = {num(c['lambda_min'])}, the test (14) {test})"
 
 
 def kept_entry() -> LedgerEntry | None:

@@ -133,7 +133,8 @@ def test_certificates_bought_first_are_named_in_the_ledger_by_their_coefficient(
     waiting = charge_and_certify(plan, problem, open_ledger(), spender=CURATOR)
     _, entry = charge_and_finish(plan, problem, open_ledger(), waiting.certification.uid, spender=CURATOR)
     shown = text(report({"release": entry.uid}))
-    assert re.search(r"x2 · ε = [\d.]+, δ = [\d.e-]+ · certificates, released below", shown)
+    assert re.search(r"x2 · ε = [\d.]+, δ = [\d.e-]+ · certificates, released below \(λ̂min = [\d.e-]+, the test "
+                     r"\(14\) (passed|failed)\)", shown)
     assert re.search(r"x2 · ε = [\d.]+, δ = [\d.e-]+ · (released|bottom|fallback)", shown)  # the release event
 
 
