@@ -70,3 +70,16 @@ def test_a_link_to_no_page_is_named():
     assert unknown_page("http://h/base/", pages, "base") is None
     assert unknown_page("http://h/base/data", pages, "/base/") is None
     assert unknown_page("http://h/base/nope", pages, "base") == "nope"
+
+
+@pytest.mark.parametrize("query,key", [({"n": "5"}, "n"), ({"n": "6", "d": "7"}, "n"),
+                                       ({"d": "200", "n": "2000000"}, "n")])
+def test_n_and_d_that_no_synthetic_data_take_together_fall_back_with_a_notice(query, key):
+    """Each in its range, not together (n must exceed d, n·d at most 2·10⁸): the link's n goes back to its default
+    with the same sidebar notice as any other unusable value, never a red error on the page."""
+    at = new_app(90, query=query)
+    at.run()
+    assert not at.exception and not at.error, [e.value for e in at.exception]
+    assert at.session_state[key] == 100_000
+    notice = " ".join(w.value for w in at.sidebar.warning)
+    assert f"{key}={query[key]}" in notice and "synthetic data need d < n" in notice

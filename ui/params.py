@@ -19,6 +19,8 @@ from typing import Any
 import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
 
+from core.data.synthetic import MAX_CELLS, check_size
+from core.errors import DataError
 from core.estimator.geometry import MAX_RADIUS, MIN_RADIUS
 from core.mechanisms.fallback import FALLBACK_CHOICES
 from core.methods.compare import METHODS, check_methods
@@ -184,6 +186,23 @@ def fill() -> bool:
         st.session_state["mode"] = "publish"
         st.session_state["noise_seed"] = None
     return new
+
+
+def check_together() -> None:
+    """Link values each in range that no data set takes together — synthetic n not above d, or n·d past MAX_CELLS —
+    are replaced, the link's n first (then d), by the default, with the same notice as any other unusable value."""
+    for key in ("n", "d"):
+        if not get("source").startswith("synthetic"):
+            return
+        try:
+            check_size(get("n"), get("d"))
+        except DataError:
+            raw = st.query_params.get(key)
+            if raw is not None:
+                st.session_state[key] = PARAMS[key].default
+                _ignored(key, raw, f"synthetic data need d < n and n·d ≤ {MAX_CELLS:,}")
+        else:
+            return
 
 
 def _deployment(name: str, default: Any) -> Any:

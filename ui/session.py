@@ -19,5 +19,8 @@ def init() -> None:
 def ensure() -> None:
     """Fill only the missing settings: safe after widgets exist, for a page run without app.py. A new session's
     domain follows its data unless its link names one."""
-    if params.fill() and "domain" not in st.query_params:
+    if not params.fill():
+        return
+    params.check_together()  # a new session's link: n and d each in range, but not together
+    if "domain" not in st.query_params:
         loaded.follow_the_data()
