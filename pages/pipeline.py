@@ -170,8 +170,11 @@ def table_section(problem: Problem) -> None:
     st.caption("Several coefficients in one release of the budget above, charged once whatever their number: the "
                "certificates and the test (14) once, then one mechanism on the whole vector (the Gaussian step if "
                "the test passes, else the fallback), of which the chosen coefficients are published.")
-    names = st.multiselect("Coefficients of the table", problem.feature_names, default=list(problem.feature_names),
-                           key="table_names", help="The table releases these together; all of them cost as one")
+    every = list(problem.feature_names)
+    chosen = [name for name in params.get("coordinates") if name in every] or every  # the link's, on these data
+    names = st.multiselect("Coefficients of the table", every, default=chosen, key="table_names",
+                           on_change=keep_table, args=(every,),
+                           help="The table releases these together; all of them cost as one")
     try:
         who, why = access.decide() if publish_mode else (None, None)
         if why is not None:  # a reader: the release's own notice above says why, in full
@@ -204,6 +207,12 @@ def table_section(problem: Problem) -> None:
         return
     fitted = None if publish_mode else dict(zip(record.release.names, record.release.fitted, strict=True))
     release_cards.table_view(record.document, "pipeline_table", fitted)
+
+
+def keep_table(every: list[str]) -> None:
+    """The table's coefficients into the setting the link keeps (none when every one is chosen)."""
+    chosen = st.session_state["table_names"]
+    st.session_state["coordinates"] = [] if set(chosen) == set(every) else list(chosen)
 
 
 def last_paid_for() -> bool:

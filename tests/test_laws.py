@@ -87,13 +87,18 @@ def test_the_two_phases_cost_one_person_the_whole_release(epsilon, delta, split,
 
 def link_values(key: str):
     """Every value a setting of ui.params.PARAMS may hold: its choices, or numbers of its kind inside its bounds."""
-    from ui.params import PARAMS, _bool, _methods, _opt_float, _opt_int
+    from ui.params import PARAMS, _bool, _methods, _names, _opt_float, _opt_int
 
     p = PARAMS[key]
     if p.choices is not None:
         return st.sampled_from(p.choices)
     if p.parse is _bool:
         return st.booleans()
+    if p.parse is _names:  # feature names as a link can carry them: no comma, no surrounding space
+        letters = st.characters(codec="utf-8", exclude_categories=("Cs", "Zs", "Zl", "Zp", "Cc"),
+                                exclude_characters=",")
+        name = st.text(letters, min_size=1, max_size=12)
+        return st.lists(name, unique=True, max_size=6)
     if p.parse is _methods:
         from core.methods.compare import METHODS
 

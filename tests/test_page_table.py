@@ -3,7 +3,7 @@ in publish mode with one charge of its total, and shown on the Report with its d
 
 from __future__ import annotations
 
-from apptest import on_page
+from apptest import new_app, on_page
 
 LOGISTIC = {"n": 200_000, "d": 3, "source": "synthetic_logistic"}
 
@@ -74,3 +74,18 @@ def test_a_new_session_reads_a_published_table_back_as_a_table(tmp_path, monkeyp
     fresh = pipeline(mode="publish")
     (caption,) = [c.value for c in fresh.main.caption if "read back from the privacy ledger" in c.value]
     assert "a table of 3 coefficients (x0, x1, …) released at ε = 4" in caption and "⊥" not in caption
+
+
+def test_the_tables_coefficients_are_kept_in_the_link():
+    """A chosen subset goes into the link (coordinates=…, as the command line's --coordinates) and a new session on
+    that link starts with it; every coefficient chosen leaves the link without it."""
+    at = pipeline()
+    at.multiselect(key="table_names").set_value(["x2", "x0"]).run()
+    assert not at.exception, at.exception
+    assert at.query_params["coordinates"] == "x2,x0"
+    again = new_app(300, query={"coordinates": "x2,x0", **{k: str(v) for k, v in LOGISTIC.items()}})
+    again.run()
+    again.switch_page("pages/pipeline.py").run()
+    assert again.multiselect(key="table_names").value == ["x2", "x0"]
+    at.multiselect(key="table_names").set_value(["x0", "x1", "x2"]).run()
+    assert "coordinates" not in at.query_params

@@ -60,6 +60,15 @@ def _methods(text: str) -> list[str]:
     return list(check_methods(names))
 
 
+def _names(text: str) -> list[str]:
+    """A regression table's coefficients, comma-separated feature names (none: every coefficient); a name given twice
+    is a mangled link. Which of them the loaded data have is checked where the table is drawn."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if len(set(names)) < len(names):
+        raise ValueError("a coefficient named twice")
+    return names
+
+
 @dataclass(frozen=True)
 class Param:
     default: Any
@@ -117,6 +126,8 @@ PARAMS: dict[str, Param] = {
     # compare
     "trials": Param(20, int, bounds=_range("trials")),
     "methods": Param(list(METHODS), _methods),  # the multiselect's value, a list; never mutated in place
+    # the Pipeline's regression table: its coefficients ([]: every one), kept apart from its widget (ui.keys.WIDGETS)
+    "coordinates": Param([], _names),  # as the command line's release --coordinates
 }
 
 
