@@ -185,16 +185,19 @@ def computer_score(pair: attack.Neighbours, laws: attack.Laws, b: Budget, calibr
     return attack.score(rounds, b.epsilon_total, b.delta_total)
 
 
+def right(s: attack.GameScore) -> str:
+    """A score in one form for the student and the computer: the share right, then the count."""
+    return f"{(s.tp + s.tn) / s.rounds:.1%} ({s.tp + s.tn} of {s.rounds})"
+
+
 def game_results(s: attack.GameScore, computer: attack.GameScore | None) -> None:
     chart(game_figure(s, computer), "attack_game", height=460)
-    items = [("Your guesses right", f"{s.tp + s.tn} of {s.rounds}" if s.rounds else "none yet",
-              "Rounds guessed right, of those guessed")]
+    items = [("Your guesses right", right(s) if s.rounds else "none yet", "Rounds guessed right, of those guessed")]
     if computer is not None:
-        items.append(("The computer's", f"{computer.accuracy:.1%} of {computer.rounds}",
-                      "The likelihood-ratio guesser's share right"))
+        items.append(("The computer's", right(computer), "The likelihood-ratio guesser's rounds right"))
     items.append(("Best the guarantee allows", f"{s.best:.1%}", "(e^ε + δ)/(1 + e^ε)"))
     metric_row(items)
-    shown = [(name, x) for name, x in (("yours", s), ("the computer's", computer)) if x is not None and x.rounds]
+    shown = [(name, x) for name, x in (("your", s), ("the computer's", computer)) if x is not None and x.rounds]
     for name, x in shown:
         lb = "no evidence of any ε above 0" if not math.isfinite(x.epsilon_lb) or x.epsilon_lb <= 0 else \
             f"ε ≥ {x.epsilon_lb:.2f}"
@@ -237,8 +240,9 @@ def baseline_table(pairs: dict[str, tuple[np.ndarray, np.ndarray]]) -> pd.DataFr
         both = np.isfinite(p) & np.isfinite(q)
         gap = float(np.median(np.abs(p[both] - q[both]))) if both.any() else math.nan
         spread = float(np.std(p[np.isfinite(p)], ddof=1)) if np.isfinite(p).sum() > 1 else math.nan
-        rows.append({"method": METHOD_LABELS[method], "noise sd": spread, "median paired gap": gap,
-                     "gap / sd": gap / spread if spread > 0 else math.nan,
+        # Three significant digits: a noise sd of 0.0004 and a gap of 0.0001 must read as numbers, not as zeros.
+        rows.append({"method": METHOD_LABELS[method], "noise sd": f"{spread:.3g}", "median paired gap": f"{gap:.3g}",
+                     "gap / sd": f"{gap / spread:.3g}" if spread > 0 else "—",
                      "released": f"{int(np.isfinite(p).sum())} of {p.size}"})
     return pd.DataFrame(rows)
 

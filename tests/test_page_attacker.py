@@ -3,6 +3,8 @@ privacy loss, a round of the game, the computer's rounds and the baselines, with
 
 from __future__ import annotations
 
+import re
+
 from apptest import on_page
 
 SMALL = {"n": 20_000, "d": 3}
@@ -45,20 +47,22 @@ def test_a_round_of_the_game_is_scored_and_revealed():
     assert len(said) == 1 and said[0].startswith(("Right", "Wrong"))
     assert not at.button(key="attack_draw").disabled
     right = next(m.value for m in at.metric if m.label == "Your guesses right")
-    assert right in ("0 of 1", "1 of 1") and (right == "1 of 1") == said[0].startswith("Right")
+    assert right in ("0.0% (0 of 1)", "100.0% (1 of 1)") and (right == "100.0% (1 of 1)") == said[0].startswith("Right")
 
 
 def test_the_computer_plays_and_the_baselines_draw():
     at = attacker(noise_seed=5)
     at.button(key="attack_computer").click().run()
-    assert any(m.label == "The computer's" and m.value.endswith("of 200") for m in at.metric)
-    assert "proves" in captions(at) or "prove about the release" in captions(at)
+    assert any(m.label == "The computer's" and re.fullmatch(r"\d+\.\d% \(\d+ of 200\)", m.value) for m in at.metric)
+    assert "What your guesses prove" not in captions(at) and "What the computer's guesses prove" in captions(at)
     at.number_input(key="attack_draws").set_value(5).run()
     at.button(key="attack_baselines").click().run()
     assert not at.exception, at.exception
     table = at.dataframe[0].value
     assert list(table["method"]) == ["Local (Algorithm 5)", "Output perturbation", "Objective perturbation", "DP-SGD"]
     assert (table["released"] == "5 of 5").sum() >= 3
+    for column in ("noise sd", "median paired gap"):  # three significant digits, however small
+        assert all(v == "nan" or v == f"{float(v):.3g}" and float(v) != 0 for v in table[column]), table[column]
 
 
 def test_a_picked_row_is_the_pair_s():
