@@ -52,6 +52,8 @@ def test_the_forest_plot_draws_every_row_and_says_so():
     fig = forest_figure(rows, 0.9, {f"x{k}": 0.1 * k - 0.21 for k in range(5)})
     svg = fig.svg(standalone=True)
     assert svg.count("<circle") == 5 and svg.count("<path") == 5 + 1  # the values, the fit's diamonds, the key's
+    for k in range(5):  # each row's private value drawn after, so above, the fit's diamond (not private)
+        assert svg.index(f"x{k}: θ = ") < svg.index("<circle", svg.index(f"x{k}: θ = "))
     assert fig.alt.startswith("Regression table: 5 coefficients, one release")
     assert "from -0.2 (x0) to 0.2 (x4)" in fig.alt and "90% intervals, all at once, ± 0.05" in fig.alt
     rows[4] |= dict(low=0.1, high=0.3, half_width=0.1)  # the fallback's rows each have their own width

@@ -390,10 +390,10 @@ def forest_figure(rows: list[dict], level: float, fitted: dict[str, float] | Non
     for k, r in enumerate(rows):
         y = top + row * k + row / 2
         out.append(label(left - 6, y + 4, shorten(r["name"], fits), "end", FONT - 1, tip=r["name"]))
+        if fitted is not None:  # under the private marks: a narrow interval must not hide beneath the diamond
+            out.append(diamond(s(fitted[r["name"]]), y, 5, ACCENT, f"{r['name']}: θ = {num(fitted[r['name']])}"))
         out.append(span(s(r["low"]), s(r["high"]), y, CHOSEN, 3))
         out.append(dot(s(r["value"]), y, 4, CHOSEN))
-        if fitted is not None:
-            out.append(diamond(s(fitted[r["name"]]), y, 5, ACCENT, f"{r['name']}: θ = {num(fitted[r['name']])}"))
     keys: list[tuple[str, str, Kind]] = [(f"private value and {level:.0%} interval (all at once)", CHOSEN, "span")]
     keys += [("θ(P<sub>n</sub>) · not private", ACCENT, "diamond")] if fitted is not None else []
     marks, used = legend(keys, bottom + 60, width)
