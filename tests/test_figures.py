@@ -485,3 +485,21 @@ def test_the_planners_figure_has_a_title_and_keeps_bottom_off_the_half_width_axi
     assert bottom.yaxis == "y2" and fig.layout.yaxis2.overlaying == "y"  # a band of its own, not a half-width
     text = alt_text(fig)
     assert "test (14) fails: ⊥, no interval over" in text and not re.search(r"from (\S+) to \1\b", text)
+
+
+def test_the_pairs_privacy_loss_is_cut_where_it_is_rounding():
+    """A pair's δ(ε) from the accountant sits near 5e-16 once its true value is 0: that tail is not drawn as a loss,
+    and a note says where the curve ends."""
+    from types import SimpleNamespace
+
+    from ui.attack_figures import ROUNDING, loss_figure
+
+    eps = np.linspace(0.0, 5.0, 51)
+    deltas = np.where(eps < 2.6, np.exp(-4 * eps) * 0.5, 5e-16)
+    loss = SimpleNamespace(epsilons=eps, deltas=deltas)
+    profile = SimpleNamespace(epsilon=eps, delta_basic=np.exp(-eps), epsilon_chosen=4.0, delta_chosen=1e-6)
+    fig = loss_figure(loss, profile)
+    pair = np.array(fig.data[1].y, dtype=float)
+    assert np.all(np.isnan(pair[eps >= 2.6])) and np.all(pair[eps < 2.6] > ROUNDING)
+    (note,) = fig.layout.annotations
+    assert "δ is 0 beyond ε ≈ 2.6" in note.text

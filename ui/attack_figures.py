@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 WITH, WITHOUT = "with the row (P)", "without it (P′)"
 FLOOR = 1e-16  # the profile's log axis starts here: a pair's δ(ε) reaches 0 exactly
+ROUNDING = 1e-14  # a pair's δ(ε) at or below this is the accountant's floating-point rounding, not a privacy loss
 SPAN = 6.0  # a density is drawn over ± SPAN of its scales
 
 
@@ -63,7 +64,10 @@ def loss_figure(loss: PrivacyLoss, profile: PrivacyProfile) -> go.Figure:
     fig.add_trace(go.Scatter(x=profile.epsilon, y=np.maximum(profile.delta_basic, FLOOR), mode="lines",
                              name="the guarantee: any pair one row apart", line=dict(color=GREY, dash="dash"),
                              hovertemplate="ε = %{x:.3g}: δ ≤ %{y:.3g}<extra>guarantee</extra>"))
-    fig.add_trace(go.Scatter(x=loss.epsilons, y=np.maximum(loss.deltas, FLOOR), mode="lines",
+    # Cut where the accountant's answer is rounding (about 5e-16 once the true δ is 0): drawn flat, it would read as
+    # a loss that never ends.
+    pair = np.where(np.asarray(loss.deltas) > ROUNDING, loss.deltas, np.nan)
+    fig.add_trace(go.Scatter(x=loss.epsilons, y=pair, mode="lines",
                              name="this pair (exact, on the likeliest branch) · not private",
                              line=dict(color=CHOSEN, width=3),
                              hovertemplate="ε = %{x:.3g}: δ = %{y:.3g}<extra>this pair</extra>"))
@@ -71,6 +75,11 @@ def loss_figure(loss: PrivacyLoss, profile: PrivacyProfile) -> go.Figure:
                              name="the chosen (ε, δ)", marker=dict(symbol="star", size=15, color=ACCENT)))
     fig.update_xaxes(title="ε", range=[0, float(loss.epsilons[-1])])
     fig.update_yaxes(type="log", title="δ(ε) (log scale)", exponentformat="power", range=[np.log10(FLOOR), 0])
+    if np.isnan(pair).any():
+        cut = float(loss.epsilons[int(np.argmax(np.isnan(pair)))])
+        fig.add_annotation(x=cut, y=np.log10(ROUNDING), text=f"this pair's δ is 0 beyond ε ≈ {cut:.2g} (smaller "
+                           "values are rounding)", showarrow=False, xanchor="left", yanchor="bottom",
+                           font=dict(color=CHOSEN))
     return titled(fig, "Privacy loss: this pair against the guarantee")
 
 
