@@ -1,7 +1,8 @@
 """Every page in Chromium, in the light theme at 1280×720 and in the dark theme at 1920×1080 in presentation mode,
 with every expander opened and the buttons that draw figures pressed: no exception, no error, no traceback; every
 figure (Plotly or SVG) has a title and, below it, a description that starts with that title and names what it
-draws; in presentation mode, captions are at least the size of the body text.
+draws; in presentation mode, captions are at least the size of the body text; every enabled primary button's text
+has a contrast of at least 4.5:1 (WCAG AA) against its colour, in both themes.
 
 The two walks cover both themes, both sizes and both modes of presentation between them (a full cross would take
 four times as long for the same code paths: the theme, the size and the mode act independently, in
@@ -36,6 +37,17 @@ FIGURES = """() => Array.from(document.querySelectorAll(
 })"""
 SIZES = """() => ['[data-testid="stCaptionContainer"]', '[data-testid="stMarkdownContainer"] p'].map(
   s => parseFloat(getComputedStyle(document.querySelector('[data-testid="stMain"] ' + s)).fontSize))"""
+
+
+CONTRASTS = """() => Array.from(document.querySelectorAll(
+    '[data-testid="stBaseButton-primary"]:not(:disabled)')).map(b => {
+  const lum = c => c.match(/[\\d.]+/g).slice(0, 3).map(Number).map(x => x / 255)
+    .map(x => x <= 0.03928 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4))
+    .reduce((sum, x, i) => sum + [0.2126, 0.7152, 0.0722][i] * x, 0);
+  const text = b.querySelector('p') || b;
+  const fg = lum(getComputedStyle(text).color), bg = lum(getComputedStyle(b).backgroundColor);
+  return [b.innerText, (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05)];
+})"""  # WCAG's contrast ratio of each enabled primary button's text against its colour
 
 
 def open_expanders(tab) -> None:
@@ -93,6 +105,8 @@ def test_every_page_every_figure(browser, server: str, scheme: str, width: int, 
             open_expanders(tab)
             assert "Traceback" not in tab.inner_text("body"), name
             drawn[path] = check_figures(tab, name)
+            for text, ratio in tab.evaluate(CONTRASTS):
+                assert ratio >= 4.5, f"{name}: the button {text!r} has a contrast of {ratio:.2f}:1 (WCAG AA: 4.5)"
             if present:
                 caption, body = tab.evaluate(SIZES)
                 assert caption >= body, f"{name}: captions {caption} px under body text {body} px"
