@@ -10,14 +10,16 @@ import streamlit as st
 
 from ui import params, session
 from ui.boot import through_navigation
+from ui.format import presenting
 
 through_navigation()  # a deep link's first run on a fresh server goes through app.py
 
 STAGES = """
 digraph {
-  rankdir=LR; bgcolor="transparent";
-  node [shape=box, style="rounded,filled", fillcolor="#F2F5F8", color="#0072B2", fontname="sans-serif"];
-  edge [color="#888888", fontcolor="#888888"];
+  rankdir=DIRECTION; bgcolor="transparent";
+  node [shape=box, style="rounded,filled", fillcolor="#F2F5F8", color="#0072B2", fontname="sans-serif",
+        fontsize=FONT];
+  edge [color="#888888", fontcolor="#888888", fontsize=FONT];
   fit [label="1. Fit θ(Pₙ)\\nthe exact model\\n(not private)"];
   bounds [label="2. Private bounds\\nλ̂min, λ̂max\\non the curvature"];
   test [label="3. Stability test (14)\\nis one coefficient\\nsafe to release?"];
@@ -85,7 +87,9 @@ def main() -> None:
         "it releases nothing. The method is that of Asi, Duchi & Talwar (2025), *On privately estimating a "
         "single parameter*."
     )
-    st.graphviz_chart(STAGES)
+    # On a projector: larger type, the stages top to bottom so that the picture is not shrunk back to the page's width.
+    big = presenting()
+    st.graphviz_chart(STAGES.replace("FONT", "16" if big else "14").replace("DIRECTION", "TB" if big else "LR"))
     st.caption(STAGES_IN_WORDS)
     st.markdown(
         "**Two modes.** *Teaching* is for exploring: every intermediate is shown, non-private numbers are "

@@ -1,8 +1,8 @@
 """Every page in Chromium, in the light theme at 1280×720 and in the dark theme at 1920×1080 in presentation mode,
 with every expander opened and the buttons that draw figures pressed: no exception, no error, no traceback; every
 figure (Plotly or SVG) has a title and, below it, a description that starts with that title and names what it
-draws; in presentation mode, captions are at least the size of the body text; every enabled primary button's text
-has a contrast of at least 4.5:1 (WCAG AA) against its colour, in both themes.
+draws; in presentation mode, captions are at least the size of the body text and a diagram's labels at least 16 px;
+every enabled primary button's text has a contrast of at least 4.5:1 (WCAG AA) against its colour, in both themes.
 
 The two walks cover both themes, both sizes and both modes of presentation between them (a full cross would take
 four times as long for the same code paths: the theme, the size and the mode act independently, in
@@ -48,6 +48,10 @@ CONTRASTS = """() => Array.from(document.querySelectorAll(
   const fg = lum(getComputedStyle(text).color), bg = lum(getComputedStyle(b).backgroundColor);
   return [b.innerText, (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05)];
 })"""  # WCAG's contrast ratio of each enabled primary button's text against its colour
+
+
+DIAGRAM_TEXT = """() => Array.from(document.querySelectorAll('[data-testid="stGraphVizChart"] svg text'))
+  .map(t => parseFloat(t.getAttribute('font-size')) * t.getScreenCTM().a)"""  # each label's rendered size, in px
 
 
 def open_expanders(tab) -> None:
@@ -110,6 +114,8 @@ def test_every_page_every_figure(browser, server: str, scheme: str, width: int, 
             if present:
                 caption, body = tab.evaluate(SIZES)
                 assert caption >= body, f"{name}: captions {caption} px under body text {body} px"
+                diagram = tab.evaluate(DIAGRAM_TEXT)
+                assert min(diagram, default=16) >= 16, f"{name}: diagram text at {min(diagram):.1f} px (under 16)"
             tab.set_viewport_size({"width": width, "height": height})
             check_clean(tab, name)
         # The figure-bearing pages drew their figures (a walk that found none would prove nothing).
