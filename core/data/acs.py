@@ -124,7 +124,8 @@ def _missing_message(path: Path, state: str, year: int, horizon: str) -> str:
     return (
         f"the census file {path} is missing: it is the ACS {year} {horizon} person file for {state}, "
         f"published by the Census Bureau as {census_url(state, year, horizon)} (unzip {path.name} into "
-        f"{path.parent})"
+        f"{path.parent}); to try the app without it, `python -m core.data.synthetic_pums --root <another folder> "
+        f"--state {state} --rows 50000` writes a SYNTHETIC file, no census record, for that folder"
     )
 
 
