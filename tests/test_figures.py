@@ -503,3 +503,6 @@ def test_the_pairs_privacy_loss_is_cut_where_it_is_rounding():
     assert np.all(np.isnan(pair[eps >= 2.6])) and np.all(pair[eps < 2.6] > ROUNDING)
     (note,) = fig.layout.annotations
     assert "δ is 0 beyond ε ≈ 2.6" in note.text
+    loss.deltas = np.full_like(eps, 5e-16)  # a branch where nothing released depends on the row
+    (note,) = loss_figure(loss, profile).layout.annotations
+    assert note.text.startswith("this pair's δ(ε) is 0 at every ε")

@@ -76,9 +76,12 @@ def loss_figure(loss: PrivacyLoss, profile: PrivacyProfile) -> go.Figure:
     fig.update_xaxes(title="ε", range=[0, float(loss.epsilons[-1])])
     fig.update_yaxes(type="log", title="δ(ε) (log scale)", exponentformat="power", range=[np.log10(FLOOR), 0])
     if np.isnan(pair).any():
-        cut = float(loss.epsilons[int(np.argmax(np.isnan(pair)))])
-        fig.add_annotation(x=cut, y=np.log10(ROUNDING), text=f"this pair's δ is 0 beyond ε ≈ {cut:.2g} (smaller "
-                           "values are rounding)", showarrow=False, xanchor="left", yanchor="bottom",
+        first = int(np.argmax(np.isnan(pair)))
+        cut = float(loss.epsilons[first])
+        text = ("this pair's δ(ε) is 0 at every ε: nothing released on this branch depends on the row"
+                if first == 0 else f"this pair's δ is 0 beyond ε ≈ {cut:.2g} (smaller values are rounding)")
+        fig.add_annotation(x=cut if first else float(loss.epsilons[-1]) / 2, y=np.log10(ROUNDING), text=text,
+                           showarrow=False, xanchor="left" if first else "center", yanchor="bottom",
                            font=dict(color=CHOSEN))
     return titled(fig, "Privacy loss: this pair against the guarantee")
 
