@@ -6,6 +6,7 @@ from ui import access, boot, heap, params, session, sidebar
 from ui.format import presentation_style
 
 st.set_page_config(page_title="Private single parameter", layout="wide")
+boot.warm_up()  # the compiled kernels, in the background, before a class opens the Pipeline
 session.init()
 access.announce()  # once per server, in its log: who may spend
 # Every page has its own path, so a link to any of them (with its settings) can be shared.

@@ -9,12 +9,37 @@ first run (an empty session) is restarted: a later run may carry a button's clic
 """
 
 import logging
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from urllib.parse import unquote, urlparse
 
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
+
+from core.data.spec import SyntheticSpec
+from core.estimator.model import ModelSpec
+from core.mechanisms.pipeline import make_rng, prepare_spec, run_private
+from core.privacy.accounting import make_budget
+
+
+@st.cache_resource(show_spinner=False)
+def warm_up() -> threading.Thread:
+    """Once per server, in the background: the pipeline on a tiny synthetic problem, so that the compiled kernels
+    (core.estimator.kernels: numba compiles them on a fresh install, about 5 s, then loads them from its cache) are
+    ready before the first Pipeline a class opens; no page waits for it. Its numbers are thrown away."""
+    def run() -> None:
+        try:
+            spec = SyntheticSpec("robust", 400, 3, 1.0, 1.0, 0)
+            problem = prepare_spec(spec.load(), ModelSpec("robust").resolve(3), spec)
+            run_private(problem, 0, make_budget(8.0, 1e-6), make_rng(0))
+        except Exception:  # a warm-up that fails costs only the time it saves
+            logging.getLogger(__name__).exception("the background warm-up failed")
+
+    thread = threading.Thread(target=run, name="psp-warm-up", daemon=True)
+    thread.start()
+    return thread
+
 
 UNEXPECTED = ("Something unexpected went wrong on this page; your settings are kept, so reload the page or undo the "
               "last change.")
