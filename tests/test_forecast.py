@@ -12,7 +12,7 @@ import pytest
 from core.data.spec import SyntheticSpec
 from core.estimator.model import ModelSpec
 from core.mechanisms.curvature import MAX_STEP
-from core.mechanisms.fallback import fallback_half_width
+from core.mechanisms.fallback import FallbackBudget, fallback_half_width
 from core.mechanisms.forecast import (
     LOGISTIC_PLAUSIBLE,
     certification_chance,
@@ -106,13 +106,14 @@ def test_the_certification_chance_is_step_ones_by_simulation(problem, mu_factor)
     g, n = problem.geometry, problem.n
     step = g.G1 / n
     mu = mu_factor * step * (1 + 1 / MAX_STEP)
-    chance, need, _ = certification_chance(g, n, mu, 2.0, 1e-6, 0.95)
+    split = FallbackBudget(2.0, 1e-6, (2.0 - 0.2, 1e-6 - 1e-7), (0.1 * 2.0, 0.1 * 1e-6), 0.4)  # k = 1's shares
+    chance, need, _ = certification_chance(g, n, mu, split, 0.95)
     assert need == pytest.approx(3 * step)
     scale = step / (0.1 * 2.0 * 0.6)  # step 1's share of the curvature's ε: (1 - LOG_SHARE) of CURVATURE_SHARE
     delta_1 = 0.1 * 1e-6  # the Laplace branch of log_noise keeps all of the curvature's δ for step 1
     draws = mu - scale * math.log(1 / (2 * delta_1)) + np.random.default_rng(0).laplace(0, scale, 200_000)
     assert chance == pytest.approx(float(np.mean(draws >= need)), abs=0.006)
-    higher, *_ = certification_chance(g, n, 2 * mu, 2.0, 1e-6, 0.95)
+    higher, *_ = certification_chance(g, n, 2 * mu, split, 0.95)
     assert higher >= chance
 
 

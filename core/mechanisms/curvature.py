@@ -136,6 +136,21 @@ def log_noise(k: int, eps_2: float, delta: float, beta: float) -> tuple[str, flo
     return "gaussian", gauss, delta / 2.0
 
 
+def step_one_budget(k: int, epsilon: float, delta: float, beta: float,
+                    log_share: float = LOG_SHARE) -> tuple[float, str, float, float]:
+    """(step 1's epsilon, step 2's noise family and its scale per unit of sensitivity, step 1's delta) for k bounds at
+    the curvature's (epsilon, delta): step 2 gets log_share of epsilon (`log_noise`). Public numbers only."""
+    eps_2 = log_share * epsilon
+    family, unit, delta_1 = log_noise(k, eps_2, delta, beta)
+    return epsilon - eps_2, family, unit, delta_1
+
+
+def interval_quantile(level: float) -> float:
+    """The normal quantile of the curvature interval at `level`: the miss rate a = 1 - level less BOUND_SHARE a for U
+    and NORM_SHARE a for ||b||, split over the two tails."""
+    return normal_quantile(1.0 - (1.0 - BOUND_SHARE - NORM_SHARE) * (1.0 - level) / 2.0)
+
+
 def curvatures(problem: Problem, point: NDArray, ridge: float, directions: NDArray, epsilon: float, delta: float,
                beta: float, rng: np.random.Generator, log_share: float = LOG_SHARE) -> tuple[Curvature, ...]:
     """Step 1 once and step 2 for each of the k rows of `directions`, together (epsilon, delta)-DP, epsilon split
@@ -148,9 +163,7 @@ def curvatures(problem: Problem, point: NDArray, ridge: float, directions: NDArr
     """
     g, n, d = problem.geometry, problem.n, problem.d
     k = directions.shape[0]
-    eps_2 = log_share * epsilon
-    eps_1 = epsilon - eps_2
-    family, unit, delta_1 = log_noise(k, eps_2, delta, beta)
+    eps_1, family, unit, delta_1 = step_one_budget(k, epsilon, delta, beta, log_share)
     step = g.G1 / n
     e = point_error(problem, point, ridge)
     H = hessian_at(problem, point, ridge)
@@ -204,6 +217,6 @@ def curvature_interval(problem: Problem, point: NDArray, c: Curvature, s: float,
         return None
     b_norm = s * math.sqrt(float(chi2.isf(NORM_SHARE * a, problem.d)))
     theta_norm = (float(np.linalg.norm(point)) + b_norm / c.lambda_hat) / (1.0 - bias_rate / c.lambda_hat)
-    q = normal_quantile(1.0 - (1.0 - BOUND_SHARE - NORM_SHARE) * a / 2.0)
+    q = interval_quantile(level)
     noise, bias, slack = q * s * c.bound, bias_rate * c.bound * theta_norm, solver_slack(lam, problem.geometry)
     return CurvatureInterval(half=noise + bias + slack, noise=noise, bias=bias, slack=slack, level=level, quantile=q)

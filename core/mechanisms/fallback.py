@@ -82,6 +82,27 @@ def fallback_half_width(lambda_hat_min: float, lam: float, s: float, level: floa
     return q * s / (max(lambda_hat_min, 0.0) + lam) + solver_slack(lam, g)
 
 
+@dataclass(frozen=True)
+class FallbackBudget:
+    """How the fallback spends the unspent budget: objective perturbation's (epsilon, delta), the curvature bounds'
+    (curvature_shares of it), and step 2's share of the curvature's epsilon."""
+
+    epsilon: float
+    delta: float
+    op: tuple[float, float]
+    curvature: tuple[float, float]
+    log_share: float
+
+
+def fallback_budget_split(budget: Budget, lambda_hat_min: float, k: int) -> FallbackBudget:
+    """The unspent budget (`unspent_budget`) split by `curvature_shares` for k curvature bounds: the one split the
+    release draws with and the forecast (core.mechanisms.forecast) reads."""
+    share, log_share = curvature_shares(k)
+    eps, dlt = unspent_budget(budget, lambda_hat_min)
+    eps_c, dlt_c = share * eps, share * dlt
+    return FallbackBudget(eps, dlt, (eps - eps_c, dlt - dlt_c), (eps_c, dlt_c), log_share)
+
+
 def unspent_budget(budget: Budget, lambda_hat_min: float) -> tuple[float, float]:
     """What the fallback may spend: the release event's (eps, delta), and stage 2's too when lambda_hat_min = 0 (a
     private output) left it unrun (core.mechanisms.baselines.fallback_budget)."""
@@ -128,18 +149,18 @@ def fallback_draw(problem: Problem, directions: np.ndarray, lambda_hat_min: floa
     """The unspent budget shared by `curvature_shares`: the curvature's share to core.mechanisms.curvature at the
     released point along the k rows of `directions` (one set of bounds: core.mechanisms.curvature.curvatures), the rest
     to (15); each interval at `level`. None when the perturbed fit was not certified (docs/privacy.md, limits)."""
-    share, log_share = curvature_shares(directions.shape[0])
-    eps, dlt = unspent_budget(budget, lambda_hat_min)
-    eps_c, dlt_c = share * eps, share * dlt
+    split = fallback_budget_split(budget, lambda_hat_min, directions.shape[0])
     try:
-        op = objective_perturbation_vector(problem, eps - eps_c, dlt - dlt_c, rng)
+        op = objective_perturbation_vector(problem, *split.op, rng)
     except NoMinimizerError:
         return None
     lam, s = op.lambda_reg, op.noise_scale
-    cs = curvatures(problem, op.value, lam, directions, eps_c, dlt_c, BOUND_SHARE * (1.0 - level), rng, log_share)
+    cs = curvatures(problem, op.value, lam, directions, *split.curvature, BOUND_SHARE * (1.0 - level), rng,
+                    split.log_share)
     cis = tuple(curvature_interval(problem, op.value, c, s, lam, level) for c in cs)
     wide = fallback_half_width(lambda_hat_min, lam, s, level, problem.geometry)
-    return FallbackDraw(eps, dlt, op.value, lam, s, cs, cis, tuple(wide if ci is None else ci.half for ci in cis))
+    return FallbackDraw(split.epsilon, split.delta, op.value, lam, s, cs, cis,
+                        tuple(wide if ci is None else ci.half for ci in cis))
 
 
 def fallback_release(

@@ -32,14 +32,14 @@ from core.estimator.geometry import Geometry
 from core.estimator.model import ModelSpec
 from core.estimator.problem import Problem
 from core.mechanisms.certificates import RecursiveBound, steps_to_invert
-from core.mechanisms.curvature import BOUND_SHARE, MAX_STEP, NORM_SHARE, log_noise
-from core.mechanisms.fallback import curvature_shares, fallback_half_width, unspent_budget
+from core.mechanisms.curvature import BOUND_SHARE, MAX_STEP, interval_quantile, step_one_budget
+from core.mechanisms.fallback import FallbackBudget, fallback_budget_split, fallback_half_width
 from core.mechanisms.full_vector import op_parameters
 from core.mechanisms.recursion import down_recursion
 from core.mechanisms.release import interval_half_width
 from core.mechanisms.stability import StabilityTest, solver_slack
 from core.privacy.accounting import Budget
-from core.privacy.gaussian import normal_quantile, sigma
+from core.privacy.gaussian import sigma
 
 if TYPE_CHECKING:
     from core.mechanisms.pipeline import Certified
@@ -75,16 +75,13 @@ def plausible_half_range(model: ModelSpec) -> float | None:
     return model.response_bound
 
 
-def certification_chance(g: Geometry, n: int, mu: float, epsilon: float, delta: float, level: float,
+def certification_chance(g: Geometry, n: int, mu: float, split: FallbackBudget, level: float,
                          k: int = 1) -> tuple[float, float, float]:
     """(the chance that step 1 of core.mechanisms.curvature lets step 2 run, its threshold 3 G1/n, and step 1's
-    likely low bound) at the fallback's curvature budget (epsilon, delta), for curvature mu at the released point."""
-    share, log_share = curvature_shares(k)
-    eps_c, dlt_c = share * epsilon, share * delta
-    eps_2 = log_share * eps_c
-    _, _, delta_1 = log_noise(k, eps_2, dlt_c, BOUND_SHARE * (1.0 - level))
+    likely low bound) at the fallback's curvature budget, for curvature mu at the released point."""
+    eps_1, _, _, delta_1 = step_one_budget(k, *split.curvature, BOUND_SHARE * (1.0 - level), split.log_share)
     step = g.G1 / n
-    scale_1 = step / (eps_c - eps_2)  # the rounding bound e is left out: tiny beside G1/n at census sizes
+    scale_1 = step / eps_1  # the rounding bound e is left out: tiny beside G1/n at census sizes
     centre = mu - scale_1 * math.log(1.0 / (2.0 * delta_1))
     need = step * (1.0 + 1.0 / MAX_STEP)  # lambda_hat >= g + g/MAX_STEP
     t = need - centre  # the Laplace draw must be at least t
@@ -115,17 +112,16 @@ def forecast(g: Geometry, model: ModelSpec, n: int, budget: Budget, test: Stabil
     if not fallback:
         return Forecast("bottom", None, None, None, None, plausible, False,
                         "the test (14) failed and the fallback is off: nothing will be released", "")
-    eps, dlt = unspent_budget(budget, lambda_min)
-    share, _ = curvature_shares(1)
-    lam, s = op_parameters(g, n, (1.0 - share) * eps, (1.0 - share) * dlt)
+    split = fallback_budget_split(budget, lambda_min, 1)
+    lam, s = op_parameters(g, n, *split.op)
     wide = fallback_half_width(lambda_min, lam, s, level, g)
     stand_in = lambda_min if lambda_min > 0 else hint
-    chance, need, likely_low = certification_chance(g, n, stand_in + lam, eps, dlt, level)
+    chance, need, likely_low = certification_chance(g, n, stand_in + lam, split, level)
     if not stand_in > 0:  # no private word on the curvature at the fit, so no chance is given
         chance, likely_low = None, need
     elif not lambda_min > 0:
         chance *= 1.0 - HINT_MISS  # the hint holds except with probability HINT_MISS
-    q = normal_quantile(1.0 - (1.0 - BOUND_SHARE - NORM_SHARE) * (1.0 - level) / 2.0)
+    q = interval_quantile(level)
     top = g.G1 if lambda_max is None else lambda_max
     narrow = (q * s / (top + lam) + solver_slack(lam, g), q * s / likely_low + solver_slack(lam, g))
     which = "λ̂min" if lambda_min > 0 else "stage 1's count at its 99.9 % lower quantile"
@@ -135,13 +131,11 @@ def forecast(g: Geometry, model: ModelSpec, n: int, budget: Budget, test: Stabil
            f"perturbation's noise over λ̂min + λ); the chance that the bound is certified — when the curvature at the "
            f"released point is at least about {need:.3g} — is {odds}; with it the half-width lies near "
            f"{narrow[0]:.3g} to {narrow[1]:.3g}, plus a ridge bias not forecast")
-    if chance is None:
-        low, high = min(narrow[0], wide), max(narrow[1], wide)
-    elif chance >= 1.0 - WARN_AT:
+    if chance is not None and chance >= 1.0 - WARN_AT:
         low, high = narrow
-    elif chance <= WARN_AT:
+    elif chance is not None and chance <= WARN_AT:
         low = high = wide
-    else:
+    else:  # either outcome: the range covers both
         low, high = min(narrow[0], wide), max(narrow[1], wide)
     return _verdict("fallback", low, high, wide, chance, plausible, how)
 
@@ -169,7 +163,5 @@ def _verdict(branch: str, low: float, high: float, wide: float | None, chance: f
 def worst_case(g: Geometry, model: ModelSpec, n: int, budget: Budget, level: float) -> tuple[float, float | None]:
     """Before any certificate, from public facts only: (the fallback's half-width when nothing is certified —
     lambda_hat_min = 0 and no curvature bound —, the coefficient's plausible half-range)."""
-    eps, dlt = unspent_budget(budget, 0.0)
-    share, _ = curvature_shares(1)
-    lam, s = op_parameters(g, n, (1.0 - share) * eps, (1.0 - share) * dlt)
+    lam, s = op_parameters(g, n, *fallback_budget_split(budget, 0.0, 1).op)
     return fallback_half_width(0.0, lam, s, level, g), plausible_half_range(model)
