@@ -125,8 +125,9 @@ def bullets(rows: list[tuple[str, str]]) -> None:
     st.markdown("\n".join(f"- **{md(k)}** · {md(v)}" for k, v in rows))
 
 
-def show(rep: dict) -> None:
-    """A first screen in words (no formula), then the technical appendix."""
+def show(rep: dict, source: str) -> None:
+    """A first screen in words (no formula), then the technical appendix; source names the data's kind for the
+    privacy unit ("": the document's own words)."""
     r, lmax = rep["release"], rep["lambda_max"]
     st.markdown(f"**Data** · {md(rep['data']['source'])} · n = {rep['data']['n']:,}, d = {rep['data']['d']}")
     value, detail = headline(rep)
@@ -154,7 +155,7 @@ def show(rep: dict) -> None:
             (TEST.name.capitalize(), "passed" if rep["test"]["passed"] else "failed", md(test_outcome(rep))),
         ], gap="large")
         st.success(md(guarantee(rep)), icon=":material/verified_user:")
-        st.info(md(privacy_unit(rep, params.get("source"))), icon=":material/person:")
+        st.info(md(privacy_unit(rep, source)), icon=":material/person:")
         st.markdown("**What the guarantee rests on**")
         for line in rep.get("assumptions") or ():
             st.markdown(f"- {md(line)}")
@@ -167,37 +168,36 @@ def show(rep: dict) -> None:
             bullets(settings(rep))
 
 
-def downloads(rep: dict, record: release.PublishedRelease | None) -> None:
+def downloads(rep: dict, record: release.PublishedRelease | None, source: str) -> None:
     """HTML and JSON, and with a release of this session its script (a release read back from the ledger has no
     settings object to write one from)."""
     if record is not None:
         rep = rep | {"address": address(record.uid)}
     with st.container(horizontal=True):
-        st.download_button("Download HTML report", report_html(rep, params.get("source")), "private_release.html",
-                           "text/html",
-                           icon=":material/download:", help="One self-contained page to share")
-        st.download_button("Download JSON", json.dumps(rep, indent=2, ensure_ascii=False), "private_release.json",
-                           "application/json", icon=":material/data_object:",
-                           help="The same values, machine-readable")
+        document_downloads(rep, report_html(rep, source), "private_release")
         if record is not None:
             rerun_download(record.plan)
 
 
-def show_table(doc: dict) -> None:
+def document_downloads(doc: dict, page: str, stem: str) -> None:
+    """A document as one self-contained HTML page and as JSON, named stem.html and stem.json."""
+    st.download_button("Download HTML report", page, f"{stem}.html", "text/html", icon=":material/download:",
+                       help="One self-contained page to share")
+    st.download_button("Download JSON", json.dumps(doc, indent=2, ensure_ascii=False), f"{stem}.json",
+                       "application/json", icon=":material/data_object:", help="The same values, machine-readable")
+
+
+def show_table(doc: dict, source: str) -> None:
     """A regression table: its findings in words, the table and its forest plot, then the guarantee and the ledger."""
     st.markdown(f"**Data** · {md(doc['data']['source'])} · n = {doc['data']['n']:,}, d = {doc['data']['d']}")
     st.markdown("\n".join(f"- {md(line)}" for line in table_summary(doc)))
     release_cards.table_view(doc, "report_table")
     st.success(md(table_guarantee(doc)), icon=":material/verified_user:")
-    st.info(md(privacy_unit(doc, params.get("source"))), icon=":material/person:")
+    st.info(md(privacy_unit(doc, source)), icon=":material/person:")
     st.markdown("##### Privacy ledger of these people")
     bullets(ledger_rows(doc))
     with st.container(horizontal=True):
-        st.download_button("Download HTML report", table_html(doc, params.get("source")), "private_table.html",
-                           "text/html",
-                           icon=":material/download:", help="One self-contained page to share")
-        st.download_button("Download JSON", json.dumps(doc, indent=2, ensure_ascii=False), "private_table.json",
-                           "application/json", icon=":material/data_object:", help="The same values, machine-readable")
+        document_downloads(doc, table_html(doc, source), "private_table")
 
 
 def main() -> None:
@@ -217,9 +217,11 @@ def main() -> None:
 
 def last_on_loaded_data() -> None:
     """The last publication on the loaded data's people: this session's, else the ledger's newest; else a line."""
+    source = params.get("source")  # the loaded data's kind: these documents are of their people
     kept = kept_entry()
-    if kept is not None and "table" in json.loads(kept.details.document):  # a table is the newest: it is the subject
-        publication(kept)
+    kept_doc = None if kept is None else json.loads(kept.details.document)
+    if kept_doc is not None and "table" in kept_doc:  # a table is the newest: it is the subject
+        publication(kept, kept_doc, source)
         return
     try:
         record = release.published()  # matched on the loaded data's settings, so the data must load
@@ -227,7 +229,7 @@ def last_on_loaded_data() -> None:
         st.error(message(exc))
         return
     if record is None and kept is not None:
-        publication(kept)
+        publication(kept, kept_doc, source)
         return
     if record is None:
         nothing()
@@ -239,10 +241,10 @@ def last_on_loaded_data() -> None:
         st.error(message(exc))
         return
     st.caption(f"Its permanent address: {address(record.uid)}")
-    show(rep)
+    show(rep, source)
     st.markdown("##### Privacy ledger of these people")
     bullets(ledger_rows(rep))
-    downloads(rep, record)
+    downloads(rep, record, source)
 
 
 def by_address(wanted: str) -> None:
@@ -259,25 +261,30 @@ def by_address(wanted: str) -> None:
                    "published.", icon=":material/link_off:")
         index()
         return
-    publication(entry)
+    # Any people's publication: its privacy unit is worded from the document, never from the loaded data's kind.
+    publication(entry, json.loads(entry.details.document), "")
     st.page_link("pages/report.py", label="Everything this server has published", icon=":material/list:")
 
 
-def publication(entry: LedgerEntry) -> None:
-    """One publication read back from the ledger, with the ledger's account of its people as of now."""
-    doc = json.loads(entry.details.document) | {"ledger": ledger_account(entry.population),
-                                                 "address": address(entry.uid)}
+def publication(entry: LedgerEntry, kept: dict, source: str) -> None:
+    """One publication read back from the ledger (kept: its document), with the ledger's account of its people as of
+    now; source as for `show`."""
+    doc = kept | {"ledger": ledger_account(entry.population), "address": address(entry.uid)}
     what = "a regression table" if "table" in doc else "a release"
-    st.info(f"Read back from the privacy ledger: {what} on {entry.population.describe()}, charged "
-            f"{shown_time(datetime.fromtimestamp(entry.time, UTC))}. Showing it again charges nothing. Its permanent "
-            f"address: {doc['address']}", icon=":material/history:")
+    st.info(f"Read back from the privacy ledger: {what} on {entry.population.describe()}, charged {charged(entry)}. "
+            f"Showing it again charges nothing. Its permanent address: {doc['address']}", icon=":material/history:")
     if "table" in doc:
-        show_table(doc)
+        show_table(doc, source)
         return
-    show(doc)
+    show(doc, source)
     st.markdown("##### Privacy ledger of these people")
     bullets(ledger_rows(doc))
-    downloads(doc, None)
+    downloads(doc, None, source)
+
+
+def charged(entry: LedgerEntry) -> str:
+    """When an entry was charged, as the page shows times."""
+    return shown_time(datetime.fromtimestamp(entry.time, UTC))
 
 
 def index() -> None:
@@ -296,7 +303,7 @@ def index() -> None:
         people.setdefault(e.population.describe(), []).append(e)
     for who, theirs in people.items():
         st.markdown(f"**{md(who)}**")
-        st.markdown("\n".join(f"- [{shown_time(datetime.fromtimestamp(e.time, UTC))} · {md(e.details.coefficient)}]"
+        st.markdown("\n".join(f"- [{charged(e)} · {md(e.details.coefficient)}]"
                                f"(?{params.RELEASE}={e.uid}) · {md(first_sentence(json.loads(e.details.document)))}"
                                for e in theirs))
 

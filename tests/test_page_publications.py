@@ -55,9 +55,9 @@ def published_table(spec: SyntheticSpec) -> str:
     return entry.uid
 
 
-def report(query: dict[str, str] | None = None) -> AppTest:
+def report(query: dict[str, str] | None = None, **settings: object) -> AppTest:
     """The Report opened from a link in a fresh browser: the app's default data loaded (small here), no release."""
-    at = new_app(120, query=query, n=2_000)
+    at = new_app(120, query=query, **{"n": 2_000, **settings})
     at.run()
     at.switch_page("pages/report.py").run()
     assert not at.exception, [e.value for e in at.exception]
@@ -89,6 +89,15 @@ def test_a_permanent_address_opens_its_publication_in_words_and_charges_nothing(
     assert not any(m.label.startswith("Released value") and "2,000" in m.value for m in at.metric)
     assert f"release={uid}" in downloads["text/html"][1].decode()  # the exports carry the address
     assert json.loads(downloads["application/json"][1])["address"].endswith(f"release={uid}")
+
+
+def test_a_publication_of_other_people_is_never_worded_as_the_loaded_datas():
+    """Read by its address while the session names census data, a synthetic publication's privacy unit speaks of "the
+    data", not of census data (the document names its own data)."""
+    uid = published(ROBUST, "robust")
+    shown = text(report({"release": uid}, source="acs"))
+    assert "per row of the data;" in shown and "census data" not in shown
+    assert "n = 4,000, d = 3" in shown
 
 
 @pytest.mark.parametrize("wanted", ["0" * 32, "not-an-address'<script>", "A" * 32])
