@@ -202,18 +202,17 @@ def fill() -> bool:
 def check_together() -> None:
     """Link values each in range that no data set takes together — synthetic n not above d, or n·d past MAX_CELLS —
     are replaced, the link's n first (then d), by the default, with the same notice as any other unusable value."""
+    if not get("source").startswith("synthetic"):
+        return
     for key in ("n", "d"):
-        if not get("source").startswith("synthetic"):
-            return
         try:
             check_size(get("n"), get("d"))
+            return
         except DataError:
             raw = st.query_params.get(key)
             if raw is not None:
                 st.session_state[key] = PARAMS[key].default
                 _ignored(key, raw, f"synthetic data need d < n and n·d ≤ {MAX_CELLS:,}")
-        else:
-            return
 
 
 def _deployment(name: str, default: Any) -> Any:
