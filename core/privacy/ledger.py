@@ -44,7 +44,7 @@ import math
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -83,6 +83,11 @@ class ReleaseDetails:
     def __post_init__(self) -> None:
         if self.outcome not in OUTCOMES:
             raise ValueError(f"a release's outcome is one of {', '.join(OUTCOMES)}, got {self.outcome!r}")
+
+
+def _published(entry: LedgerEntry) -> bool:
+    """Whether a charge's release kept its private document (a failed release, or certificates alone, keep none)."""
+    return entry.details is not None and bool(entry.details.document)
 
 
 def release_details(run: Any, coefficient: str, document: str | None = None) -> ReleaseDetails:
@@ -445,22 +450,24 @@ class Ledger:
 
     def entries(self, population: Population) -> tuple[LedgerEntry, ...]:
         """Every entry charged to any part of the population, each once, oldest first."""
+        return self._entries(population.parts())
+
+    def _entries(self, parts: Iterable[Population]) -> tuple[LedgerEntry, ...]:
+        """Every entry charged to any of these parts, each once (an entry on several parts is stored on each), oldest
+        first."""
         with self._lock:
-            found = {e.uid: e for p in population.parts() for e in self._store.entries(p)}
+            found = {e.uid: e for p in parts for e in self._store.entries(p)}
         return tuple(sorted(found.values(), key=lambda e: e.time))
 
     def latest_report(self, population: Population) -> LedgerEntry | None:
         """The newest entry on any part of the population whose release kept its private report (None without)."""
-        kept = [e for e in self.entries(population) if e.details is not None and e.details.document]
+        kept = [e for e in self.entries(population) if _published(e)]
         return kept[-1] if kept else None
 
     def publications(self) -> tuple[LedgerEntry, ...]:
         """Every charge whose release kept its private document, on any people, newest first: what the server of
         this ledger has published (a failed release keeps none)."""
-        with self._lock:
-            found = {e.uid: e for p in self._store.parts_charged() for e in self._store.entries(p)}
-        kept = (e for e in found.values() if e.details is not None and e.details.document)
-        return tuple(sorted(kept, key=lambda e: e.time, reverse=True))
+        return tuple(e for e in reversed(self._entries(self.parts_charged())) if _published(e))
 
     def publication(self, uid: str) -> LedgerEntry | None:
         """The published entry of this uid, or None (an unknown uid, or a charge that kept no document)."""
