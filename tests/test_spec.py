@@ -226,6 +226,21 @@ def test_synthetic_population_is_every_setting():
     assert spec.population() not in {c.population() for c in changed}
 
 
+def test_an_unseeded_draw_is_called_unseeded_never_seed_none(tmp_path, capsys):
+    """A publication drawn with --synthetic and no --sample-seed: its document, its ledger entry and the ledger's
+    account word the draw as "unseeded", as the spec's description does."""
+    spec = SyntheticSpec("robust", 3000, 2, sample_seed=None)
+    assert "unseeded" in spec.describe() and "unseeded" in spec.population().describe()
+    assert "unseeded" in spec.load().source and "seed 5" in SyntheticSpec(sample_seed=5).population().describe()
+    ledger = str(tmp_path / "ledger.sqlite3")
+    assert main(["release", "--synthetic", "--n", "3000", "--d", "2", "--coordinate", "0", "--epsilon", "4",
+                 "--delta", "1e-6", "--ledger", ledger]) == 0
+    for command in (["show"], ["publications"], ["export"]):
+        assert main(["ledger", *command, "--ledger", ledger]) == 0
+    printed = capsys.readouterr().out
+    assert "unseeded" in printed and "seed None" not in printed
+
+
 def test_the_source_fixes_the_loss_where_it_can():
     assert SyntheticSpec("logistic").fixed_loss == "logistic"
     assert AcsSpec(("CA",)).fixed_loss == PumsSpec("0" * 64, "p.csv").fixed_loss == "logistic"

@@ -35,6 +35,7 @@ from folktables import acs as fk_acs
 
 from core.data.dataset import Dataset
 from core.errors import DataError
+from core.privacy.population import seed_words
 from core.privacy.unit import PrivacyUnit
 
 FEATURE_NAMES = (
@@ -368,8 +369,8 @@ def sample_population(
 def _drawn(n: int, seed: int | None, with_replacement: bool, k: int) -> str:
     """How the sample was drawn, for a data set's source line."""
     if not with_replacement:
-        return f"a sample of {n} drawn without replacement (seed {seed})"
-    return f"a sample of {n} drawn with replacement (seed {seed}; up to {k} rows per person)"
+        return f"a sample of {n} drawn without replacement ({seed_words(seed)})"
+    return f"a sample of {n} drawn with replacement ({seed_words(seed)}; up to {k} rows per person)"
 
 
 def load_acs_income(

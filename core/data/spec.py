@@ -30,7 +30,7 @@ from core.data.csvfile import header, read_csv_bytes
 from core.data.dataset import Dataset
 from core.data.synthetic import MAX_ROWS, synthetic
 from core.errors import DataError, InputError, check_seed
-from core.privacy.population import Population, content_key
+from core.privacy.population import Population, content_key, seed_words
 
 SYNTHETIC_N = 100_000  # rows drawn when no n is given
 INCOME_TASK = "ACSIncome's filter, y = +1 when income > $40,000"
@@ -38,10 +38,6 @@ INCOME_TASK = "ACSIncome's filter, y = +1 when income > $40,000"
 # married, female), two columns scaled to [-1, 1] (hours, schooling), at most one occupation and one class-of-worker
 # dummy: ||x||_2^2 <= 1 + 4 + 2 + 1 + 1 = 9. Public: it follows from the encoding, not from anyone's record.
 ENCODED_RADIUS = 3.0
-
-
-def _seed(seed: int | None) -> str:
-    return "unseeded" if seed is None else f"seed {seed}"
 
 
 def _check_sample(n: object, seed: object) -> None:
@@ -56,8 +52,8 @@ def _drawn(n: int | None, seed: int | None, with_replacement: bool) -> str:
     if n is None:
         return "all filtered records"
     if with_replacement:
-        return f"a sample of {n} drawn with replacement ({_seed(seed)}; a person may fill several rows)"
-    return f"a sample of {n} drawn without replacement ({_seed(seed)})"
+        return f"a sample of {n} drawn with replacement ({seed_words(seed)}; a person may fill several rows)"
+    return f"a sample of {n} drawn without replacement ({seed_words(seed)})"
 
 
 @dataclass(frozen=True)
@@ -105,7 +101,7 @@ class SyntheticSpec:
     def describe(self) -> str:
         noise = f", Laplace noise of scale {self.noise_scale:g}" if self.loss == "robust" else ""
         return (f"synthetic {self.loss} data (section 4.1 of the paper): n = {self.n}, d = {self.d}, "
-                f"x ~ Uni[−1, 1]ᵈ, ‖θ*‖₂ = {self.theta_norm:g}{noise}, {_seed(self.sample_seed)}")
+                f"x ~ Uni[−1, 1]ᵈ, ‖θ*‖₂ = {self.theta_norm:g}{noise}, {seed_words(self.sample_seed)}")
 
     def population(self) -> Population:
         return Population.synthetic(self.loss, self.n, self.d, self.theta_norm, self.noise_scale, self.sample_seed)

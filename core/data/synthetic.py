@@ -11,6 +11,7 @@ import numpy as np
 
 from core.data.dataset import Dataset
 from core.errors import DataError, check_seed
+from core.privacy.population import seed_words
 
 # Public limits of the generator, checked before anything is allocated: X holds n*d floats and the fit a few
 # copies of it, so 2e8 cells (1.6 GB) is what a workstation holds; d past 200 leaves the settings the recursions
@@ -62,4 +63,5 @@ def synthetic(
     else:
         raise DataError(f"unknown loss {loss!r}; choose 'robust' or 'logistic'")
     names = tuple(f"x{j}" for j in range(d))
-    return Dataset(X=X, y=y, feature_names=names, source=f"synthetic {loss} (seed {seed})", theta_star=theta_star)
+    source = f"synthetic {loss} ({seed_words(seed)})"
+    return Dataset(X=X, y=y, feature_names=names, source=source, theta_star=theta_star)

@@ -31,6 +31,11 @@ SYNTHETIC = "synthetic"
 KINDS = (ACS, FILE, SYNTHETIC)
 
 
+def seed_words(seed: int | None) -> str:
+    """A seed in words, the one wording of every label and description: "seed 7", or "unseeded" (never "seed None")."""
+    return "unseeded" if seed is None else f"seed {seed}"
+
+
 @dataclass(frozen=True)
 class Population:
     """The people in a data set: a kind ("acs", "file" or "synthetic") and a key tuple within it.
@@ -69,7 +74,7 @@ class Population:
     def synthetic(cls, loss: str, n: int, d: int, theta_norm: float, noise_scale: float,
                   seed: int | None) -> Population:
         """The rows one run of the synthetic generator makes."""
-        label = f"the synthetic {loss} rows of seed {seed} (n = {n}, d = {d})"
+        label = f"the synthetic {loss} rows (n = {n}, d = {d}, {seed_words(seed)})"
         return cls(SYNTHETIC, (loss, n, d, theta_norm, noise_scale, seed), label)
 
     def parts(self) -> tuple[Population, ...]:
