@@ -31,6 +31,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -668,6 +670,10 @@ def default_rows(state: str) -> int:
     return round(_POPULATION[state] * _ROWS_PER_MILLION)
 
 
+Progress = Callable[[float], None]  # told the share of the work done, from 0 to 1, as rows are written
+WRITE_STEPS = 20  # batches a file is written in, each one a step of its progress
+
+
 def write_synthetic_pums(
     root: str | os.PathLike,
     states: list[str] | tuple[str, ...],
@@ -676,12 +682,15 @@ def write_synthetic_pums(
     rows: int | None = None,
     seed: int = 0,
     model: str = "state",
+    progress: Progress | None = None,
 ) -> list[Path]:
     """Write each state's SYNTHETIC file where folktables looks: <root>/<year>/<horizon>/psam_p<FIPS>.csv.
 
     rows applies to every state (default: the size of the state's census file); each state draws from its
     own stream of `seed`, so a state's file does not depend on which other states are written. model:
-    "state" (each state's planted design) or "common" (one design for all; see planted_design).
+    "state" (each state's planted design) or "common" (one design for all; see planted_design). progress, if
+    given, is told the share done after each state's records are drawn and after each batch written, so a screen
+    can show a file of the default size (tens of seconds) being made.
     """
     if horizon not in HORIZONS:
         raise ValueError(f"horizon must be '1-Year' or '5-Year', got {horizon!r}")
@@ -689,17 +698,30 @@ def write_synthetic_pums(
     for state, n in sizes.items():  # every argument is checked before any file is written
         _check(n, state, int(year))
         planted_design(state, model)
+    told = progress or (lambda share: None)
     paths = []
-    for state, n in sizes.items():
+    for k, (state, n) in enumerate(sizes.items()):
         table = _pums_table(n, state, seed, int(year), model)
+        told((k + 0.5) / len(sizes))  # drawing the records takes about as long as writing them
         path = Path(root) / str(year) / horizon / f"psam_p{_STATE_CODES[state]}.csv"
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(path.name + ".partial")  # folktables takes any existing file as complete
-        options = pa_csv.WriteOptions(include_header=True, quoting_style="none", quoting_header="none")
-        pa_csv.write_csv(table, partial, options)
-        partial.replace(path)
+        _write(table, path, lambda done, k=k: told((k + 0.5 + 0.5 * done) / len(sizes)))
         paths.append(path)
     return paths
+
+
+def _write(table: pa.Table, path: Path, progress: Progress) -> None:
+    """The table as the census file writes it, in WRITE_STEPS batches (progress told the share written), to a
+    partial file of this process and thread, then moved into place: folktables takes any existing file as complete,
+    and two writers of the same file never share a partial one."""
+    partial = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.partial")
+    options = pa_csv.WriteOptions(include_header=True, quoting_style="none", quoting_header="none")
+    batches = table.to_batches(max_chunksize=max(1, -(-table.num_rows // WRITE_STEPS)))
+    with pa_csv.CSVWriter(partial, table.schema, write_options=options) as writer:
+        for done, batch in enumerate(batches, 1):
+            writer.write_batch(batch)
+            progress(done / len(batches))
+    partial.replace(path)
 
 
 def main(argv: list[str] | None = None) -> None:
