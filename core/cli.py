@@ -19,7 +19,19 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from core.data import Dataset
-from core.data.spec import SYNTHETIC_N, AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, model_loss
+from core.data.spec import (
+    MAX_SAMPLE_ROWS,
+    MIN_SAMPLE_ROWS,
+    SAMPLE_ROWS,
+    SYNTHETIC_N,
+    AcsSpec,
+    CsvSpec,
+    DataSpec,
+    PumsSpec,
+    SyntheticCensusSpec,
+    SyntheticSpec,
+    model_loss,
+)
 from core.errors import InputError, PspError, check_seed, flag
 from core.estimator.geometry import DOMAINS
 from core.estimator.losses import LOSSES
@@ -65,7 +77,12 @@ def _add_data_options(p: argparse.ArgumentParser) -> None:
     src.add_argument("--synthetic", action="store_true", help="draw the paper's simulation (section 4.1)")
     src.add_argument("--acs-root", metavar="DIR", help="ACS person files: <DIR>/<year>/<horizon>/psam_pNN.csv")
     src.add_argument("--pums", metavar="FILE.csv", help="one ACS PUMS person file of your own")
-    p.add_argument("--state", action="append", help="state code for --acs-root, repeatable (e.g. --state CA)")
+    src.add_argument("--census-sample", type=int, metavar="ROWS",
+                     help="a SYNTHETIC census sample of --state (made-up records in the census layout, no real "
+                     f"person): ROWS records per state, {MIN_SAMPLE_ROWS} to {MAX_SAMPLE_ROWS} (the app's default "
+                     f"{SAMPLE_ROWS}), made once in its own folder beside the census folder")
+    p.add_argument("--state", action="append",
+                   help="state code for --acs-root or --census-sample, repeatable (e.g. --state CA)")
     p.add_argument("--year", type=int, default=2018, help="ACS survey year, 2014 or later (default 2018)")
     p.add_argument("--horizon", choices=("1-Year", "5-Year"), default="1-Year", help="ACS horizon (default 1-Year)")
     p.add_argument("--download", action="store_true", help="download missing census files through folktables")
@@ -264,6 +281,8 @@ def spec_from_args(args: argparse.Namespace) -> DataSpec:
     if args.acs_root is not None:
         return AcsSpec(tuple(args.state or ()), args.year, args.horizon, args.acs_root, download=args.download,
                        **sample)
+    if args.census_sample is not None:
+        return SyntheticCensusSpec(tuple(args.state or ()), args.year, args.horizon, args.census_sample, **sample)
     n = SYNTHETIC_N if args.n is None else args.n
     return SyntheticSpec(args.loss or "robust", n, args.d, args.theta_norm, args.noise_scale, args.sample_seed)
 

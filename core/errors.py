@@ -20,8 +20,8 @@ import numbers
 from collections.abc import Callable
 
 # The settings a message may name: each is an option of the command line and a control of the app.
-SETTINGS = ("data", "pums", "loss", "domain", "radius", "split", "state", "download", "with_replacement",
-            "response_bound", "accounting", "fallback", "response", "coordinate")
+SETTINGS = ("data", "pums", "loss", "domain", "radius", "split", "state", "year", "acs_root", "census_sample",
+            "download", "with_replacement", "response_bound", "accounting", "fallback", "response", "coordinate")
 
 
 def flag(setting: str) -> str:

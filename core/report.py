@@ -25,7 +25,7 @@ from core.methods.compare import Comparison, MethodTrials
 from core.privacy.accounting import Budget, StageBudget
 from core.privacy.gaussian import exp_magnitude
 from core.privacy.marks import PublicView, not_private, public
-from core.privacy.population import ACS, Population
+from core.privacy.population import ACS, SYNTHETIC_CENSUS, Population
 from core.privacy.unit import PrivacyUnit
 
 # Dotted paths of values computed from the data without privacy; everything else is private
@@ -303,8 +303,9 @@ def assumptions(n: int, model: ModelSpec, response_bound: float, people: Populat
     if math.isfinite(response_bound):
         out.append(f"Every response lies within the public bound |y| ≤ {response_bound:.3g}; responses beyond it were "
                    "clipped to it first. The fit's certificate rests on this bound.")
-    if people is not None and people.kind == ACS:
-        out.append(f"The census population ({people.label}) and its size are treated as public; under add/remove "
+    kinds = {ACS: "census population", SYNTHETIC_CENSUS: "SYNTHETIC population"}
+    if people is not None and people.kind in kinds:
+        out.append(f"The {kinds[people.kind]} ({people.label}) and its size are treated as public; under add/remove "
                    "neighbours its size would not be.")
     out.append("The noise comes from the operating system's entropy; a run with a fixed seed is not private.")
     return out

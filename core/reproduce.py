@@ -26,7 +26,7 @@ from pathlib import PureWindowsPath
 
 import numpy as np
 
-from core.data.spec import AcsSpec, CsvSpec, PumsSpec, SyntheticSpec
+from core.data.spec import AcsSpec, CsvSpec, PumsSpec, SyntheticCensusSpec, SyntheticSpec
 from core.errors import InputError, is_real
 from core.plan import ReleasePlan
 
@@ -99,7 +99,7 @@ def _header(r: ReleasePlan) -> list[str]:
         "Reruns these settings with FRESH noise from the operating system. It does not reproduce the value seen:",
         "that noise was never recorded and cannot be drawn again, so each run prints a different value.",
     ]
-    if isinstance(r.data, SyntheticSpec):
+    if isinstance(r.data, SyntheticSpec | SyntheticCensusSpec):
         return [*lines, "The data are synthetic, drawn from the settings below: no person's budget is at stake."]
     return [
         *lines,
@@ -141,6 +141,12 @@ def _data_cell(r: ReleasePlan, folder: tuple[str, str]) -> Cell:
                       sample_seed=spec.sample_seed, download=spec.download, with_replacement=spec.with_replacement)
         return ("The data: ACS income from the census person files (section 4.2), sampled again from its seed.",
                 "# root is the census folder the settings named (None: the default folder); set it to yours.\n"
+                f"DATA = {build}\ndata = DATA.load()")
+    if isinstance(spec, SyntheticCensusSpec):
+        build = _call("SyntheticCensusSpec", states=spec.states, year=spec.year, horizon=spec.horizon, rows=spec.rows,
+                      n=spec.n, sample_seed=spec.sample_seed, with_replacement=spec.with_replacement)
+        return ("The data: a SYNTHETIC census sample (made-up records in the census layout, no real person), made "
+                "again from its seed if it is not on this machine, then sampled again from the sample seed.",
                 f"DATA = {build}\ndata = DATA.load()")
     return _file_cell(spec, r, folder)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.data.spec import MAX_SAMPLE_ROWS, MIN_SAMPLE_ROWS
 from core.data.synthetic import MAX_D, MAX_ROWS, MAX_SCALE
 from core.errors import MAX_SEED, InputError, is_integer, is_real
 from core.estimator.model import MAX_LAM_REG, MAX_RESPONSE_BOUND, MIN_RESPONSE_BOUND
@@ -48,6 +49,7 @@ RANGES: dict[str, Range] = {
     "lam_reg": Range(0.0, MAX_LAM_REG, False, "λ_reg"),
     "response_bound": Range(MIN_RESPONSE_BOUND, MAX_RESPONSE_BOUND, False, "the response bound"),
     "trials": Range(1, MAX_TRIALS, True, "the number of draws per method"),
+    "census_sample": Range(MIN_SAMPLE_ROWS, MAX_SAMPLE_ROWS, True, "the records per state of a SYNTHETIC sample"),
 }
 
 

@@ -6,6 +6,8 @@ for the data's owner, and nothing on it may be published.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -13,6 +15,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from core.data import Dataset
 from core.data.csvfile import header
+from core.data.spec import SAMPLE_ROWS, SYNTHETIC_CENSUS, SyntheticCensusSpec
 from core.errors import DataError, PspError
 from core.estimator.problem import default_coordinate
 from core.mechanisms.pipeline import Problem
@@ -91,7 +94,8 @@ def acs_controls() -> None:
                          help="ACS survey year of the person files (2014 or later)")
     cols[2].radio("Horizon", ("1-Year", "5-Year"), key="horizon", horizontal=True,
                   help="1-Year or 5-Year person files")
-    st.text_input("Data folder", key="acs_root", placeholder=str(default_root()),
+    sample = params.get("census_sample") is not None  # a SYNTHETIC sample is read from its own folder, never this one
+    st.text_input("Data folder", key="acs_root", placeholder=str(default_root()), disabled=sample,
                   help="Folder laid out as folktables does, <folder>/<year>/<horizon>/psam_p<FIPS>.csv; "
                   "empty means the default shown")
     n_col, seed_col, button_col, _ = st.columns(4, vertical_alignment="bottom")
@@ -105,10 +109,94 @@ def acs_controls() -> None:
                 help="Simulate draws from the population as the paper's experiments do; n may then exceed the "
                 "population, one person may fill several rows, and the guarantee per person holds only by group "
                 "privacy (the Report states it)")
-    st.checkbox("Download missing files", key="download",
+    st.checkbox("Download missing files", key="download", disabled=sample,
                 help="Fetch missing person files from the Census Bureau (www2.census.gov) through folktables")
     st.caption("The census site is not always reachable. A missing file is then reported within 10 s, with the "
                "path it is expected at and the address it is published at, so it can be fetched by hand.")
+    census_sample_controls()
+
+
+def census_sample_controls() -> None:
+    """A SYNTHETIC census sample in one click where a chosen state's census file is missing; while one is read, that
+    it is SYNTHETIC, and the way back to the census files."""
+    rows = params.get("census_sample")
+    missing = missing_census_files() if rows is None else []
+    if rows is None and not missing:
+        return
+    with st.container(border=True):
+        if rows is None:
+            st.markdown(f"**No census file for {', '.join(missing)} in this folder.** Without one (offline, or while "
+                        "the census site does not answer), try the census path on a **SYNTHETIC census sample**: "
+                        "made-up records in the census layout, no real person. It is kept in a folder of its own, "
+                        "apart from census files, and every description, report and ledger entry made from it says "
+                        "SYNTHETIC.")
+        else:
+            sample_in_use(rows)
+        rows_col, make_col, back_col = st.columns(3, vertical_alignment="bottom")
+        chosen = rows_col.number_input(LABELS["census_sample"][0], value=rows or SAMPLE_ROWS, step=10_000,
+                                       key="census_sample_rows", help=SAMPLE_HELP, **limits("census_sample"))
+        if rows is not None:
+            back_col.button("Use the census files instead", key="use_census_files", on_click=use_census_files,
+                            icon=":material/undo:")
+        if make_col.button("Make a SYNTHETIC census sample", key="make_census_sample", icon=":material/science:",
+                           help="Made once and kept: later clicks and sessions read it"):
+            make_sample(chosen)
+
+
+def missing_census_files() -> list[str]:
+    """The chosen states whose census file is not in the data folder ([] when the settings name no state, year or
+    horizon the census has: loading says why)."""
+    from core.data import acs  # folktables loads only for census data
+
+    try:
+        spec = loaded.data_spec()
+        root = spec.root or acs.default_root()
+        return [s for s in spec.states if not acs.census_path(root, s, spec.year, spec.horizon).is_file()]
+    except PspError:
+        return []
+
+
+SAMPLE_HELP = ("Made-up person records per state, in the layout of the census person files, drawn by a seeded "
+               f"generator: no census record and no real person. {SAMPLE_ROWS:,} take a few seconds to make; a "
+               "state's full census size (about 380,000 for California) about a minute.")
+
+
+def use_census_files() -> None:
+    st.session_state["census_sample"] = None
+
+
+def sample_in_use(rows: int) -> None:
+    from core.data.census_sample import folder  # the generator loads only for a SYNTHETIC sample
+
+    st.info(f"**{SYNTHETIC_CENSUS}.** The census source reads a SYNTHETIC sample, not census files: {rows:,} made-up "
+            f"records per state in the census layout, kept in {md(str(folder(rows)))}. Everything made from it says "
+            "SYNTHETIC, and the privacy ledger keeps its charges apart from the real people of these states.",
+            icon=":material/science:")
+
+
+def make_sample(rows: int) -> None:
+    """Write the SYNTHETIC sample's missing files under a progress bar (none when every file is there: it is read
+    again), then read it: the setting census_sample, and a new run, so the sidebar and the page load it. A sample that
+    cannot be made is one message naming the control to change."""
+    bar = []  # the progress bar, drawn when a file is written
+
+    def show(share: float) -> None:
+        if not bar:
+            bar.append(st.progress(0.0))
+        bar[0].progress(min(share, 1.0), text=f"Making {what}: {share:.0%}")
+
+    start = time.perf_counter()
+    try:
+        spec = SyntheticCensusSpec(params.get("states"), params.get("year"), params.get("horizon"), rows)
+        what = f"the SYNTHETIC census sample of {', '.join(spec.states) or 'no state'} ({rows:,} records per state)"
+        spec.make(show)
+    except (PspError, OSError) as exc:
+        st.error(message(exc))
+        return
+    st.session_state["census_sample"] = rows
+    st.toast(f"Made {what} in {time.perf_counter() - start:.1f} s" if bar else f"Reading {what}, made before",
+             icon=":material/science:")
+    st.rerun()
 
 
 IDENTITY = ("How the privacy ledger knows an upload: a census person file by the persons it holds (its state and "

@@ -197,7 +197,7 @@ def test_missing_file_without_downloads_names_the_path(tmp_path):
     with pytest.raises(DataError) as err:
         acs.load_acs_income(["MI"], root=tmp_path)
     assert str(expected) in str(err.value) and "csv_pmi.zip" in str(err.value)
-    assert "python -m core.data.synthetic_pums --root <another folder> --state MI" in str(err.value)  # offline too
+    assert "make a SYNTHETIC census sample (--census-sample)" in str(err.value)  # offline too
 
 
 def watch_the_probe(monkeypatch, wait: bool) -> list[tuple[threading.Thread, float | None, bool]]:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import streamlit as st
 from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
@@ -140,6 +141,99 @@ def test_unreachable_census_site_is_reported(tmp_path, monkeypatch):
     (error,) = at.error
     assert "could not be reached (ConnectionError)" in error.value
     assert str(tmp_path / "2018" / "1-Year" / "psam_p06.csv") in error.value
+
+
+SAMPLE_ROWS = 2_000  # a SYNTHETIC census sample small enough to make in a fraction of a second
+
+
+@pytest.fixture
+def bars(tmp_path, monkeypatch) -> list[tuple[int, str]]:
+    """Every progress bar's (value in percent, text) the app draws, with a per-user cache of the test's own
+    ($XDG_CACHE_HOME), so no SYNTHETIC sample is written into the user's."""
+    from streamlit.delta_generator import DeltaGenerator
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    drawn: list[tuple[int, str]] = []
+    original = DeltaGenerator.progress
+
+    def progress(self, value, text=None):
+        drawn.append((round(value * 100), text))
+        return original(self, value, text)
+
+    monkeypatch.setattr(DeltaGenerator, "progress", progress)
+    monkeypatch.setattr(st, "progress", lambda *args, **kwargs: st._main.progress(*args, **kwargs))
+    return drawn
+
+
+def make_sample(at: AppTest, rows: int = SAMPLE_ROWS) -> AppTest:
+    at.number_input(key="census_sample_rows").set_value(rows)
+    return at.button(key="make_census_sample").click().run()
+
+
+def test_a_missing_census_file_offers_a_synthetic_sample_made_once(tmp_path, bars):
+    """Data page → census source without the state's file → one click makes a SYNTHETIC sample under a progress bar
+    and loads it; a second click, and a second session opened by the link, read it without making it again."""
+    at = open_data_page(source="acs", acs_root=str(tmp_path / "census"))
+    assert not at.exception and "make a SYNTHETIC census sample (“SYNTHETIC records per state”" in at.error[0].value
+    assert at.number_input(key="census_sample_rows").value == 50_000  # the default offered
+    at = make_sample(at)
+    assert_clean(at)
+    assert at.session_state["census_sample"] == SAMPLE_ROWS
+    texts = [t for _, t in bars if t is not None]
+    assert bars[-1][0] == 100 and texts and all("SYNTHETIC census sample of CA (2,000 records per state)" in t
+                                                for t in texts)
+    assert [t.value for t in at.toast][0].startswith("Made the SYNTHETIC census sample of CA")
+    assert any(i.value.startswith("**SYNTHETIC census-like data (no real person).**") for i in at.info)
+    assert metric(at, "d") == "17" and int(metric(at, "n").replace(",", "")) < SAMPLE_ROWS
+    assert at.status[0].label.startswith(f"Loaded {metric(at, 'n')} rows · SYNTHETIC census-like data")
+    sample = acs.census_path(acs.sample_root() / f"rows-{SAMPLE_ROWS}", "CA")
+    written = sample.stat().st_mtime_ns
+    assert not (tmp_path / "census").exists()  # nothing in the census folder
+    bars.clear()
+    at = make_sample(at)  # a second click
+    assert [t.value for t in at.toast][0].startswith("Reading the SYNTHETIC census sample of CA")
+    again = new_app(60, query={"source": "acs", "census_sample": str(SAMPLE_ROWS)})  # a second session
+    again.run()
+    again = again.switch_page("pages/data.py").run()
+    assert_clean(again)
+    assert again.session_state["census_sample"] == SAMPLE_ROWS and metric(again, "d") == "17"
+    assert bars == [] and sample.stat().st_mtime_ns == written
+    again.button(key="use_census_files").click().run()  # back to the census files
+    assert again.session_state["census_sample"] is None and "is missing" in again.error[0].value
+
+
+def test_the_link_keeps_the_sample_and_a_hostile_one_gets_a_notice(bars):
+    at = new_app(60, query={"source": "acs"})
+    at.run()
+    at = at.switch_page("pages/data.py").run()
+    assert "census_sample" not in at.query_params
+    for link in ("abc", "5", "9999999", "-1", "1e5", "2000.5"):
+        hostile = new_app(60, query={"source": "acs", "census_sample": link}).run()
+        assert not hostile.exception and hostile.session_state["census_sample"] is None
+        notice = " ".join(w.value for w in hostile.sidebar.warning)
+        assert f"census_sample={link}" in notice and "default" in notice, link
+    kept = new_app(60, query={"source": "acs", "census_sample": str(SAMPLE_ROWS)}).run()
+    assert_clean(kept)
+    assert kept.query_params["census_sample"] in (str(SAMPLE_ROWS), [str(SAMPLE_ROWS)])
+
+
+@pytest.mark.parametrize("settings, words", [
+    (dict(states="ZZ"), "Unknown state 'ZZ'; name two-letter codes such as CA or MI with “States” on the Data page"),
+    (dict(year=2015), "choose a later “Survey year” on the Data page"),
+])
+def test_a_sample_that_cannot_be_made_says_which_control_to_change(bars, settings, words):
+    at = make_sample(open_data_page(source="acs", census_sample=SAMPLE_ROWS, **settings))
+    assert not at.exception
+    assert any(words in e.value for e in at.error), [e.value for e in at.error]
+    assert not list(acs.sample_root().rglob("*.csv"))
+
+
+def test_a_sample_folder_that_cannot_be_written_is_a_message(tmp_path, bars):
+    acs.sample_root().parent.mkdir(parents=True)
+    acs.sample_root().write_text("not a folder")  # no folder can be made there, whoever runs the test
+    at = make_sample(open_data_page(source="acs", acs_root=str(tmp_path / "census")))
+    assert not at.exception and at.session_state["census_sample"] is None
+    assert any("could not be written in" in e.value and "XDG_CACHE_HOME" in e.value for e in at.error)
 
 
 def test_upload_widget_loads_a_plain_csv():
@@ -317,14 +411,15 @@ def test_app_messages_name_the_control_not_the_flag(tmp_path):
     assert "(“Draw with replacement” on the Data page)" in error.value and "--with-replacement" not in error.value
 
 
-def test_every_setting_a_message_names_has_a_control():
-    """core.errors.SETTINGS are named by ui.labels; the Data page's labels are its widgets' labels."""
+def test_every_setting_a_message_names_has_a_control(tmp_path):
+    """core.errors.SETTINGS are named by ui.labels; the Data page's labels are its widgets' labels (the census
+    source's in a folder without the state's file, where the SYNTHETIC sample is offered)."""
     from core.errors import SETTINGS
     from ui.labels import LABELS
 
     assert set(LABELS) == set(SETTINGS)
-    at = open_data_page(source="acs")
-    on_page = {w.label for w in (*at.text_input, *at.checkbox, *at.radio)}
+    at = open_data_page(source="acs", acs_root=str(tmp_path))
+    on_page = {w.label for w in (*at.text_input, *at.number_input, *at.checkbox, *at.radio)}
     at = open_data_page(source="upload")
     on_page |= {w.label for w in (*at.radio, *at.file_uploader)}
     at.file_uploader(key="upload_file").set_value(("mine.csv", plain_csv(), "text/csv")).run()

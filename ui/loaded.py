@@ -15,7 +15,7 @@ from typing import Any
 import streamlit as st
 
 from core.data import Dataset
-from core.data.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticSpec, file_spec
+from core.data.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticCensusSpec, SyntheticSpec, file_spec
 from core.errors import DataError, PspError
 from core.estimator.model import ModelSpec
 from core.estimator.problem import Problem
@@ -60,6 +60,9 @@ def data_spec() -> DataSpec:
     if source.startswith("synthetic"):
         return SyntheticSpec(source.removeprefix("synthetic_"), get("n"), get("d"), get("theta_norm"),
                              get("noise_scale"), get("sample_seed"))
+    if source == "acs" and get("census_sample") is not None:
+        return SyntheticCensusSpec(get("states"), get("year"), get("horizon"), get("census_sample"), get("acs_n"),
+                                   get("sample_seed"), get("with_replacement"))
     if source == "acs":
         return AcsSpec(get("states"), get("year"), get("horizon"), get("acs_root") or None, get("acs_n"),
                        get("sample_seed"), get("download"), get("with_replacement"))

@@ -100,6 +100,7 @@ PARAMS: dict[str, Param] = {
     "acs_n": Param(None, _opt_int, bounds=(1, RANGES["n"].high)),
     "download": Param(False, _bool),
     "with_replacement": Param(False, _bool),
+    "census_sample": Param(None, _opt_int, bounds=_range("census_sample")),  # records per state of a SYNTHETIC sample
     "upload_loss": Param("logistic", str, ("robust", "logistic")),
     "response": Param("y", str),  # an uploaded CSV's label or response column
     # model

@@ -10,6 +10,7 @@ import html
 import math
 from datetime import UTC, datetime
 
+from core.data.spec import SYNTHETIC_CENSUS
 from core.privacy.gaussian import exp_magnitude
 from core.report import PRINT_STYLE, interval_scope, plain_summary, plain_table_summary
 from ui.format import interval, num, released_what
@@ -100,11 +101,14 @@ def privacy_unit(rep: dict, source: str = "") -> str:
     named by the setting source)."""
     unit = rep["privacy_unit"]
     k = unit["max_rows_per_person"]
+    # a SYNTHETIC census sample's persons are made up: its document's source says so first (core.data.spec)
+    person = "a made-up person (SYNTHETIC data: no real person)" if str(rep["data"].get("source", "")).startswith(
+        SYNTHETIC_CENSUS) else "a person"
     if unit["unit"] == "person" and k == 1:
-        return "Privacy unit: a person. Each person fills at most one row, so the guarantee above holds per person."
+        return f"Privacy unit: {person}. Each person fills at most one row, so the guarantee above holds per person."
     if unit["unit"] == "person":
         return (
-            f"Privacy unit: a person. The sample was drawn with replacement: one person fills up to {k} rows, so per "
+            f"Privacy unit: {person}. The sample was drawn with replacement: one person fills up to {k} rows, so per "
             f"person the guarantee is (kε, δ_k) = ({unit['epsilon_per_person']:g}, {unit['delta_per_person']:.3g}) "
             f"by group privacy, with k = {k}."
         )

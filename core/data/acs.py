@@ -93,15 +93,32 @@ fk_load.print = _relay_print  # module globals shadow the builtin
 fk_load.requests = _RequestsWithTimeout
 
 
+def _cache() -> Path:
+    """The per-user cache folder of this project: $XDG_CACHE_HOME (or ~/.cache)/private-single-parameter."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "private-single-parameter"
+
+
 def default_root() -> Path:
     """The per-user census folder: $XDG_CACHE_HOME (or ~/.cache)/private-single-parameter/acs."""
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "private-single-parameter" / "acs"
+    return _cache() / "acs"
+
+
+def sample_root() -> Path:
+    """Where SYNTHETIC census samples are kept (core.data.census_sample): a sibling of the census folder,
+    $XDG_CACHE_HOME (or ~/.cache)/private-single-parameter/synthetic-acs, never inside it, so that no made-up file
+    lies where census files are read."""
+    return _cache() / "synthetic-acs"
+
+
+def in_sample_root(root: str | os.PathLike) -> bool:
+    """Whether a folder is the SYNTHETIC samples' folder or inside it: it holds no census file."""
+    where, samples = Path(root).expanduser().resolve(), sample_root().expanduser().resolve()
+    return where == samples or samples in where.parents
 
 
 def _check_source(state: str, year: int, horizon: str) -> None:
     if state not in fk_load.state_list:
-        raise DataError(f"unknown state {state!r}; use a two-letter code such as CA or MI")
+        raise DataError(f"unknown state {state!r}; name two-letter codes such as CA or MI with {{state}}", "state")
     if int(year) < 2014:
         raise DataError(f"the ACS person files are read for survey years 2014 and later, got {year}")
     if horizon not in HORIZONS:
@@ -125,8 +142,8 @@ def _missing_message(path: Path, state: str, year: int, horizon: str) -> str:
     return (
         f"the census file {path} is missing: it is the ACS {year} {horizon} person file for {state}, "
         f"published by the Census Bureau as {census_url(state, year, horizon)} (unzip {path.name} into "
-        f"{path.parent}); to try the app without it, `python -m core.data.synthetic_pums --root <another folder> "
-        f"--state {state} --rows 50000` writes a SYNTHETIC file, no census record, for that folder"
+        f"{path.parent}); to try the census path without it, make a SYNTHETIC census sample ({{census_sample}}): "
+        "made-up records in the census layout, no real person, kept apart from census files"
     )
 
 

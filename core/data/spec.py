@@ -2,6 +2,8 @@
 
 - `SyntheticSpec`: the paper's simulation (section 4.1), robust or logistic;
 - `AcsSpec`: ACS income from the census person files of some states (section 4.2);
+- `SyntheticCensusSpec`: the same problem on a SYNTHETIC census sample (core.data.census_sample): made-up
+  records in the census layout, described and keyed as such, never as census data;
 - `CsvSpec`: a CSV file with a `y` column, by the SHA-256 digest of its bytes;
 - `PumsSpec`: an ACS PUMS person file of one's own, by the digest of its bytes.
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TypeAlias
@@ -38,6 +41,14 @@ INCOME_TASK = "ACSIncome's filter, y = +1 when income > $40,000"
 # married, female), two columns scaled to [-1, 1] (hours, schooling), at most one occupation and one class-of-worker
 # dummy: ||x||_2^2 <= 1 + 4 + 2 + 1 + 1 = 9. Public: it follows from the encoding, not from anyone's record.
 ENCODED_RADIUS = 3.0
+# What a SYNTHETIC census sample is, in the words every description, report and ledger entry of it begins with.
+SYNTHETIC_CENSUS = "SYNTHETIC census-like data (no real person)"
+# Records per state of a SYNTHETIC census sample: by default a few seconds to make (a state's full census size, up
+# to about 380,000 records for California, takes about a minute); at least enough for ACSIncome's filter to leave
+# a fit of 17 features a few hundred rows, at most about the largest state's census file.
+SAMPLE_ROWS = 50_000
+MIN_SAMPLE_ROWS = 1_000
+MAX_SAMPLE_ROWS = 500_000
 
 
 def _check_sample(n: object, seed: object) -> None:
@@ -149,17 +160,17 @@ class AcsSpec(_CensusIncome):
     with_replacement: bool = False
 
     def __post_init__(self) -> None:
-        names = self.states.split(",") if isinstance(self.states, str) else self.states
-        cleaned = tuple(dict.fromkeys(s.strip().upper() for s in names if s.strip()))
-        object.__setattr__(self, "states", cleaned)
-        if isinstance(self.year, bool) or not isinstance(self.year, int):
-            raise DataError(f"the survey year must be an integer such as 2018, got {self.year!r}")
+        _check_survey(self)
         object.__setattr__(self, "root", None if self.root in (None, "") else os.fspath(self.root))
         _check_sample(self.n, self.sample_seed)
 
     def load(self) -> Dataset:
         from core.data import acs  # folktables and pandas load only for census data
 
+        if self.root is not None and acs.in_sample_root(self.root):
+            raise DataError(f"{self.root} holds SYNTHETIC census samples, made-up records and no census file: name "
+                            "the folder of the census files with {acs_root}, or use the SYNTHETIC sample as such "
+                            "({census_sample})", "acs_root")
         data = acs.load_acs_income(self.states, self.year, self.horizon, self.root, self.n, self.sample_seed,
                                    self.download, with_replacement=self.with_replacement)
         return replace(data, source=self.describe())
@@ -171,6 +182,68 @@ class AcsSpec(_CensusIncome):
 
     def population(self) -> Population:
         return Population.census(self.states, self.year, self.horizon)
+
+
+def _check_survey(spec: AcsSpec | SyntheticCensusSpec) -> None:
+    """A census spec's states upper-cased, stripped and taken once each, in the order given (the order of the rows,
+    and so of a seeded sample); its year an integer."""
+    names = spec.states.split(",") if isinstance(spec.states, str) else spec.states
+    object.__setattr__(spec, "states", tuple(dict.fromkeys(s.strip().upper() for s in names if s.strip())))
+    if isinstance(spec.year, bool) or not isinstance(spec.year, int):
+        raise DataError(f"the survey year must be an integer such as 2018, got {spec.year!r}")
+
+
+@dataclass(frozen=True)
+class SyntheticCensusSpec(_CensusIncome):
+    """The income problem on a SYNTHETIC census sample of some states: `rows` made-up records per state in the layout
+    of the ACS (year, horizon) person files (core.data.census_sample), then all the filtered records or a sample of n.
+
+    Its description begins with SYNTHETIC_CENSUS and its people are a population of their own
+    (Population.census_sample), so nothing published on it can be read as census data, and no charge on it touches
+    the budget of the real people of its states. States, n, the sample seed and drawing with replacement are as for
+    AcsSpec; rows chooses the made-up population, so it is part of the identity.
+    """
+
+    outcome = "earning over $40,000 (in these SYNTHETIC, made-up records)"
+
+    states: tuple[str, ...]
+    year: int = 2018
+    horizon: str = "1-Year"
+    rows: int = SAMPLE_ROWS
+    n: int | None = None
+    sample_seed: int | None = None
+    with_replacement: bool = False
+
+    def __post_init__(self) -> None:
+        _check_survey(self)
+        rows = self.rows
+        if isinstance(rows, bool) or not isinstance(rows, int) or not MIN_SAMPLE_ROWS <= rows <= MAX_SAMPLE_ROWS:
+            raise DataError(f"a SYNTHETIC census sample has from {MIN_SAMPLE_ROWS:,} to {MAX_SAMPLE_ROWS:,} records "
+                            f"per state, got {rows!r}; change {{census_sample}}", "census_sample")
+        _check_sample(self.n, self.sample_seed)
+
+    def make(self, progress: Callable[[float], None] | None = None) -> Path:
+        """The sample's folder, every state's file written in it once (progress told the share written, if any file
+        is): later calls, in any session, find the files and write nothing."""
+        from core.data import census_sample  # the generator, folktables and pandas load only for census data
+
+        return census_sample.make(self.states, self.year, self.horizon, self.rows, progress)
+
+    def load(self) -> Dataset:
+        from core.data import acs  # folktables and pandas load only for census data
+
+        data = acs.load_acs_income(self.states, self.year, self.horizon, self.make(), self.n, self.sample_seed,
+                                   with_replacement=self.with_replacement)
+        return replace(data, source=self.describe())
+
+    def describe(self) -> str:
+        states = ", ".join(self.states) or "no state"
+        return (f"{SYNTHETIC_CENSUS}: {self.rows:,} made-up records per state in the layout of the ACS {self.year} "
+                f"{self.horizon} person files of {states}, from a seeded generator; {INCOME_TASK}; "
+                f"{_drawn(self.n, self.sample_seed, self.with_replacement)}")
+
+    def population(self) -> Population:
+        return Population.census_sample(self.states, self.year, self.horizon, self.rows)
 
 
 def digest(content: bytes) -> str:
@@ -293,7 +366,7 @@ class PumsSpec(_CensusIncome, _FileSpec):
                 f"{_drawn(self.n, self.sample_seed, self.with_replacement)}")
 
 
-DataSpec: TypeAlias = SyntheticSpec | AcsSpec | CsvSpec | PumsSpec
+DataSpec: TypeAlias = SyntheticSpec | AcsSpec | SyntheticCensusSpec | CsvSpec | PumsSpec
 
 
 def _people(content: bytes, name: str) -> tuple:
@@ -339,7 +412,7 @@ def model_loss(spec: DataSpec, chosen: str | None, default: str = "robust") -> s
     if fixed is None:
         return default if chosen is None else chosen
     if chosen is not None and chosen != fixed:
-        census = isinstance(spec, (AcsSpec, PumsSpec))
+        census = isinstance(spec, _CensusIncome)
         why = ("census income is the logistic problem of the paper's section 4.2" if census
                else "synthetic data are fitted with the loss they were drawn for")
         raise InputError(f"these data fix the loss to {fixed} ({why}); drop {{loss}} or pass {{loss}} {fixed}",

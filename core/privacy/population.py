@@ -10,7 +10,10 @@ budget; data of other people must not. A `Population` names the people and nothi
 - a CSV file: a canonical key of its content (core.data.spec.content_key), which renaming or reordering its
   columns, reordering its rows, rescaling a column or re-encoding the file does not change;
 - synthetic data: every generator setting, the row count and seed included (generated rows are
-  their own population).
+  their own population);
+- a SYNTHETIC census sample (core.data.census_sample): made-up persons in the census layout, a kind of their own
+  keyed like census data plus the sample's size, so that no charge on them is ever counted against real people
+  of the same states, nor theirs against the sample.
 
 Census populations of several states are made of the one-state populations (`parts`): a person of
 California is in "CA" and in "CA + MI", so a ledger charges and checks every part; a 5-Year survey is made
@@ -28,7 +31,8 @@ from numpy.typing import NDArray
 ACS = "acs"
 FILE = "file"
 SYNTHETIC = "synthetic"
-KINDS = (ACS, FILE, SYNTHETIC)
+SYNTHETIC_CENSUS = "synthetic_census"
+KINDS = (ACS, FILE, SYNTHETIC, SYNTHETIC_CENSUS)
 
 
 def seed_words(seed: int | None) -> str:
@@ -38,12 +42,12 @@ def seed_words(seed: int | None) -> str:
 
 @dataclass(frozen=True)
 class Population:
-    """The people in a data set: a kind ("acs", "file" or "synthetic") and a key tuple within it.
+    """The people in a data set: a kind ("acs", "file", "synthetic" or "synthetic_census") and a key tuple within it.
 
     Keys: acs ((sorted states), year, horizon); file (sha256 hex digest,); synthetic (loss, n, d,
-    theta_norm, noise_scale, seed). Only kind and key are compared and hashed; label is the
-    description shown in words (it never holds the digest: a digest of the data is a function of
-    the data, and must not be published).
+    theta_norm, noise_scale, seed); synthetic_census ((sorted states), year, horizon, rows per state). Only kind
+    and key are compared and hashed; label is the description shown in words (it never holds the digest: a digest
+    of the data is a function of the data, and must not be published).
     """
 
     kind: str
@@ -77,9 +81,23 @@ class Population:
         label = f"the synthetic {loss} rows (n = {n}, d = {d}, {seed_words(seed)})"
         return cls(SYNTHETIC, (loss, n, d, theta_norm, noise_scale, seed), label)
 
+    @classmethod
+    def census_sample(cls, states: tuple[str, ...] | list[str], year: int, horizon: str, rows: int) -> Population:
+        """The made-up persons of a SYNTHETIC census sample of `states` (rows records per state, in the layout of the
+        ACS (year, horizon) person files): nobody real, and never the census persons of those states."""
+        names = tuple(sorted(set(states)))
+        label = (f"the made-up persons of the SYNTHETIC census-like sample of {', '.join(names) or 'no state'} "
+                 f"({rows:,} records per state, ACS {int(year)} {horizon} layout; no real person)")
+        return cls(SYNTHETIC_CENSUS, (names, int(year), horizon, rows), label)
+
     def parts(self) -> tuple[Population, ...]:
         """The populations this one is the union of: for census data one per state and survey year (a 5-Year file
-        holds the records of its five 1-Year surveys, so it shares their people), else itself."""
+        holds the records of its five 1-Year surveys, so it shares their people), for a SYNTHETIC census sample one
+        per state (each state's file is drawn alone), else itself."""
+        if self.kind == SYNTHETIC_CENSUS:
+            states, year, horizon, rows = self.key
+            return (self,) if len(states) <= 1 else tuple(Population.census_sample((s,), year, horizon, rows)
+                                                         for s in states)
         if self.kind != ACS:
             return (self,)
         states, year, horizon = self.key
