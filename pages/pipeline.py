@@ -172,9 +172,11 @@ def table_section(problem: Problem) -> None:
                "the test passes, else the fallback), of which the chosen coefficients are published.")
     every = list(problem.feature_names)
     chosen = [name for name in params.get("coordinates") if name in every] or every  # the link's, on these data
-    names = st.multiselect("Coefficients of the table", every, default=chosen, key="table_names",
-                           on_change=keep_table, args=(every,),
-                           help="The table releases these together; all of them cost as one")
+    # In a popover: its list is drawn only when opened, so a new tab does not fetch the list's code.
+    with st.popover(f"Coefficients of the table: {coefficients_label(chosen, every)}", icon=":material/checklist:"):
+        names = st.multiselect("Coefficients of the table", every, default=chosen, key="table_names",
+                               on_change=keep_table, args=(every,),
+                               help="The table releases these together; all of them cost as one")
     try:
         who, why = access.decide() if publish_mode else (None, None)
         if why is not None:  # a reader: the release's own notice above says why, in full
@@ -207,6 +209,13 @@ def table_section(problem: Problem) -> None:
         return
     fitted = None if publish_mode else dict(zip(record.release.names, record.release.fitted, strict=True))
     release_cards.table_view(record.document, "pipeline_table", fitted)
+
+
+def coefficients_label(chosen: list[str], every: list[str]) -> str:
+    """The chosen coefficients in a few words: all of them, or up to three names."""
+    if set(chosen) == set(every):
+        return f"all {len(every)}"
+    return ", ".join(chosen[:3]) + (f" and {len(chosen) - 3} more" if len(chosen) > 3 else "")
 
 
 def keep_table(every: list[str]) -> None:

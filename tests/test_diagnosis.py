@@ -176,5 +176,5 @@ def test_bottom_advice_names_the_controls_and_the_scale_of_y_for_the_robust_loss
 
     robust, logistic = bottom_advice("robust"), bottom_advice("logistic")
     for text in (robust, logistic):
-        assert "*When the stability test (14) fails* → on" in text and "Planner" in text and "ε" in text
+        assert "“When the stability test (14) fails” → on" in text and "Planner" in text and "ε" in text
     assert "if y is in large units" in robust and "if y is" not in logistic

@@ -84,7 +84,7 @@ def stage0_card(problem: Problem, data: Dataset, j: int | None) -> None:
     """The fit θ(Pₙ), not private: teaching mode only."""
     f, g = problem.fit, problem.geometry
     with st.container(border=True):
-        card_title(FIT.heading(f" {NOT_PRIVATE}", math=True))
+        card_title(FIT.heading(f" {NOT_PRIVATE}"))
         st.caption(
             f"{capitalised(data.source)}: n = {f.n:,}, d = {f.d}, loss {g.loss.name}, domain {g.domain}. Computed from "
             "the data without privacy, for teaching only, and cached until the data or model settings change."
@@ -178,7 +178,7 @@ def lambda_min_card(run: PrivateRun, problem: Problem | None) -> None:
     """Stage 1; problem is None in publish mode, where only λ̂_min is shown."""
     b = run.lambda_min
     with st.container(border=True):
-        card_title(LAMBDA_MIN.heading(math=True))
+        card_title(LAMBDA_MIN.heading())
         stage_budget_caption("Private lower bound on the Hessian's smallest eigenvalue", LAMBDA_MIN, b.epsilon,
                              b.delta)
         if b.lambda_hat <= 0:
@@ -202,7 +202,7 @@ def lambda_max_card(run: PrivateRun, problem: Problem | None) -> None:
     """Stage 2; problem is None in publish mode, where only λ̂_max is shown."""
     b = run.lambda_max
     with st.container(border=True):
-        card_title(LAMBDA_MAX.heading(math=True))
+        card_title(LAMBDA_MAX.heading())
         if b is None:
             st.info("Not reached: λ̂_min = 0, so Algorithm 4 does not run. Its budget (ε_b, δ_b) still counts as spent.")
         else:
@@ -321,7 +321,7 @@ def likely_points(problem: Problem, keys: tuple, epsilon: float) -> None:
 def test_card(run: PrivateRun, b: Budget, problem: Problem | None, g: Geometry, n: int) -> None:
     """Stage 3; problem is None in publish mode, where only the outcome and why (private) are shown."""
     with st.container(border=True):
-        card_title(TEST.heading(math=True))
+        card_title(TEST.heading())
         test_status(run, g, n)
         if problem is not None:
             test_details(run)

@@ -2,7 +2,8 @@
 
 num and interval write values (fewer digits in presentation mode), md escapes text for Streamlit
 markdown, tagged and label badge what is computed from the data without privacy, noise_source names
-where a run's noise came from, and metric_row lays (label, value, help) metrics side by side.
+where a run's noise came from, markdown_table writes a small table as Markdown, and metric_row lays (label,
+value, help) metrics side by side.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 
+import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
@@ -53,6 +55,14 @@ def released_what(coefficient: str) -> str:
 def md(text: str) -> str:
     """Text shown literally in Streamlit markdown (θ* must not start italics, $ must not start maths)."""
     return re.sub(r"([\\*_`$\[\]<>~|#])", r"\\\1", text)
+
+
+def markdown_table(frame: pd.DataFrame) -> str:
+    """A small table as Markdown text: drawn by the markdown element every page already loads, where st.table makes a
+    new browser fetch about ten more front-end files (its Arrow reader), a cost each new session pays."""
+    head = " | ".join(md(str(c)) for c in frame.columns)
+    rows = "\n".join("| " + " | ".join(md(str(v)) for v in row) + " |" for row in frame.itertuples(index=False))
+    return f"| {head} |\n|{'---|' * len(frame.columns)}\n{rows}"
 
 
 def sentence(text: str) -> str:

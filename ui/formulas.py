@@ -20,22 +20,21 @@ class Stage:
 
     key names its result in core.mechanisms.pipeline.PrivateRun ("fit" for stage 0) and its share of the budget in
     core.privacy.accounting.Budget; share is the subscript of that share (ε_a, ε_b, ε_c), empty for stages that
-    spend nothing of their own. math is name in Streamlit markdown with LaTeX, for headings; a label with a help
-    tooltip takes name, as the tooltip's button is named after the label's raw text for screen readers.
+    spend nothing of their own. name is in Unicode, for headings and for labels alike (a tooltip's button is named
+    after its label's raw text for screen readers).
     """
 
     number: int
     key: str
     name: str
-    math: str
     algorithm: str = ""
     mechanism: str = ""
     share: str = ""
 
-    def heading(self, detail: str = "", math: bool = False) -> str:
-        """e.g. "Stage 4 · release of `x2` (Algorithm 5)" for detail " of `x2`"; the name in LaTeX when math."""
-        name = self.math if math else self.name
-        return f"Stage {self.number} · {name}{detail}" + (f" ({self.algorithm})" if self.algorithm else "")
+    def heading(self, detail: str = "") -> str:
+        """e.g. "Stage 4 · release of `x2` (Algorithm 5)" for detail " of `x2`". The name is in Unicode, not LaTeX:
+        a heading in LaTeX makes every new tab fetch the maths renderer and its fonts."""
+        return f"Stage {self.number} · {self.name}{detail}" + (f" ({self.algorithm})" if self.algorithm else "")
 
     @property
     def short(self) -> str:
@@ -48,11 +47,11 @@ class Stage:
         return self.heading()
 
 
-FIT = Stage(0, "fit", "fit θ(Pₙ)", "fit $\\theta(P_n)$")
-LAMBDA_MIN = Stage(1, "lambda_min", "λ̂min", "$\\hat\\lambda_{\\min}$", "Algorithm 2", "Laplace", "_a")
-LAMBDA_MAX = Stage(2, "lambda_max", "λ̂max", "$\\hat\\lambda_{\\max}$", "Algorithm 4", "Laplace", "_b")
-TEST = Stage(3, "test", "stability test (14)", "stability test (14)")
-RELEASE = Stage(4, "release", "release", "release", "Algorithm 5", "Gaussian", "_c")
+FIT = Stage(0, "fit", "fit θ(Pₙ)")
+LAMBDA_MIN = Stage(1, "lambda_min", "λ̂min", "Algorithm 2", "Laplace", "_a")
+LAMBDA_MAX = Stage(2, "lambda_max", "λ̂max", "Algorithm 4", "Laplace", "_b")
+TEST = Stage(3, "test", "stability test (14)")
+RELEASE = Stage(4, "release", "release", "Algorithm 5", "Gaussian", "_c")
 STAGES = (FIT, LAMBDA_MIN, LAMBDA_MAX, TEST, RELEASE)
 BUDGET_STAGES = tuple(s for s in STAGES if s.share)  # the three shares of (ε, δ), in Budget's order
 

@@ -20,7 +20,7 @@ from ui import cache, loaded
 from ui.cards import card_title, details, fields, formulas
 from ui.charts import chart, sketch
 from ui.figures import profile_figure
-from ui.format import interval, label, metric_row, noise_source, num, opened, presenting, tagged
+from ui.format import interval, label, markdown_table, metric_row, noise_source, num, opened, presenting, tagged
 from ui.formulas import (
     ACCOUNTING_NAMES,
     BUDGET_STAGES,
@@ -96,7 +96,7 @@ def release_card(run: PrivateRun, name: str, problem: Problem | None) -> None:
     level = f"{r.interval_level:.0%}"
     released, fell_back = r.status == "released", r.status == "fallback"
     with st.container(border=True):
-        card_title(RELEASE.heading(f" of `{name}`", math=True))
+        card_title(RELEASE.heading(f" of `{name}`"))
         if fell_back:
             st.info(f"Released by objective perturbation (15), the fallback, because {r.reason}. {r.interval_note}",
                     icon=":material/alt_route:")
@@ -182,10 +182,9 @@ def budget_card(b: Budget, reached_stage2: bool) -> None:
     with st.container(border=True):
         card_title(f"Budget · {b.accounting} accounting")
         st.markdown(guarantee(b))
-        # A static table: the interactive grid's script cost a new tab about 0.2 s to load.
         table = budget_table(b, reached_stage2)
-        st.table(pd.DataFrame({column: table[column].map(BUDGET_FORMATS[column].__mod__) if column in BUDGET_FORMATS
-                               else table[column] for column in table}), hide_index=True)
+        st.markdown(markdown_table(pd.DataFrame({column: table[column].map(BUDGET_FORMATS[column].__mod__)
+                                                 if column in BUDGET_FORMATS else table[column] for column in table})))
         st.caption("“Counted” is what each stage adds to the basic-composition totals (the release costs 2ε_c and "
                    "(1 + e^ε_c)δ_c; the certificates' δ grow by e^(ε_a+ε_b)), so those columns add up to the "
                    "basic-composition totals below.")

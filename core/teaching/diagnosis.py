@@ -284,7 +284,7 @@ def bottom_advice(loss: str) -> str:
     scale = ("; if y is in large units (dollars, say), divide it by a public bound on its typical size: the robust "
              "loss has almost no curvature for residuals far beyond 1, so unscaled responses leave nothing to "
              "certify" if loss == "robust" else "")
-    return ("What would help: the fallback (*When the stability test (14) fails* → on), which releases objective "
+    return ("What would help: the fallback (“When the stability test (14) fails” → on), which releases objective "
             "perturbation's value with an interval instead of ⊥; more rows, or a larger ε (the Planner and the "
             f"What-if give the n and ε that pass); features scaled to the domain{scale}.")
 
