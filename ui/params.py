@@ -36,6 +36,7 @@ SOURCES = {
     "upload": "Upload a CSV",
 }
 MODES = {"teaching": "Teaching", "publish": "Publish"}
+CENSUS_SAMPLE = "ACS income (a SYNTHETIC census sample: no real person)"  # the census source reading made-up records
 
 
 def _opt_int(text: str) -> int | None:
@@ -241,6 +242,12 @@ def deployment_caps() -> tuple[float, float]:
 
 def get(key: str) -> Any:
     return st.session_state.get(key, PARAMS[key].default)
+
+
+def source_name() -> str:
+    """The chosen source in words: the census source names a SYNTHETIC sample as such, never as census files."""
+    source = get("source")
+    return CENSUS_SAMPLE if source == "acs" and get("census_sample") is not None else SOURCES[source]
 
 
 def _format(value: Any) -> str:

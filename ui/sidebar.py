@@ -36,7 +36,7 @@ def render(budget: bool = True, data: bool = True) -> None:
     if not data:
         sb.caption("Reading a publication: its data, its guarantee and its ledger are in the document.")
         return
-    sb.markdown(f"**Data** · {params.SOURCES[params.get('source')]}")
+    sb.markdown(f"**Data** · {params.source_name()}")
     n = None
     try:
         data = loaded.dataset()
