@@ -85,7 +85,7 @@ def _add_data_options(p: argparse.ArgumentParser) -> None:
                    help="state code for --acs-root or --census-sample, repeatable (e.g. --state CA)")
     p.add_argument("--year", type=int, default=2018, help="ACS survey year, 2014 or later (default 2018)")
     p.add_argument("--horizon", choices=("1-Year", "5-Year"), default="1-Year", help="ACS horizon (default 1-Year)")
-    p.add_argument("--download", action="store_true", help="download missing census files through folktables")
+    p.add_argument("--download", action="store_true", help="download missing census files from the Census Bureau")
     p.add_argument(
         "--with-replacement", action="store_true",
         help="draw the census sample with replacement (n may exceed the population; a person may fill k rows "

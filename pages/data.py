@@ -110,9 +110,10 @@ def acs_controls() -> None:
                 "population, one person may fill several rows, and the guarantee per person holds only by group "
                 "privacy (the Report states it)")
     st.checkbox("Download missing files", key="download", disabled=sample,
-                help="Fetch missing person files from the Census Bureau (www2.census.gov) through folktables")
-    st.caption("The census site is not always reachable. A missing file is then reported within 10 s, with the "
-               "path it is expected at and the address it is published at, so it can be fetched by hand.")
+                help="Fetch missing person files from the Census Bureau (www2.census.gov), with a progress bar")
+    st.caption("A download shows its megabytes as they arrive. The census site is not always reachable: a missing "
+               "file is then reported within 10 s, with the path it is expected at and the address it is published "
+               "at, so it can be fetched by hand.")
     census_sample_controls()
 
 
@@ -140,7 +141,7 @@ def census_sample_controls() -> None:
                             icon=":material/undo:")
         if make_col.button("Make a SYNTHETIC census sample", key="make_census_sample", icon=":material/science:",
                            help="Made once and kept: later clicks and sessions read it"):
-            make_sample(chosen)
+            make_and_read(chosen)
 
 
 def missing_census_files() -> list[str]:
@@ -150,7 +151,7 @@ def missing_census_files() -> list[str]:
 
     try:
         spec = loaded.data_spec()
-        root = spec.root or acs.default_root()
+        root = spec.census_root()
         return [s for s in spec.states if not acs.census_path(root, s, spec.year, spec.horizon).is_file()]
     except PspError:
         return []
@@ -174,27 +175,21 @@ def sample_in_use(rows: int) -> None:
             icon=":material/science:")
 
 
-def make_sample(rows: int) -> None:
+def make_and_read(rows: int) -> None:
     """Write the SYNTHETIC sample's missing files under a progress bar (none when every file is there: it is read
     again), then read it: the setting census_sample, and a new run, so the sidebar and the page load it. A sample that
     cannot be made is one message naming the control to change."""
-    bar = []  # the progress bar, drawn when a file is written
-
-    def show(share: float) -> None:
-        if not bar:
-            bar.append(st.progress(0.0))
-        bar[0].progress(min(share, 1.0), text=f"Making {what}: {share:.0%}")
-
+    bar = loaded.ProgressBar()
     start = time.perf_counter()
     try:
         spec = SyntheticCensusSpec(params.get("states"), params.get("year"), params.get("horizon"), rows)
-        what = f"the SYNTHETIC census sample of {', '.join(spec.states) or 'no state'} ({rows:,} records per state)"
-        spec.make(show)
+        loaded.make_sample(spec, bar)
     except (PspError, OSError) as exc:
         st.error(message(exc))
         return
     st.session_state["census_sample"] = rows
-    st.toast(f"Made {what} in {time.perf_counter() - start:.1f} s" if bar else f"Reading {what}, made before",
+    what = loaded.sample_words(spec)
+    st.toast(f"Made {what} in {time.perf_counter() - start:.1f} s" if bar.drawn else f"Reading {what}, made before",
              icon=":material/science:")
     st.rerun()
 

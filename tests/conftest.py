@@ -95,3 +95,29 @@ def binomial_pvalue(sizes, n: int, q: float) -> float:
     merged[0] += expected[:lo].sum()
     merged[-1] += expected[hi + 1 :].sum()
     return float(stats.chisquare(observed, merged).pvalue)
+
+
+@pytest.fixture
+def census_site(tmp_path, monkeypatch):
+    """A census site on this machine: a local HTTP server, named by core.data.acs.CENSUS_SITE, serving the folder it
+    returns as the Census Bureau lays out its zips (<year>/<horizon>/csv_p<state>.zip). No network is needed."""
+    import functools
+    import http.server
+
+    from core.data import acs
+
+    folder = tmp_path / "census-site"
+    folder.mkdir()
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args) -> None:  # the test's output is the test's, not the server's log
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(folder)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    monkeypatch.setattr(acs, "CENSUS_SITE", f"http://127.0.0.1:{server.server_address[1]}")
+    yield folder
+    server.shutdown()
+    server.server_close()
+

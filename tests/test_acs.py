@@ -5,6 +5,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -226,7 +227,7 @@ def test_unreachable_site_fails_fast_with_the_path(tmp_path, monkeypatch, capsys
         raise AssertionError("a download was tried")
 
     monkeypatch.setattr(requests, "head", refuse)
-    monkeypatch.setattr(acs.fk_load, "initialize_and_download", download)
+    monkeypatch.setattr(requests, "get", download)
     joins = watch_the_probe(monkeypatch, wait=True)
     with pytest.raises(DataError, match="could not be reached \\(ConnectionError\\)") as err:
         acs.load_acs_income(["CA"], root=tmp_path, download=True)
@@ -263,6 +264,53 @@ def test_failed_download_is_reported_without_the_corrupted_note(tmp_path, monkey
     with pytest.raises(DataError, match="downloading .*csv_pca.zip failed .*connection reset"):
         acs.load_acs_income(["CA"], root=tmp_path, download=True)
     assert "corrupted" not in capsys.readouterr().out
+
+
+def publish(site: Path, state: str, members: dict[str, bytes] | None = None, raw: bytes | None = None) -> Path:
+    """The census site's 2018 1-Year zip of a state: raw bytes, or a zip of these members (default: the state's
+    SYNTHETIC fixture under its census name)."""
+    path = site / "2018" / "1-Year" / f"csv_p{state.lower()}.zip"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if raw is not None:
+        path.write_bytes(raw)
+        return path
+    members = members or {acs.census_path(".", state).name: FIXTURES[state].read_bytes()}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zipped:
+        for name, content in members.items():
+            zipped.writestr(name, content)
+    return path
+
+
+def test_a_download_tells_the_bytes_as_they_arrive(tmp_path, census_site, monkeypatch):
+    """From a census site on this machine: the zip in chunks, each reported, then the person file taken out of it."""
+    monkeypatch.setattr(acs, "CHUNK_BYTES", 4096)
+    size = publish(census_site, "CA").stat().st_size
+    told: list[tuple[int, int | None]] = []
+    path = acs.ensure_census_file(tmp_path / "census", "CA", download=True, progress=lambda *t: told.append(t))
+    assert path.read_bytes() == FIXTURES["CA"].read_bytes()
+    assert len(told) == -(-size // 4096) > 2 and told[-1] == (size, size)
+    assert [done for done, _ in told] == sorted({done for done, _ in told})  # growing, one report per chunk
+    assert sorted(p.name for p in path.parent.iterdir()) == ["psam_p06.csv"]  # no partial file left
+    data = acs.load_acs_income(["CA"], root=tmp_path / "census", download=True)  # the file is there: no download
+    assert data.n == 198
+
+
+@pytest.mark.parametrize("zipped, why", [
+    (dict(raw=b"not a zip archive"), "BadZipFile"),
+    (dict(members={"psam_p99.csv": b"x"}), "KeyError"),
+])
+def test_a_broken_download_leaves_no_file(tmp_path, census_site, zipped, why):
+    publish(census_site, "CA", **zipped)
+    folder = tmp_path / "census" / "2018" / "1-Year"
+    with pytest.raises(DataError, match=f"downloading .*csv_pca.zip failed \\({why}") as err:
+        acs.ensure_census_file(tmp_path / "census", "CA", download=True)
+    assert "psam_p06.csv is missing" in str(err.value) and list(folder.iterdir()) == []
+
+
+def test_a_site_without_the_file_answers_before_any_download(tmp_path, census_site):
+    with pytest.raises(DataError, match="could not be reached \\(it answered HTTP 404\\)"):
+        acs.ensure_census_file(tmp_path / "census", "MI", download=True)
+    assert not (tmp_path / "census").exists()
 
 
 def test_bad_state_year_and_horizon(tmp_path):

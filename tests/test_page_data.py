@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -234,6 +235,24 @@ def test_a_sample_folder_that_cannot_be_written_is_a_message(tmp_path, bars):
     at = make_sample(open_data_page(source="acs", acs_root=str(tmp_path / "census")))
     assert not at.exception and at.session_state["census_sample"] is None
     assert any("could not be written in" in e.value and "XDG_CACHE_HOME" in e.value for e in at.error)
+
+
+def test_a_census_download_shows_its_megabytes_as_they_arrive(tmp_path, census_site, bars, monkeypatch):
+    """Download missing files, from a census site on this machine: a progress bar in megabytes, then the data."""
+    from test_acs import publish
+
+    monkeypatch.setattr(acs, "CHUNK_BYTES", 4096)
+    publish(census_site, "CA")
+    at = open_data_page(source="acs", acs_root=str(tmp_path / "census"), download=True)
+    assert_clean(at)
+    texts = [t for _, t in bars if t is not None]
+    assert len(texts) > 2 and all(re.fullmatch(r"Downloading the census file of CA: \d+\.\d of \d+\.\d MB", t)
+                                  for t in texts), texts
+    assert bars[-1][0] == 100 and not at.get("progress")  # removed once the file is there
+    assert metric(at, "n") == f"{acs.read_pums(CA_FILE).n:,}"
+    bars.clear()
+    at.run()  # the file is there: no download, no bar
+    assert bars == [] and metric(at, "d") == "17"
 
 
 def test_upload_widget_loads_a_plain_csv():

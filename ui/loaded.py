@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from core.data import Dataset
 from core.data.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticCensusSpec, SyntheticSpec, file_spec
@@ -111,7 +112,58 @@ def dataset() -> Dataset:
     upload = keys.UPLOAD.get()
     if upload is not None and isinstance(spec, CsvSpec | PumsSpec) and spec.digest == upload.spec.digest:
         return _session_cached((spec, None), lambda: spec.load(upload.content))  # any label column of the upload
+    fetch_files(spec)
     return _load(spec)
+
+
+class ProgressBar:
+    """A progress bar in a container (the page's by default), drawn at its first report: work already done (a file
+    that is there) draws none."""
+
+    def __init__(self, where: DeltaGenerator | None = None) -> None:
+        self.where, self.bar = where, None
+
+    @property
+    def drawn(self) -> bool:
+        return self.bar is not None
+
+    def __call__(self, share: float, text: str) -> None:
+        if self.bar is None:
+            self.bar = (self.where or st).progress(0.0)
+        self.bar.progress(min(max(share, 0.0), 1.0), text=text)
+
+    def empty(self) -> None:
+        if self.bar is not None:
+            self.bar.empty()
+
+
+def fetch_files(spec: DataSpec) -> None:
+    """The census files a load needs that are not there yet, under a progress bar removed when they are: a SYNTHETIC
+    sample's written, census files downloaded (when downloads are allowed) with the megabytes as they arrive. Whoever
+    loads first (the sidebar, on any page) shows it; the cached load then reads the files."""
+    bar = ProgressBar()
+    try:
+        if isinstance(spec, SyntheticCensusSpec):
+            make_sample(spec, bar)
+        elif isinstance(spec, AcsSpec) and spec.download:
+            spec.fetch(lambda state, done, total: bar(done / total if total else 0.0, downloaded(state, done, total)))
+    finally:
+        bar.empty()
+
+
+def make_sample(spec: SyntheticCensusSpec, bar: ProgressBar) -> None:
+    """The SYNTHETIC sample's missing files written, the share written shown on bar (nothing missing: no bar)."""
+    spec.make(lambda share: bar(share, f"Making {sample_words(spec)}: {share:.0%}"))
+
+
+def sample_words(spec: SyntheticCensusSpec) -> str:
+    return f"the SYNTHETIC census sample of {', '.join(spec.states) or 'no state'} ({spec.rows:,} records per state)"
+
+
+def downloaded(state: str, done: int, total: int | None) -> str:
+    """A download's progress in words: megabytes so far, of the total when the site gave it."""
+    of = "" if total is None else f" of {total / 1e6:.1f}"
+    return f"Downloading the census file of {state}: {done / 1e6:.1f}{of} MB"
 
 
 @st.cache_resource(max_entries=3, show_spinner="Fitting θ(Pₙ) (stage 0)…")

@@ -1,11 +1,12 @@
 """ACS income (section 4.2; SPEC section 7): census person files through folktables, 17 features.
 
 folktables supplies what it does well: the state codes and file locations
-(`<root>/<year>/<horizon>/psam_p<FIPS>.csv`), the download, and ACSIncome's filter
-(AGEP > 16, PINCP > 100, WKHP > 0, PWGTP >= 1). Its reader goes line by line through all
-~290 columns; here only the ten columns the problem needs are read, with pyarrow's multi-threaded
-CSV parser, and the encoded arrays of each state are cached beside the census files, so a second
-load reads no CSV at all.
+(`<root>/<year>/<horizon>/psam_p<FIPS>.csv`) and ACSIncome's filter (AGEP > 16, PINCP > 100,
+WKHP > 0, PWGTP >= 1). Its reader goes line by line through all ~290 columns; here only the ten
+columns the problem needs are read, with pyarrow's multi-threaded CSV parser, and the encoded arrays
+of each state are cached beside the census files, so a second load reads no CSV at all. Its download
+holds a whole zip in memory and says nothing until it ends; here the zip is fetched in chunks, so a
+screen can show the bytes as they arrive (`ensure_census_file`'s progress), from CENSUS_SITE.
 
 The filtered records of the chosen states are the population; a sample of size n is drawn from it
 without replacement (seeded), so each person fills at most one row and the guarantee, stated per
@@ -16,14 +17,15 @@ for explicitly: a person may then fill k rows and is protected only by group pri
 
 from __future__ import annotations
 
-import collections
 import csv
 import importlib
 import io
-import logging
 import os
 import re
+import shutil
 import threading
+import zipfile
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -64,33 +66,14 @@ OCCUPATION_RANGES = ((10, 960), (1005, 1980), (2001, 2920), (3000, 3550), (3601,
 HORIZONS = ("1-Year", "5-Year")
 PROBE_SECONDS = 10.0  # how long an unreachable census site may keep the caller waiting
 DOWNLOAD_TIMEOUT = (10.0, 60.0)  # requests' (connect, read) limits during a download
+CHUNK_BYTES = 1 << 20  # a download is written, and its progress told, a mebibyte at a time
+# Where the Census Bureau publishes the person files: <CENSUS_SITE>/<year>/<horizon>/csv_p<state>.zip. A mirror (or a
+# test's local server) is named by setting it.
+CENSUS_SITE = "https://www2.census.gov/programs-surveys/acs/data/pums"
+Progress = Callable[[int, int | None], None]  # told the bytes downloaded so far and the total, when the site says it
 
 # folktables' package namespace exports a function named load_acs over the module of that name.
 fk_load = importlib.import_module("folktables.load_acs")
-_log = logging.getLogger(__name__)
-_folktables_said: collections.deque[str] = collections.deque(maxlen=4)
-
-
-def _relay_print(*args: object, **_: object) -> None:
-    """folktables reports a failed download by printing that the zip "may be corrupted", which is
-    misleading when the site was simply unreachable: its messages go to the log instead, and the
-    caller gets an error that says what happened."""
-    text = " ".join(str(a) for a in args).strip()
-    _folktables_said.append(text)
-    _log.info("folktables: %s", text)
-
-
-class _RequestsWithTimeout:
-    """folktables calls requests.get(url) with no timeout; this gives it one."""
-
-    @staticmethod
-    def get(url: str, **kwargs: object) -> requests.Response:
-        kwargs.setdefault("timeout", DOWNLOAD_TIMEOUT)
-        return requests.get(url, **kwargs)
-
-
-fk_load.print = _relay_print  # module globals shadow the builtin
-fk_load.requests = _RequestsWithTimeout
 
 
 def _cache() -> Path:
@@ -135,7 +118,7 @@ def census_path(root: str | os.PathLike, state: str, year: int = 2018, horizon: 
 
 def census_url(state: str, year: int = 2018, horizon: str = "1-Year") -> str:
     """The Census Bureau's zip that holds the person file (the address folktables downloads)."""
-    return f"https://www2.census.gov/programs-surveys/acs/data/pums/{year}/{horizon}/csv_p{state.lower()}.zip"
+    return f"{CENSUS_SITE}/{year}/{horizon}/csv_p{state.lower()}.zip"
 
 
 def _missing_message(path: Path, state: str, year: int, horizon: str) -> str:
@@ -148,9 +131,11 @@ def _missing_message(path: Path, state: str, year: int, horizon: str) -> str:
 
 
 def ensure_census_file(
-    root: str | os.PathLike, state: str, year: int = 2018, horizon: str = "1-Year", download: bool = False
+    root: str | os.PathLike, state: str, year: int = 2018, horizon: str = "1-Year", download: bool = False,
+    progress: Progress | None = None,
 ) -> Path:
-    """The state's person file, downloaded through folktables if allowed; a clear DataError otherwise.
+    """The state's person file, downloaded if allowed (progress told the bytes as they arrive); a clear DataError
+    otherwise.
 
     An unreachable site is detected by a probe that gives up after PROBE_SECONDS, so the caller
     never hangs; the download itself then runs with connect and read timeouts.
@@ -169,13 +154,37 @@ def ensure_census_file(
             + _missing_message(path, state, year, horizon)
             + ", or try again when the site is reachable"
         )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _folktables_said.clear()
-    fk_load.initialize_and_download(str(path.parent), state, str(year), horizon, "person", download=True)
-    if not path.is_file():
-        said = "; ".join(m for m in _folktables_said if m.startswith("Exception")) or "no file was written"
-        raise DataError(f"downloading {url} failed ({said}); " + _missing_message(path, state, year, horizon))
+    try:
+        _download(url, path, progress or (lambda done, total: None))
+    except (requests.RequestException, zipfile.BadZipFile, KeyError, OSError) as exc:
+        why = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        raise DataError(f"downloading {url} failed ({why}); " + _missing_message(path, state, year, horizon)) from None
     return path
+
+
+def _download(url: str, path: Path, progress: Progress) -> None:
+    """The zip at url, fetched a chunk at a time (progress told the bytes so far), and the person file taken out of it
+    into path. Both go through partial files of this process and thread, removed whatever happens: an interrupted
+    download leaves no file that would pass for a complete one (a file at path is taken as complete)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mine = f"{os.getpid()}.{threading.get_ident()}"
+    archive, partial = path.with_name(f"{path.name}.{mine}.zip.partial"), path.with_name(f"{path.name}.{mine}.partial")
+    try:
+        with requests.get(url, stream=True, timeout=DOWNLOAD_TIMEOUT) as response:
+            response.raise_for_status()
+            total = int(response.headers.get("Content-Length") or 0) or None
+            done = 0
+            with archive.open("wb") as out:
+                for chunk in response.iter_content(CHUNK_BYTES):
+                    out.write(chunk)
+                    done += len(chunk)
+                    progress(done, total)
+        with zipfile.ZipFile(archive) as zipped, zipped.open(path.name) as member, partial.open("wb") as out:
+            shutil.copyfileobj(member, out, CHUNK_BYTES)
+        partial.replace(path)
+    finally:
+        archive.unlink(missing_ok=True)
+        partial.unlink(missing_ok=True)
 
 
 def _unreachable(url: str) -> str | None:

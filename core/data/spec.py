@@ -24,6 +24,7 @@ import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import TypeAlias
 
@@ -164,15 +165,33 @@ class AcsSpec(_CensusIncome):
         object.__setattr__(self, "root", None if self.root in (None, "") else os.fspath(self.root))
         _check_sample(self.n, self.sample_seed)
 
+    def census_root(self) -> Path:
+        """The census folder (root, or `core.data.acs.default_root()`), refused when it holds the SYNTHETIC samples:
+        no census file is read from there, nor downloaded into it."""
+        from core.data import acs  # folktables and pandas load only for census data
+
+        root = acs.default_root() if self.root is None else Path(self.root)
+        if acs.in_sample_root(root):
+            raise DataError(f"{root} holds SYNTHETIC census samples, made-up records and no census file: name the "
+                            "folder of the census files with {acs_root}, or use the SYNTHETIC sample as such "
+                            "({census_sample})", "acs_root")
+        return root
+
+    def fetch(self, progress: Callable[[str, int, int | None], None] | None = None) -> None:
+        """Download the states' missing census files, as load() would, telling progress (state, bytes so far, total
+        bytes or None) as they arrive, so a screen can show a download of tens of megabytes; without download, the
+        DataError load() gives."""
+        from core.data import acs  # folktables and pandas load only for census data
+
+        for state in self.states:
+            told = None if progress is None else partial(progress, state)
+            acs.ensure_census_file(self.census_root(), state, self.year, self.horizon, self.download, told)
+
     def load(self) -> Dataset:
         from core.data import acs  # folktables and pandas load only for census data
 
-        if self.root is not None and acs.in_sample_root(self.root):
-            raise DataError(f"{self.root} holds SYNTHETIC census samples, made-up records and no census file: name "
-                            "the folder of the census files with {acs_root}, or use the SYNTHETIC sample as such "
-                            "({census_sample})", "acs_root")
-        data = acs.load_acs_income(self.states, self.year, self.horizon, self.root, self.n, self.sample_seed,
-                                   self.download, with_replacement=self.with_replacement)
+        data = acs.load_acs_income(self.states, self.year, self.horizon, self.census_root(), self.n,
+                                   self.sample_seed, self.download, with_replacement=self.with_replacement)
         return replace(data, source=self.describe())
 
     def describe(self) -> str:
