@@ -26,8 +26,7 @@ from core.estimator.problem import default_coordinate  # noqa: E402
 from core.mechanisms.pipeline import prepare_spec  # noqa: E402
 from core.privacy.accounting import RELEASE_SPLIT, privacy_profile, split_budget  # noqa: E402
 from core.teaching import attack  # noqa: E402
-from ui.attack_figures import count_figure, loss_figure, release_figure  # noqa: E402
-from ui.figures import alt_text  # noqa: E402
+from ui.attack_sketches import count_sketch, loss_sketch, release_sketch  # noqa: E402
 
 TARGET_S = 1.0
 
@@ -36,13 +35,13 @@ def view(problem, budget) -> None:
     """What the page computes and draws for a new pair: neighbours, laws, the four figures and their words."""
     pair = attack.neighbours(problem, default_coordinate(problem.feature_names))
     laws = attack.laws(pair, budget)
-    figures = [count_figure(laws.stage1, "Stage 1", "λmin"), loss_figure(laws.loss, privacy_profile(budget))]
+    sketches = [count_sketch(laws.stage1, "Stage 1", "λmin"), loss_sketch(laws.loss, privacy_profile(budget))]
     if laws.stage2 is not None:
-        figures.append(count_figure(laws.stage2, "Stage 2", "λmax"))
+        sketches.append(count_sketch(laws.stage2, "Stage 2", "λmax"))
     if laws.release is not None:
-        figures.append(release_figure(laws.release))
-    for fig in figures:
-        alt_text(fig)
+        sketches.append(release_sketch(laws.release))
+    for s in sketches:  # the page writes each as SVG
+        s.html()
 
 
 def timed(f, *args) -> float:

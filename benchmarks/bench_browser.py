@@ -7,7 +7,8 @@ synthetic rows (the data and the fit are then in the server's caches) it measure
 (a) an ε change: one key press on the ε slider, to the next value of its grid (first seven values up, each new
     to the server's caches, then seven back down, each seen before), until the page is fully updated;
 (b) a new tab on the Pipeline page, with the data and the fit cached, until the page is fully drawn;
-(c) the peer: a new tab on a bare Streamlit page (a title, 20 metrics with tooltips, one SVG figure) served the
+(c) a new tab on the Attacker's view (--attacker), the pair and its laws cached, until every figure is drawn;
+(d) the peer: a new tab on a bare Streamlit page (a title, 20 metrics with tooltips, one SVG figure) served the
     same way, the least a new tab costs on this machine and browser.
 
 "Fully updated" or "drawn" is measured in the page itself with performance.now(): a MutationObserver,
@@ -20,6 +21,7 @@ of the above has changed for QUIET_MS; the figure is the stamp of the last such 
 
     python benchmarks/bench_browser.py               # n = 10^6
     python benchmarks/bench_browser.py --n 20000     # smoke run
+    python benchmarks/bench_browser.py --n 20000 --attacker   # and the Attacker's view
 """
 
 from __future__ import annotations
@@ -137,6 +139,7 @@ def spread(values: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--n", type=int, default=1_000_000)
+    parser.add_argument("--attacker", action="store_true", help="also new tabs on the Attacker's view")
     args = parser.parse_args()
     url_path = f"/pipeline?n={args.n}"  # the Pipeline page, by its URL path
     folder = Path(tempfile.mkdtemp(prefix="psp-bench-"))
@@ -155,6 +158,7 @@ def main() -> None:
         changes = epsilon_changes(tab)
         tab.close()
         tabs = new_tabs(context, server + url_path)
+        attacker = new_tabs(context, server + f"/attacker?n={args.n}") if args.attacker else None
         bare = new_tabs(context, peer_server + "/")
         browser.close()
     every = [ms for _, ms, _ in changes]
@@ -167,6 +171,10 @@ def main() -> None:
     print(f"| ε change → fully updated, median of {len(every)} | {spread(every)} |")
     print(f"| of which to ε values new to the server, median of {len(fresh)} | {spread(fresh)} |")
     print(f"| new tab, data cached → fully drawn, median of {len(tabs)} | {spread([ms for ms, _ in tabs])} |")
+    if attacker is not None:  # the first tab computed the pair; the rest read it from the server's caches
+        print(f"| new tab on the Attacker's view, pair cached, median of {len(attacker) - 1} | "
+              f"{spread([ms for ms, _ in attacker[1:]])} (first, computing the pair: {attacker[0][0]:.0f} ms; "
+              f"figures {sorted({c for _, c in attacker})}) |")
     print(f"| peer: new tab on a bare Streamlit page, median of {len(bare)} | {spread([ms for ms, _ in bare])} |")
     ratio = statistics.median(ms for ms, _ in tabs) / statistics.median(ms for ms, _ in bare)
     print(f"| new tab ÷ peer | {ratio:.2f} |")

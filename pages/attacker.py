@@ -23,9 +23,10 @@ from core.privacy.accounting import Budget
 from core.privacy.gaussian import exp_magnitude
 from core.teaching import attack
 from ui import cache, keys, loaded, params, release, session
-from ui.attack_figures import baseline_figure, count_figure, game_figure, loss_figure, release_figure
+from ui.attack_figures import baseline_figure, game_figure
+from ui.attack_sketches import count_sketch, loss_sketch, release_sketch
 from ui.boot import through_navigation
-from ui.charts import chart
+from ui.charts import chart, sketch
 from ui.controls import budget as budget_setting
 from ui.format import metric_row, num, tagged
 from ui.labels import message
@@ -88,14 +89,14 @@ def stages(laws: attack.Laws) -> None:
         st.info("Nothing is released on this branch (⊥), so there is no released value to compare.")
         return
     r = laws.release
-    chart(release_figure(r), "attack_release")
+    sketch("attack_release", release_sketch, r)
     st.caption(f"The row moves uᵀθ by {num(abs(r.mean_prime - r.mean))}; the noise's standard deviation is "
                f"{num(r.sd)} with the row and {num(r.sd_prime)} without: the shift is "
                f"{abs(r.mean_prime - r.mean) / r.sd:.2f} standard deviations.")
 
 
 def count_stage(law: attack.CountLaw, stage: str, symbol: str, key: str) -> None:
-    chart(count_figure(law, stage, symbol), f"attack_{key}")
+    sketch(f"attack_{key}", count_sketch, law, stage, symbol, share=0.5)
     st.caption(f"The exact count is {law.N:,} with the row and {law.N_prime:,} without. The released m's "
                f"probabilities differ by a factor of at most {exp_magnitude(law.ratio)} (the stage's ε = "
                f"{law.epsilon:.3g} allows {exp_magnitude(law.epsilon)}); the likeliest m is {law.mode:,}, "
@@ -105,7 +106,7 @@ def count_stage(law: attack.CountLaw, stage: str, symbol: str, key: str) -> None
 def privacy_loss(laws: attack.Laws, b: Budget) -> None:
     st.markdown(tagged("### Privacy loss"))
     loss = laws.loss
-    chart(loss_figure(loss, cache.privacy_profile(b)), "attack_loss")
+    sketch("attack_loss", loss_sketch, loss, cache.privacy_profile(b))
     metric_row([
         ("This pair's ε at the chosen δ · not private", f"{loss.epsilon_at_delta:.3g}",
          f"The smallest ε this pair needs at δ = {b.delta_total:g}; the guarantee claims {b.epsilon_total:g}"),
@@ -168,7 +169,7 @@ def play(pair: attack.Neighbours, laws: attack.Laws, b: Budget) -> None:
 def show_round(r: attack.Round, laws: attack.Laws) -> None:
     """The waiting round's release, and the two guesses."""
     if laws.release is not None and r.value is not None:
-        chart(release_figure(laws.release, r.value), "attack_round")
+        sketch("attack_round", release_sketch, laws.release, r.value)
     else:
         st.info("This round released ⊥ (nothing)." if r.value is None else f"This round released T = {num(r.value)}.")
     left, right = st.columns(2)

@@ -492,17 +492,19 @@ def test_the_pairs_privacy_loss_is_cut_where_it_is_rounding():
     and a note says where the curve ends."""
     from types import SimpleNamespace
 
-    from ui.attack_figures import ROUNDING, loss_figure
+    from ui.attack_sketches import ROUNDING, loss_sketch, pair_curve
 
     eps = np.linspace(0.0, 5.0, 51)
     deltas = np.where(eps < 2.6, np.exp(-4 * eps) * 0.5, 5e-16)
     loss = SimpleNamespace(epsilons=eps, deltas=deltas)
     profile = SimpleNamespace(epsilon=eps, delta_basic=np.exp(-eps), epsilon_chosen=4.0, delta_chosen=1e-6)
-    fig = loss_figure(loss, profile)
-    pair = np.array(fig.data[1].y, dtype=float)
+    pair = pair_curve(loss)
     assert np.all(np.isnan(pair[eps >= 2.6])) and np.all(pair[eps < 2.6] > ROUNDING)
-    (note,) = fig.layout.annotations
-    assert "δ is 0 beyond ε ≈ 2.6" in note.text
+    drawn = loss_sketch(loss, profile)
+    assert "δ is 0 beyond ε ≈ 2.6" in drawn.body and "δ is 0 beyond ε ≈ 2.6" in drawn.alt
+    # The pair's curve is one polyline of the 26 points below ε = 2.6 (the guarantee's has all 51).
+    counts = sorted(len(m.split()) for m in re.findall(r'<polyline points="([^"]*)"', drawn.body))
+    assert counts == [26, 51]
     loss.deltas = np.full_like(eps, 5e-16)  # a branch where nothing released depends on the row
-    (note,) = loss_figure(loss, profile).layout.annotations
-    assert note.text.startswith("this pair's δ(ε) is 0 at every ε")
+    drawn = loss_sketch(loss, profile)
+    assert "this pair&#x27;s δ(ε) is 0 at every ε" in drawn.body and drawn.body.count("<polyline") == 1

@@ -28,8 +28,10 @@ def test_publish_mode_shows_nothing_of_the_data():
 
 def test_teaching_mode_draws_every_stage_and_the_loss():
     at = attacker()
-    charts = at.get("plotly_chart")
-    assert len(charts) == 4  # stage 1, stage 2, the release, the privacy loss
+    assert not at.get("plotly_chart")  # drawn as SVG: a new tab loads no Plotly for them
+    titles = [re.search(r"<title>(.*?)</title>", m.value).group(1) for m in at.main.markdown
+              if m.value.startswith('<div class="psp-figure">')]
+    assert [t.split(":")[0] for t in titles] == ["Stage 1", "Stage 2", "Stage 4", "Privacy loss"]
     text = captions(at)
     assert "The exact count is" in text and "standard deviations" in text
     labels = [m.label for m in at.metric]

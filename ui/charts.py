@@ -39,11 +39,12 @@ def enlarge(fig: go.Figure, size: int = PRESENTING_FONT) -> None:
     fig.update_annotations(font_size=size)
 
 
-def sketch(key: str, draw: Callable[..., Sketch], *args: object) -> None:
+def sketch(key: str, draw: Callable[..., Sketch], *args: object, share: float = 1.0) -> None:
     """An SVG figure of ui.svg, draw(*args, width=...), drawn narrower in presentation mode so that its text is
-    scaled up with it; described in words below it, and downloadable as an SVG file named after the key (written
-    only when asked for)."""
-    s = draw(*args, width=PRESENTING_WIDTH if presenting() else WIDTH)
+    scaled up with it, and narrower by `share` in a column of that share of the page, so that its text keeps its
+    size; described in words below it, and downloadable as an SVG file named after the key (written only when
+    asked for)."""
+    s = draw(*args, width=round(share * (PRESENTING_WIDTH if presenting() else WIDTH)))
     st.markdown(s.html(), unsafe_allow_html=True)
     st.caption(md(s.alt))
     st.download_button("Figure (SVG)", partial(s.svg, standalone=True), f"{key}.svg", "image/svg+xml",
