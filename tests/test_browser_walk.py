@@ -1,12 +1,15 @@
-"""Every page in Chromium, in the light theme at 1280×720 and in the dark theme at 1920×1080 in presentation mode,
-with every expander opened and the buttons that draw figures pressed: no exception, no error, no traceback; every
-figure (Plotly or SVG) has a title and, below it, a description that starts with that title and names what it
-draws; in presentation mode, captions are at least the size of the body text and a diagram's labels at least 16 px;
-every enabled primary button's text has a contrast of at least 4.5:1 (WCAG AA) against its colour, in both themes.
+"""Every page in Chromium, in the light theme and in the dark theme in presentation mode, each page checked at
+1280×720 and again at 1920×1080 (or the other way round), with every expander opened and the buttons that draw
+figures pressed: no exception, no error, no traceback; every figure (Plotly or SVG) has a title and, below it, a
+description that starts with that title and names what it draws; no chart's title, axis title or legend overlaps
+another or is cut off by the figure's edge, and no two labels of an SVG figure overlap; in presentation mode,
+captions are at least the size of the body text and a diagram's labels at least 16 px; every text and every enabled
+button's text has a contrast of at least 4.5:1 against what it is drawn on (3:1 for large text, WCAG AA), in both
+themes.
 
-The two walks cover both themes, both sizes and both modes of presentation between them (a full cross would take
-four times as long for the same code paths: the theme, the size and the mode act independently, in
-ui.figures.themed, the browser's layout and ui.format)."""
+The two walks cover both themes, both sizes and both modes of presentation between them: a page's layout is checked
+again after the window is resized, which reruns nothing on the server (the theme and the mode act independently, in
+ui.figures.themed and ui.format)."""
 
 from __future__ import annotations
 
@@ -17,7 +20,8 @@ from test_browser import RUN_TIMEOUT_MS, N, browser, check_clean, executable, se
 
 pytestmark = pytest.mark.browser  # a real browser: the full lane only
 
-WALKS = [("light", 1280, 720, False), ("dark", 1920, 1080, True)]
+SMALL, LARGE = (1280, 720), (1920, 1080)
+WALKS = [("light", (SMALL, LARGE), False), ("dark", (LARGE, SMALL), True)]
 PAGES = [  # (URL path, first heading)
     ("", "Start"), ("data", "Data"), ("pipeline", "Privately releasing one coefficient"),
     ("compare", "Compare methods"), ("attacker", "The attacker's view"),
@@ -39,15 +43,86 @@ SIZES = """() => ['[data-testid="stCaptionContainer"]', '[data-testid="stMarkdow
   s => parseFloat(getComputedStyle(document.querySelector('[data-testid="stMain"] ' + s)).fontSize))"""
 
 
-CONTRASTS = """() => Array.from(document.querySelectorAll(
-    '[data-testid="stBaseButton-primary"]:not(:disabled)')).map(b => {
-  const lum = c => c.match(/[\\d.]+/g).slice(0, 3).map(Number).map(x => x / 255)
+CONTRASTS = """() => {
+  const rgba = c => { const v = (c.match(/[\\d.]+/g) || ['0', '0', '0', '0']).map(Number);
+                      return [v[0], v[1], v[2], v.length > 3 ? v[3] : 1]; };
+  const over = (top, bottom) => top.slice(0, 3).map((x, i) => x * top[3] + bottom[i] * (1 - top[3])).concat([1]);
+  const lum = c => c.slice(0, 3).map(x => x / 255)
     .map(x => x <= 0.03928 ? x / 12.92 : Math.pow((x + 0.055) / 1.055, 2.4))
     .reduce((sum, x, i) => sum + [0.2126, 0.7152, 0.0722][i] * x, 0);
-  const text = b.querySelector('p') || b;
-  const fg = lum(getComputedStyle(text).color), bg = lum(getComputedStyle(b).backgroundColor);
-  return [b.innerText, (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05)];
-})"""  # WCAG's contrast ratio of each enabled primary button's text against its colour
+  const paint = e => {  // what an element paints behind text: an HTML background, an SVG shape's fill
+    const st = getComputedStyle(e);
+    if (!(e instanceof SVGElement)) return rgba(st.backgroundColor);
+    if (!['rect', 'path', 'circle', 'ellipse', 'polygon'].includes(e.tagName) || st.fill === 'none') {
+      return [0, 0, 0, 0];  // a group, text or the <svg> itself paints nothing of its own
+    }
+    const c = rgba(st.fill);
+    return [c[0], c[1], c[2], c[3] * parseFloat(st.fillOpacity) * parseFloat(st.opacity)];
+  };
+  const page = rgba(getComputedStyle(document.querySelector('[data-testid="stApp"]')).backgroundColor);
+  const composite = layers => layers.reverse().reduce((below, c) => over(c, below), page);
+  const ground = el => {  // the colour under el's centre: every layer painted there (above the page), composited
+    const r = el.getBoundingClientRect();
+    const stack = document.elementsFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+    const layers = [];
+    for (const e of stack.length ? stack : []) {
+      if (e !== el && el.contains(e)) continue;
+      const c = paint(e);
+      if (c[3] > 0) { layers.push(c); if (c[3] >= 1) return composite(layers); }
+    }
+    if (stack.length) return composite(layers);
+    for (let e = el; e; e = e.parentElement) {  // off screen: its own and its ancestors' backgrounds
+      const c = paint(e);
+      if (c[3] > 0) { layers.push(c); if (c[3] >= 1) break; }
+    }
+    return composite(layers);
+  };
+  const out = [];
+  const roots = document.querySelectorAll('[data-testid="stMain"], [data-testid="stSidebar"]');
+  for (const root of roots) for (const el of root.querySelectorAll('*')) {
+    const own = Array.from(el.childNodes).some(n => n.nodeType === 3 && n.textContent.trim());
+    if (!own || !el.getClientRects().length) continue;
+    if (el.closest('[disabled], [aria-disabled="true"], svg title, .katex-mathml')) continue;  // inactive, unseen
+    const style = getComputedStyle(el);
+    if (style.visibility !== 'visible') continue;
+    const bg = ground(el);
+    const fg = over(rgba(el instanceof SVGElement ? style.fill : style.color), bg);
+    const ratio = (Math.max(lum(fg), lum(bg)) + 0.05) / (Math.min(lum(fg), lum(bg)) + 0.05);
+    const size = parseFloat(style.fontSize), bold = parseInt(style.fontWeight) >= 700;
+    // An icon is a graphic (WCAG's non-text contrast, 3:1), as is large text.
+    const large = size >= 24 || (bold && size >= 18.66) || el.closest('[data-testid="stIconMaterial"]');
+    if (ratio < (large ? 3 : 4.5)) out.push([el.textContent.trim().slice(0, 60), ratio,
+                                             el instanceof SVGElement ? style.fill : style.color, bg.join()]);
+  }
+  return out;
+}"""  # WCAG's contrast ratio of every visible text (HTML and SVG) against the composited colour behind it
+
+OVERLAPS = """() => {
+  const box = el => el.getBoundingClientRect();
+  const meet = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 2
+    && Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 2;
+  const inside = (a, b) => a.left >= b.left - 1 && a.right <= b.right + 1 && a.top >= b.top - 1
+    && a.bottom <= b.bottom + 1;
+  const out = [];
+  for (const chart of document.querySelectorAll('.js-plotly-plot')) {
+    const frame = box(chart.querySelector('.main-svg'));
+    const parts = ['.gtitle', '.g-xtitle', '.g-ytitle', '.legend'].map(s => [s, chart.querySelector(s)])
+      .filter(([, el]) => el && el.getBBox().width > 0);
+    const name = (chart.querySelector('.gtitle') || {}).textContent || '?';
+    for (const [s, el] of parts) if (!inside(box(el), frame)) out.push(`${name}: ${s} is cut off`);
+    for (let i = 0; i < parts.length; i++) for (let j = i + 1; j < parts.length; j++)
+      if (meet(box(parts[i][1]), box(parts[j][1]))) out.push(`${name}: ${parts[i][0]} overlaps ${parts[j][0]}`);
+  }
+  for (const svg of document.querySelectorAll('.psp-figure svg')) {
+    const frame = box(svg), name = (svg.querySelector('title') || {}).textContent || '?';
+    const texts = Array.from(svg.querySelectorAll(':scope > text')).filter(t => t.textContent.trim());
+    for (const t of texts) if (!inside(box(t), frame)) out.push(`${name}: "${t.textContent}" is cut off`);
+    for (let i = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++)
+      if (meet(box(texts[i]), box(texts[j])))
+        out.push(`${name}: "${texts[i].textContent}" overlaps "${texts[j].textContent}"`);
+  }
+  return out;
+}"""  # a chart's titles and legend apart and inside it; an SVG figure's labels apart and inside it
 
 
 DIAGRAM_TEXT = """() => Array.from(document.querySelectorAll('[data-testid="stGraphVizChart"] svg text'))
@@ -85,8 +160,23 @@ def check_figures(tab, name: str) -> int:
     return len(figures)
 
 
-@pytest.mark.parametrize("scheme,width,height,present", WALKS, ids=["light-1280", "dark-1920-presentation"])
-def test_every_page_every_figure(browser, server: str, scheme: str, width: int, height: int, present: bool):  # noqa: F811
+def check_layout(tab, name: str, present: bool) -> None:
+    """Text contrast, chart titles apart and whole, and in presentation mode the text sizes, as laid out now."""
+    faint = [f"{text!r} at {ratio:.2f}:1 ({color} on rgb({ground}))" for text, ratio, color, ground in
+             tab.evaluate(CONTRASTS)]
+    assert not faint, f"{name}: text under WCAG AA's contrast (4.5:1, large text 3:1): {faint[:6]}"
+    clashes = tab.evaluate(OVERLAPS)
+    assert not clashes, f"{name}: {clashes[:5]}"
+    if present:
+        caption, body = tab.evaluate(SIZES)
+        assert caption >= body, f"{name}: captions {caption} px under body text {body} px"
+        diagram = tab.evaluate(DIAGRAM_TEXT)
+        assert min(diagram, default=16) >= 16, f"{name}: diagram text at {min(diagram):.1f} px (under 16)"
+
+
+@pytest.mark.parametrize("scheme,sizes,present", WALKS, ids=["light", "dark-presentation"])
+def test_every_page_every_figure(browser, server: str, scheme: str, sizes, present: bool):  # noqa: F811
+    (width, height), second = sizes
     context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
     tab = context.new_page()
     tab.set_default_timeout(RUN_TIMEOUT_MS)
@@ -95,6 +185,7 @@ def test_every_page_every_figure(browser, server: str, scheme: str, width: int, 
     try:
         for path, heading in PAGES:
             name = f"walk-{scheme}-{path or 'start'}"
+            tab.set_viewport_size({"width": width, "height": height})
             tab.goto(f"{server}/{path}{query}")
             settle(tab)
             tab.get_by_role("heading", name=heading, level=1).first.wait_for(timeout=20_000)
@@ -109,15 +200,11 @@ def test_every_page_every_figure(browser, server: str, scheme: str, width: int, 
             open_expanders(tab)
             assert "Traceback" not in tab.inner_text("body"), name
             drawn[path] = check_figures(tab, name)
-            for text, ratio in tab.evaluate(CONTRASTS):
-                assert ratio >= 4.5, f"{name}: the button {text!r} has a contrast of {ratio:.2f}:1 (WCAG AA: 4.5)"
-            if present:
-                caption, body = tab.evaluate(SIZES)
-                assert caption >= body, f"{name}: captions {caption} px under body text {body} px"
-                diagram = tab.evaluate(DIAGRAM_TEXT)
-                assert min(diagram, default=16) >= 16, f"{name}: diagram text at {min(diagram):.1f} px (under 16)"
-            tab.set_viewport_size({"width": width, "height": height})
-            check_clean(tab, name)
+            check_layout(tab, f"{name}-{width}", present)
+            check_clean(tab, f"{name}-{width}")
+            check_figures(tab.set_viewport_size({"width": second[0], "height": second[1]}) or tab, name)
+            check_layout(tab, f"{name}-{second[0]}", present)
+            check_clean(tab, f"{name}-{second[0]}")
         # The figure-bearing pages drew their figures (a walk that found none would prove nothing).
         assert all(drawn[p] >= k for p, k in (("pipeline", 3), ("compare", 1), ("attacker", 5), ("planner", 1),
                                               ("data", 1), ("experiments", 1))), str(drawn)

@@ -18,6 +18,7 @@ from scipy import stats
 from ui.figures import GREY
 from ui.format import num
 from ui.svg import (
+    CHAR_WIDTH,
     FONT,
     INK,
     WIDTH,
@@ -29,6 +30,7 @@ from ui.svg import (
     label,
     legend,
     line,
+    text_width,
     title,
     words,
     x_axis,
@@ -44,7 +46,7 @@ FLOOR = 1e-16  # the profile's log axis starts here: a pair's δ(ε) reaches 0 e
 ROUNDING = 1e-14  # a pair's δ(ε) at or below this is the accountant's floating-point rounding, not a privacy loss
 SPAN = 6.0  # a density is drawn over ± SPAN of its scales
 POINTS = 241
-TOP, BASE, LEFT, RIGHT = 40.0, 220.0, 76.0, 16.0  # the plot's box; LEFT holds the turned axis name and the values
+TOP, BASE, LEFT, RIGHT = 48.0, 228.0, 76.0, 16.0  # the plot's box; LEFT holds the turned axis name and the values
 
 
 def polyline(xs: NDArray, ys: NDArray, sx: Scale, sy: Scale, color: str, width: float = 2.0,
@@ -63,11 +65,23 @@ def polyline(xs: NDArray, ys: NDArray, sx: Scale, sy: Scale, color: str, width: 
     return "".join(out)
 
 
+def headline(heading: str, width: int) -> str:
+    """The title, in one line where it fits and else on two, broken at the last " · " or space that fits (a figure
+    drawn at half width, or narrower for a projector, would cut it off); the second line ends above the plot."""
+    if text_width(heading, FONT + 2) <= width - 16:
+        return title(heading)
+    fits = int((width - 16) / (CHAR_WIDTH * (FONT + 2)))
+    cut = max(heading.rfind(" · ", 0, fits), heading.rfind(" ", 0, fits))
+    first, rest = heading[:cut], heading[cut:].removeprefix(" · ").strip()
+    return (label(8, 18, first, size=FONT + 2, weight="600")
+            + label(8, 18 + FONT + 7, rest, size=FONT + 2, weight="600"))
+
+
 def frame(heading: str, sx: Scale, x_name: str, y_name: str, keys: list[tuple[str, str, Kind]], width: int,
           y_ticks: list[tuple[float, str]] = ()) -> tuple[list[str], int]:
     """The title, the x axis with its name, the y axis's name (turned, left of its values) and values, and the legend
     below the x axis's name: the parts and the figure's height."""
-    out = [title(heading), x_axis(sx, BASE, x_name, grid_top=TOP),
+    out = [headline(heading, width), x_axis(sx, BASE, x_name, grid_top=TOP),
            label(16, (TOP + BASE) / 2, y_name, "middle", turn=True)]
     for y, text in y_ticks:
         out.append(line(sx.a, y, sx.b, y, INK, 1, opacity=0.12) + label(sx.a - 6, y + 4, text, "end", FONT - 1))

@@ -9,25 +9,60 @@ from functools import partial
 import plotly.graph_objects as go
 import streamlit as st
 
-from ui.figures import alt_text, themed
+from ui.figures import TITLE_FONT, TITLE_PAD, alt_text, plain, themed
 from ui.format import md, presenting
-from ui.svg import PRESENTING_WIDTH, WIDTH, Sketch
+from ui.svg import CHAR_WIDTH, PRESENTING_WIDTH, WIDTH, Sketch
 
 PRESENTING_FONT = 18  # px, against Plotly's 12: the SVG figures' text grows about as much (WIDTH / PRESENTING_WIDTH)
+AXIS_FONT = 12  # px, Plotly's axis text
+TITLE_ROOM = 520.0  # px a title may take on one line: a chart in half of a 1280-pixel page's main column
 
 
-def chart(fig: go.Figure, key: str, height: int | None = None, top: int = 30, restyle: bool = True) -> None:
+def chart(fig: go.Figure, key: str, height: int | None = None, top: int = 44, restyle: bool = True) -> None:
     """A plotly chart in the app's theme (its text larger in presentation mode), described in words below it
     (ui.figures.alt_text); its toolbar downloads a PNG named after the key, with the figure's title. restyle: the
     cards' layout (legend below, tight margins, height or the figure's own); False keeps the figure's layout."""
     fig = themed(fig, st.context.theme.type)
     if presenting():
         enlarge(fig)
+    size = PRESENTING_FONT + 2 if presenting() else TITLE_FONT
+    extra = fit_title(fig, size) + round(1.3 * (size - TITLE_FONT))  # a larger title needs a taller margin too
     if restyle:  # the legend goes below the plot: above it, the toolbar would cover its right end
-        fig.update_layout(height=height or fig.layout.height or 300, margin=dict(l=10, r=10, t=top, b=10),
+        fig.update_layout(height=(height or fig.layout.height or 300) + extra,
+                          margin=dict(l=10, r=10, t=top + extra, b=10),
                           legend=dict(orientation="h", yanchor="top", y=-0.25, xanchor="left", x=0.0))
+    else:  # the figure's own layout, its top margin grown with its title
+        fig.update_layout(margin_t=(fig.layout.margin.t or 100) + extra)
+    legend_below(fig, PRESENTING_FONT if presenting() else AXIS_FONT)
     st.plotly_chart(fig, key=key, config={"toImageButtonOptions": {"format": "png", "filename": key, "scale": 2}})
     st.caption(md(alt_text(fig)))
+
+
+def legend_below(fig: go.Figure, size: float) -> None:
+    """A legend below the plot (a negative y) put clear of the x axis's values and title at font `size`: Plotly
+    places it in fractions of the plot's height, which the margins and the text's size change. Any other legend
+    stays where it is."""
+    if fig.layout.legend.y is None or fig.layout.legend.y >= 0:
+        return
+    drop = 2.6 * size + 30  # two lines of text (the values, the axis title) and their gaps, in pixels
+    rows = 3.0 * size + 6  # up to two rows of keys: Plotly grows the bottom margin to hold them, shrinking the plot
+    height, top = fig.layout.height or 450, fig.layout.margin.t or 100
+    bottom = max(fig.layout.margin.b or 10, drop + rows)
+    fig.update_layout(legend_y=-drop / max(height - top - bottom, 100.0))
+
+
+def fit_title(fig: go.Figure, size: float, room: float = TITLE_ROOM) -> int:
+    """Break a title too long for `room` pixels at `size` onto two lines (Plotly cuts a long title off at the
+    figure's edge, and the page's width is not known here); the pixels the second line needs, 0 when none."""
+    text = fig.layout.title.text
+    if not text or "<br>" in text or CHAR_WIDTH * size * len(plain(text)) <= room:
+        return 0
+    fits = int(room / (CHAR_WIDTH * size))
+    cut = max(text.rfind(" · ", 0, fits), text.rfind(" ", 0, fits))
+    # Plotly hangs a title's extra line above its anchor: the pad below the figure's top makes room for it.
+    pad = round(size + 6)
+    fig.update_layout(title_text=text[:cut] + "<br>" + text[cut:].removeprefix(" · ").strip(), title_pad_t=pad)
+    return round(1.3 * size) + max(0, pad - TITLE_PAD)
 
 
 def enlarge(fig: go.Figure, size: int = PRESENTING_FONT) -> None:

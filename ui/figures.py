@@ -29,10 +29,16 @@ GREY = METHOD_COLORS["oracle"]
 MAX_LEVELS = 12  # a histogram's column with at most this many distinct values gets one bar per value
 
 
+TITLE_FONT = 14  # px, a chart's title
+TITLE_PAD = 16  # px from the figure's top to its title's
+LIGHT_TEXT = "#4B5060"  # a chart's text in the light theme: 8:1 on white (WCAG AA asks 4.5:1)
+
+
 def titled(fig: go.Figure, text: str) -> go.Figure:
     """fig with text as its layout title, left-aligned so the toolbar never covers it; a PNG exported from the
     toolbar carries it."""
-    fig.update_layout(title=dict(text=text, x=0.01, xanchor="left", xref="container", font=dict(size=14)))
+    fig.update_layout(title=dict(text=text, x=0.01, xanchor="left", xref="container", font=dict(size=TITLE_FONT),
+                                 y=1.0, yanchor="top", yref="container", pad=dict(t=TITLE_PAD)))
     return fig
 
 
@@ -136,7 +142,7 @@ def strip_figure(c: Comparison) -> go.Figure:
         label = METHOD_LABELS[name] + (f" · ⊥ ×{bottoms}" if bottoms else "")
         if not values:  # keeps the method's row, which an empty box would drop
             fig.add_trace(go.Scatter(x=[c.u_theta], y=[label], mode="text", text=["⊥ in every draw"],
-                                     textfont=dict(color=METHOD_COLORS[name]), hoverinfo="skip"))
+                                     textfont=dict(color=TRUTH), hoverinfo="skip"))
             continue
         fig.add_trace(go.Box(
             x=values, y=[label] * len(values), name=label, orientation="h", boxpoints="all", jitter=0.4,
@@ -206,8 +212,12 @@ def themed(fig: go.Figure, theme: str | None) -> go.Figure:
     """A copy of fig for the app's theme ("light", "dark" or None, as st.context.theme.type gives it): in the dark
     theme the marks drawn in black or dark grey turn light (ui.theme.DARK_COLORS); the rest of the palette reads on
     both. The background, grid and text follow the theme through Streamlit's own chart theme."""
-    if theme != "dark":
-        return go.Figure(fig)
+    if theme != "dark":  # Streamlit's light chart theme writes a chart's text in a grey of 3.7:1 on white
+        light = go.Figure(fig).update_layout(font_color=LIGHT_TEXT, legend_font_color=LIGHT_TEXT,
+                                             legend_title_font_color=LIGHT_TEXT)
+        light.for_each_annotation(lambda a: a.update(font_color=LIGHT_TEXT) if a.font.color is None else None)
+        axes = dict(tickfont_color=LIGHT_TEXT, title_font_color=LIGHT_TEXT)
+        return light.update_xaxes(**axes).update_yaxes(**axes)
     spec = fig.to_dict()
     layout = {k: v for k, v in spec.get("layout", {}).items() if k != "template"}
     swapped = go.Figure(data=recolor(spec.get("data", []), DARK_COLORS), layout=recolor(layout, DARK_COLORS))

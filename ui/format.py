@@ -101,13 +101,14 @@ PRESENTATION_CSS = """<style>
 # The dark theme's primary colour, sky blue, holds white text at 2.3:1 only: its buttons' text is the dark background's
 # colour instead (8.2:1). The light theme's blue holds white at 5.1:1 and keeps it.
 DARK_PRIMARY_CSS = """<style>
-[data-testid="stBaseButton-primary"], [data-testid="stBaseButton-primary"] p { color: #0E1117 !important; }
+[data-testid="stBaseButton-primary"], [data-testid="stBaseButton-primary"] p,
+[data-testid="stMultiSelectTagsContainer"] span span { color: #0E1117 !important; }
 </style>"""
 
 
 def presentation_style() -> None:
     """Larger numbers and text in presentation mode (for a projector); dark text on the dark theme's primary
-    buttons (WCAG AA contrast)."""
+    buttons and chosen options (a multiselect's tags), which are sky blue (WCAG AA contrast)."""
     if presenting():
         st.html(PRESENTATION_CSS)
     if st.context.theme.type == "dark":

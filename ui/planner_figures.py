@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
+from ui.figures import titled
 from ui.format import num
 from ui.theme import ACCENT, CHOSEN, OTHER, TRUTH
 
@@ -49,10 +50,9 @@ def half_width_figure(plans: Sequence[Plan], chosen: Plan, target: float | None)
             line=dict(color=TRUTH, dash="dash"), hoverinfo="skip",
         ))
     fig.update_layout(
-        title="Planned half-width of the private interval against n (a plan, not a measurement)",
         xaxis=dict(type="log", title="Sample size n (eigenvalues held fixed)"),
         yaxis=dict(type="log", title="Half-width of the private interval"),
         yaxis2=dict(overlaying="y", range=[0, 1], visible=False),
         legend=dict(orientation="h", yanchor="top", y=-0.18), margin=dict(t=50, b=90, l=60, r=20),
     )
-    return fig
+    return titled(fig, "Planned half-width of the private interval against n (a plan, not a measurement)")
