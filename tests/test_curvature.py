@@ -15,7 +15,6 @@ from scipy import stats
 from core.data import synthetic
 from core.mechanisms.curvature import (
     LOG_SHARE,
-    MAX_STEP,
     curvature,
     curvature_interval,
     curvatures,
@@ -41,7 +40,8 @@ def _log_norm(H, u):
 def test_one_row_moves_the_statistics_by_at_most_their_sensitivities(loss):
     """Brute force over replaced rows, chosen where they move the Hessian most (corners of the cube, and the bottom
     eigenvector scaled to the boundary, at the margin where h'' is largest): lambda_min moves by at most g = G1/n,
-    and ln ||A^{-1} u|| by at most -2 ln(1 - g/m) whenever every matrix between them has lambda_min >= m."""
+    and ln ||A^{-1} u|| by at most ln(1 + g/m), m the smaller lambda_min of the two, which is at most
+    -ln(1 - g/lambda_hat) for any lambda_hat <= lambda_min(A) (step 2's sensitivity before rounding)."""
     rng = np.random.default_rng(11)
     p = _sample(60, 3, 5, loss)
     g, n = p.geometry, p.n
@@ -60,14 +60,14 @@ def test_one_row_moves_the_statistics_by_at_most_their_sensitivities(loss):
                 y2[i] = float(x @ point)  # residual 0: h'' at its largest
             q = prepare(X2, y2, loss)
             H2 = hessian_at(q, point, ridge)
-            removed = np.delete(np.arange(n), i)
-            A_common = hessian_at(prepare(p.X[removed], p.y[removed], loss), point, 0.0) * (n - 1) / n
-            m = float(np.linalg.eigvalsh(A_common + ridge * np.eye(p.d))[0])
-            d_lambda = abs(np.linalg.eigvalsh(H)[0] - np.linalg.eigvalsh(H2)[0])
+            low, low2 = np.linalg.eigvalsh(H)[0], np.linalg.eigvalsh(H2)[0]
+            d_lambda = abs(low - low2)
             d_log = abs(_log_norm(H, u) - _log_norm(H2, u))
+            bound = math.log1p(step / min(low, low2))
             assert d_lambda <= step * (1 + 1e-9), (i, d_lambda, step)
-            assert step < m and d_log <= -2.0 * math.log1p(-step / m) * (1 + 1e-9), (i, d_log, step / m)
-            worst_lambda, worst_log = max(worst_lambda, d_lambda / step), max(worst_log, d_log / (2 * step / m))
+            assert d_log <= bound * (1 + 1e-9), (i, d_log, bound)
+            assert step < low and bound <= -math.log1p(-step / low) * (1 + 1e-12)
+            worst_lambda, worst_log = max(worst_lambda, d_lambda / step), max(worst_log, d_log / bound)
         if i >= 15:
             break
     assert worst_lambda > 0.3 and worst_log > 0.05  # the bounds are approached, not vacuous
@@ -93,17 +93,16 @@ def test_lambda_hat_fails_at_most_delta_and_the_bound_at_most_beta():
     assert under <= beta + 3 * math.sqrt(beta * (1 - beta) / len(bounds))
     # Step 2 gets LOG_SHARE of epsilon: its Laplace scale is the sensitivity over that share.
     c = next(c for c in out if c.bound is not None)
-    m = c.lambda_hat - p.geometry.G1 / p.n
-    assert c.scale_2 == pytest.approx(-2 * math.log1p(-p.geometry.G1 / p.n / m) / (LOG_SHARE * 2.0), rel=1e-6)
+    assert c.scale_2 == pytest.approx(-math.log1p(-p.geometry.G1 / p.n / c.lambda_hat) / (LOG_SHARE * 2.0), rel=1e-6)
 
 
 def test_step_two_runs_only_when_its_sensitivity_is_small():
-    """Too few rows for this epsilon: lambda_hat cannot clear g / MAX_STEP, step 2 does not run, and there is no
-    curvature interval."""
+    """Too few rows for this epsilon: lambda_hat cannot clear g, step 2 does not run, and there is no curvature
+    interval."""
     p = _sample(300, 3, 4)
     c = curvature(p, p.fit.theta, 1e-4, np.eye(3)[0], 0.05, 1e-7, 0.01, make_rng(1))
     assert c.bound is None and "too little curvature" in c.reason
-    assert c.lambda_hat - p.geometry.G1 / p.n < p.geometry.G1 / p.n / MAX_STEP
+    assert c.lambda_hat <= p.geometry.G1 / p.n
     assert curvature_interval(p, p.fit.theta, c, 1e-3, 1e-4, 0.95) is None
 
 
@@ -165,8 +164,9 @@ def test_fallback_spends_all_that_is_unspent_and_shares_it_with_the_curvature():
     assert (r.fallback_epsilon, r.fallback_delta) == unspent_budget(b, 0.0)
     assert r.fallback_epsilon == pytest.approx(b.lambda_max.epsilon + 2 * b.release.epsilon)
     c = r.fallback_curvature
-    assert c.epsilon == pytest.approx(CURVATURE_SHARE * r.fallback_epsilon)
-    assert c.delta == pytest.approx(CURVATURE_SHARE * r.fallback_delta)
+    share, delta_share, _ = CURVATURE_SHARE
+    assert c.epsilon == pytest.approx(share * r.fallback_epsilon)
+    assert c.delta == pytest.approx(delta_share * r.fallback_delta)
 
 
 def test_curvature_interval_covers_the_fit_on_these_rows():

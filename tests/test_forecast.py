@@ -11,8 +11,7 @@ import pytest
 
 from core.data.spec import SyntheticSpec
 from core.estimator.model import ModelSpec
-from core.mechanisms.curvature import MAX_STEP
-from core.mechanisms.fallback import FallbackBudget, fallback_half_width
+from core.mechanisms.fallback import CURVATURE_SHARE, FallbackBudget, fallback_half_width
 from core.mechanisms.forecast import (
     LOGISTIC_PLAUSIBLE,
     certification_chance,
@@ -53,8 +52,8 @@ def test_a_passed_test_forecasts_the_exact_half_width(problem):
 
 
 def test_without_a_curvature_bound_the_fallback_forecasts_its_exact_half_width(problem):
-    """At ε = 0.05 nothing is certified at this n: the released half-width is the forecast's `wide`, to the bit."""
-    b = make_budget(0.05, 1e-6, (1, 1, 18))
+    """At ε = 0.01 nothing is certified at this n: the released half-width is the forecast's `wide`, to the bit."""
+    b = make_budget(0.01, 1e-6, (1, 1, 18))
     for seed in range(5):
         c = certify(problem, 1, b, make_rng(seed), True)
         run = finish(problem, c, make_rng(seed + 100), "paper", 0.95, True)
@@ -87,8 +86,9 @@ def test_the_worst_case_is_the_fallback_with_nothing_certified(problem):
     b = make_budget(1.0, 1e-6, (1, 1, 18))
     wide, plausible = worst_case(problem.geometry, problem.model, problem.n, b, 0.95)
     eps = 2 * b.release.epsilon + b.lambda_max.epsilon  # stage 2's share too when nothing is certified
-    lam, s = op_parameters(problem.geometry, problem.n, 0.9 * eps, 0.9 * (b.lambda_max.delta + (1 + math.exp(
-        b.release.epsilon)) * b.release.delta))
+    share, delta_share, _ = CURVATURE_SHARE  # objective perturbation gets the rest of the fallback's budget
+    dlt = b.lambda_max.delta + (1 + math.exp(b.release.epsilon)) * b.release.delta
+    lam, s = op_parameters(problem.geometry, problem.n, eps - share * eps, dlt - delta_share * dlt)
     assert wide == pytest.approx(fallback_half_width(0.0, lam, s, 0.95, problem.geometry), rel=1e-12)
     assert plausible == LOGISTIC_PLAUSIBLE == math.log(100)
 
@@ -101,18 +101,22 @@ def test_the_plausible_range_is_public():
 
 @pytest.mark.parametrize("mu_factor", [2.0, 3.5, 5.0, 8.0])
 def test_the_certification_chance_is_step_ones_by_simulation(problem, mu_factor):
-    """Step 1 draws mu - shift + Laplace(scale); step 2 runs when that is at least 3 G1/n: the chance the forecast
-    states, against 200,000 simulated draws (binomial standard error <= 0.0012: checked to 5 of them)."""
+    """Step 1 draws mu - shift + Laplace(scale); the curvature interval is given when that is above G1/n (step 2
+    runs) and above twice the ridge's gap |lam - lam_reg| (its bias is bounded): the chance the forecast states,
+    against 200,000 simulated draws (binomial standard error <= 0.0012: checked to 5 of them)."""
     g, n = problem.geometry, problem.n
     step = g.G1 / n
-    mu = mu_factor * step * (1 + 1 / MAX_STEP)
-    split = FallbackBudget(2.0, 1e-6, (2.0 - 0.2, 1e-6 - 1e-7), (0.1 * 2.0, 0.1 * 1e-6), 0.4)  # k = 1's shares
-    chance, need, _ = certification_chance(g, n, mu, split, 0.95)
-    assert need == pytest.approx(3 * step)
-    scale = step / (0.1 * 2.0 * 0.6)  # step 1's share of the curvature's ε: (1 - LOG_SHARE) of CURVATURE_SHARE
-    delta_1 = 0.1 * 1e-6  # the Laplace branch of log_noise keeps all of the curvature's δ for step 1
-    draws = mu - scale * math.log(1 / (2 * delta_1)) + np.random.default_rng(0).laplace(0, scale, 200_000)
-    assert chance == pytest.approx(float(np.mean(draws >= need)), abs=0.006)
+    mu = (20 + 5 * mu_factor) * step  # near the threshold: step 1 subtracts about 25 G1/n at these shares
+    share, delta_share, log_share = CURVATURE_SHARE
+    split = FallbackBudget(2.0, 1e-6, (2.0 - share * 2.0, 1e-6 - delta_share * 1e-6),
+                           (share * 2.0, delta_share * 1e-6), log_share)
+    for bias in (0.0, 3 * step):
+        chance, need, _ = certification_chance(g, n, mu, split, 0.95, bias=bias)
+        assert need == pytest.approx(max(step, 2 * bias))
+        scale = step / (share * 2.0 * (1 - log_share))  # step 1's share of the curvature's ε
+        delta_1 = delta_share * 1e-6  # the Laplace branch of log_noise keeps all of the curvature's δ for step 1
+        draws = mu - scale * math.log(1 / (2 * delta_1)) + np.random.default_rng(0).laplace(0, scale, 200_000)
+        assert chance == pytest.approx(float(np.mean(draws > need)), abs=0.006)
     higher, *_ = certification_chance(g, n, 2 * mu, split, 0.95)
     assert higher >= chance
 

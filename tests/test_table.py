@@ -100,12 +100,13 @@ def test_a_failed_table_falls_back_with_one_curvature_bound_per_row(failing):
     assert t.status == "fallback" and t.values == (fb.point[2], fb.point[0]) and t.vector is None
     c2, c0 = fb.curvatures
     assert c2.lambda_hat == c0.lambda_hat and c2.scale_2 == c0.scale_2 and c2.norm != c0.norm
-    share, log_share = curvature_shares(2)
-    assert (share, log_share) == TABLE_SHARES and c2.epsilon == pytest.approx(share * fb.epsilon)
+    share, delta_share, log_share = curvature_shares(2)
+    assert (share, delta_share, log_share) == TABLE_SHARES and c2.epsilon == pytest.approx(share * fb.epsilon)
+    assert c2.delta == pytest.approx(delta_share * fb.delta)
     g, lam = failing.geometry, fb.lambda_reg
     step, m = g.G1 / failing.n, c2.lambda_hat - g.G1 / failing.n
     eta = point_error(failing, fb.point, lam) + 10 * 9 * UNIT * (g.G1 + lam)
-    one_bound = (-2 * math.log1p(-step / m) + 2 * log_error(eta, m)) / (log_share * c2.epsilon)
+    one_bound = (-math.log1p(-step / c2.lambda_hat) + 2 * log_error(eta, m)) / (log_share * c2.epsilon)
     assert c2.scale_2 == pytest.approx(2 * one_bound, rel=1e-12)
     assert all(b_ <= 1 / c2.lambda_hat for b_ in (c2.bound, c0.bound))
     bottom = table.release_table(failing, "all", b, np.random.default_rng(4))
