@@ -92,24 +92,33 @@ def budget_controls() -> None:
         help=f"Total δ. Basic composition (SPEC §6): δ = {DELTA_BASIC}, with δ_a, δ_b "
         "the certificates' failure probabilities (Proposition 6.1) and δ_c that of σ(ε_c, δ_c) in (7)",
     )
-    cols = st.columns(5)
-    for col, stage in zip(cols[:3], BUDGET_STAGES, strict=True):
-        weight = stage.share[-1]
-        low, high = params.PARAMS["split_a"].bounds
-        col.number_input(f"Split {weight}", min_value=low, max_value=high, step=0.5, format="%g",
-                         key=f"split{stage.share}", persist_state=KEEP,
-                         help=f"Weight {weight} from {low:g} to {high:g}: {split_help(stage)}; δ is split in the same "
-                         "proportions (SPEC §6)")
-    cols[3].radio(
-        "Accounting", ACCOUNTINGS, key="accounting", horizontal=True, persist_state=KEEP,
-        help="How the total (ε, δ) is split into the stages: basic composition (SPEC §6, Lemma 2.5) or "
-        "privacy-loss distributions (dp_accounting, docs/privacy.md), which leave each stage a little more",
-    )
-    cols[4].radio(
-        "σ(ε, δ) calibration", CALIBRATIONS, key="calibration", horizontal=True, persist_state=KEEP,
-        help="σ(ε_c, δ_c) of the release: the paper's (7) or the analytic Gaussian mechanism "
-        "(Balle & Wang 2018), never larger",
-    )
+    # In a popover: changed less often than ε and δ, and a new tab then fetches no number box's code (about a dozen
+    # front-end files, a cost each new session pays the server).
+    with st.popover(split_words(), icon=":material/tune:"):
+        cols = st.columns(3)
+        for col, stage in zip(cols, BUDGET_STAGES, strict=True):
+            weight = stage.share[-1]
+            low, high = params.PARAMS["split_a"].bounds
+            col.number_input(f"Split {weight}", min_value=low, max_value=high, step=0.5, format="%g",
+                             key=f"split{stage.share}", persist_state=KEEP,
+                             help=f"Weight {weight} from {low:g} to {high:g}: {split_help(stage)}; δ is split in the "
+                             "same proportions (SPEC §6)")
+        st.radio(
+            "Accounting", ACCOUNTINGS, key="accounting", horizontal=True, persist_state=KEEP,
+            help="How the total (ε, δ) is split into the stages: basic composition (SPEC §6, Lemma 2.5) or "
+            "privacy-loss distributions (dp_accounting, docs/privacy.md), which leave each stage a little more",
+        )
+        st.radio(
+            "σ(ε, δ) calibration", CALIBRATIONS, key="calibration", horizontal=True, persist_state=KEEP,
+            help="σ(ε_c, δ_c) of the release: the paper's (7) or the analytic Gaussian mechanism "
+            "(Balle & Wang 2018), never larger",
+        )
+
+
+def split_words() -> str:
+    """The split, the accounting and the calibration in a few words: the label of the popover that sets them."""
+    weights = " : ".join(f"{w:g}" for w in params.split())
+    return f"Split {weights} · {params.get('accounting')} accounting · {params.get('calibration')} σ"
 
 
 def model_controls() -> None:
@@ -152,8 +161,10 @@ def model_controls() -> None:
 
 def noise_controls() -> None:
     col_s, col_b = st.columns(2, vertical_alignment="bottom")
-    # value=None makes the box clearable (empty = OS entropy); the value itself still comes from the session.
-    col_s.number_input(
+    seed = params.get("noise_seed")
+    # In a popover, as the split (budget_controls). value=None makes the box clearable (empty = OS entropy); the value
+    # itself still comes from the session.
+    col_s.popover("Noise: from the OS" if seed is None else f"Noise seed {seed}", icon=":material/pin:").number_input(
         "Noise seed (teaching only)", value=None, min_value=0, step=1, key="noise_seed", persist_state=KEEP,
         placeholder="empty = OS entropy",
         help="Seed of the privacy noise: the Lap(1/ε) draws of Algorithms 2 and 4 and Z ~ N(0, 1) of Algorithm 5. "
