@@ -1,11 +1,14 @@
 """Certifying the curvature at the fallback's released point: where the budget goes, on SYNTHETIC census files.
 
 When the test (14) fails, the publish default releases by objective perturbation (core.mechanisms.fallback) and spends
-CURVATURE_SHARE of the fallback's budget on a private bound on the curvature at the released point
-(core.mechanisms.curvature): step 1, a Laplace lower bound lambda_hat on mu = lambda_min(H(theta_hat) + lam I), and
-step 2, a Laplace log-norm, which runs only when m = lambda_hat - g > 0 and g <= MAX_STEP m (g = G1/n). This study
-measures, per cell (TX n = 20,000, a fresh sample per draw; MI all rows; TX all rows), why step 2 does or does not
-run and what each lever buys:
+a share of the fallback's budget on a private bound on the curvature at the released point (core.mechanisms.curvature):
+step 1, a Laplace lower bound lambda_hat on mu = lambda_min(H(theta_hat) + lam I), and step 2, a Laplace log-norm. The
+baseline, "today" in the tables, is the rule this study started from (the BASELINE_ constants below): the curvature
+got 0.1 of the fallback's epsilon and delta and step 2 LOG_SHARE = 0.4 of that (a table: 0.4, and 0.7 to step 2), and
+step 2 ran only when m = lambda_hat - g > 0 and g <= MAX_STEP m, MAX_STEP = 0.5 (g = G1/n), with sensitivity
+-2 ln(1 - g/m). Core now uses the combined lever (COMBO_1, COMBO_4: shares (0.4, 0.5, 0.3), a table's (0.5, 0.5, 0.5),
+the sharp sensitivity below, no MAX_STEP gate). This study measures, per cell (TX n = 20,000, a fresh sample per draw;
+MI all rows; TX all rows), why step 2 does or does not run at the baseline and what each lever buys:
 
 - diagnosis: mu at the released point against g, the threshold lambda_hat must clear, the bottom eigenvector of H,
   and the terms of the curvature mu must have for 90 % certification (step 1's ln(1/(2 delta_1)) offset, its 90 %
@@ -19,7 +22,7 @@ The sharper sensitivity. For symmetric H, H' with ||H - H'|| <= g (one row repla
 removed, another added) and lambda_min(H), lambda_min(H') > 0, H'^-1 u - H^-1 u = H'^-1 (H - H') H^-1 u, so
 ||H'^-1 u|| <= (1 + g/lambda_min(H')) ||H^-1 u||, and symmetrically. On step 1's event lambda_hat <= mu = lambda_min(H)
 and, by Weyl, lambda_min(H') >= mu - g, so |ln||H^-1 u|| - ln||H'^-1 u||| <= ln(mu/(mu - g)) <= -ln(1 - g/lambda_hat)
-for lambda_hat > g: attained in one dimension (H = mu, H' = mu - g). The bound in use is -2 ln(1 - g/(lambda_hat - g)).
+for lambda_hat > g: attained in one dimension (H = mu, H' = mu - g). The baseline's is -2 ln(1 - g/(lambda_hat - g)).
 
 How the numbers are obtained. Everything that depends on step 1's and step 2's noise is computed exactly given the
 released point: the chance that step 2 runs and the interval is used is a Laplace tail; half-widths come from the
@@ -32,7 +35,7 @@ lever that moves it is read again at its own (lam, s): the bracketed chance); ha
 goal epsilon come from --draws fresh draws. The non-private 1.96 SE is 1.96 sqrt((H^-1)_jj / n) at theta(P_n) (the
 logistic model's variance). Checks: `--real-draws` real releases (objective perturbation fitted, curvature steps run on
 the data) per lever in one cell, against the analytic chance; the study's own step 2 against core's, draw for draw, at
-today's settings. Data: SYNTHETIC census files (every record made up):
+core's current settings (COMBO_1, COMBO_4). Data: SYNTHETIC census files (every record made up):
 
     nice -n 19 python -m core.data.synthetic_pums --root /tmp/acs35 --state TX --state MI
     nice -n 19 python benchmarks/certify_study.py --root /tmp/acs35 [--samples 20] [--draws 200] [--real-draws 200]
@@ -49,7 +52,7 @@ import math
 import statistics
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -66,8 +69,6 @@ from core.estimator.rounding import UNIT  # noqa: E402
 from core.mechanisms.certificates import lambda_min_statistic, steps_to_invert  # noqa: E402
 from core.mechanisms.curvature import (  # noqa: E402
     BOUND_SHARE,
-    LOG_SHARE,
-    MAX_STEP,
     NORM_SHARE,
     Curvature,
     _norm,
@@ -79,8 +80,7 @@ from core.mechanisms.curvature import (  # noqa: E402
     step_one_budget,
 )
 from core.mechanisms.fallback import (  # noqa: E402
-    CURVATURE_SHARE,
-    TABLE_SHARES,
+    curvature_shares,
     fallback_draw,
     fallback_half_width,
     unspent_budget,
@@ -99,6 +99,16 @@ SINGLE = ("female", "schooling")  # one coefficient's release, each on its own
 TABLE = ("female", "schooling", "working_age", "hours")  # a 4-row table (benchmarks/table_study.py's)
 NARROW = 2.0  # "narrow": half-width <= NARROW x the non-private 1.96 SE
 CHANCE = 0.9  # eps90: the smallest epsilon at which this share of releases certify
+
+# The baseline lever "today": the rule this study started from and measured, no longer core's (core now uses the
+# combined lever, COMBO_1 and COMBO_4 below). Step 2 ran only when g <= BASELINE_MAX_STEP m (m = lambda_hat - g), with
+# sensitivity -2 ln(1 - g/m) (`step_two_sensitivity`, sharp=False); the curvature got BASELINE_SHARE of the fallback's
+# epsilon and delta and step 2 BASELINE_LOG_SHARE of the curvature's epsilon; a table of k >= 2 rows
+# BASELINE_TABLE_SHARES = (the curvature's share of epsilon and delta, step 2's share).
+BASELINE_MAX_STEP = 0.5
+BASELINE_SHARE = 0.1
+BASELINE_LOG_SHARE = 0.4
+BASELINE_TABLE_SHARES = (0.4, 0.7)
 
 
 # ------------------------------------------------------------------------------------------------ data
@@ -169,13 +179,14 @@ class Rule:
 
 @dataclass(frozen=True)
 class Lever:
-    """One setting of the fallback's curvature step. None: core's value (curvature_shares(k); delta_share = share)."""
+    """One setting of the fallback's curvature step. None: the baseline's value (`default_shares`; delta_share =
+    share)."""
 
     name: str
     share: float | None = None
     log_share: float | None = None
     delta_share: float | None = None
-    max_step: float = MAX_STEP
+    max_step: float = BASELINE_MAX_STEP
     sharp: bool = False
     bias_gate: float = 0.5
     split: tuple[float, float, float] = RELEASE_SPLIT
@@ -195,7 +206,8 @@ class Plan:
 
 
 def default_shares(k: int) -> tuple[float, float]:
-    return (CURVATURE_SHARE, LOG_SHARE) if k == 1 else TABLE_SHARES
+    """The baseline's (curvature share of epsilon and delta, step 2's share) for k rows."""
+    return (BASELINE_SHARE, BASELINE_LOG_SHARE) if k == 1 else BASELINE_TABLE_SHARES
 
 
 def resolve(lever: Lever, k: int, eps_fb: float, dlt_fb: float, n: int, geometry, lambda_true: float) -> Plan:
@@ -585,8 +597,9 @@ def cell_lambda(cell: Cell) -> float:
 
 
 def curvatures_variant(problem, point, ridge, directions, epsilon, delta, beta, rng, log_share, max_step, sharp):
-    """core.mechanisms.curvature.curvatures with MAX_STEP and step 2's sensitivity as parameters; at (MAX_STEP,
-    sharp=False) the same draws give the same output (checked by `self_check`)."""
+    """core.mechanisms.curvature.curvatures with MAX_STEP and step 2's sensitivity as parameters: at (max_step=inf,
+    sharp=True), core's current rule, the same draws give the same output (checked by `self_check`); at
+    (BASELINE_MAX_STEP, sharp=False) the baseline's."""
     g, n, d = problem.geometry, problem.n, problem.d
     k = directions.shape[0]
     eps_1, family, unit, delta_1 = step_one_budget(k, epsilon, delta, beta, log_share)
@@ -667,11 +680,16 @@ def _gated(problem, point, c, s, lam, level, gate):
 
 def self_check(unit: Unit, eps: float) -> str:
     """The study's path against core's, draw for draw: certificates then fallback_draw (core) and certificates then
-    objective perturbation and curvatures_variant at today's settings (the study), from the same seed."""
+    objective perturbation and curvatures_variant at core's current settings (the study's COMBO_1 for one direction,
+    COMBO_4 for a table), from the same seed."""
     problem = unit.problem
-    same = 0
+    same, certified, mismatch = 0, 0, []
+    for k, lever in ((1, COMBO_1), (4, COMBO_4)):
+        shares = (lever.share, lever.delta_share, lever.log_share)
+        if shares != curvature_shares(k) or not lever.sharp or math.isfinite(lever.max_step):
+            mismatch.append(f"{lever.name} is not core's rule for k = {k} (core's shares {curvature_shares(k)})")
     for seed in range(5):
-        for k in (1, 4):
+        for k, lever in ((1, COMBO_1), (4, COMBO_4)):
             dirs = np.eye(problem.d)[list(unit.table[:k])]
             budget = make_budget(eps, DELTA, RELEASE_SPLIT)
             r1 = np.random.default_rng(seed)
@@ -681,14 +699,17 @@ def self_check(unit: Unit, eps: float) -> str:
             r2 = np.random.default_rng(seed)
             lmin2, _, _ = certificates(problem, budget, r2)
             eps_fb, dlt_fb = unspent_budget(budget, lmin2.lambda_hat)
-            pt = parts(resolve(Lever("today"), k, eps_fb, dlt_fb, problem.n, problem.geometry, 0.0), k, eps_fb,
-                       dlt_fb, problem.n, problem.geometry)
+            plan = resolve(lever, k, eps_fb, dlt_fb, problem.n, problem.geometry, 0.0)
+            pt = parts(plan, k, eps_fb, dlt_fb, problem.n, problem.geometry)
             op = objective_perturbation_vector(problem, pt.eps_op, pt.dlt_op, r2)
             cs = curvatures_variant(problem, op.value, op.lambda_reg, dirs, pt.eps_c, pt.dlt_c, pt.beta, r2,
-                                    default_shares(k)[1], MAX_STEP, False)
+                                    plan.log_share, plan.max_step, plan.sharp)
             same += all(a.lambda_hat == b.lambda_hat and a.bound == b.bound for a, b in zip(fb.curvatures, cs,
                                                                                             strict=True))
-    return f"{same}/10 draws identical (λ̂ and U) between core's fallback_draw and the study's step 2"
+            certified += all(c.bound is not None for c in fb.curvatures)
+    out = (f"{same}/10 draws identical (λ̂ and U) between core's fallback_draw and the study's step 2 at core's "
+           f"settings (COMBO_1, COMBO_4; {certified}/10 with step 2 run)")
+    return out + ("; " + "; ".join(mismatch) if mismatch else "")
 
 
 # ------------------------------------------------------------------------------------------------ rank-one check
@@ -838,7 +859,7 @@ PLANNER_LAMBDA = 0.1  # the Planner page's default assumed lambda_min (pages/pla
 def levers(k: int) -> list[Lever]:
     """The settings measured: today's, each lever alone, the sharp sensitivity, the rule with guesses, a combination."""
     single = k == 1
-    base_share = CURVATURE_SHARE if single else TABLE_SHARES[0]
+    base_share = BASELINE_SHARE if single else BASELINE_TABLE_SHARES[0]
     out = [Lever("today" + ("" if single else " (table shares 0.4, 0.7)"))]
     out += [Lever(f"curvature share {x}", share=x) for x in ((0.2, 0.3, 0.4, 0.5, 0.6) if single else (0.3, 0.5, 0.6))]
     out += [Lever(f"LOG_SHARE {x} (share {base_share})", log_share=x)
@@ -873,7 +894,7 @@ def diagnosis(cell: Cell, grid: Grid, e90_today: float) -> list[str]:
         mus = np.concatenate([(_interp(grid, grid.nu[u.name], pt.eps_op) + pt.lam) / u.g for u in cell.units])
         shift = math.log(1.0 / (2.0 * pt.delta_1)) / pt.eps_1
         quant = math.log(1.0 / (2.0 * (1.0 - CHANCE))) / pt.eps_1
-        gate = 1.0 + 1.0 / MAX_STEP
+        gate = 1.0 + 1.0 / BASELINE_MAX_STEP
         bias = pt.lam / 0.5 / g
         needed = max(gate, bias) + shift + quant
         out.append(
@@ -1084,7 +1105,7 @@ def real_checks(cells: list[Cell], grids: dict) -> list[tuple]:
     tx20, mi, tx = cells
     out = []
     for cell, k, lever in (
-        (tx20, 1, Lever("today (core's certify + finish)")),
+        (tx20, 1, replace(COMBO_1, name=COMBO_1.name + " (core's certify + finish)")),
         (tx20, 1, Lever("curvature share 0.3", share=0.3)),
         (tx20, 1, Lever("LOG_SHARE 0.2", log_share=0.2)),
         (tx20, 1, Lever("δ share 0.9", delta_share=0.9)),
@@ -1113,7 +1134,7 @@ def real_line(cell: Cell, grid: Grid, k: int, lever: Lever, eps: float, draws: i
     t0 = time.perf_counter()
     rng = np.random.default_rng(SEED + 7)
     ok_n, cov, ratios, mus = 0, 0, [], []
-    core_path = lever.name.startswith("today (core")
+    core_path = lever.name.endswith("(core's certify + finish)")  # core's rule: COMBO_1
     for i in range(draws):
         if cell.n is not None:  # a fresh sample per draw
             unit = make_unit(load_problem(root, cell.state, cell.n, SEED + 1000 + i), f"real-{i}")
