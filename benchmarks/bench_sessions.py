@@ -5,7 +5,7 @@ the data and the fit are in the server's caches; then K tabs (default 30) open t
 browser context of its own (a new session), and the server's CPU time (user + system, from /proc/<pid>/stat) is
 read before and after they have all been drawn. The peer is the same with a bare Streamlit page (bench_browser's
 PEER: a title, 20 metrics, one SVG figure), the least a new session costs on this machine. Prints CPU seconds per
-new session for both, and their ratio.
+new session for both, and their ratio; it stops if any tab shows an exception or an error box.
 
 With --widgets, a second peer: the bare page with one of each kind of element the Pipeline's first render draws
 (WIDGETS: a radio, a toggle, sliders, a number input, a button, three downloads, a static table, LaTeX). A new
@@ -161,6 +161,10 @@ def per_session(browser, script: Path, path: str, sessions: int, folder: Path, p
             settle(t)
         time.sleep(1.0)  # the last websocket messages
         spent = cpu_seconds(proc.pid) + (0.0 if front is None else tree_cpu(front.pid)) - before
+        broken = sum(t.locator('[data-testid="stException"], [data-testid="stAlertContentError"]').count()
+                     for t in tabs)
+        if broken:  # a session that failed would cost less and prove nothing
+            raise SystemExit(f"{broken} exception or error boxes on the {sessions} tabs of {script.name}")
         for c in [warm, *contexts]:
             c.close()
         return spent / sessions
