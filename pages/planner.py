@@ -10,12 +10,14 @@ number comes from core.teaching.planner, the figure from ui.planner_figures.
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import streamlit as st
 
 from core.errors import PspError
 from core.estimator.geometry import DOMAINS
 from core.estimator.losses import LOSSES
+from core.teaching.frontier import GRID_TOP, FrontierPoint, read_frontier
 from core.teaching.planner import (
     MAX_EPSILON,
     PLAN_NOTE,
@@ -32,9 +34,10 @@ from core.teaching.whatif import N_MAX
 from ui import controls, keys, params, release_cards, session
 from ui.boot import through_navigation
 from ui.charts import chart
-from ui.format import metric_row, num
+from ui.experiment_runs import results_dir
+from ui.format import metric_row, num, opened
 from ui.labels import message
-from ui.planner_figures import half_width_figure
+from ui.planner_figures import frontier_figure, half_width_figure
 
 through_navigation()  # a deep link's first run on a fresh server goes through app.py
 
@@ -216,6 +219,33 @@ def main() -> None:
     if target is not None:
         inverse_view(a, target)
     chart(half_width_figure(cached_sweep(dataclasses.astuple(a), a), p, target), "planner_figure", restyle=False)
+    frontier_section()
+
+
+@st.cache_data(show_spinner=False)
+def cached_frontier(path: str, _stamp: float) -> tuple[FrontierPoint, ...]:
+    return read_frontier(Path(path))
+
+
+def frontier_section() -> None:
+    """The measured width frontier on census-like data, drawn once opened (core.teaching.frontier)."""
+    box = opened("Census data: the ε an informative interval needs (measured)", "planner_frontier",
+                 ":material/insights:")
+    if box is None:
+        return
+    path = results_dir() / "frontier.csv"
+    with box:
+        try:
+            points = cached_frontier(str(path), path.stat().st_mtime if path.exists() else 0.0)
+        except PspError as exc:
+            st.info(message(exc), icon=":material/info:")
+            return
+        chart(frontier_figure(points, GRID_TOP), "planner_frontier_figure", restyle=False)
+        st.caption("Measured on SYNTHETIC census files (made-up records), not on your data: for each state, sample "
+                   "size and coefficient, the smallest total ε at which at least 90 % of releases by the publish "
+                   "default (split 1 : 1 : 18, the fallback on, level 95 %) certified the curvature and the median "
+                   "released half-width was within twice the non-private 1.96·SE. Below it the interval is valid but "
+                   "wider; see docs/experiments.md, “The width frontier”.")
 
 
 main()

@@ -106,6 +106,7 @@ WIDGETS: dict[str, str] = {  # every widget's key but the settings' own (a setti
     "lmin_steps": "bool", "lmax_steps": "bool", "formulas: <title>": "bool: an expander open (drawn only then)",
     "whatif_margin": "bool", "whatif_region": "bool", "privacy_profile": "bool", "lmin_details": "bool",
     "lmax_details": "bool", "test_details": "bool", "release_details": "bool", "settings_panel": "bool",
+    "planner_frontier": "bool",
     # buttons, downloads and tables: their value lasts one run
     "certify": "button", "release": "button", "release_table": "button", "close_<certification>": "button",
     "fresh_noise": "button", "resample": "button", "make_census_sample": "button", "use_census_files": "button",

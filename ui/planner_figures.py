@@ -1,7 +1,6 @@
-"""The Planner's figure: a pure function from core.teaching.planner plans to a plotly Figure (nothing here draws on the
-page).
-
-Every point is a plan from assumptions, never a measurement, and the traces say so in their names.
+"""The Planner's figures: pure functions to plotly Figures (nothing here draws on the page). The half-width figure's
+points are plans from assumptions, never measurements, and its traces say so in their names; the frontier figure is
+a measurement on SYNTHETIC census files (core.teaching.frontier), and its title says so.
 """
 
 from __future__ import annotations
@@ -16,7 +15,10 @@ from ui.format import num
 from ui.theme import ACCENT, CHOSEN, OTHER, TRUTH
 
 if TYPE_CHECKING:
+    from core.teaching.frontier import FrontierPoint
     from core.teaching.planner import Plan
+
+FRONTIER_COLORS = (CHOSEN, ACCENT, "#009E73", "#CC79A7")  # Okabe-Ito, as ui.theme
 
 
 def half_width_figure(plans: Sequence[Plan], chosen: Plan, target: float | None) -> go.Figure:
@@ -56,3 +58,27 @@ def half_width_figure(plans: Sequence[Plan], chosen: Plan, target: float | None)
         legend=dict(orientation="h", yanchor="top", y=-0.18), margin=dict(t=50, b=90, l=60, r=20),
     )
     return titled(fig, "Planned half-width of the private interval against n (a plan, not a measurement)")
+
+
+def frontier_figure(points: Sequence[FrontierPoint], top: float) -> go.Figure:
+    """The measured width frontier (core.teaching.frontier): the ε needed against n, log-log, one line per state and
+    coefficient; a cell no ε up to `top` served is marked at `top` with an open symbol, "not reached"."""
+    fig = go.Figure()
+    for i, (state, coefficient) in enumerate(sorted({(p.state, p.coefficient) for p in points})):
+        cell = sorted((p for p in points if (p.state, p.coefficient) == (state, coefficient)), key=lambda p: p.n)
+        reached = [p for p in cell if p.epsilon_needed is not None]
+        color = FRONTIER_COLORS[i % len(FRONTIER_COLORS)]
+        fig.add_trace(go.Scatter(
+            x=[p.n for p in reached], y=[p.epsilon_needed for p in reached], mode="lines+markers",
+            name=f"{state}, {coefficient}", line=dict(color=color), marker=dict(size=8),
+            hovertemplate=f"{state}, {coefficient}: n = %{{x:,}}, ε = %{{y:g}}<extra>measured</extra>"))
+        missed = [p for p in cell if p.epsilon_needed is None]
+        if missed:
+            fig.add_trace(go.Scatter(
+                x=[p.n for p in missed], y=[top] * len(missed), mode="markers",
+                name=f"{state}, {coefficient}: not reached by ε = {top:g}",
+                marker=dict(symbol="triangle-up-open", size=11, color=color),
+                hovertemplate=f"{state}, {coefficient}: n = %{{x:,}}, over ε = {top:g}<extra>measured</extra>"))
+    fig.update_xaxes(type="log", title="Sample size n (rows)")
+    fig.update_yaxes(type="log", title="ε needed (total, publish default split)")
+    return titled(fig, "The ε an informative interval needs on SYNTHETIC census files (measured, not private data)")
