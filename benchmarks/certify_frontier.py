@@ -2,7 +2,7 @@
 the non-private 95 % interval, measured by real releases on SYNTHETIC census files.
 
 A sibling of benchmarks/certify_measure.py, with the same releases drawn through core, nothing re-implemented (its
-problem_of and single): for one coefficient, as the preview and the Release button draw it,
+draw_problem and single): for one coefficient, as the preview and the Release button draw it,
 
     c = certify(problem, j, budget, make_rng(None), True)
     release = finish(problem, c, make_rng(None), "paper", 0.95, True).release
@@ -52,7 +52,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from certify_measure import DELTA, LEVEL, SINGLE, problem_of, single  # noqa: E402
+from certify_measure import DELTA, LEVEL, SINGLE, draw_problem, single  # noqa: E402
 
 from core.mechanisms.fallback import CURVATURE_SHARE  # noqa: E402
 from core.privacy.accounting import RELEASE_SPLIT, make_budget  # noqa: E402
@@ -62,9 +62,6 @@ CELLS = "TX:20000,TX:50000,TX:all,MI:20000,MI:all"
 NARROW = 2.0  # the width goal: median certified half-width <= NARROW x 1.96 SE
 CHANCE = 0.9  # the certification goal: at least this share of releases certify
 BASE_N = 20_000  # the reference n of the 1/sqrt(n) check
-
-_PROBLEMS: dict = {}  # a worker's whole-file problems, prepared once
-
 
 def parse_cells(text: str) -> list[tuple[str, int | None]]:
     """'TX:20000,MI:all' -> [('TX', 20000), ('MI', None)]."""
@@ -81,12 +78,7 @@ def task(job: tuple) -> list[dict]:
     budget = make_budget(eps, DELTA, RELEASE_SPLIT)
     out = []
     for i in draws:
-        if n is None:
-            if (root, state) not in _PROBLEMS:
-                _PROBLEMS[(root, state)] = problem_of(root, state, None, None)
-            problem, se196 = _PROBLEMS[(root, state)]
-        else:
-            problem, se196 = problem_of(root, state, n, seed + i)
+        problem, se196 = draw_problem(root, state, n, seed + i)
         for coef in coefs:
             r = single(problem, se196, coef, budget)
             out.append(dict(state=state, n=n, rows=problem.n, coefficient=coef, epsilon=eps, draw=i,

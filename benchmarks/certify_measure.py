@@ -83,6 +83,15 @@ PREDICTED = {("TX 20k", "single"): 2.34, ("MI all", "single"): 2.91, ("TX all", 
 _PROBLEMS: dict = {}  # a worker's whole-file problems, prepared once
 
 
+def draw_problem(root: str, state: str, n: int | None, sample_seed: int):
+    """A draw's problem and 1.96 SE: a fresh sample of n rows (seeded), or the whole file, prepared once a worker."""
+    if n is not None:
+        return problem_of(root, state, n, sample_seed)
+    if (root, state) not in _PROBLEMS:
+        _PROBLEMS[(root, state)] = problem_of(root, state, None, None)
+    return _PROBLEMS[(root, state)]
+
+
 def problem_of(root: str, state: str, n: int | None, sample_seed: int | None):
     """The problem as the app prepares census data (ui.loaded): the spec's ball, logistic loss, lam_reg = 0, with the
     non-private 1.96 SE of every coordinate at theta(P_n): 1.96 sqrt((H^-1)_jj / n)."""
@@ -141,12 +150,7 @@ def task(job: tuple) -> list[dict]:
     out = []
     for i in draws:
         t0 = time.perf_counter()
-        if n is None:
-            if (root, state) not in _PROBLEMS:
-                _PROBLEMS[(root, state)] = problem_of(root, state, None, None)
-            problem, se196 = _PROBLEMS[(root, state)]
-        else:
-            problem, se196 = problem_of(root, state, n, seed + i)
+        problem, se196 = draw_problem(root, state, n, seed + i)
         for eps in epsilons:
             budget = make_budget(eps, DELTA, RELEASE_SPLIT)
             for coef in SINGLE:
