@@ -7,8 +7,9 @@ captions are at least the size of the body text and a diagram's labels at least 
 button's text has a contrast of at least 4.5:1 against what it is drawn on (3:1 for large text, WCAG AA), in both
 themes.
 
-The two walks cover both themes, both sizes and both modes of presentation between them: a page's layout is checked
-again after the window is resized, which reruns nothing on the server (the theme and the mode act independently, in
+The two walks (this module's light one, tests/test_browser_walk_dark.py's dark one, so that they run side by side)
+cover both themes, both sizes and both modes of presentation between them: a page's layout is checked again after
+the window is resized, which reruns nothing on the server (the theme and the mode act independently, in
 ui.figures.themed and ui.format)."""
 
 from __future__ import annotations
@@ -174,8 +175,12 @@ def check_layout(tab, name: str, present: bool) -> None:
         assert min(diagram, default=16) >= 16, f"{name}: diagram text at {min(diagram):.1f} px (under 16)"
 
 
-@pytest.mark.parametrize("scheme,sizes,present", WALKS, ids=["light", "dark-presentation"])
-def test_every_page_every_figure(browser, server: str, scheme: str, sizes, present: bool):  # noqa: F811
+def test_every_page_every_figure_light(browser, server: str):  # noqa: F811
+    walk(browser, server, *WALKS[0])
+
+
+def walk(browser, server: str, scheme: str, sizes, present: bool) -> None:  # noqa: F811
+    """One walk of the module docstring: every page in `scheme` at the first of `sizes`, then at the second."""
     (width, height), second = sizes
     context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
     tab = context.new_page()
@@ -202,9 +207,9 @@ def test_every_page_every_figure(browser, server: str, scheme: str, sizes, prese
             drawn[path] = check_figures(tab, name)
             check_layout(tab, f"{name}-{width}", present)
             check_clean(tab, f"{name}-{width}")
+            # The other width: the same page laid out again (no rerun, so no new error can appear; no screenshot).
             check_figures(tab.set_viewport_size({"width": second[0], "height": second[1]}) or tab, name)
             check_layout(tab, f"{name}-{second[0]}", present)
-            check_clean(tab, f"{name}-{second[0]}")
         # The figure-bearing pages drew their figures (a walk that found none would prove nothing).
         assert all(drawn[p] >= k for p, k in (("pipeline", 3), ("compare", 1), ("attacker", 5), ("planner", 1),
                                               ("data", 1), ("experiments", 1))), str(drawn)
