@@ -13,6 +13,17 @@ from core.mechanisms.pipeline import prepare
 config.set_option("client.showErrorDetails", "full")
 
 
+def pytest_collection_modifyitems(items: list) -> None:
+    """Files with browser tests first, then files with slow ones, each group in its own order: the full lane hands
+    whole files to two workers (--dist loadfile), and a long file picked up last leaves the other worker idle while
+    it runs. The order of the tests within a file is kept."""
+    weight: dict = {}
+    for item in items:
+        rank = 2 if item.get_closest_marker("browser") else 1 if item.get_closest_marker("slow") else 0
+        weight[item.path] = max(weight.get(item.path, 0), rank)
+    items.sort(key=lambda item: -weight[item.path])
+
+
 @pytest.fixture(autouse=True)
 def own_ledger(tmp_path, monkeypatch):
     """Every test charges a privacy ledger file of its own, never the user's default one."""
