@@ -56,8 +56,9 @@ from certify_measure import DELTA, LEVEL, SINGLE, draw_problem, single  # noqa: 
 
 from core.mechanisms.fallback import CURVATURE_SHARE  # noqa: E402
 from core.privacy.accounting import RELEASE_SPLIT, make_budget  # noqa: E402
+from core.teaching.frontier import COLUMNS, GRID_TOP  # noqa: E402
 
-GRID = (1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0)
+GRID = (1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, GRID_TOP)  # the Planner reads a cell not reached as over GRID_TOP
 CELLS = "TX:20000,TX:50000,TX:all,MI:20000,MI:all"
 NARROW = 2.0  # the width goal: median certified half-width <= NARROW x 1.96 SE
 CHANCE = 0.9  # the certification goal: at least this share of releases certify
@@ -169,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             w = csv.writer(f, lineterminator="\n")
-            w.writerow(["state", "n", "coefficient", "epsilon_needed", "certified_share", "median_ratio", "draws"])
+            w.writerow(COLUMNS)
             for r in rows:
                 w.writerow([r["state"], r["n"], r["coefficient"],
                             "" if r["epsilon_needed"] is None else f"{r['epsilon_needed']:g}",

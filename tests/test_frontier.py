@@ -16,6 +16,7 @@ GOOD = """state,n,coefficient,epsilon_needed,certified_share,median_ratio,draws
 TX,20000,female,6,1.0,1.5,100
 TX,132527,female,3,1.0,1.9,100
 TX,132527,schooling,,1.0,2.4,100
+MI,20000,schooling,,0.0,,100
 """
 
 
@@ -28,9 +29,12 @@ def write(tmp_path: Path, text: str) -> Path:
 def test_a_frontier_is_read_with_its_unreached_cells(tmp_path):
     points = read_frontier(write(tmp_path, GOOD))
     assert [(p.state, p.n, p.coefficient, p.epsilon_needed) for p in points] == [
-        ("TX", 20_000, "female", 6.0), ("TX", 132_527, "female", 3.0), ("TX", 132_527, "schooling", None)]
+        ("TX", 20_000, "female", 6.0), ("TX", 132_527, "female", 3.0), ("TX", 132_527, "schooling", None),
+        ("MI", 20_000, "schooling", None)]
+    assert points[-1].median_ratio is None  # nothing certified there: the study writes the ratio empty
     fig = frontier_figure(points, GRID_TOP)
-    reached, missed = fig.data[0], fig.data[-1]
+    reached = next(t for t in fig.data if t.name == "TX, female")
+    missed = next(t for t in fig.data if t.name.startswith("TX, schooling: not reached"))
     assert list(reached.x) == [20_000, 132_527] and list(reached.y) == [6.0, 3.0]  # one line, ordered by n
     assert list(missed.y) == [GRID_TOP] and "not reached" in missed.name
     assert "SYNTHETIC" in fig.layout.title.text and "measured" in fig.layout.title.text

@@ -23,20 +23,21 @@ GRID_TOP = 16.0  # the largest ε the study tries: a cell it does not serve need
 @dataclass(frozen=True)
 class FrontierPoint:
     """One measured cell. epsilon_needed is None where no ε of the study's grid met both conditions; certified_share
-    and median_ratio are at epsilon_needed (else at the grid's largest ε)."""
+    and median_ratio are at epsilon_needed (else at the grid's largest ε); median_ratio is None where no release
+    there was certified (the study then writes it empty)."""
 
     state: str
     n: int
     coefficient: str
     epsilon_needed: float | None
     certified_share: float
-    median_ratio: float
+    median_ratio: float | None
     draws: int
 
 
 def read_frontier(path: Path) -> tuple[FrontierPoint, ...]:
     """The frontier's rows from its CSV, checked: the columns above, n and draws positive integers, shares in [0, 1],
-    positive finite ε and ratios (raises InputError naming the file and the row)."""
+    ε and ratios positive and finite where given (raises InputError naming the file and the row)."""
     try:
         with path.open(newline="", encoding="utf-8") as f:
             rows = list(csv.DictReader(f))
@@ -50,13 +51,12 @@ def read_frontier(path: Path) -> tuple[FrontierPoint, ...]:
 
 def _point(row: dict, line: int, name: str) -> FrontierPoint:
     try:
-        eps = float(row["epsilon_needed"]) if row["epsilon_needed"].strip() else None
+        eps, ratio = (float(row[k]) if row[k].strip() else None for k in ("epsilon_needed", "median_ratio"))
         p = FrontierPoint(row["state"].strip(), int(row["n"]), row["coefficient"].strip(), eps,
-                          float(row["certified_share"]), float(row["median_ratio"]), int(row["draws"]))
+                          float(row["certified_share"]), ratio, int(row["draws"]))
     except (TypeError, ValueError):
         raise InputError(f"{name}, line {line}: a value is not a number where one is expected") from None
     if not (p.state and p.coefficient and p.n > 0 and p.draws > 0 and 0 <= p.certified_share <= 1
-            and math.isfinite(p.median_ratio) and p.median_ratio > 0
-            and (p.epsilon_needed is None or (math.isfinite(p.epsilon_needed) and p.epsilon_needed > 0))):
+            and all(v is None or (math.isfinite(v) and v > 0) for v in (p.epsilon_needed, p.median_ratio))):
         raise InputError(f"{name}, line {line}: a value is out of its range")
     return p
