@@ -30,6 +30,7 @@ from ui.svg import (
     label,
     legend,
     line,
+    polyline,
     text_width,
     title,
     words,
@@ -47,22 +48,6 @@ ROUNDING = 1e-14  # a pair's δ(ε) at or below this is the accountant's floatin
 SPAN = 6.0  # a density is drawn over ± SPAN of its scales
 POINTS = 241
 TOP, BASE, LEFT, RIGHT = 48.0, 228.0, 76.0, 16.0  # the plot's box; LEFT holds the turned axis name and the values
-
-
-def polyline(xs: NDArray, ys: NDArray, sx: Scale, sy: Scale, color: str, width: float = 2.0,
-             dash: bool = False) -> str:
-    """A curve through the finite points, broken where a value is missing (NaN)."""
-    dashes = ' stroke-dasharray="7 5"' if dash else ""
-    out, run = [], []
-    for x, y in [*zip(xs, ys, strict=True), (math.nan, math.nan)]:
-        if math.isfinite(x) and math.isfinite(y):
-            run.append(f"{sx(x):.1f},{sy(y):.1f}")
-            continue
-        if len(run) > 1:
-            out.append(f'<polyline points="{" ".join(run)}" fill="none" stroke="{color}" stroke-width="{width}"'
-                       f'{dashes}/>')
-        run = []
-    return "".join(out)
 
 
 def headline(heading: str, width: int) -> str:

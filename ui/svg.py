@@ -124,6 +124,22 @@ def dot(x: float, y: float, r: float, color: str) -> str:
     return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r}" fill="{color}"/>'
 
 
+def polyline(xs: NDArray, ys: NDArray, sx: Scale, sy: Scale, color: str, width: float = 2.0,
+             dash: bool = False) -> str:
+    """A curve through the finite points, broken where a value is missing (NaN)."""
+    dashes = ' stroke-dasharray="7 5"' if dash else ""
+    out, run = [], []
+    for x, y in [*zip(xs, ys, strict=True), (math.nan, math.nan)]:
+        if math.isfinite(x) and math.isfinite(y):
+            run.append(f"{sx(x):.1f},{sy(y):.1f}")
+            continue
+        if len(run) > 1:
+            out.append(f'<polyline points="{" ".join(run)}" fill="none" stroke="{color}" stroke-width="{width:g}"'
+                       f'{dashes}/>')
+        run = []
+    return "".join(out)
+
+
 def span(x1: float, x2: float, y: float, color: str, width: float = 5.0) -> str:
     """An interval: a thick line with an end cap at each end."""
     return (line(x1, y, x2, y, color, width) + line(x1, y - 6, x1, y + 6, color, 2)
@@ -320,8 +336,7 @@ def density_figure(r: Release, width: int = WIDTH) -> Sketch:
         out.append(line(sx.a, sy(v), sx.b, sy(v), INK, 1, opacity=0.12))
         out.append(label(sx.a - 6, sy(v) + 4, text, "end", FONT - 1))
     out.append(label(14, (top + base) / 2, "density", "middle", turn=True))
-    points = " ".join(f"{sx(a):.1f},{sy(b):.1f}" for a, b in zip(x, y, strict=True))
-    out.append(f'<polyline points="{points}" fill="none" stroke="{GREY}" stroke-width="2"/>')
+    out.append(polyline(x, y, sx, sy, GREY))
     out.append(line(sx(r.u_theta), base, sx(r.u_theta), top, GREY, 1.5, dash=True))
     out.append(line(sx(r.value), base, sx(r.value), top, INK, 1.5))
     for (lo, hi), name, color, yy in ((r.interval, "private", CHOSEN, 218), (r.oracle_interval, "oracle", ACCENT, 236)):
