@@ -30,20 +30,18 @@ def chart(fig: go.Figure, key: str, height: int | None = None, top: int = 44, re
     if restyle:  # the legend goes below the plot: above it, the toolbar would cover its right end
         fig.update_layout(height=(height or fig.layout.height or 300) + extra,
                           margin=dict(l=10, r=10, t=top + extra, b=10),
-                          legend=dict(orientation="h", yanchor="top", y=-0.25, xanchor="left", x=0.0))
+                          legend=dict(orientation="h", yanchor="top", xanchor="left", x=0.0))
     else:  # the figure's own layout, its top margin grown with its title
         fig.update_layout(margin_t=(fig.layout.margin.t or 100) + extra)
-    legend_below(fig, PRESENTING_FONT if presenting() else AXIS_FONT)
+    if restyle or (fig.layout.legend.y or 0.0) < 0:  # a legend below the plot
+        legend_below(fig, PRESENTING_FONT if presenting() else AXIS_FONT)
     st.plotly_chart(fig, key=key, config={"toImageButtonOptions": {"format": "png", "filename": key, "scale": 2}})
     st.caption(md(alt_text(fig)))
 
 
 def legend_below(fig: go.Figure, size: float) -> None:
-    """A legend below the plot (a negative y) put clear of the x axis's values and title at font `size`: Plotly
-    places it in fractions of the plot's height, which the margins and the text's size change. Any other legend
-    stays where it is."""
-    if fig.layout.legend.y is None or fig.layout.legend.y >= 0:
-        return
+    """The legend below the plot, clear of the x axis's values and title at font `size`: Plotly places it in
+    fractions of the plot's height, which the margins and the text's size change."""
     drop = 2.6 * size + 30  # two lines of text (the values, the axis title) and their gaps, in pixels
     rows = 3.0 * size + 6  # up to two rows of keys: Plotly grows the bottom margin to hold them, shrinking the plot
     height, top = fig.layout.height or 450, fig.layout.margin.t or 100
