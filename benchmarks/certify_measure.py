@@ -46,12 +46,13 @@ import statistics
 import sys
 import time
 from collections import defaultdict
-from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from parallel import map_jobs  # noqa: E402
 
 from core.data.spec import AcsSpec  # noqa: E402
 from core.estimator.model import ModelSpec  # noqa: E402
@@ -277,11 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     jobs = [(key, args.root, state, n, range(a, min(a + args.chunk, draws[key])), args.seed, grid)
             for key, state, n, grid, _ in reversed(cells) for a in range(0, draws[key], args.chunk)]
     t0 = time.perf_counter()
-    if args.workers > 1:
-        with get_context("spawn").Pool(args.workers) as pool:
-            parts = pool.map(task, jobs, chunksize=1)
-    else:
-        parts = [task(j) for j in jobs]
+    parts = map_jobs(task, jobs, args.workers)
     wall = time.perf_counter() - t0
     records = [r for p in parts for r in p]
     busy = defaultdict(float)

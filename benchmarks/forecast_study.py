@@ -43,10 +43,11 @@ import statistics
 import sys
 import time
 from collections import defaultdict
-from multiprocessing import get_context
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from parallel import map_jobs  # noqa: E402
 
 from core.data.spec import AcsSpec  # noqa: E402
 from core.estimator.model import ModelSpec  # noqa: E402
@@ -203,11 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     jobs = [(state, root, n, repl, fresh, range(a, min(a + args.chunk, draws)), args.seed, e, coefs)
             for state, root, n, repl, fresh, draws, e in cells for a in range(0, draws, args.chunk)]
     t0 = time.perf_counter()
-    if args.workers > 1:
-        with get_context("spawn").Pool(args.workers) as pool:
-            parts = pool.map(task, jobs, chunksize=1)
-    else:
-        parts = [task(j) for j in jobs]
+    parts = map_jobs(task, jobs, args.workers)
     records = [r for p in parts for r in p]
     print(f"{len(records)} releases in {time.perf_counter() - t0:.0f} s on {args.workers} worker(s); δ = {DELTA:g}, "
           f"split {RELEASE_SPLIT}, fallback on, level {LEVEL:g}, calibration {CALIBRATION!r}; plausible half-range "
