@@ -223,7 +223,9 @@ def main() -> None:
 
 
 @st.cache_data(show_spinner=False)
-def cached_frontier(path: str, _stamp: float) -> tuple[FrontierPoint, ...]:
+def cached_frontier(path: str, stamp: float) -> tuple[FrontierPoint, ...]:
+    """The frontier file read once per version: `stamp`, its modification time, is part of the key (a name with a
+    leading underscore would not be), so a rewritten file is read again."""
     return read_frontier(Path(path))
 
 
