@@ -5,13 +5,13 @@ A sibling of benchmarks/certify_measure.py, with the same releases drawn through
 draw_problem and single): for one coefficient, as the preview and the Release button draw it,
 
     c = certify(problem, j, budget, make_rng(None), True)
-    release = finish(problem, c, make_rng(None), "paper", 0.95, True).release
+    release = finish(problem, c, make_rng(None), calibration, 0.95, True).release
 
-with budget = make_budget(eps, 1e-6, RELEASE_SPLIT) (the publish default split (1, 1, 18), basic composition), the
-fallback on with core's current curvature shares (CURVATURE_SHARE), level 0.95, and the privacy noise from the operating
-system (make_rng(None)), so a run does not replay draw for draw. Data through core.data.spec.AcsSpec, the model as the
-app builds it (logistic loss on the ball ||x||_2 <= 3). Each process uses one BLAS thread (unless the environment says
-otherwise).
+(calibration --calibration, "paper" by default) with budget = make_budget(eps, 1e-6, RELEASE_SPLIT) (the publish
+default split (1, 1, 18), basic composition), the fallback on with core's current curvature shares (CURVATURE_SHARE),
+level 0.95, and the privacy noise from the operating system (make_rng(None)), so a run does not replay draw for draw.
+Data through core.data.spec.AcsSpec, the model as the app builds it (logistic loss on the ball ||x||_2 <= 3). Each
+process uses one BLAS thread (unless the environment says otherwise).
 
 Cells: (state, n) for TX with n = 20,000, 50,000 and all filtered rows, and MI with n = 20,000 and all filtered rows
 (MI's file has about 46,000). A sampled cell draws a fresh sample of n rows without replacement per draw
@@ -56,6 +56,7 @@ from certify_measure import DELTA, LEVEL, SINGLE, draw_problem, single  # noqa: 
 
 from core.mechanisms.fallback import CURVATURE_SHARE  # noqa: E402
 from core.privacy.accounting import RELEASE_SPLIT, make_budget  # noqa: E402
+from core.privacy.gaussian import CALIBRATIONS  # noqa: E402
 from core.teaching.frontier import COLUMNS, GRID_TOP  # noqa: E402
 
 GRID = (1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, GRID_TOP)  # the Planner reads a cell not reached as over GRID_TOP
@@ -74,14 +75,14 @@ def parse_cells(text: str) -> list[tuple[str, int | None]]:
 
 
 def task(job: tuple) -> list[dict]:
-    """One job: (root, state, n or None, draw indices, sample seed, epsilon, coefficients)."""
-    root, state, n, draws, seed, eps, coefs = job
+    """One job: (root, state, n or None, draw indices, sample seed, epsilon, coefficients, calibration)."""
+    root, state, n, draws, seed, eps, coefs, calibration = job
     budget = make_budget(eps, DELTA, RELEASE_SPLIT)
     out = []
     for i in draws:
         problem, se196 = draw_problem(root, state, n, seed + i)
         for coef in coefs:
-            r = single(problem, se196, coef, budget)
+            r = single(problem, se196, coef, budget, calibration)
             out.append(dict(state=state, n=n, rows=problem.n, coefficient=coef, epsilon=eps, draw=i,
                             certified=r["certified"], covered=r["covered"],
                             ratio=r["ratios"][0] if r["ratios"] is not None else math.nan))
@@ -126,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chunk", type=int, default=10, help="draws per job")
     ap.add_argument("--seed", type=int, default=20261127, help="the first sample's sample_seed")
     ap.add_argument("--csv", default=None, help="write the frontier here (e.g. docs/results/frontier.csv)")
+    ap.add_argument("--calibration", choices=CALIBRATIONS, default="paper",
+                    help="sigma(eps, delta) and objective perturbation's noise (core.privacy.gaussian)")
     args = ap.parse_args(argv)
     cells = parse_cells(args.cells)
     grid = sorted(float(e) for e in args.grid.split(","))
@@ -143,7 +146,8 @@ def main(argv: list[str] | None = None) -> int:
             for state, n in sorted(cells, key=lambda c: -(c[1] or 10**9)):
                 coefs = tuple(c for c in SINGLE if (state, n, c) in active)
                 if coefs:
-                    jobs += [(args.root, state, n, range(a, min(a + args.chunk, args.draws)), args.seed, eps, coefs)
+                    jobs += [(args.root, state, n, range(a, min(a + args.chunk, args.draws)), args.seed, eps, coefs,
+                              args.calibration)
                              for a in range(0, args.draws, args.chunk)]
             t1 = time.perf_counter()
             parts = pool.map(task, jobs, chunksize=1) if pool else [task(j) for j in jobs]

@@ -18,8 +18,9 @@ draws releases through core, nothing re-implemented, and counts what they give:
   None); each row is at level 1 - 0.05/4 (Bonferroni);
 
 with budget = make_budget(eps, 1e-6, RELEASE_SPLIT) (split (1, 1, 18), basic composition), the fallback on, level 0.95,
-calibration "paper", and the privacy noise from the operating system (make_rng(None), as in publish mode), so a run
-does not replay draw for draw. Data through core.data.spec.AcsSpec and the model as the app builds it
+calibration --calibration ("paper" as written above, or "analytic": the smaller noise of docs/privacy.md, "Objective
+perturbation, calibrated"), and the privacy noise from the operating system (make_rng(None), as in publish mode), so a
+run does not replay draw for draw. Data through core.data.spec.AcsSpec and the model as the app builds it
 (ModelSpec("logistic", spec.default_domain, None, 0, None).resolve(d, spec.public_radius): the ball ||x||_2 <= 3).
 Cells: TX with a fresh sample of --n rows per draw (without replacement, sample_seed = --seed + draw index; the
 sample serves every epsilon and target of that draw), MI all filtered rows, TX all filtered rows (one problem each,
@@ -62,6 +63,7 @@ from core.mechanisms.release import BOTTOM, FALLBACK, RELEASED  # noqa: E402
 from core.mechanisms.table import release_table  # noqa: E402
 from core.methods.compare import rate  # noqa: E402
 from core.privacy.accounting import RELEASE_SPLIT, make_budget  # noqa: E402
+from core.privacy.gaussian import CALIBRATIONS  # noqa: E402
 
 DELTA, LEVEL, CALIBRATION, TOL = 1e-6, 0.95, "paper", 1e-9
 SINGLE = ("female", "schooling")
@@ -104,11 +106,11 @@ def problem_of(root: str, state: str, n: int | None, sample_seed: int | None):
     return problem, se196
 
 
-def single(problem, se196: np.ndarray, coefficient: str, budget) -> dict:
+def single(problem, se196: np.ndarray, coefficient: str, budget, calibration: str = CALIBRATION) -> dict:
     """One coefficient's release (certify, then finish), what it certified and whether it covers theta_j(P_n)."""
     j = problem.coordinate(coefficient)
     c = certify(problem, j, budget, make_rng(None), True)
-    r = finish(problem, c, make_rng(None), CALIBRATION, LEVEL, True).release
+    r = finish(problem, c, make_rng(None), calibration, LEVEL, True).release
     out = dict(status=r.status, certified=False, gated=False, covered=False, halves=None, ratios=None)
     if r.interval is None:
         return out
@@ -127,10 +129,10 @@ def single(problem, se196: np.ndarray, coefficient: str, budget) -> dict:
     return out
 
 
-def table(problem, se196: np.ndarray, budget) -> dict:
+def table(problem, se196: np.ndarray, budget, calibration: str = CALIBRATION) -> dict:
     """One 4-row table (release_table, fallback on): certified when every row's interval is a curvature interval;
     covered when all four rows cover their theta_j(P_n) at once."""
-    t = release_table(problem, TABLE, budget, make_rng(None), CALIBRATION, LEVEL, fallback=True)
+    t = release_table(problem, TABLE, budget, make_rng(None), calibration, LEVEL, fallback=True)
     out = dict(status=t.status, certified=False, gated=False, covered=False, halves=None, ratios=None)
     if t.intervals is None:
         return out
@@ -146,8 +148,8 @@ def table(problem, se196: np.ndarray, budget) -> dict:
 
 
 def task(job: tuple) -> list[dict]:
-    """One job: (cell key, root, state, n or None, draw indices, sample seed, epsilons)."""
-    key, root, state, n, draws, seed, epsilons = job
+    """One job: (cell key, root, state, n or None, draw indices, sample seed, epsilons, calibration)."""
+    key, root, state, n, draws, seed, epsilons, calibration = job
     out = []
     for i in draws:
         t0 = time.perf_counter()
@@ -155,10 +157,10 @@ def task(job: tuple) -> list[dict]:
         for eps in epsilons:
             budget = make_budget(eps, DELTA, RELEASE_SPLIT)
             for coef in SINGLE:
-                out.append(dict(single(problem, se196, coef, budget), cell=key, rows=problem.n, epsilon=eps,
-                                target=coef, draw=i))
-            out.append(dict(table(problem, se196, budget), cell=key, rows=problem.n, epsilon=eps, target=TABLE_NAME,
-                            draw=i))
+                out.append(dict(single(problem, se196, coef, budget, calibration), cell=key, rows=problem.n,
+                                epsilon=eps, target=coef, draw=i))
+            out.append(dict(table(problem, se196, budget, calibration), cell=key, rows=problem.n, epsilon=eps,
+                            target=TABLE_NAME, draw=i))
         out[-1]["seconds"] = time.perf_counter() - t0
     return out
 
@@ -272,10 +274,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--chunk", type=int, default=20)
     ap.add_argument("--seed", type=int, default=20261127, help="the first TX sample's sample_seed")
+    ap.add_argument("--calibration", choices=CALIBRATIONS, default=CALIBRATION,
+                    help="sigma(eps, delta) and objective perturbation's noise (core.privacy.gaussian)")
     args = ap.parse_args(argv)
     cells = tuple((key, state, args.n if n is not None else None, grid, goal) for key, state, n, grid, goal in CELLS)
     draws = {key: (args.tx_all_draws or args.draws) if key == "TX all" else args.draws for key, *_ in cells}
-    jobs = [(key, args.root, state, n, range(a, min(a + args.chunk, draws[key])), args.seed, grid)
+    jobs = [(key, args.root, state, n, range(a, min(a + args.chunk, draws[key])), args.seed, grid, args.calibration)
             for key, state, n, grid, _ in reversed(cells) for a in range(0, draws[key], args.chunk)]
     t0 = time.perf_counter()
     parts = map_jobs(task, jobs, args.workers)
@@ -287,8 +291,8 @@ def main(argv: list[str] | None = None) -> int:
     disagree = sum(1 for r in records if r.get("note_agrees") is False)
     print(f"{len(records)} releases in {wall:.0f} s on {args.workers} worker(s) (worker seconds: "
           + ", ".join(f"{k} {v:.0f}" for k, v in busy.items()) + f"); δ = {DELTA:g}, split {RELEASE_SPLIT}, basic "
-          f"composition, fallback on, level {LEVEL:g}, calibration {CALIBRATION!r}; CURVATURE_SHARE {CURVATURE_SHARE}, "
-          f"TABLE_SHARES {TABLE_SHARES}; draws per (cell, ε, target): "
+          f"composition, fallback on, level {LEVEL:g}, calibration {args.calibration!r}; "
+          f"CURVATURE_SHARE {CURVATURE_SHARE}, TABLE_SHARES {TABLE_SHARES}; draws per (cell, ε, target): "
           + ", ".join(f"{k} {v}" for k, v in draws.items())
           + f"; certified single releases whose interval note disagrees with the half-width check: {disagree}\n")
     lines, facts = summarise(records, cells)

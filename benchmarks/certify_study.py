@@ -695,7 +695,7 @@ def self_check(unit: Unit, eps: float) -> str:
             r1 = np.random.default_rng(seed)
             lmin, _, _ = certificates(problem, budget, r1)
             level = row_level(LEVEL, k)
-            fb = fallback_draw(problem, dirs, lmin.lambda_hat, budget, level, r1)
+            fb = fallback_draw(problem, dirs, lmin.lambda_hat, budget, level, r1, "paper")
             r2 = np.random.default_rng(seed)
             lmin2, _, _ = certificates(problem, budget, r2)
             eps_fb, dlt_fb = unspent_budget(budget, lmin2.lambda_hat)

@@ -84,7 +84,7 @@ def test_the_fallback_off_forecasts_nothing(problem):
 
 def test_the_worst_case_is_the_fallback_with_nothing_certified(problem):
     b = make_budget(1.0, 1e-6, (1, 1, 18))
-    wide, plausible = worst_case(problem.geometry, problem.model, problem.n, b, 0.95)
+    wide, plausible = worst_case(problem.geometry, problem.model, problem.n, b, "paper", 0.95)
     eps = 2 * b.release.epsilon + b.lambda_max.epsilon  # stage 2's share too when nothing is certified
     share, delta_share, _ = CURVATURE_SHARE  # objective perturbation gets the rest of the fallback's budget
     dlt = b.lambda_max.delta + (1 + math.exp(b.release.epsilon)) * b.release.delta

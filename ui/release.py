@@ -107,7 +107,7 @@ def worst_case_notice(problem: Problem, budget: Budget) -> str | None:
     or None."""
     if not fallback():
         return None
-    wide, plausible = worst_case(problem.geometry, problem.model, problem.n, budget, get("level"))
+    wide, plausible = worst_case(problem.geometry, problem.model, problem.n, budget, get("calibration"), get("level"))
     if plausible is None or wide < plausible:
         return None
     try:

@@ -64,7 +64,7 @@ def objective_runner(t: Trial) -> Callable[[np.random.Generator], Draw]:
     def draw(rng: np.random.Generator) -> Draw:
         start = time.perf_counter()
         warm = t.shared("objective", lambda: objective_warm_start(t.problem, t.epsilon, t.delta))
-        vec = objective_perturbation_vector(t.problem, t.epsilon, t.delta, rng, warm)
+        vec = objective_perturbation_vector(t.problem, t.epsilon, t.delta, rng, warm, t.calibration)
         return Draw(float(t.u @ vec.value), vec.noise_scale, True, vec.lambda_reg, time.perf_counter() - start)
 
     return draw
@@ -96,12 +96,12 @@ def output_perturbation(problem: Problem, u: NDArray | int, epsilon: float, delt
 
 
 def objective_perturbation(problem: Problem, u: NDArray | int, epsilon: float, delta: float,
-                           rng: np.random.Generator) -> BaselineRelease:
+                           rng: np.random.Generator, calibration: str = "paper") -> BaselineRelease:
     """u^T of the minimiser of (15) (core.mechanisms.full_vector.objective_perturbation_vector)."""
     start = time.perf_counter()
     check_epsilon_delta(epsilon, delta)
     uv = unit_direction(u, problem.d)
-    vec = objective_perturbation_vector(problem, epsilon, delta, rng)
+    vec = objective_perturbation_vector(problem, epsilon, delta, rng, calibration=calibration)
     return BaselineRelease("objective_perturbation", float(uv @ vec.value), vec.noise_scale, True, epsilon, delta,
                            vec.lambda_reg, time.perf_counter() - start, float(uv @ problem.fit.theta))
 

@@ -148,13 +148,14 @@ class FallbackDraw:
 
 
 def fallback_draw(problem: Problem, directions: np.ndarray, lambda_hat_min: float, budget: Budget, level: float,
-                  rng: np.random.Generator) -> FallbackDraw | None:
+                  rng: np.random.Generator, calibration: str) -> FallbackDraw | None:
     """The unspent budget shared by `curvature_shares`: the curvature's share to core.mechanisms.curvature at the
     released point along the k rows of `directions` (one set of bounds: core.mechanisms.curvature.curvatures), the rest
-    to (15); each interval at `level`. None when the perturbed fit was not certified (docs/privacy.md, limits)."""
+    to (15) with its noise by `calibration`; each interval at `level`. None when the perturbed fit was not certified
+    (docs/privacy.md, limits)."""
     split = fallback_budget_split(budget, lambda_hat_min, directions.shape[0])
     try:
-        op = objective_perturbation_vector(problem, *split.op, rng)
+        op = objective_perturbation_vector(problem, *split.op, rng, calibration=calibration)
     except NoMinimizerError:
         return None
     lam, s = op.lambda_reg, op.noise_scale
@@ -175,7 +176,7 @@ def fallback_release(
     rng: np.random.Generator,
 ) -> Release:
     """Objective perturbation on the unspent (eps', delta') in place of Algorithm 5's bottom `declined`
-    (`fallback_draw` along u).
+    (`fallback_draw` along u, objective perturbation's noise by declined.calibration).
 
     The result keeps `declined`'s reason (why (14) failed) and its non-private fields, with status "fallback", the
     value u^T theta_hat, the curvature interval at declined.interval_level (or, without a curvature bound, the
@@ -184,7 +185,7 @@ def fallback_release(
     if declined.status != "bottom":
         raise ValueError("the fallback replaces only a bottom of Algorithm 5")
     level = declined.interval_level
-    fb = fallback_draw(problem, u[None, :], lambda_hat_min, budget, level, rng)
+    fb = fallback_draw(problem, u[None, :], lambda_hat_min, budget, level, rng, declined.calibration)
     if fb is None:
         return dataclasses.replace(declined, reason=f"{declined.reason}; the fallback's fit was not certified")
     lam, s, value = fb.lambda_reg, fb.noise_scale, float(u @ fb.point)

@@ -114,7 +114,7 @@ def forecast(g: Geometry, model: ModelSpec, n: int, budget: Budget, test: Stabil
         return Forecast("bottom", None, None, None, None, plausible, False,
                         "the test (14) failed and the fallback is off: nothing will be released", "")
     split = fallback_budget_split(budget, lambda_min, 1)
-    lam, s = op_parameters(g, n, *split.op)
+    lam, s = op_parameters(g, n, *split.op, calibration)
     wide = fallback_half_width(lambda_min, lam, s, level, g)
     stand_in = lambda_min if lambda_min > 0 else hint
     chance, need, likely_low = certification_chance(g, n, stand_in + lam, split, level, bias=abs(lam - model.lam_reg))
@@ -161,8 +161,9 @@ def _verdict(branch: str, low: float, high: float, wide: float | None, chance: f
     return Forecast(branch, low, high, wide, chance, plausible, too_wide, how, advice)
 
 
-def worst_case(g: Geometry, model: ModelSpec, n: int, budget: Budget, level: float) -> tuple[float, float | None]:
+def worst_case(g: Geometry, model: ModelSpec, n: int, budget: Budget, calibration: str,
+               level: float) -> tuple[float, float | None]:
     """Before any certificate, from public facts only: (the fallback's half-width when nothing is certified —
     lambda_hat_min = 0 and no curvature bound —, the coefficient's plausible half-range)."""
-    lam, s = op_parameters(g, n, *fallback_budget_split(budget, 0.0, 1).op)
+    lam, s = op_parameters(g, n, *fallback_budget_split(budget, 0.0, 1).op, calibration)
     return fallback_half_width(0.0, lam, s, level, g), plausible_half_range(model)

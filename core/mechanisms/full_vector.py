@@ -41,7 +41,7 @@ from core.mechanisms.recursion import c1_holds, recursion_down, smooth_recursion
 from core.mechanisms.stability import solver_slack
 from core.mechanisms.trial import Draw, Trial
 from core.privacy.accounting import StageBudget
-from core.privacy.gaussian import check_epsilon_delta, sigma
+from core.privacy.gaussian import check_calibration, check_epsilon_delta, sigma, sigma_planar
 from core.privacy.marks import NOT_PRIVATE
 
 VECTOR_METHODS = ("algorithm3", "algorithm7", "oracle", "objective_perturbation", "output_perturbation", "dp_sgd")
@@ -258,21 +258,29 @@ def output_perturbation_vector(problem: Problem, epsilon: float, delta: float, r
                          time.perf_counter() - start)
 
 
-def objective_perturbation_parameters(problem: Problem, epsilon: float, delta: float) -> tuple[float, float]:
-    """(lambda_reg, s) of (15): 4 G1/(n eps) and the conservative noise scale of SPEC section 5.
+def objective_perturbation_parameters(problem: Problem, epsilon: float, delta: float,
+                                      calibration: str = "paper") -> tuple[float, float]:
+    """(lambda_reg, s) of (15) for problem's domain and size (`op_parameters`)."""
+    return op_parameters(problem.geometry, problem.n, epsilon, delta, calibration)
 
-    s = (2 r/(n eps)) [sqrt(2 ln(4/delta)) + sqrt(2 ln(4/delta) + 2 eps)]: the printed variance lost its
-    brackets; eps/2 pays for the regulariser's Jacobian, eps/2 for Gaussian noise on a gradient of
-    sensitivity 2 G0/n.
+
+def op_parameters(g: Geometry, n: int, epsilon: float, delta: float,
+                  calibration: str = "paper") -> tuple[float, float]:
+    """(lambda_reg, s) of (15) from public facts only: the domain's constants, n and (epsilon, delta).
+
+    lambda_reg = 4 G1/(n eps) under either calibration. "paper": SPEC section 5's conservative reading of the printed
+    variance, s = (2 r/(n eps)) [sqrt(2 ln(4/delta)) + sqrt(2 ln(4/delta) + 2 eps)] (eps/2 for the regulariser's
+    Jacobian, eps/2 for the Gaussian). "analytic": the Jacobian's ratio is at most 1 + G1/(n lambda_reg) = 1 + eps/4
+    (one row's rank-one term, not two), and the Gaussian's loss at most R/kappa + 1/(2 kappa^2) with R Rayleigh, so
+    s = (2 G0/n) sigma_planar(eps - ln(1 + eps/4), delta) (docs/privacy.md, "Objective perturbation, calibrated");
+    never larger than the paper's.
     """
-    return op_parameters(problem.geometry, problem.n, epsilon, delta)
-
-
-def op_parameters(g: Geometry, n: int, epsilon: float, delta: float) -> tuple[float, float]:
-    """(lambda_reg, s) of (15) from public facts only: the domain's constants, n and (epsilon, delta)."""
+    lam = 4.0 * g.G1 / (n * epsilon)
+    if calibration == "analytic":
+        return lam, 2.0 * g.G0 / n * sigma_planar(epsilon - math.log1p(g.G1 / (n * lam)), delta)
+    check_calibration(calibration)
     a = 2.0 * math.log(4.0 / delta)
-    s = 2.0 * g.r / (n * epsilon) * (math.sqrt(a) + math.sqrt(a + 2.0 * epsilon))
-    return 4.0 * g.G1 / (n * epsilon), s
+    return lam, 2.0 * g.r / (n * epsilon) * (math.sqrt(a) + math.sqrt(a + 2.0 * epsilon))
 
 
 @dataclass(frozen=True)
@@ -324,8 +332,8 @@ def objective_warm_start(problem: Problem, epsilon: float, delta: float) -> Obje
 
 
 def objective_perturbation_vector(problem: Problem, epsilon: float, delta: float, rng: np.random.Generator,
-                                  warm: ObjectiveWarmStart | None = None) -> VectorRelease:
-    """(15): argmin L_n(theta) + b^T theta + (lam/2)||theta||^2, b ~ N(0, s^2 I), lam = 4 G1/(n eps).
+                                  warm: ObjectiveWarmStart | None = None, calibration: str = "paper") -> VectorRelease:
+    """(15): argmin L_n(theta) + b^T theta + (lam/2)||theta||^2, b ~ N(0, s^2 I), (lam, s) by `op_parameters`.
 
     `warm` (from objective_warm_start at the same (eps, delta)) starts Newton near the noisy minimiser,
     so a draw takes fewer passes over the data; b is drawn and the fit certified exactly as without it.
@@ -334,7 +342,7 @@ def objective_perturbation_vector(problem: Problem, epsilon: float, delta: float
     check_epsilon_delta(epsilon, delta)
     if warm is not None and (warm.epsilon, warm.delta) != (epsilon, delta):
         raise InputError("the warm start was computed for another (epsilon, delta)")
-    lam, s = objective_perturbation_parameters(problem, epsilon, delta)
+    lam, s = objective_perturbation_parameters(problem, epsilon, delta, calibration)
     b = s * rng.standard_normal(problem.d)
     theta = regularised_fit_theta(problem, lam, linear=b, start=None if warm is None else warm.start(b))
     return VectorRelease("objective_perturbation", theta, s, True, epsilon, delta, lam, time.perf_counter() - start)
@@ -371,7 +379,7 @@ def release_vector(method: str, problem: Problem, epsilon: float, delta: float, 
     if method == "oracle":
         return oracle_vector(problem, epsilon, delta, rng, calibration)
     if method == "objective_perturbation":
-        return objective_perturbation_vector(problem, epsilon, delta, rng)
+        return objective_perturbation_vector(problem, epsilon, delta, rng, calibration=calibration)
     if method == "output_perturbation":
         return output_perturbation_vector(problem, epsilon, delta, rng, calibration=calibration, theta_lam=theta_lam)
     if method == "dp_sgd":

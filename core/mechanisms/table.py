@@ -138,7 +138,7 @@ def release_table(problem: Problem, names: str | tuple[str | int, ...], budget: 
         return _released(RELEASED, test.reason, [vec.value[j] for j in idx], [half] * len(idx), common, vec=vec)
     if not fallback:
         return _bottom(test.reason, common)
-    fb = fallback_draw(problem, np.eye(problem.d)[list(idx)], lmin.lambda_hat, budget, each, rng)
+    fb = fallback_draw(problem, np.eye(problem.d)[list(idx)], lmin.lambda_hat, budget, each, rng, calibration)
     if fb is None:
         return _bottom(f"{test.reason}; the fallback's fit was not certified", common)
     return _released(FALLBACK, test.reason, [fb.point[j] for j in idx], fb.half_widths, common, fb=fb)

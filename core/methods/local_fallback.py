@@ -25,7 +25,7 @@ def local_with_fallback(problem: Problem, u: NDArray | int, budget: Budget, rng:
     if run.lambda_min.lambda_hat > 0:
         return run, None
     eps, dlt = fallback_budget(budget)
-    return run, objective_perturbation(problem, u, eps, dlt, rng)
+    return run, objective_perturbation(problem, u, eps, dlt, rng, calibration)
 
 
 def local_fallback_runner(t: Trial) -> Callable[[np.random.Generator], Draw]:

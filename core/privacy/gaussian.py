@@ -1,4 +1,4 @@
-"""Gaussian noise calibration: the (eps, delta)-variance (7) and the analytic Gaussian mechanism.
+"""Gaussian noise calibration: the (eps, delta)-variance (7), the analytic Gaussian mechanism, and the planar one.
 
 sigma(eps, delta) is the smallest noise multiplier s for which N(mu, s^2) and N(mu', s^2) with
 |mu - mu'| <= 1 are (eps, delta)-indistinguishable (Lemma 2.3). The paper's (7) bounds the
@@ -235,6 +235,43 @@ def sigma_analytic(epsilon: float, delta: float) -> float:
     return s * (1.0 + SAFETY)
 
 
+def log_delta_planar_bound(kappa: float, epsilon: float) -> float:
+    """A float64 upper bound on ln delta_R(eps; kappa) = ln(sqrt(2 pi)/kappa e^eps Phi_bar(kappa eps + 1/(2 kappa))).
+
+    delta_R is the privacy profile E[(1 - e^(eps - l))_+] of a privacy loss l <= R/kappa + 1/(2 kappa^2), R Rayleigh
+    (the norm of a standard normal's projection on a fixed plane), for kappa >= 1/sqrt(2 eps) (where the loss can pass
+    eps only for R above r0 = kappa eps - 1/(2 kappa) >= 0): the integral of (1 - e^(eps - l)) r e^(-r^2/2) over r > r0
+    is e^(-r0^2/2) - e^eps (e^(-(r0+c)^2/2) - c sqrt(2 pi) Phi_bar(r0 + c)), c = 1/kappa, and the first two terms
+    cancel exactly. log_ndtr is accurate to a few ulp; each of the four terms is allowed _ROUNDING of its size."""
+    x = kappa * epsilon + 0.5 / kappa
+    terms = (_LOG_SQRT_2PI, -math.log(kappa), epsilon, float(log_ndtr(-x)))
+    return sum(terms) + _ROUNDING * (sum(abs(t) for t in terms) + x * x + 1.0)
+
+
+@lru_cache(maxsize=4096)
+def sigma_planar(epsilon: float, delta: float) -> float:
+    """The smallest kappa (plus SAFETY) with delta_R(eps; kappa) <= delta (`log_delta_planar_bound`), by bisection:
+    delta_R falls as kappa grows from 1/sqrt(2 eps) (both -ln kappa and Phi_bar's argument's term kappa eps -
+    1/(2 kappa) move one way there). It calibrates Gaussian noise whose neighbours' shift has norm <= 1, lies in a
+    fixed plane and may depend on the noise itself: objective perturbation's gradient shift
+    (core.mechanisms.full_vector.op_parameters, docs/privacy.md, "Objective perturbation, calibrated"). Where delta
+    is met already at 1/sqrt(2 eps) (only near delta = 0.1 with a tiny eps), kappa stays there: more noise, not less.
+    """
+    check_epsilon_delta(epsilon, delta)
+    target = math.log(delta)
+    target -= 4.0 * _ULP * abs(target)  # log(delta) itself is rounded
+    lo = hi = 1.0 / math.sqrt(2.0 * epsilon)
+    while not log_delta_planar_bound(hi, epsilon) <= target:
+        lo, hi = hi, 2.0 * hi
+    while hi - lo > 4.0 * math.ulp(hi):
+        mid = lo + 0.5 * (hi - lo)
+        if log_delta_planar_bound(mid, epsilon) <= target:
+            hi = mid
+        else:
+            lo = mid
+    return hi * (1.0 + SAFETY)
+
+
 def sigma(epsilon: float, delta: float, calibration: str = "paper") -> float:
     """sigma(eps, delta) by the chosen calibration: "paper" (eq. 7) or "analytic".
 
@@ -245,11 +282,16 @@ def sigma(epsilon: float, delta: float, calibration: str = "paper") -> float:
     ...
     core.errors.BudgetError: unknown calibration 'laplace'; choose 'paper' or 'analytic'
     """
+    check_calibration(calibration)
     if calibration == "paper":
         return sigma_paper(float(epsilon), float(delta))
-    if calibration == "analytic":
-        return sigma_analytic(float(epsilon), float(delta))
-    raise BudgetError(f"unknown calibration {calibration!r}; choose 'paper' or 'analytic'")
+    return sigma_analytic(float(epsilon), float(delta))
+
+
+def check_calibration(calibration: str) -> None:
+    """Raise BudgetError unless calibration is one of CALIBRATIONS."""
+    if calibration not in CALIBRATIONS:
+        raise BudgetError(f"unknown calibration {calibration!r}; choose 'paper' or 'analytic'")
 
 
 def normal_quantile(p: float) -> float:
