@@ -8,10 +8,17 @@ import pytest
 
 from core.data import synthetic
 from core.mechanisms.curvature import curvature_interval
-from core.mechanisms.fallback import CURVATURE_SHARE, fallback_half_width, release_event_budget
+from core.mechanisms.fallback import (
+    CURVATURE_SHARE,
+    fallback_budget_split,
+    fallback_half_width,
+    release_event_budget,
+)
+from core.mechanisms.forecast import worst_case
 from core.mechanisms.full_vector import objective_perturbation_parameters, regularised_fit_theta
 from core.mechanisms.pipeline import make_rng, prepare, run_private
 from core.mechanisms.release import ALGORITHM5_NOTE, BOTTOM_NOTE
+from core.mechanisms.table import release_table
 from core.privacy.accounting import basic_composition, make_budget, release_event_delta, split_budget
 from core.privacy.gaussian import normal_quantile
 from core.report import private_report, release_document
@@ -84,6 +91,27 @@ def test_fallback_spends_exactly_the_release_event_after_stage_two(robust_proble
         eps = b.lambda_min.epsilon + b.lambda_max.epsilon + r.fallback_epsilon
         dlt = math.exp(b.lambda_min.epsilon + b.lambda_max.epsilon) * (b.lambda_min.delta + b.lambda_max.delta)
         assert (eps, dlt + r.fallback_delta) == basic_composition(b.lambda_min, b.lambda_max, b.release)
+
+
+def test_the_fallback_draws_objective_perturbation_by_the_plans_calibration(robust_problem):
+    """Under "analytic" the fallback's s is op_parameters' analytic one (smaller), with the same lam; so is a
+    table's, and the forecast's worst case reads the same (lam, s)."""
+    b = split_budget(2.0, 1e-6)
+    runs = {cal: run_private(robust_problem, 1, b, make_rng(0), cal, fallback=True).release
+            for cal in ("paper", "analytic")}
+    split = fallback_budget_split(b, 1.0, 1)
+    for cal, r in runs.items():
+        assert r.status == "fallback" and r.calibration == cal
+        assert (r.fallback_lambda_reg, r.fallback_noise_scale) == objective_perturbation_parameters(
+            robust_problem, *split.op, cal)
+    assert runs["analytic"].fallback_noise_scale < 0.6 * runs["paper"].fallback_noise_scale
+    t = release_table(robust_problem, (0, 1), b, make_rng(0), "analytic", fallback=True)
+    table_split = fallback_budget_split(b, 1.0, 2)
+    assert t.status == "fallback"
+    assert t.fallback.noise_scale == objective_perturbation_parameters(robust_problem, *table_split.op, "analytic")[1]
+    g, n = robust_problem.geometry, robust_problem.n
+    lam, s = objective_perturbation_parameters(robust_problem, *fallback_budget_split(b, 0.0, 1).op, "analytic")
+    assert worst_case(g, robust_problem.model, n, b, "analytic", 0.95)[0] == fallback_half_width(0.0, lam, s, 0.95, g)
 
 
 def test_same_seed_reproduces(logistic_problem):
