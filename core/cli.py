@@ -56,7 +56,7 @@ from core.plan import (
 from core.privacy.access import CURATOR, Analyst, Spender
 from core.privacy.accounting import ACCOUNTINGS, RELEASE_SPLIT, Budget, make_budget, parse_split
 from core.privacy.charge import SEEDED, default_cap, open_charged
-from core.privacy.gaussian import CALIBRATIONS, check_total_budget, delta_warning
+from core.privacy.gaussian import CALIBRATIONS, DEFAULT_CALIBRATION, check_total_budget, delta_warning
 from core.privacy.ledger import Ledger
 from core.privacy.ledger_store import default_ledger_path, iso_time, population_to_json
 from core.privacy.population import Population
@@ -129,7 +129,8 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
                    help="public bound B on |y| (robust loss): responses beyond it are clipped; default the largest "
                    "the fit certifies for n and d")
     p.add_argument(
-        "--calibration", choices=CALIBRATIONS, default="paper", help="sigma(eps, delta): eq. (7) or analytic"
+        "--calibration", choices=CALIBRATIONS, default=DEFAULT_CALIBRATION,
+        help="the Gaussian noise: the paper's closed forms (eq. (7) and (15)) or exact (analytic, the default)"
     )
     p.add_argument("--seed", type=int, default=None, help="seed of the privacy noise (default: OS entropy)")
 

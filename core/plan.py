@@ -46,7 +46,7 @@ from core.mechanisms.table import TableRelease, release_table
 from core.privacy.access import Spender
 from core.privacy.accounting import Budget
 from core.privacy.charge import SEEDED, charge, phase_cost
-from core.privacy.gaussian import CALIBRATIONS
+from core.privacy.gaussian import CALIBRATIONS, DEFAULT_CALIBRATION
 from core.privacy.ledger import Certification, Ledger, LedgerEntry, ReleaseDetails, release_details, stage_costs
 from core.report import document_text, published_report, table_document
 from core.settings import check
@@ -60,7 +60,7 @@ class _Plan:
     data: DataSpec
     model: ModelSpec
     budget: Budget
-    calibration: str = "paper"
+    calibration: str = DEFAULT_CALIBRATION
     level: float = 0.95
     fallback: bool = False
     seed: int | None = None

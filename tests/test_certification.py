@@ -127,7 +127,7 @@ def test_certificates_of_rows_a_never_release_on_rows_b(robust, tmp_path):
 
 @pytest.mark.parametrize("change, words", [
     (dict(target=2), "another target"), (dict(epsilon=2.0), "another budget"), (dict(level=0.9), "interval level"),
-    (dict(calibration="analytic"), "another calibration"), (dict(fallback=False), "fallback")])
+    (dict(calibration="paper"), "another calibration"), (dict(fallback=False), "fallback")])
 def test_certificates_never_release_for_another_plan(logistic, tmp_path, change, words):
     book = ledger_at(tmp_path)
     p = plan_of(logistic)

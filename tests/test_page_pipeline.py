@@ -20,6 +20,7 @@ from core.data.spec import AcsSpec, SyntheticSpec
 from core.mechanisms.pipeline import make_rng, prepare, run_private
 from core.privacy.accounting import RELEASE_SPLIT, split_budget
 from core.privacy.charge import charge
+from core.privacy.gaussian import DEFAULT_CALIBRATION
 from core.privacy.ledger_store import open_ledger
 from core.privacy.population import Population
 from ui.keys import PUBLISHED, TEACHING_RUN
@@ -98,7 +99,8 @@ def release_off(at: AppTest) -> str:
 def core_run(epsilon: float, seed: int, j: int):
     data = synthetic(N, 5, "robust", 1.0, 1.0, 0)
     problem = prepare(data.X, data.y, "robust", "cube", None, 0.0, data.feature_names)
-    return run_private(problem, j, split_budget(epsilon, 1e-6, RELEASE_SPLIT), make_rng(seed), "paper", 0.95)
+    budget = split_budget(epsilon, 1e-6, RELEASE_SPLIT)
+    return run_private(problem, j, budget, make_rng(seed), DEFAULT_CALIBRATION, 0.95)
 
 
 # ---------------------------------------------------------------- teaching mode
@@ -190,7 +192,7 @@ def test_teaching_run_is_kept_apart_and_never_published():
     at = start(noise_seed=1, coordinate="x1")
     rec = at.session_state[TEACHING_RUN.key]
     assert isinstance(rec, TeachingRun) and rec.plan.seed == 1
-    assert rec.plan.name == "x1" and rec.plan.level == 0.95 and rec.plan.calibration == "paper"
+    assert rec.plan.name == "x1" and rec.plan.level == 0.95 and rec.plan.calibration == DEFAULT_CALIBRATION
     assert rec.plan.data.n == N and rec.plan.budget.epsilon_total == 4.0
     at.text_input(key="direction").input("1, -1, 0, 0, 0").run()
     assert_clean(at)

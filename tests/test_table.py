@@ -216,5 +216,6 @@ def test_the_planner_s_table_half_width_is_what_tables_get(logistic):
                     loss="logistic", domain="ball")
     planned = plan(a, probability=False).table_half_width
     rng = np.random.default_rng(4)
-    got = np.median([table.release_table(logistic, "all", a.budget(), rng).half_widths[0] for _ in range(100)])
+    got = np.median([table.release_table(logistic, "all", a.budget(), rng, a.calibration).half_widths[0]
+                     for _ in range(100)])
     assert planned == pytest.approx(got, rel=0.02)

@@ -21,18 +21,20 @@ from core.data.spec import SyntheticSpec
 from core.estimator.model import ModelSpec
 from core.mechanisms.pipeline import make_rng, prepare_spec, run_private
 from core.privacy.accounting import make_budget
+from core.privacy.gaussian import DEFAULT_CALIBRATION
 
 
 @st.cache_resource(show_spinner=False)
 def warm_up() -> threading.Thread:
     """Once per server, in the background: the pipeline on a tiny synthetic problem, so that the compiled kernels
-    (core.estimator.kernels: numba compiles them on a fresh install, about 5 s, then loads them from its cache) are
-    ready before the first Pipeline a class opens; no page waits for it. Its numbers are thrown away."""
+    (core.estimator.kernels: numba compiles them on a fresh install, about 5 s, then loads them from its cache) and
+    the analytic calibration's dp_accounting (a second or two to import) are ready before the first Pipeline a class
+    opens; no page waits for it. Its numbers are thrown away."""
     def run() -> None:
         try:
             spec = SyntheticSpec("robust", 400, 3, 1.0, 1.0, 0)
             problem = prepare_spec(spec.load(), ModelSpec("robust").resolve(3), spec)
-            run_private(problem, 0, make_budget(8.0, 1e-6), make_rng(0))
+            run_private(problem, 0, make_budget(8.0, 1e-6), make_rng(0), DEFAULT_CALIBRATION)
         except Exception:  # a warm-up that fails costs only the time it saves
             logging.getLogger(__name__).exception("the background warm-up failed")
 

@@ -109,9 +109,10 @@ def budget_controls() -> None:
             "privacy-loss distributions (dp_accounting, docs/privacy.md), which leave each stage a little more",
         )
         st.radio(
-            "σ(ε, δ) calibration", CALIBRATIONS, key="calibration", horizontal=True, persist_state=KEEP,
-            help="σ(ε_c, δ_c) of the release: the paper's (7) or the analytic Gaussian mechanism "
-            "(Balle & Wang 2018), never larger",
+            "Noise calibration", CALIBRATIONS, key="calibration", horizontal=True, persist_state=KEEP,
+            help="The Gaussian noise of the release and of the fallback's objective perturbation: the paper's "
+            "closed forms ((7) and (15), read conservatively: for reproducing its numbers) or exact (analytic: "
+            "Balle & Wang 2018 for σ(ε_c, δ_c), docs/privacy.md for (15)), never larger, the default",
         )
 
 

@@ -26,6 +26,7 @@ from core.mechanisms.fallback import FALLBACK_CHOICES
 from core.methods.compare import METHODS, check_methods
 from core.privacy.accounting import RELEASE_SPLIT
 from core.privacy.charge import default_cap
+from core.privacy.gaussian import CALIBRATIONS, DEFAULT_CALIBRATION
 from core.settings import RANGES
 from ui import keys
 
@@ -115,7 +116,7 @@ PARAMS: dict[str, Param] = {
     "split_a": Param(RELEASE_SPLIT[0], float, bounds=_range("split")),
     "split_b": Param(RELEASE_SPLIT[1], float, bounds=_range("split")),
     "split_c": Param(RELEASE_SPLIT[2], float, bounds=_range("split")),
-    "calibration": Param("paper", str, ("paper", "analytic")),
+    "calibration": Param(DEFAULT_CALIBRATION, str, CALIBRATIONS),
     "accounting": Param("basic", str, ("basic", "pld")),
     "coordinate": Param("", str),
     "direction": Param("", str),

@@ -37,7 +37,7 @@ from core.mechanisms.release import interval_half_width
 from core.mechanisms.stability import StabilityTest
 from core.mechanisms.table import planned_half_width
 from core.privacy.accounting import ACCOUNTINGS, RELEASE_SPLIT, Budget, make_budget
-from core.privacy.gaussian import CALIBRATIONS, MAX_EPSILON, MIN_EPSILON, normal_quantile, sigma
+from core.privacy.gaussian import CALIBRATIONS, DEFAULT_CALIBRATION, MAX_EPSILON, MIN_EPSILON, normal_quantile, sigma
 from core.settings import check
 from core.teaching.whatif import N_MAX, Curvature, noise_free_test, pass_probability
 
@@ -78,7 +78,7 @@ class Assumptions:
     lam_reg: float = 0.0
     split: tuple[float, float, float] = RELEASE_SPLIT
     accounting: str = "basic"
-    calibration: str = "paper"
+    calibration: str = DEFAULT_CALIBRATION
     level: float = 0.95
 
     def __post_init__(self) -> None:
