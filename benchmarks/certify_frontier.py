@@ -7,19 +7,20 @@ draw_problem and single): for one coefficient, as the preview and the Release bu
     c = certify(problem, j, budget, make_rng(None), True)
     release = finish(problem, c, make_rng(None), calibration, 0.95, True).release
 
-(calibration --calibration, "paper" by default) with budget = make_budget(eps, 1e-6, RELEASE_SPLIT) (the publish
-default split (1, 1, 18), basic composition), the fallback on with core's current curvature shares (CURVATURE_SHARE),
-level 0.95, and the privacy noise from the operating system (make_rng(None)), so a run does not replay draw for draw.
-Data through core.data.spec.AcsSpec, the model as the app builds it (logistic loss on the ball ||x||_2 <= 3). Each
-process uses one BLAS thread (unless the environment says otherwise).
+(calibration --calibration, the app's default unless told) with budget = make_budget(eps, 1e-6, RELEASE_SPLIT) (the
+publish default split (1, 1, 18), basic composition), the fallback on with core's current curvature shares
+(CURVATURE_SHARE), level 0.95, and the privacy noise from the operating system (make_rng(None)), so a run does not
+replay draw for draw. Data through core.data.spec.AcsSpec, the model as the app builds it (logistic loss on the ball
+||x||_2 <= 3). Each process uses one BLAS thread (unless the environment says otherwise).
 
 Cells: (state, n) for TX with n = 20,000, 50,000 and all filtered rows, and MI with n = 20,000 and all filtered rows
 (MI's file has about 46,000). A sampled cell draws a fresh sample of n rows without replacement per draw
 (sample_seed = --seed + draw index; a draw's sample serves every epsilon and coefficient of that draw, as in
 certify_measure); an "all" cell is one problem with --draws independent releases per point.
 
-For each cell and coefficient (`female`, `schooling`) the search walks the grid upward from its smallest epsilon,
---draws releases per (cell, coefficient, epsilon), and stops at the first epsilon where BOTH
+For each cell and target (the coefficients `female` and `schooling`, and certify_measure's 4-row table, read at its
+widest row: certified when every row is, its ratio the largest of the four) the search walks the grid upward from its
+smallest epsilon, --draws releases per (cell, target, epsilon), and stops at the first epsilon where BOTH
   - at least 90 % of the releases certify the curvature (the fallback's curvature bound exists and the released
     half-width is the curvature interval's, not the worst-case one: certify_measure's "certified"), and
   - the median, over the certified releases, of half-width / (1.96 SE) is <= 2, where
@@ -30,7 +31,7 @@ epsilon_needed (at the grid's top if not met), draws) and prints Markdown (docs/
 
     nice -n 19 python -m core.data.synthetic_pums --root /tmp/acs35 --state TX --state MI
     nice -n 19 python benchmarks/certify_frontier.py --root /tmp/acs35 --draws 100 --workers 2 \\
-        --csv docs/results/frontier.csv [--cells TX:20000,TX:all,MI:20000,MI:all]
+        --calibration analytic --csv docs/results/frontier.csv [--cells TX:20000,TX:all,MI:20000,MI:all]
 """
 
 from __future__ import annotations
@@ -52,11 +53,11 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from certify_measure import DELTA, LEVEL, SINGLE, draw_problem, single  # noqa: E402
+from certify_measure import DELTA, LEVEL, SINGLE, TABLE, draw_problem, single, table  # noqa: E402
 
 from core.mechanisms.fallback import CURVATURE_SHARE  # noqa: E402
 from core.privacy.accounting import RELEASE_SPLIT, make_budget  # noqa: E402
-from core.privacy.gaussian import CALIBRATIONS  # noqa: E402
+from core.privacy.gaussian import CALIBRATIONS, DEFAULT_CALIBRATION  # noqa: E402
 from core.teaching.frontier import COLUMNS, GRID_TOP  # noqa: E402
 
 GRID = (1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, GRID_TOP)  # the Planner reads a cell not reached as over GRID_TOP
@@ -64,6 +65,8 @@ CELLS = "TX:20000,TX:50000,TX:all,MI:20000,MI:all"
 NARROW = 2.0  # the width goal: median certified half-width <= NARROW x 1.96 SE
 CHANCE = 0.9  # the certification goal: at least this share of releases certify
 BASE_N = 20_000  # the reference n of the 1/sqrt(n) check
+TABLE_TARGET = f"table of {len(TABLE)} (widest row)"  # certify_measure's table: certified when every row is
+TARGETS = (*SINGLE, TABLE_TARGET)
 
 def parse_cells(text: str) -> list[tuple[str, int | None]]:
     """'TX:20000,MI:all' -> [('TX', 20000), ('MI', None)]."""
@@ -82,10 +85,11 @@ def task(job: tuple) -> list[dict]:
     for i in draws:
         problem, se196 = draw_problem(root, state, n, seed + i)
         for coef in coefs:
-            r = single(problem, se196, coef, budget, calibration)
+            r = (table(problem, se196, budget, calibration) if coef == TABLE_TARGET
+                 else single(problem, se196, coef, budget, calibration))
             out.append(dict(state=state, n=n, rows=problem.n, coefficient=coef, epsilon=eps, draw=i,
                             certified=r["certified"], covered=r["covered"],
-                            ratio=r["ratios"][0] if r["ratios"] is not None else math.nan))
+                            ratio=max(r["ratios"]) if r["ratios"] is not None else math.nan))
     return out
 
 
@@ -127,12 +131,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--chunk", type=int, default=10, help="draws per job")
     ap.add_argument("--seed", type=int, default=20261127, help="the first sample's sample_seed")
     ap.add_argument("--csv", default=None, help="write the frontier here (e.g. docs/results/frontier.csv)")
-    ap.add_argument("--calibration", choices=CALIBRATIONS, default="paper",
+    ap.add_argument("--calibration", choices=CALIBRATIONS, default=DEFAULT_CALIBRATION,
                     help="sigma(eps, delta) and objective perturbation's noise (core.privacy.gaussian)")
     args = ap.parse_args(argv)
     cells = parse_cells(args.cells)
     grid = sorted(float(e) for e in args.grid.split(","))
-    keys = [(state, n, coef) for state, n in cells for coef in SINGLE]
+    keys = [(state, n, coef) for state, n in cells for coef in TARGETS]
     trails: dict = {k: [] for k in keys}
     active = set(keys)
     t0 = time.perf_counter()
@@ -144,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
             jobs = []
             # the heaviest cells first, for the two workers' balance
             for state, n in sorted(cells, key=lambda c: -(c[1] or 10**9)):
-                coefs = tuple(c for c in SINGLE if (state, n, c) in active)
+                coefs = tuple(c for c in TARGETS if (state, n, c) in active)
                 if coefs:
                     jobs += [(args.root, state, n, range(a, min(a + args.chunk, args.draws)), args.seed, eps, coefs,
                               args.calibration)
@@ -216,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     # how the epsilon needed scales with n: 1/sqrt(n) is a slope of -0.5
     for state in dict.fromkeys(s for s, _ in cells):
-        for coef in SINGLE:
+        for coef in TARGETS:
             pts = [(math.log(r["n"]), math.log(r["crossing"])) for r in rows
                    if r["state"] == state and r["coefficient"] == coef and math.isfinite(r["crossing"])]
             if len(pts) >= 2:

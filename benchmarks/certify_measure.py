@@ -7,24 +7,24 @@ draws releases through core, nothing re-implemented, and counts what they give:
 
 - one coefficient (`female`, `schooling`), as the preview and the Release button draw it:
       c = certify(problem, j, budget, make_rng(None), True)
-      release = finish(problem, c, make_rng(None), "paper", 0.95, True).release
+      release = finish(problem, c, make_rng(None), calibration, 0.95, True).release
   certified: release.fallback_curvature.bound is not None and the released half-width is not the worst-case one
   (core.mechanisms.fallback.fallback_half_width at the release's lambda_hat_min, lam and s), i.e. the interval is the
   curvature interval (a bound whose ridge bias could not be bounded, lam >= lambda_hat/2, leaves the worst-case
   interval: counted apart as "gated");
 - a 4-row table (`female,schooling,working_age,hours`):
-      release_table(problem, TABLE, budget, make_rng(None), "paper", 0.95, fallback=True)
+      release_table(problem, TABLE, budget, make_rng(None), calibration, 0.95, fallback=True)
   certified: the fallback ran and every row's interval is a curvature interval (table.fallback.intervals holds no
   None); each row is at level 1 - 0.05/4 (Bonferroni);
 
 with budget = make_budget(eps, 1e-6, RELEASE_SPLIT) (split (1, 1, 18), basic composition), the fallback on, level 0.95,
-calibration --calibration ("paper" as written above, or "analytic": the smaller noise of docs/privacy.md, "Objective
-perturbation, calibrated"), and the privacy noise from the operating system (make_rng(None), as in publish mode), so a
-run does not replay draw for draw. Data through core.data.spec.AcsSpec and the model as the app builds it
-(ModelSpec("logistic", spec.default_domain, None, 0, None).resolve(d, spec.public_radius): the ball ||x||_2 <= 3).
-Cells: TX with a fresh sample of --n rows per draw (without replacement, sample_seed = --seed + draw index; the
-sample serves every epsilon and target of that draw), MI all filtered rows, TX all filtered rows (one problem each,
---draws independent releases per epsilon and target).
+calibration --calibration (the app's default, "analytic": the exact σ and the smaller noise of docs/privacy.md,
+"Objective perturbation, calibrated"; or "paper"), and the privacy noise from the operating system (make_rng(None), as
+in publish mode), so a run does not replay draw for draw. Data through core.data.spec.AcsSpec and the model as the app
+builds it (ModelSpec("logistic", spec.default_domain, None, 0, None).resolve(d, spec.public_radius): the ball
+||x||_2 <= 3). Cells: TX with a fresh sample of --n rows per draw (without replacement, sample_seed = --seed + draw
+index; the sample serves every epsilon and target of that draw), MI all filtered rows, TX all filtered rows (one
+problem each, --draws independent releases per epsilon and target).
 
 Per (cell, epsilon, target): releases, bottoms, passes of the test (14) (Algorithm 5's interval), the certified share
 with its 95 % Clopper-Pearson interval; coverage of u^T theta(P_n) (problem.fit.theta, the non-private fit on that
@@ -63,9 +63,9 @@ from core.mechanisms.release import BOTTOM, FALLBACK, RELEASED  # noqa: E402
 from core.mechanisms.table import release_table  # noqa: E402
 from core.methods.compare import rate  # noqa: E402
 from core.privacy.accounting import RELEASE_SPLIT, make_budget  # noqa: E402
-from core.privacy.gaussian import CALIBRATIONS  # noqa: E402
+from core.privacy.gaussian import CALIBRATIONS, DEFAULT_CALIBRATION  # noqa: E402
 
-DELTA, LEVEL, CALIBRATION, TOL = 1e-6, 0.95, "paper", 1e-9
+DELTA, LEVEL, CALIBRATION, TOL = 1e-6, 0.95, DEFAULT_CALIBRATION, 1e-9
 SINGLE = ("female", "schooling")
 TABLE = ("female", "schooling", "working_age", "hours")
 TABLE_NAME = "table (" + ", ".join(TABLE) + ")"

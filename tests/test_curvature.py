@@ -24,7 +24,7 @@ from core.mechanisms.curvature import (
 from core.mechanisms.fallback import CURVATURE_SHARE, unspent_budget
 from core.mechanisms.pipeline import make_rng, prepare, run_private
 from core.privacy.accounting import make_budget
-from core.privacy.gaussian import normal_quantile, sigma
+from core.privacy.gaussian import DEFAULT_CALIBRATION, normal_quantile, sigma
 
 
 def _sample(n, d, seed, loss="logistic"):
@@ -176,7 +176,7 @@ def test_curvature_interval_covers_the_fit_on_these_rows():
     p = _sample(20_000, 3, 7)
     b, level, draws = make_budget(1.0, 1e-6, (1, 1, 18)), 0.9, 400
     rng = make_rng(2026)
-    runs = [run_private(p, 0, b, rng, level=level, fallback=True).release for _ in range(draws)]
+    runs = [run_private(p, 0, b, rng, DEFAULT_CALIBRATION, level, fallback=True).release for _ in range(draws)]
     assert all(r.status == "fallback" and r.fallback_curvature.bound is not None for r in runs)
     target = float(p.fit.theta[0])
     lo, hi = np.array([r.interval for r in runs]).T
@@ -200,7 +200,7 @@ def test_audit_of_the_default_release_with_its_fallback():
 
     def sample(problem, seed):
         rng = make_rng(seed)
-        runs = [run_private(problem, 0, budget, rng, fallback=True).release for _ in range(draws)]
+        runs = [run_private(problem, 0, budget, rng, DEFAULT_CALIBRATION, fallback=True).release for _ in range(draws)]
         assert all(r.status == "fallback" for r in runs)
         return {"value": np.array([r.value for r in runs]),
                 "half": np.array([(r.interval[1] - r.interval[0]) / 2 for r in runs])}

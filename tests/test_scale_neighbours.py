@@ -19,6 +19,7 @@ from core.errors import DataError
 from core.estimator.model import ModelSpec
 from core.mechanisms.pipeline import make_rng, prepare_model, run_private
 from core.privacy.accounting import split_budget
+from core.privacy.gaussian import DEFAULT_CALIBRATION
 
 SCALES = (1e2, 1e4, 1e5, 1.3e5, 3.2e5, 1e6, 1e9, 1e12)
 SIZES = (500, 20_000)
@@ -45,7 +46,7 @@ def outcome(X, y, model: ModelSpec, fallback: bool, seed: int) -> tuple[str, str
     except DataError as err:
         assert err.setting == "response_bound"
         return "refused", None, None
-    run = run_private(problem, 0, BUDGET, make_rng(seed), fallback=fallback)
+    run = run_private(problem, 0, BUDGET, make_rng(seed), DEFAULT_CALIBRATION, fallback=fallback)
     return run.release.status, problem.fit.status, run.lambda_min.N
 
 

@@ -20,7 +20,7 @@ from core.mechanisms.full_vector import algorithm3_scale, gaussian_step
 from core.mechanisms.pipeline import certificates, prepare, run_private
 from core.mechanisms.stability import solver_slack
 from core.privacy.accounting import RELEASE_SPLIT, make_budget, pld_epsilon, separate_budget, split_budget_pld
-from core.privacy.gaussian import normal_quantile, sigma
+from core.privacy.gaussian import DEFAULT_CALIBRATION, normal_quantile, sigma
 from core.privacy.ledger import stage_costs
 
 
@@ -148,7 +148,7 @@ def test_the_table_audit_stays_under_its_claim(eps, draws, branch):
     samples = []
     for problem, seed in ((prepare_sample(p), 1), (prepare_sample(q), 2)):
         rng = np.random.default_rng(seed)
-        draws_ = [table.release_table(problem, "all", b, rng, fallback=True) for _ in range(draws)]
+        draws_ = [table.release_table(problem, "all", b, rng, DEFAULT_CALIBRATION, fallback=True) for _ in range(draws)]
         assert sum(d.status == branch for d in draws_) > 0.9 * draws
         samples.append({
             "lambda_hat": np.array([d.lambda_min.lambda_hat for d in draws_]),
