@@ -188,7 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     releases = sum(p["draws"] for t in trails.values() for _, p in t)
     covered = sum(p["covered"] for t in trails.values() for _, p in t)
     print(f"{releases} releases in {wall:.0f} s on {args.workers} worker(s); {args.draws} draws per (cell, "
-          f"coefficient, ε); δ = {DELTA:g}, split {RELEASE_SPLIT}, basic composition, fallback on, level {LEVEL:g}; "
+          f"coefficient, ε); δ = {DELTA:g}, split {RELEASE_SPLIT}, basic composition, fallback on, level {LEVEL:g}, "
+          f"calibration {args.calibration!r}; "
           f"CURVATURE_SHARE {CURVATURE_SHARE}; the interval covered θⱼ(Pₙ) in {covered} of {releases}\n")
     print("| state | n | coefficient | ε needed | certified | median half-width ÷ 1.96 SE (certified) | "
           "ε needed × √(n / 20,000) | ε at ratio 2, interpolated | the same × √(n / 20,000) |")

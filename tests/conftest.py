@@ -15,8 +15,9 @@ config.set_option("client.showErrorDetails", "full")
 
 def pytest_collection_modifyitems(items: list) -> None:
     """Files with browser tests first, then files with slow ones, each group in its own order: the full lane hands
-    whole files to two workers (--dist loadfile), and a long file picked up last leaves the other worker idle while
-    it runs. The order of the tests within a file is kept."""
+    whole files to two workers (--dist loadfile, in this order: --no-loadscope-reorder, or xdist would hand out the
+    files with the most tests first), and a long file picked up last leaves the other worker idle while it runs. The
+    order of the tests within a file is kept."""
     weight: dict = {}
     for item in items:
         rank = 2 if item.get_closest_marker("browser") else 1 if item.get_closest_marker("slow") else 0

@@ -66,9 +66,10 @@ ACCOUNTINGS = {  # how each accounting totals the stages
     "basic": f"{ACCOUNTING_NAMES['basic']} (Lemma 2.5): {COMPOSITION}",
     "pld": f"{ACCOUNTING_NAMES['pld']}: δ = δ_a + δ_b + δ_PLD(ε)",
 }
-CALIBRATIONS = {  # σ(ε_c, δ_c) of the release
-    "paper": "σ(ε, δ) of (7)",
-    "analytic": "the analytic Gaussian mechanism (Balle & Wang 2018), never larger than (7)",
+CALIBRATIONS = {  # the Gaussian noise: σ(ε_c, δ_c) of the release, and the fallback's objective perturbation (15)
+    "paper": "the paper's closed forms: σ(ε, δ) of (7), and (15)'s noise as SPEC reads it",
+    "analytic": "exact: the analytic Gaussian mechanism (Balle & Wang 2018) and (15)'s noise by its privacy profile, "
+                "each never larger than the paper's",
 }
 PRIVATE_INTERVAL = "T ± z_{1−a/2} σ w̄"
 # What every private interval covers, in words: shown wherever one is (SPEC §4).
