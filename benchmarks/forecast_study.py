@@ -6,8 +6,8 @@ wider than the coefficient's plausible half-range (ln 100 for the logistic loss)
 preview and the Release button draw it (core.plan.preview, core.mechanisms.pipeline.finish):
 
     c = certify(problem, j, budget, make_rng(None), True)
-    f = from_certificates(problem, c, "paper", 0.95, True)  # the preview's rule
-    run = finish(problem, c, make_rng(None), "paper", 0.95, True)
+    f = from_certificates(problem, c, DEFAULT_CALIBRATION, 0.95, True)  # the preview's rule
+    run = finish(problem, c, make_rng(None), DEFAULT_CALIBRATION, 0.95, True)
 
 with budget = make_budget(eps, 1e-6, RELEASE_SPLIT) (split (1, 1, 18), basic composition, the fallback on), and the
 released half-width h = (hi - lo)/2 (a bottom is counted and skipped). Data through the project's loader,
@@ -57,9 +57,9 @@ from core.mechanisms.pipeline import certify, finish, make_rng, prepare_spec  # 
 from core.mechanisms.stability import solver_slack  # noqa: E402
 from core.methods.compare import rate  # noqa: E402
 from core.privacy.accounting import RELEASE_SPLIT, make_budget  # noqa: E402
-from core.privacy.gaussian import normal_quantile  # noqa: E402
+from core.privacy.gaussian import DEFAULT_CALIBRATION, normal_quantile  # noqa: E402
 
-DELTA, LEVEL, CALIBRATION, TOL = 1e-6, 0.95, "paper", 1e-9
+DELTA, LEVEL, CALIBRATION, TOL = 1e-6, 0.95, DEFAULT_CALIBRATION, 1e-9
 
 _PROBLEMS: dict = {}  # a worker's prepared problems that serve many draws (whole files, fixed samples)
 

@@ -19,7 +19,7 @@ from core.mechanisms.pipeline import make_rng, prepare, run_private
 from core.mechanisms.recursion import recursion_down, t_bound
 from core.mechanisms.stability import solver_slack, stability_test, threshold
 from core.privacy.accounting import RELEASE_SPLIT, basic_composition, split_budget
-from core.privacy.gaussian import sigma
+from core.privacy.gaussian import DEFAULT_CALIBRATION, sigma
 
 
 def test_logistic_fit_matches_scikit_learn(logistic_problem):
@@ -184,8 +184,9 @@ def test_cli_on_a_user_csv(tmp_path):
 
     data = read_csv(path)
     p = prepare(data.X, data.y, feature_names=data.feature_names)
-    run = run_private(p, 1, split_budget(6.0, 1e-6, RELEASE_SPLIT), make_rng(1))
+    run = run_private(p, 1, split_budget(6.0, 1e-6, RELEASE_SPLIT), make_rng(1), DEFAULT_CALIBRATION)
     assert r["value"] == run.release.value and doc["lambda_min"]["N"] == run.lambda_min.N
+    assert doc["release"]["calibration"] == DEFAULT_CALIBRATION == "analytic"
 
 
 def test_cli_synthetic_with_repeats():
