@@ -9,6 +9,7 @@ never larger. Both are valid wherever (7) calibrates a mean shift (Lemma 2.3, Le
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import lru_cache
 
 from scipy.optimize import brentq
@@ -220,8 +221,7 @@ def sigma_analytic(epsilon: float, delta: float) -> float:
     check_epsilon_delta(epsilon, delta)
     tol = 1e-13
     s = float(gaussian_mechanism.get_sigma_gaussian(epsilon, delta, tol=tol)) + 2 * tol
-    target = math.log(delta)
-    target -= 4.0 * _ULP * abs(target)  # log(delta) itself is rounded
+    target = _log_target(delta)
     step, below = _ULP, None
     while not log_delta_analytic_bound(s, epsilon) <= target:
         below, s = s, s * (1.0 + step)
@@ -229,13 +229,26 @@ def sigma_analytic(epsilon: float, delta: float) -> float:
         if step > 1.0:
             raise ArithmeticError(f"the analytic calibration could not be verified at eps={epsilon}, delta={delta}")
     if below is not None:  # the last step may overshoot: bisect back towards the last failing point
-        while s - below > 4.0 * math.ulp(s):
-            mid = below + 0.5 * (s - below)
-            if log_delta_analytic_bound(mid, epsilon) <= target:
-                s = mid
-            else:
-                below = mid
+        s = _bisect_down(lambda x: log_delta_analytic_bound(x, epsilon), below, s, target)
     return s * (1.0 + SAFETY)
+
+
+def _log_target(delta: float) -> float:
+    """ln(delta), lowered by its own rounding: what a calibrated ln delta bound must not exceed."""
+    target = math.log(delta)
+    return target - 4.0 * _ULP * abs(target)
+
+
+def _bisect_down(bound: Callable[[float], float], below: float, above: float, target: float) -> float:
+    """The least x in (below, above], to 4 ulp, with bound(x) <= target, for a bound falling in x that meets the
+    target at `above` and not at `below`."""
+    while above - below > 4.0 * math.ulp(above):
+        mid = below + 0.5 * (above - below)
+        if bound(mid) <= target:
+            above = mid
+        else:
+            below = mid
+    return above
 
 
 def log_delta_planar_bound(kappa: float, epsilon: float) -> float:
@@ -261,18 +274,11 @@ def sigma_planar(epsilon: float, delta: float) -> float:
     is met already at 1/sqrt(2 eps) (only near delta = 0.1 with a tiny eps), kappa stays there: more noise, not less.
     """
     check_epsilon_delta(epsilon, delta)
-    target = math.log(delta)
-    target -= 4.0 * _ULP * abs(target)  # log(delta) itself is rounded
+    target = _log_target(delta)
     lo = hi = 1.0 / math.sqrt(2.0 * epsilon)
     while not log_delta_planar_bound(hi, epsilon) <= target:
         lo, hi = hi, 2.0 * hi
-    while hi - lo > 4.0 * math.ulp(hi):
-        mid = lo + 0.5 * (hi - lo)
-        if log_delta_planar_bound(mid, epsilon) <= target:
-            hi = mid
-        else:
-            lo = mid
-    return hi * (1.0 + SAFETY)
+    return _bisect_down(lambda k: log_delta_planar_bound(k, epsilon), lo, hi, target) * (1.0 + SAFETY)
 
 
 def sigma(epsilon: float, delta: float, calibration: str = "paper") -> float:
