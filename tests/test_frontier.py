@@ -37,6 +37,10 @@ def test_a_frontier_is_read_with_its_unreached_cells(tmp_path):
     missed = next(t for t in fig.data if t.name.startswith("TX, schooling: not reached"))
     assert list(reached.x) == [20_000, 132_527] and list(reached.y) == [6.0, 3.0]  # one line, ordered by n
     assert list(missed.y) == [GRID_TOP] and "not reached" in missed.name
+    # the colour says the target, the dash the state
+    lines = {t.name: t.line for t in fig.data if t.mode == "lines+markers"}
+    assert lines["TX, female"].color != lines["TX, schooling"].color == lines["MI, schooling"].color
+    assert lines["TX, schooling"].dash != lines["MI, schooling"].dash
     assert "SYNTHETIC" in fig.layout.title.text and "measured" in fig.layout.title.text
 
 

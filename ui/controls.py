@@ -119,7 +119,7 @@ def budget_controls() -> None:
 def split_words() -> str:
     """The split, the accounting and the calibration in a few words: the label of the popover that sets them."""
     weights = " : ".join(f"{w:g}" for w in params.split())
-    return f"Split {weights} · {params.get('accounting')} accounting · {params.get('calibration')} σ"
+    return f"Split {weights} · {params.get('accounting')} accounting · {params.get('calibration')} noise"
 
 
 def model_controls() -> None:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from core.teaching.planner import Plan
 
 FRONTIER_COLORS = (CHOSEN, ACCENT, "#009E73", "#CC79A7")  # Okabe-Ito, as ui.theme
+FRONTIER_DASHES = ("solid", "dash", "dot")
 
 
 def half_width_figure(plans: Sequence[Plan], chosen: Plan, target: float | None) -> go.Figure:
@@ -62,15 +63,19 @@ def half_width_figure(plans: Sequence[Plan], chosen: Plan, target: float | None)
 
 def frontier_figure(points: Sequence[FrontierPoint], top: float) -> go.Figure:
     """The measured width frontier (core.teaching.frontier): the ε needed against n, log-log, one line per state and
-    coefficient; a cell no ε up to `top` served is marked at `top` with an open symbol, "not reached"."""
+    target, its colour the target's and its dash the state's (so six lines need three colours); a cell no ε up to
+    `top` served is marked at `top` with an open symbol, "not reached"."""
     fig = go.Figure()
-    for i, (state, coefficient) in enumerate(sorted({(p.state, p.coefficient) for p in points})):
+    targets = sorted({p.coefficient for p in points})
+    states = sorted({p.state for p in points})
+    for state, coefficient in sorted({(p.state, p.coefficient) for p in points}):
         cell = sorted((p for p in points if (p.state, p.coefficient) == (state, coefficient)), key=lambda p: p.n)
         reached = [p for p in cell if p.epsilon_needed is not None]
-        color = FRONTIER_COLORS[i % len(FRONTIER_COLORS)]
+        color = FRONTIER_COLORS[targets.index(coefficient) % len(FRONTIER_COLORS)]
+        dash = FRONTIER_DASHES[states.index(state) % len(FRONTIER_DASHES)]
         fig.add_trace(go.Scatter(
             x=[p.n for p in reached], y=[p.epsilon_needed for p in reached], mode="lines+markers",
-            name=f"{state}, {coefficient}", line=dict(color=color), marker=dict(size=8),
+            name=f"{state}, {coefficient}", line=dict(color=color, dash=dash), marker=dict(size=8),
             hovertemplate=f"{state}, {coefficient}: n = %{{x:,}}, ε = %{{y:g}}<extra>measured</extra>"))
         missed = [p for p in cell if p.epsilon_needed is None]
         if missed:
@@ -80,5 +85,7 @@ def frontier_figure(points: Sequence[FrontierPoint], top: float) -> go.Figure:
                 marker=dict(symbol="triangle-up-open", size=11, color=color),
                 hovertemplate=f"{state}, {coefficient}: n = %{{x:,}}, over ε = {top:g}<extra>measured</extra>"))
     fig.update_xaxes(type="log", title="Sample size n (rows)")
-    fig.update_yaxes(type="log", title="ε needed (total, publish default split)")
+    ticks = sorted({p.epsilon_needed for p in points if p.epsilon_needed is not None} | {top})
+    fig.update_yaxes(type="log", title="ε needed (total, publish default split)", tickvals=ticks,
+                     ticktext=[f"{e:g}" for e in ticks])  # the grid's values, not log minor ticks (20 read as "2")
     return titled(fig, "The ε an informative interval needs on SYNTHETIC census files (measured, not private data)")
