@@ -4,9 +4,8 @@
 - output_perturbation: u^T theta_lam + (2 G0/(n lam)) sigma(eps, delta) Z, lam = 1e-2 by default
   (||theta_lam(P_n) - theta_lam(P'_n)||_2 <= 2 G0/(n lam), so this is (eps, delta)-DP).
 - objective_perturbation (15): argmin L_n + b^T theta + (lam/2)||theta||^2, lam = 4 G1/(n eps),
-  b ~ N(0, s^2 I), s = (2 r/(n eps)) [sqrt(2 ln(4/delta)) + sqrt(2 ln(4/delta) + 2 eps)]; the printed
-  variance lost its brackets, and this is SPEC's conservative reconstruction (eps/2 pays for the
-  regulariser's Jacobian, eps/2 for Gaussian noise on a gradient of sensitivity 2 G0/n).
+  b ~ N(0, s^2 I), s by the calibration (core.mechanisms.full_vector.op_parameters): SPEC's conservative
+  reconstruction of the printed variance ("paper"), or the exact, smaller one ("analytic").
 - fallback_budget: what objective perturbation gets when lambda_hat_min = 0 in the paper's section 4.2 variant
   (core.methods.compare's local_with_fallback): the budget Algorithm 5's later stages would have used.
 DP-SGD lives in core.mechanisms.dp_sgd. Output and objective perturbation are u^T times the full-vector

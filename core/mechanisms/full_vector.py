@@ -10,7 +10,7 @@ The methods of the paper's Figure 5 (section 4, SPEC section 5), each returning 
 - oracle_vector: theta(P_n) + N(0, Delta(P_n)^2 sigma(eps, delta)^2 I), Delta(P_n) the local
   parameter sensitivity (3a) (parameter_sensitivity). NOT private: Delta(P_n) is local.
 - output_perturbation_vector: theta_lam + N(0, (2 G0/(n lam))^2 sigma(eps, delta)^2 I), lam = 1e-2.
-- objective_perturbation_vector: the minimiser of (15) with SPEC's conservative noise scale.
+- objective_perturbation_vector: the minimiser of (15), its noise scale by the calibration (op_parameters).
 - dp_sgd_vector: the DP-SGD iterate of core.mechanisms.dp_sgd.
 release_vector dispatches on a name in VECTOR_METHODS. The u^T releases of core.mechanisms.baselines are
 projections of output_perturbation_vector and objective_perturbation_vector, so each formula
