@@ -14,7 +14,7 @@ constants G1, r). Nothing else is read, so a forecast costs no budget.
   step 1's Laplace draw: its chance is computed with lambda_hat_min + lam in place of mu = lambda_min(H(theta_hat) +
   lam I), which lambda_hat_min bounds from below w.h.p. (H(theta_hat) is near H(theta(P_n))), so the chance is, if
   anything, too low and the warning errs towards warning. Where lambda_hat_min is 0, stage 1's released count read
-  at its 99.9 % lower quantile (`count_hint`) stands in, and the chance is discounted by its miss rate: a 90 %
+  at its 99.99 % lower quantile (`count_hint`) stands in, and the chance is discounted by its miss rate: a 90 %
   quantile missed one draw in ten, each then an unwarned wide interval (docs/experiments.md).
 - "Uninformative": a likely half-width wider than the coefficient's plausible half-range, a public number: for the
   logistic loss ln 100 (odds ratios from 1/100 to 100 per unit of the feature: wider tells a reader nothing they did
@@ -47,7 +47,11 @@ if TYPE_CHECKING:
 LOGISTIC_PLAUSIBLE = math.log(100.0)  # a logistic coefficient's plausible half-range: odds ratios 1/100 to 100
 WARN_AT = 0.05  # warn when an uninformative interval has at least this chance
 LIKELY = 0.9  # step 1's draw at its (1 - LIKELY) lower quantile gives the certified half-width's likely top
-HINT_MISS = 1e-3  # the chance that stage 1's count, read at this lower quantile, overstates lambda_min
+# The chance that stage 1's count, read at this lower quantile, overstates lambda_min. Where the curvature is small,
+# a reading high enough to be positive comes mostly from the noise, so a stated "likely narrow" is then often wrong:
+# at 1e-3 such readings fired in 8-9 of 3,200 census releases, wrong in 3-5, each an unwarned wide interval; at 1e-4
+# in none, with the same false alarms and the same readings at 600,000 rows (docs/experiments.md).
+HINT_MISS = 1e-4
 
 
 @dataclass(frozen=True)
@@ -125,7 +129,7 @@ def forecast(g: Geometry, model: ModelSpec, n: int, budget: Budget, test: Stabil
     q = interval_quantile(level)
     top = g.G1 if lambda_max is None else lambda_max
     narrow = (q * s / (top + lam) + solver_slack(lam, g), q * s / likely_low + solver_slack(lam, g))
-    which = "λ̂min" if lambda_min > 0 else "stage 1's count at its 99.9 % lower quantile"
+    which = "λ̂min" if lambda_min > 0 else "stage 1's count at its 99.99 % lower quantile"
     odds = ("unknown: no curvature was certified at the fit" if chance is None else
             f"about {chance:.0%} (step 1's Laplace draw, with {which} + λ for the curvature)")
     how = (f"the fallback: without a certified curvature bound its half-width is exactly {wide:.3g} (objective "
