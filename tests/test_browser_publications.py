@@ -4,12 +4,13 @@ drops the sidebar and the buttons. Screenshots go to test-artifacts/ as in test_
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from test_browser import (  # noqa: F401
@@ -24,16 +25,20 @@ from test_browser import (  # noqa: F401
     text,
 )
 
+from core.cli import main
+
 pytestmark = pytest.mark.browser  # a real browser: the full lane only
 
 PUMS = ROOT / "tests" / "data" / "SYNTHETIC_psam_p06_CA_2018_1-Year.csv"
 
 
 def cli(*args: str, ledger: Path) -> str:
-    done = subprocess.run([sys.executable, "-m", "core", *args], cwd=ROOT, capture_output=True, text=True,
-                          env={**os.environ, "PSP_LEDGER": str(ledger)}, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    """The command line's main, in this process (the setup of these tests; tests/test_pipeline.py and others run it
+    as a command): what it printed."""
+    out = io.StringIO()
+    with mock.patch.dict(os.environ, {"PSP_LEDGER": str(ledger)}), contextlib.redirect_stdout(out):
+        assert main(list(args)) == 0
+    return out.getvalue()
 
 
 @pytest.fixture

@@ -140,7 +140,7 @@ def test_fig4_errors_fall_as_epsilon_grows(tmp_path):
 def fig6(tmp_path_factory):
     """Fig. 6 at a reduced size on the SYNTHETIC California file the command writes itself."""
     out = tmp_path_factory.mktemp("fig6")
-    argv = ["experiment", "fig6", "--quick", "--reps", "2", "--grid", "10000,400000", "--jobs", "2",
+    argv = ["experiment", "fig6", "--quick", "--reps", "2", "--grid", "10000,400000", "--jobs", "1",
             "--out", str(out)]
     assert main(argv) == 0
     return out, read(out / "fig6.csv")
