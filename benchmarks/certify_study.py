@@ -68,16 +68,17 @@ from core.estimator.model import ModelSpec  # noqa: E402
 from core.estimator.rounding import UNIT  # noqa: E402
 from core.mechanisms.certificates import lambda_min_statistic, steps_to_invert  # noqa: E402
 from core.mechanisms.curvature import (  # noqa: E402
+    BIAS_GATE,
     BOUND_SHARE,
     NORM_SHARE,
-    Curvature,
-    _norm,
     curvature_interval,
     hessian_at,
     interval_quantile,
     log_error,
     point_error,
+    step_one,
     step_one_budget,
+    step_two,
 )
 from core.mechanisms.fallback import (  # noqa: E402
     curvature_shares,
@@ -188,7 +189,7 @@ class Lever:
     delta_share: float | None = None
     max_step: float = BASELINE_MAX_STEP
     sharp: bool = False
-    bias_gate: float = 0.5
+    bias_gate: float = BIAS_GATE
     split: tuple[float, float, float] = RELEASE_SPLIT
     rule: Rule | None = None
 
@@ -597,46 +598,16 @@ def cell_lambda(cell: Cell) -> float:
 
 
 def curvatures_variant(problem, point, ridge, directions, epsilon, delta, beta, rng, log_share, max_step, sharp):
-    """core.mechanisms.curvature.curvatures with MAX_STEP and step 2's sensitivity as parameters: at (max_step=inf,
-    sharp=True), core's current rule, the same draws give the same output (checked by `self_check`); at
-    (BASELINE_MAX_STEP, sharp=False) the baseline's."""
-    g, n, d = problem.geometry, problem.n, problem.d
-    k = directions.shape[0]
-    eps_1, family, unit, delta_1 = step_one_budget(k, epsilon, delta, beta, log_share)
-    step = g.G1 / n
-    e = point_error(problem, point, ridge)
-    H = hessian_at(problem, point, ridge)
-    mu = float(np.linalg.eigvalsh(H)[0])
-    norms = [_norm(H, u) if mu > 0 else math.inf for u in directions]
-    scale_1 = (step + 2.0 * e) / eps_1
-    lambda_hat = max(0.0, mu - e) + float(rng.laplace(0.0, scale_1)) - scale_1 * math.log(1.0 / (2.0 * delta_1))
-    out = dict(lambda_hat=lambda_hat, epsilon=float(epsilon), delta=float(delta), beta=float(beta), mu=mu,
-               scale_1=scale_1, family=family)
-    m = lambda_hat - step
-    eta = e + 10.0 * d * d * UNIT * (g.G1 + ridge)
-    e_log = log_error(eta, m) if m > 0 else math.inf
-    gate = step <= max_step * m if math.isfinite(max_step) else True
-    if not (m > 0 and gate and math.isfinite(e_log)):
-        return tuple(Curvature(bound=None, scale_2=math.nan, reason="not certified", norm=nm, **out) for nm in norms)
-    sens = -math.log1p(-step / lambda_hat) if sharp else -2.0 * math.log1p(-step / m)
-    scale_2 = unit * (sens + 2.0 * e_log)
-    tail = math.log(1.0 / (2.0 * beta)) if family == "laplace" else normal_quantile(1.0 - beta)
-    found = []
-    for nm in norms:
-        draw = rng.laplace(0.0, scale_2) if family == "laplace" else scale_2 * rng.standard_normal()
-        noisy = (math.log(nm) if math.isfinite(nm) else -math.log(m)) + float(draw)
-        bound = math.exp(min(noisy + scale_2 * tail + e_log, -math.log(lambda_hat)))
-        found.append(Curvature(bound=bound, scale_2=scale_2, reason="", norm=nm, **out))
-    return tuple(found)
-
-
-def _interval_gate(problem, point, c, s, lam, level):
-    a = 1.0 - level
-    bias_rate = abs(lam - problem.fit.lam_reg)
-    b_norm = s * math.sqrt(float(chi2.isf(NORM_SHARE * a, problem.d)))
-    theta_norm = (float(np.linalg.norm(point)) + b_norm / c.lambda_hat) / (1.0 - bias_rate / c.lambda_hat)
-    q = interval_quantile(level)
-    return q * s * c.bound + bias_rate * c.bound * theta_norm + solver_slack(lam, problem.geometry)
+    """core.mechanisms.curvature.curvatures with MAX_STEP and step 2's sensitivity as parameters, on core's own step 1
+    and step 2: at (max_step=inf, sharp=True), core's current rule, the same draws give the same output (checked by
+    `self_check`); at (BASELINE_MAX_STEP, sharp=False) the baseline's."""
+    first = step_one(problem, point, ridge, directions, epsilon, delta, beta, rng, log_share)
+    m = first.m
+    gate = first.step <= max_step * m if math.isfinite(max_step) else True
+    if not (m > 0 and gate and math.isfinite(first.e_log)):
+        return first.uncertified("not certified")
+    sens = -math.log1p(-first.step / first.lambda_hat) if sharp else -2.0 * math.log1p(-first.step / m)
+    return step_two(first, sens, rng)
 
 
 def real_release(unit: Unit, lever: Lever, k: int, eps: float, rng: np.random.Generator, lam_cell: float,
@@ -659,23 +630,14 @@ def real_release(unit: Unit, lever: Lever, k: int, eps: float, rng: np.random.Ge
                             plan.log_share, plan.max_step, plan.sharp)
     halves, ok = [], True
     for c in cs:
-        ci = None if c.bound is None else (
-            curvature_interval(problem, op.value, c, op.noise_scale, op.lambda_reg, pt.level)
-            if plan.bias_gate == 0.5 else _gated(problem, op.value, c, op.noise_scale, op.lambda_reg, pt.level,
-                                                 plan.bias_gate))
+        ci = curvature_interval(problem, op.value, c, op.noise_scale, op.lambda_reg, pt.level, plan.bias_gate)
         half = (fallback_half_width(lmin.lambda_hat, op.lambda_reg, op.noise_scale, pt.level, problem.geometry)
-                if ci is None else (ci if isinstance(ci, float) else ci.half))
+                if ci is None else ci.half)
         ok = ok and ci is not None
         halves.append(half)
     err = op.value[[unit.table[r] for r in rows]] - unit.theta[[unit.table[r] for r in rows]]
     mu = cs[0].mu
     return ok, np.array(halves), err, mu
-
-
-def _gated(problem, point, c, s, lam, level, gate):
-    if not abs(lam - problem.fit.lam_reg) < gate * c.lambda_hat:
-        return None
-    return _interval_gate(problem, point, c, s, lam, level)
 
 
 def self_check(unit: Unit, eps: float) -> str:

@@ -48,6 +48,7 @@ from core.privacy.marks import NOT_PRIVATE
 # keeps the curvature uncertified (measured on census data, docs/experiments.md, "Certifying the curvature").
 LOG_SHARE = 0.3
 BOUND_SHARE, NORM_SHARE = 0.2, 0.1  # shares of the interval's miss rate a = 1 - level: U's tail, and ||b||'s
+BIAS_GATE = 0.5  # the interval needs |lam - lam_reg| < BIAS_GATE lambda_hat (Theta grows as the two approach)
 APPROXIMATE_NOTE = ("approximate: first order in the privacy noise (the Hessian at the released point stands in for "
                     "the Hessians between it and the fit on these rows); coverage measured, not proven")
 
@@ -154,47 +155,90 @@ def interval_quantile(level: float) -> float:
     return normal_quantile(1.0 - (1.0 - BOUND_SHARE - NORM_SHARE) * (1.0 - level) / 2.0)
 
 
+@dataclass(frozen=True)
+class StepOne:
+    """Step 1 at a public point for k directions, and what step 2 needs from it (`step_one`).
+
+    lambda_hat, scale_1 : step 1's bound and noise scale (private). m : lambda_hat - g, on step 1's event the least
+    lambda_min of P_n's matrix and of any neighbour's. e_log : the log-norm's rounding bound for a matrix with
+    lambda_min >= m (inf when m <= 0). family, unit : step 2's noise (`log_noise`). step : g = G1/n.
+    mu, norms : the computed lambda_min and each direction's ||(H + lam I)^{-1} u||. NOT private.
+    """
+
+    lambda_hat: float
+    scale_1: float
+    m: float
+    e_log: float
+    family: str
+    unit: float
+    step: float
+    epsilon: float
+    delta: float
+    beta: float
+    mu: float = field(metadata=NOT_PRIVATE)
+    norms: tuple[float, ...] = field(metadata=NOT_PRIVATE)
+
+    def curvature(self, bound: float | None, scale_2: float, reason: str, norm: float) -> Curvature:
+        return Curvature(lambda_hat=self.lambda_hat, bound=bound, reason=reason, scale_1=self.scale_1, scale_2=scale_2,
+                         epsilon=self.epsilon, delta=self.delta, beta=self.beta, mu=self.mu, norm=norm,
+                         family=self.family)
+
+    def uncertified(self, reason: str) -> tuple[Curvature, ...]:
+        """Every direction without a bound: step 2 does not run."""
+        return tuple(self.curvature(None, math.nan, reason, norm) for norm in self.norms)
+
+
+def step_one(problem: Problem, point: NDArray, ridge: float, directions: NDArray, epsilon: float, delta: float,
+             beta: float, rng: np.random.Generator, log_share: float = LOG_SHARE) -> StepOne:
+    """Step 1 of the module docstring once for the k rows of `directions` (its budget by `step_one_budget`)."""
+    g, n, d = problem.geometry, problem.n, problem.d
+    eps_1, family, unit, delta_1 = step_one_budget(directions.shape[0], epsilon, delta, beta, log_share)
+    step = g.G1 / n
+    e = point_error(problem, point, ridge)
+    H = hessian_at(problem, point, ridge)
+    mu = float(np.linalg.eigvalsh(H)[0])
+    norms = tuple(_norm(H, u) if mu > 0 else math.inf for u in directions)
+    scale_1 = (step + 2.0 * e) / eps_1
+    lambda_hat = max(0.0, mu - e) + float(rng.laplace(0.0, scale_1)) - scale_1 * math.log(1.0 / (2.0 * delta_1))
+    m = lambda_hat - step
+    eta = e + 10.0 * d * d * UNIT * (g.G1 + ridge)
+    e_log = log_error(eta, m) if m > 0 else math.inf
+    return StepOne(lambda_hat, scale_1, m, e_log, family, unit, step, float(epsilon), float(delta), float(beta), mu,
+                   norms)
+
+
+def step_two(first: StepOne, sensitivity: float, rng: np.random.Generator) -> tuple[Curvature, ...]:
+    """Step 2 after `first` (which must have m > 0 and a finite e_log): each log-norm, its noise scaled to
+    `sensitivity` + 2 e_log, and its upper bound U at the tail beta."""
+    scale_2 = first.unit * (sensitivity + 2.0 * first.e_log)
+    tail = math.log(1.0 / (2.0 * first.beta)) if first.family == "laplace" else normal_quantile(1.0 - first.beta)
+    found = []
+    for norm in first.norms:
+        # mu >= lambda_hat > 0 on the certificate's event; off it the computed norm may be undefined, and the noisy
+        # log-norm is then taken at the largest value step 2 could certify, 1/m.
+        draw = rng.laplace(0.0, scale_2) if first.family == "laplace" else scale_2 * rng.standard_normal()
+        noisy = (math.log(norm) if math.isfinite(norm) else -math.log(first.m)) + float(draw)
+        # ||A^{-1} u|| <= 1/mu <= 1/lambda_hat on step 1's event as well: the smaller bound holds wherever both do.
+        # In logarithms: a large draw would overflow exp before the cap applied.
+        bound = math.exp(min(noisy + scale_2 * tail + first.e_log, -math.log(first.lambda_hat)))
+        found.append(first.curvature(bound, scale_2, "", norm))
+    return tuple(found)
+
+
 def curvatures(problem: Problem, point: NDArray, ridge: float, directions: NDArray, epsilon: float, delta: float,
                beta: float, rng: np.random.Generator, log_share: float = LOG_SHARE) -> tuple[Curvature, ...]:
     """Step 1 once and step 2 for each of the k rows of `directions`, together (epsilon, delta)-DP, epsilon split
     log_share to step 2.
 
-    Step 2's statistic is then the vector of the k log-norms. On step 1's event each moves by at most Delta, so the
-    vector moves by at most k Delta in l1 and sqrt(k) Delta in l2; `log_noise` picks the Laplace or the Gaussian
-    mechanism (for k = 1 the Laplace one, the module docstring's step 2). Each Curvature records the whole set's
-    (epsilon, delta).
+    Step 2's statistic is then the vector of the k log-norms. On step 1's event each moves by at most Delta =
+    -ln(1 - g/lambda_hat), so the vector moves by at most k Delta in l1 and sqrt(k) Delta in l2; `log_noise` picks the
+    Laplace or the Gaussian mechanism (for k = 1 the Laplace one, the module docstring's step 2). Each Curvature
+    records the whole set's (epsilon, delta).
     """
-    g, n, d = problem.geometry, problem.n, problem.d
-    k = directions.shape[0]
-    eps_1, family, unit, delta_1 = step_one_budget(k, epsilon, delta, beta, log_share)
-    step = g.G1 / n
-    e = point_error(problem, point, ridge)
-    H = hessian_at(problem, point, ridge)
-    mu = float(np.linalg.eigvalsh(H)[0])
-    norms = [_norm(H, u) if mu > 0 else math.inf for u in directions]
-    scale_1 = (step + 2.0 * e) / eps_1
-    lambda_hat = max(0.0, mu - e) + float(rng.laplace(0.0, scale_1)) - scale_1 * math.log(1.0 / (2.0 * delta_1))
-    out = dict(lambda_hat=lambda_hat, epsilon=float(epsilon), delta=float(delta), beta=float(beta), mu=mu,
-               scale_1=scale_1, family=family)
-    m = lambda_hat - step  # on step 1's event, the least lambda_min of P_n's matrix and of any neighbour's
-    eta = e + 10.0 * d * d * UNIT * (g.G1 + ridge)
-    e_log = log_error(eta, m) if m > 0 else math.inf
-    if not (m > 0 and math.isfinite(e_log)):
-        why = "too little curvature could be certified at the released point for this n and ε"
-        return tuple(Curvature(bound=None, scale_2=math.nan, reason=why, norm=norm, **out) for norm in norms)
-    scale_2 = unit * (-math.log1p(-step / lambda_hat) + 2.0 * e_log)
-    tail = math.log(1.0 / (2.0 * beta)) if family == "laplace" else normal_quantile(1.0 - beta)
-    found = []
-    for norm in norms:
-        # mu >= lambda_hat > 0 on the certificate's event; off it the computed norm may be undefined, and the noisy
-        # log-norm is then taken at the largest value step 2 could certify, 1/m.
-        draw = rng.laplace(0.0, scale_2) if family == "laplace" else scale_2 * rng.standard_normal()
-        noisy = (math.log(norm) if math.isfinite(norm) else -math.log(m)) + float(draw)
-        # ||A^{-1} u|| <= 1/mu <= 1/lambda_hat on step 1's event as well: the smaller bound holds wherever both do.
-        # In logarithms: a large draw would overflow exp before the cap applied.
-        bound = math.exp(min(noisy + scale_2 * tail + e_log, -math.log(lambda_hat)))
-        found.append(Curvature(bound=bound, scale_2=scale_2, reason="", norm=norm, **out))
-    return tuple(found)
+    first = step_one(problem, point, ridge, directions, epsilon, delta, beta, rng, log_share)
+    if not (first.m > 0 and math.isfinite(first.e_log)):
+        return first.uncertified("too little curvature could be certified at the released point for this n and ε")
+    return step_two(first, -math.log1p(-first.step / first.lambda_hat), rng)
 
 
 @dataclass(frozen=True)
@@ -209,14 +253,14 @@ class CurvatureInterval:
     quantile: float
 
 
-def curvature_interval(problem: Problem, point: NDArray, c: Curvature, s: float, lam: float,
-                       level: float) -> CurvatureInterval | None:
-    """The interval of the module docstring at `level`, or None without a bound (or when the ridge bias cannot be
-    bounded: |lam - lam_reg| >= lambda_hat/2). The miss rate a = 1 - level is shared: BOUND_SHARE a for U (c.beta),
-    NORM_SHARE a for ||b|| <= s sqrt(chi2_d quantile), the rest for the normal quantile."""
+def curvature_interval(problem: Problem, point: NDArray, c: Curvature, s: float, lam: float, level: float,
+                       gate: float = BIAS_GATE) -> CurvatureInterval | None:
+    """The interval of the module docstring at `level`, or None without a bound (or when the ridge bias is not bounded
+    well enough: |lam - lam_reg| >= gate lambda_hat, gate < 1). The miss rate a = 1 - level is shared: BOUND_SHARE a
+    for U (c.beta), NORM_SHARE a for ||b|| <= s sqrt(chi2_d quantile), the rest for the normal quantile."""
     a = 1.0 - level
     bias_rate = abs(lam - problem.fit.lam_reg)
-    if c.bound is None or not bias_rate < 0.5 * c.lambda_hat:
+    if c.bound is None or not bias_rate < gate * c.lambda_hat:
         return None
     b_norm = s * math.sqrt(float(chi2.isf(NORM_SHARE * a, problem.d)))
     theta_norm = (float(np.linalg.norm(point)) + b_norm / c.lambda_hat) / (1.0 - bias_rate / c.lambda_hat)

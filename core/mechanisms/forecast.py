@@ -32,7 +32,7 @@ from core.estimator.geometry import Geometry
 from core.estimator.model import ModelSpec
 from core.estimator.problem import Problem
 from core.mechanisms.certificates import RecursiveBound, steps_to_invert
-from core.mechanisms.curvature import BOUND_SHARE, interval_quantile, step_one_budget
+from core.mechanisms.curvature import BIAS_GATE, BOUND_SHARE, interval_quantile, step_one_budget
 from core.mechanisms.fallback import FallbackBudget, fallback_budget_split, fallback_half_width
 from core.mechanisms.full_vector import op_parameters
 from core.mechanisms.recursion import down_recursion
@@ -83,12 +83,13 @@ def certification_chance(g: Geometry, n: int, mu: float, split: FallbackBudget, 
                          k: int = 1, bias: float = 0.0) -> tuple[float, float, float]:
     """(the chance that step 1 of core.mechanisms.curvature certifies enough for the curvature interval, its
     threshold, and step 1's likely low bound) at the fallback's curvature budget, for curvature mu at the released
-    point. Step 2 runs when lambda_hat > G1/n, and the interval needs lambda_hat > 2 |lam - lam_reg| (`bias`)."""
+    point. Step 2 runs when lambda_hat > G1/n, and the interval needs lambda_hat > |lam - lam_reg|/BIAS_GATE
+    (`bias`)."""
     eps_1, _, _, delta_1 = step_one_budget(k, *split.curvature, BOUND_SHARE * (1.0 - level), split.log_share)
     step = g.G1 / n
     scale_1 = step / eps_1  # the rounding bound e is left out: tiny beside G1/n at census sizes
     centre = mu - scale_1 * math.log(1.0 / (2.0 * delta_1))
-    need = max(step, 2.0 * bias)
+    need = max(step, bias / BIAS_GATE)
     t = need - centre  # the Laplace draw must be at least t
     chance = 1.0 - 0.5 * math.exp(t / scale_1) if t <= 0 else 0.5 * math.exp(-t / scale_1)
     likely_low = centre - scale_1 * math.log(1.0 / (2.0 * (1.0 - LIKELY)))
