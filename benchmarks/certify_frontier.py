@@ -10,8 +10,9 @@ draw_problem and single): for one coefficient, as the preview and the Release bu
 (calibration --calibration, the app's default unless told) with budget = make_budget(eps, 1e-6, RELEASE_SPLIT) (the
 publish default split (1, 1, 18), basic composition), the fallback on with core's current curvature shares
 (CURVATURE_SHARE), level 0.95, and the privacy noise from the operating system (make_rng(None)), so a run does not
-replay draw for draw. Data through core.data.spec.AcsSpec, the model as the app builds it (logistic loss on the ball
-||x||_2 <= 3). Each process uses one BLAS thread (unless the environment says otherwise).
+replay draw for draw. Data through core.data.spec.AcsSpec in the app's default encoding (centred), the model as the
+app builds it (logistic loss on the encoding's ball, ||x||_2 <= 2.3503). Each process uses one BLAS thread (unless
+the environment says otherwise).
 
 Cells: (state, n) for TX with n = 20,000, 50,000 and all filtered rows, and MI with n = 20,000 and all filtered rows
 (MI's file has about 46,000). A sampled cell draws a fresh sample of n rows without replacement per draw

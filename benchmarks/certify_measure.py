@@ -20,11 +20,12 @@ draws releases through core, nothing re-implemented, and counts what they give:
 with budget = make_budget(eps, 1e-6, RELEASE_SPLIT) (split (1, 1, 18), basic composition), the fallback on, level 0.95,
 calibration --calibration (the app's default, "analytic": the exact σ and the smaller noise of docs/privacy.md,
 "Objective perturbation, calibrated"; or "paper"), and the privacy noise from the operating system (make_rng(None), as
-in publish mode), so a run does not replay draw for draw. Data through core.data.spec.AcsSpec and the model as the app
-builds it (ModelSpec("logistic", spec.default_domain, None, 0, None).resolve(d, spec.public_radius): the ball
-||x||_2 <= 3). Cells: TX with a fresh sample of --n rows per draw (without replacement, sample_seed = --seed + draw
-index; the sample serves every epsilon and target of that draw), MI all filtered rows, TX all filtered rows (one
-problem each, --draws independent releases per epsilon and target).
+in publish mode), so a run does not replay draw for draw. Data through core.data.spec.AcsSpec in the encoding
+--encoding (default the app's, centred) and the model as the app builds it (ModelSpec("logistic", spec.default_domain,
+None, 0, None).resolve(d, spec.public_radius): the encoding's ball, ||x||_2 <= 2.3503 centred, <= 3 the paper's).
+Cells: TX with a fresh sample of --n rows per draw (without replacement, sample_seed = --seed + draw index; the sample
+serves every epsilon and target of that draw), MI all filtered rows, TX all filtered rows (one problem each, --draws
+independent releases per epsilon and target).
 
 Per (cell, epsilon, target): releases, bottoms, passes of the test (14) (Algorithm 5's interval), the certified share
 with its 95 % Clopper-Pearson interval; coverage of u^T theta(P_n) (problem.fit.theta, the non-private fit on that
@@ -55,6 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from parallel import map_jobs  # noqa: E402
 
+from core.data.encoding import DEFAULT_ENCODING, ENCODINGS, RADII  # noqa: E402
 from core.data.spec import AcsSpec  # noqa: E402
 from core.estimator.model import ModelSpec  # noqa: E402
 from core.mechanisms.fallback import CURVATURE_SHARE, TABLE_SHARES, fallback_half_width  # noqa: E402
@@ -86,19 +88,20 @@ PREDICTED = {("TX 20k", "single"): 2.34, ("MI all", "single"): 2.91, ("TX all", 
 _PROBLEMS: dict = {}  # a worker's whole-file problems, prepared once
 
 
-def draw_problem(root: str, state: str, n: int | None, sample_seed: int):
+def draw_problem(root: str, state: str, n: int | None, sample_seed: int, encoding: str = DEFAULT_ENCODING):
     """A draw's problem and 1.96 SE: a fresh sample of n rows (seeded), or the whole file, prepared once a worker."""
     if n is not None:
-        return problem_of(root, state, n, sample_seed)
-    if (root, state) not in _PROBLEMS:
-        _PROBLEMS[(root, state)] = problem_of(root, state, None, None)
-    return _PROBLEMS[(root, state)]
+        return problem_of(root, state, n, sample_seed, encoding)
+    if (root, state, encoding) not in _PROBLEMS:
+        _PROBLEMS[(root, state, encoding)] = problem_of(root, state, None, None, encoding)
+    return _PROBLEMS[(root, state, encoding)]
 
 
-def problem_of(root: str, state: str, n: int | None, sample_seed: int | None):
-    """The problem as the app prepares census data (ui.loaded): the spec's ball, logistic loss, lam_reg = 0, with the
-    non-private 1.96 SE of every coordinate at theta(P_n): 1.96 sqrt((H^-1)_jj / n)."""
-    spec = AcsSpec(states=state, year=2018, horizon="1-Year", root=root, n=n, sample_seed=sample_seed)
+def problem_of(root: str, state: str, n: int | None, sample_seed: int | None, encoding: str = DEFAULT_ENCODING):
+    """The problem as the app prepares census data (ui.loaded): the encoding's ball, logistic loss, lam_reg = 0, with
+    the non-private 1.96 SE of every coordinate at theta(P_n): 1.96 sqrt((H^-1)_jj / n)."""
+    spec = AcsSpec(states=state, year=2018, horizon="1-Year", root=root, n=n, sample_seed=sample_seed,
+                   encoding=encoding)
     data = spec.load()
     model = ModelSpec("logistic", spec.default_domain, None, 0.0, None).resolve(data.d, spec.public_radius)
     problem = prepare_spec(data, model, spec)
@@ -148,12 +151,12 @@ def table(problem, se196: np.ndarray, budget, calibration: str = CALIBRATION) ->
 
 
 def task(job: tuple) -> list[dict]:
-    """One job: (cell key, root, state, n or None, draw indices, sample seed, epsilons, calibration)."""
-    key, root, state, n, draws, seed, epsilons, calibration = job
+    """One job: (cell key, root, state, n or None, draw indices, sample seed, epsilons, calibration, encoding)."""
+    key, root, state, n, draws, seed, epsilons, calibration, encoding = job
     out = []
     for i in draws:
         t0 = time.perf_counter()
-        problem, se196 = draw_problem(root, state, n, seed + i)
+        problem, se196 = draw_problem(root, state, n, seed + i, encoding)
         for eps in epsilons:
             budget = make_budget(eps, DELTA, RELEASE_SPLIT)
             for coef in SINGLE:
@@ -276,11 +279,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=20261127, help="the first TX sample's sample_seed")
     ap.add_argument("--calibration", choices=CALIBRATIONS, default=CALIBRATION,
                     help="sigma(eps, delta) and objective perturbation's noise (core.privacy.gaussian)")
+    ap.add_argument("--encoding", choices=ENCODINGS, default=DEFAULT_ENCODING, help="the census encoding "
+                    "(core.data.encoding)")
     args = ap.parse_args(argv)
     cells = tuple((key, state, args.n if n is not None else None, grid, goal) for key, state, n, grid, goal in CELLS)
     draws = {key: (args.tx_all_draws or args.draws) if key == "TX all" else args.draws for key, *_ in cells}
-    jobs = [(key, args.root, state, n, range(a, min(a + args.chunk, draws[key])), args.seed, grid, args.calibration)
-            for key, state, n, grid, _ in reversed(cells) for a in range(0, draws[key], args.chunk)]
+    jobs = [(key, args.root, state, n, range(a, min(a + args.chunk, draws[key])), args.seed, grid, args.calibration,
+             args.encoding) for key, state, n, grid, _ in reversed(cells) for a in range(0, draws[key], args.chunk)]
     t0 = time.perf_counter()
     parts = map_jobs(task, jobs, args.workers)
     wall = time.perf_counter() - t0
@@ -291,7 +296,8 @@ def main(argv: list[str] | None = None) -> int:
     disagree = sum(1 for r in records if r.get("note_agrees") is False)
     print(f"{len(records)} releases in {wall:.0f} s on {args.workers} worker(s) (worker seconds: "
           + ", ".join(f"{k} {v:.0f}" for k, v in busy.items()) + f"); δ = {DELTA:g}, split {RELEASE_SPLIT}, basic "
-          f"composition, fallback on, level {LEVEL:g}, calibration {args.calibration!r}; "
+          f"composition, fallback on, level {LEVEL:g}, calibration {args.calibration!r}, "
+          f"encoding {args.encoding!r} (r = {RADII[args.encoding]:g}); "
           f"CURVATURE_SHARE {CURVATURE_SHARE}, TABLE_SHARES {TABLE_SHARES}; draws per (cell, ε, target): "
           + ", ".join(f"{k} {v}" for k, v in draws.items())
           + f"; certified single releases whose interval note disagrees with the half-width check: {disagree}\n")

@@ -63,7 +63,8 @@ from scipy.stats import chi2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from core.data.spec import ENCODED_RADIUS, AcsSpec  # noqa: E402
+from core.data.encoding import RADII  # noqa: E402
+from core.data.spec import AcsSpec  # noqa: E402
 from core.estimator.model import ModelSpec  # noqa: E402
 from core.estimator.rounding import UNIT  # noqa: E402
 from core.mechanisms.certificates import lambda_min_statistic, steps_to_invert  # noqa: E402
@@ -138,7 +139,7 @@ class Unit:
 
 def load_problem(root: str, state: str, n: int | None, seed: int | None):
     """The problem as the app prepares census data (ui.loaded): the spec's ball, logistic loss, lam_reg = 0."""
-    spec = AcsSpec(states=state, year=2018, horizon="1-Year", root=root, n=n, sample_seed=seed)
+    spec = AcsSpec(states=state, year=2018, horizon="1-Year", root=root, n=n, sample_seed=seed, encoding="paper")
     data = spec.load()
     model = ModelSpec("logistic", spec.default_domain, None, 0.0, None).resolve(data.d, spec.public_radius)
     return prepare_spec(data, model, spec)
@@ -750,7 +751,7 @@ def scaling_gain(H: np.ndarray, names: tuple[str, ...], dg: np.ndarray) -> float
     cow = [i for i, nm in enumerate(names) if nm.startswith("cow_")]
     rest = [i for i in range(len(names)) if i not in occ and i not in cow]
     radius2 = float(np.sum(dg[rest] ** 2) + np.max(dg[occ] ** 2) + np.max(dg[cow] ** 2))
-    base = float(np.linalg.eigvalsh(H)[0]) / ENCODED_RADIUS**2
+    base = float(np.linalg.eigvalsh(H)[0]) / RADII['paper'] ** 2
     return float(np.linalg.eigvalsh(H * np.outer(dg, dg))[0]) / radius2 / base
 
 
@@ -789,7 +790,7 @@ def domain_lines(cells: list[Cell]) -> list[str]:
         own, gain = best[cell.name]
         top = np.argsort(-np.abs(np.log(own)))[:4]
         moved = scaling_gain(H, names, best[other[cell.name]][0])
-        out.append(f"| {cell.name} | {sq.max():.4f} ({int(np.sum(sq >= ENCODED_RADIUS**2 - 1e-9))}) | "
+        out.append(f"| {cell.name} | {sq.max():.4f} ({int(np.sum(sq >= RADII['paper'] ** 2 - 1e-9))}) | "
                    f"×{scaling_gain(H, names, dg):.2f} | ×{gain:.2f} | "
                    f"{', '.join(f'{names[i]} {own[i]:.2f}' for i in top)} | ×{moved:.2f} ({other[cell.name]}'s) |")
     return out

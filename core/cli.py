@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from core.data import Dataset
+from core.data.encoding import CENTRED_INTERCEPT, DEFAULT_ENCODING, ENCODINGS, RADII
 from core.data.spec import (
     MAX_SAMPLE_ROWS,
     MIN_SAMPLE_ROWS,
@@ -83,6 +84,11 @@ def _add_data_options(p: argparse.ArgumentParser) -> None:
                      f"{SAMPLE_ROWS}), made once in its own folder beside the census folder")
     p.add_argument("--state", action="append",
                    help="state code for --acs-root or --census-sample, repeatable (e.g. --state CA)")
+    p.add_argument("--encoding", choices=ENCODINGS, default=DEFAULT_ENCODING,
+                   help="census encoding of --acs-root, --census-sample or --pums: centred (each indicator less a "
+                   f"public constant, ||x||_2 <= {RADII['centred']:g}; every coefficient but the intercept is the "
+                   f"paper's, the intercept is {CENTRED_INTERCEPT}) or paper (||x||_2 <= 3); default "
+                   f"{DEFAULT_ENCODING}")
     p.add_argument("--year", type=int, default=2018, help="ACS survey year, 2014 or later (default 2018)")
     p.add_argument("--horizon", choices=("1-Year", "5-Year"), default="1-Year", help="ACS horizon (default 1-Year)")
     p.add_argument("--download", action="store_true", help="download missing census files from the Census Bureau")
@@ -274,7 +280,8 @@ def _add_analyst_commands(lsub: argparse._SubParsersAction, where: str) -> None:
 
 def spec_from_args(args: argparse.Namespace) -> DataSpec:
     """The data spec the data options name (a file named by --data or --pums is read for its digest)."""
-    sample = dict(n=args.n, sample_seed=args.sample_seed, with_replacement=args.with_replacement)
+    sample = dict(n=args.n, sample_seed=args.sample_seed, with_replacement=args.with_replacement,
+                  encoding=args.encoding)
     if args.data is not None:
         return CsvSpec.from_path(args.data, args.response)
     if args.pums is not None:

@@ -115,7 +115,8 @@ def _file_cell(spec: CsvSpec | PumsSpec, r: ReleasePlan, folder: tuple[str, str]
     if isinstance(spec, CsvSpec):
         sample = {} if spec.response == "y" else dict(response=spec.response)
     else:
-        sample = dict(n=spec.n, sample_seed=spec.sample_seed, with_replacement=spec.with_replacement)
+        sample = dict(n=spec.n, sample_seed=spec.sample_seed, with_replacement=spec.with_replacement,
+                      encoding=spec.encoding)
     rest = "".join(f", {k}={_lit(v)}" for k, v in sample.items())
     if exact(r):
         # A seeded run replays only on the same bytes: the digest makes load() refuse any other file.
@@ -138,13 +139,15 @@ def _data_cell(r: ReleasePlan, folder: tuple[str, str]) -> Cell:
                 f"DATA = {build}\ndata = DATA.load()")
     if isinstance(spec, AcsSpec):
         build = _call("AcsSpec", states=spec.states, year=spec.year, horizon=spec.horizon, root=spec.root, n=spec.n,
-                      sample_seed=spec.sample_seed, download=spec.download, with_replacement=spec.with_replacement)
+                      sample_seed=spec.sample_seed, download=spec.download, with_replacement=spec.with_replacement,
+                      encoding=spec.encoding)
         return ("The data: ACS income from the census person files (section 4.2), sampled again from its seed.",
                 "# root is the census folder the settings named (None: the default folder); set it to yours.\n"
                 f"DATA = {build}\ndata = DATA.load()")
     if isinstance(spec, SyntheticCensusSpec):
         build = _call("SyntheticCensusSpec", states=spec.states, year=spec.year, horizon=spec.horizon, rows=spec.rows,
-                      n=spec.n, sample_seed=spec.sample_seed, with_replacement=spec.with_replacement)
+                      n=spec.n, sample_seed=spec.sample_seed, with_replacement=spec.with_replacement,
+                      encoding=spec.encoding)
         return ("The data: a SYNTHETIC census sample (made-up records in the census layout, no real person), made "
                 "again from its seed if it is not on this machine, then sampled again from the sample seed.",
                 f"DATA = {build}\ndata = DATA.load()")

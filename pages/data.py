@@ -15,6 +15,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from core.data import Dataset
 from core.data.csvfile import header
+from core.data.encoding import CENTRED_INTERCEPT, ENCODINGS, RADII
 from core.data.spec import SAMPLE_ROWS, SYNTHETIC_CENSUS, SyntheticCensusSpec
 from core.errors import DataError, PspError
 from core.estimator.problem import default_coordinate
@@ -114,7 +115,22 @@ def acs_controls() -> None:
     st.caption("A download shows its megabytes as they arrive. The census site is not always reachable: a missing "
                "file is then reported within 10 s, with the path it is expected at and the address it is published "
                "at, so it can be fetched by hand.")
+    encoding_control()
     census_sample_controls()
+
+
+ENCODING_OPTIONS = {"centred": f"centred (‖x‖₂ ≤ {RADII['centred']:g})",
+                    "paper": f"the paper's (‖x‖₂ ≤ {RADII['paper']:g})"}
+
+
+def encoding_control() -> None:
+    """The census encoding (core.data.encoding): every coefficient but the intercept is the same under both."""
+    st.radio(LABELS["encoding"][0], ENCODINGS, key="encoding", horizontal=True, format_func=ENCODING_OPTIONS.get,
+             help="centred: each 0/1 indicator less a public constant (½ for a lone one, 1/k for a group of k), so "
+             f"every row lies in a smaller ball (radius {RADII['centred']:g} instead of 3) and every release needs "
+             "less noise for the same ε. Every coefficient but the intercept is the paper's; the intercept becomes "
+             f"the log-odds at the encoding's centre ({CENTRED_INTERCEPT}). the paper's: indicators in {{0, 1}} "
+             "(section 4.2), radius 3.")
 
 
 def census_sample_controls() -> None:
@@ -226,6 +242,7 @@ def upload_controls() -> None:
     if upload.is_pums:
         st.caption(f"**{md(upload.name)}** · ACS PUMS person file: ACSIncome's filter, 17 features, logistic loss. "
                    + census_folder_hint())
+        encoding_control()
         return
     try:
         columns = header(upload.content, upload.name)

@@ -357,7 +357,8 @@ def test_command_line_on_census_files(root):
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert doc["feature_names"] == list(acs.FEATURE_NAMES) and doc["n"] == 3000 and doc["d"] == 17
+    assert doc["feature_names"] == ["intercept_at_centre", *acs.FEATURE_NAMES[1:]] and doc["n"] == 3000
+    assert doc["d"] == 17
     assert doc["coordinate"] == {"index": 13, "name": "female"}
     assert doc["privacy_unit"]["unit"] == "person" and doc["privacy_unit"]["max_rows_per_person"] > 1
     proc = subprocess.run([*base, "--pums", str(FIXTURES["CA"]), "--coordinate", "2"], capture_output=True, text=True)

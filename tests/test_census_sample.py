@@ -215,6 +215,10 @@ def test_the_command_line_builds_the_same_spec():
     args = parse(["release", "--census-sample", "2000", "--state", "CA", "--state", "MI", "--n", "300",
                   "--sample-seed", "4", "--with-replacement", "--coordinate", "0", "--epsilon", "1", "--delta", "1e-6"])
     assert spec_from_args(args) == SyntheticCensusSpec(("CA", "MI"), 2018, "1-Year", 2000, 300, 4, True)
+    assert spec_from_args(args).encoding == "centred"
+    paper = parse(["release", "--census-sample", "2000", "--state", "CA", "--encoding", "paper", "--coordinate", "0",
+                   "--epsilon", "1", "--delta", "1e-6"])
+    assert spec_from_args(paper) == SyntheticCensusSpec(("CA",), 2018, "1-Year", 2000, encoding="paper")
     with pytest.raises(SystemExit):  # one source at a time
         parse(["release", "--census-sample", "2000", "--acs-root", "x", "--coordinate", "0", "--epsilon", "1",
                "--delta", "1e-6"])

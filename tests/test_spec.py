@@ -385,22 +385,25 @@ def test_a_new_marked_field_shows_up(comparison):
     assert "residual_sum" not in compare_document(problem, 0, result)["not_private"]
 
 
-def test_census_rows_lie_in_the_ball_of_radius_3_which_is_the_default_ball():
-    """||x||_2 <= 3 follows from the encoding (the worst case attains it); the ball defaults to it for census data."""
+def test_census_rows_lie_in_their_encodings_ball_which_is_the_default_ball():
+    """||x||_2 <= 3 follows from the paper's encoding (the worst case attains it), <= 2.3503 from the centred one; the
+    ball defaults to the spec's encoding's radius for census data."""
     import math
 
     from core.data.acs import encode_features
-    from core.data.spec import ENCODED_RADIUS
+    from core.data.encoding import RADII, encode
     from core.estimator.model import ModelSpec
     from core.mechanisms.pipeline import prepare_spec
 
     worst = {"AGEP": [30.0], "WKHP": [1.0], "SCHL": [1.0], "RAC1P": [1.0], "OCCP": [10.0], "MAR": [1.0],
              "SEX": [2.0], "COW": [3.0]}
     x = encode_features({k: np.array(v) for k, v in worst.items()})
-    assert math.isclose(float(np.linalg.norm(x)), ENCODED_RADIUS)
-    spec = PumsSpec.from_path(CA_FILE)
-    data = spec.load()
-    assert float(np.max(np.linalg.norm(data.X, axis=1))) <= ENCODED_RADIUS
-    problem = prepare_spec(data, ModelSpec("logistic", "ball"), spec)
-    assert problem.model.radius == ENCODED_RADIUS and problem.clipped_rows == 0
+    assert math.isclose(float(np.linalg.norm(x)), RADII["paper"])
+    assert math.isclose(float(np.linalg.norm(encode(x, "centred"))), RADII["centred"], rel_tol=1e-4)
+    for encoding in ("paper", "centred"):
+        spec = PumsSpec.from_path(CA_FILE, encoding=encoding)
+        data = spec.load()
+        assert float(np.max(np.linalg.norm(data.X, axis=1))) <= RADII[encoding]
+        problem = prepare_spec(data, ModelSpec("logistic", "ball"), spec)
+        assert problem.model.radius == RADII[encoding] and problem.clipped_rows == 0
     assert ModelSpec("logistic", "ball").resolve(17).radius == math.sqrt(17)  # without a source's bound

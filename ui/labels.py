@@ -24,6 +24,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "year": ("Survey year", "Data"),
     "acs_root": ("Data folder", "Data"),
     "census_sample": ("SYNTHETIC records per state", "Data"),
+    "encoding": ("Census encoding", "Data"),
     "download": ("Download missing files", "Data"),
     "with_replacement": ("Draw with replacement", "Data"),
     "response_bound": ("Response bound |y| ≤ B", "Pipeline"),

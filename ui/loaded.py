@@ -63,14 +63,16 @@ def data_spec() -> DataSpec:
                              get("noise_scale"), get("sample_seed"))
     if source == "acs" and get("census_sample") is not None:
         return SyntheticCensusSpec(get("states"), get("year"), get("horizon"), get("census_sample"), get("acs_n"),
-                                   get("sample_seed"), get("with_replacement"))
+                                   get("sample_seed"), get("with_replacement"), get("encoding"))
     if source == "acs":
         return AcsSpec(get("states"), get("year"), get("horizon"), get("acs_root") or None, get("acs_n"),
-                       get("sample_seed"), get("download"), get("with_replacement"))
+                       get("sample_seed"), get("download"), get("with_replacement"), get("encoding"))
     upload = keys.UPLOAD.get()
     if upload is None:
         raise DataError("no file uploaded yet: choose a CSV on the Data page")
-    return replace(upload.spec, response=get("response")) if isinstance(upload.spec, CsvSpec) else upload.spec
+    if isinstance(upload.spec, CsvSpec):
+        return replace(upload.spec, response=get("response"))
+    return replace(upload.spec, encoding=get("encoding"))
 
 
 def loss_name() -> str:

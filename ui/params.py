@@ -19,6 +19,7 @@ from typing import Any
 import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError
 
+from core.data.encoding import DEFAULT_ENCODING, ENCODINGS
 from core.data.synthetic import MAX_CELLS, check_size
 from core.errors import DataError
 from core.estimator.geometry import MAX_RADIUS, MIN_RADIUS
@@ -103,6 +104,7 @@ PARAMS: dict[str, Param] = {
     "download": Param(False, _bool),
     "with_replacement": Param(False, _bool),
     "census_sample": Param(None, _opt_int, bounds=_range("census_sample")),  # records per state of a SYNTHETIC sample
+    "encoding": Param(DEFAULT_ENCODING, str, ENCODINGS),  # the census encoding (core.data.encoding)
     "upload_loss": Param("logistic", str, ("robust", "logistic")),
     "response": Param("y", str),  # an uploaded CSV's label or response column
     # model

@@ -36,29 +36,11 @@ import requests
 from folktables import acs as fk_acs
 
 from core.data.dataset import Dataset
+from core.data.encoding import FEATURE_NAMES
 from core.errors import DataError
 from core.privacy.population import seed_words
 from core.privacy.unit import PrivacyUnit
 
-FEATURE_NAMES = (
-    "intercept",
-    "working_age",
-    "hours",
-    "schooling",
-    "white",
-    "occ_management_business_financial",
-    "occ_computer_engineering_science",
-    "occ_education_legal_community_arts_media",
-    "occ_healthcare_practitioners",
-    "occ_service",
-    "occ_sales_office",
-    "occ_natural_resources_construction_maintenance",
-    "married",
-    "female",
-    "cow_government",
-    "cow_self_employed",
-    "cow_unknown",
-)
 # ACSIncome's filter and our features read exactly these columns.
 COLUMNS = ("AGEP", "COW", "SCHL", "MAR", "OCCP", "WKHP", "SEX", "RAC1P", "PINCP", "PWGTP")
 # Occupation groups 1-7 by OCCP range (SPEC section 7); 7700-9830 is the reference group.

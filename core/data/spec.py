@@ -32,16 +32,13 @@ import numpy as np
 
 from core.data.csvfile import header, read_csv_bytes
 from core.data.dataset import Dataset
+from core.data.encoding import DEFAULT_ENCODING, ENCODING_WORDS, RADII, check_encoding, encode, feature_names
 from core.data.synthetic import MAX_ROWS, synthetic
 from core.errors import DataError, InputError, check_seed
 from core.privacy.population import Population, content_key, seed_words
 
 SYNTHETIC_N = 100_000  # rows drawn when no n is given
 INCOME_TASK = "ACSIncome's filter, y = +1 when income > $40,000"
-# ||x||_2 of an encoded census row (SPEC section 7): the intercept 1, at most four indicators (working_age, white,
-# married, female), two columns scaled to [-1, 1] (hours, schooling), at most one occupation and one class-of-worker
-# dummy: ||x||_2^2 <= 1 + 4 + 2 + 1 + 1 = 9. Public: it follows from the encoding, not from anyone's record.
-ENCODED_RADIUS = 3.0
 # What a SYNTHETIC census sample is, in the words every description, report and ledger entry of it begins with.
 SYNTHETIC_CENSUS = "SYNTHETIC census-like data (no real person)"
 # Records per state of a SYNTHETIC census sample: by default a few seconds to make (a state's full census size, up
@@ -120,8 +117,9 @@ class SyntheticSpec:
 
 
 class _CensusIncome:
-    """What every census source shares: the logistic income problem, the encoding's bound on ||x||_2, and the words
-    a report uses for its outcome and its indicator features (public: they follow from the encoding)."""
+    """What every census source shares: the logistic income problem, its encoding (core.data.encoding) and that
+    encoding's bound on ||x||_2, and the words a report uses for its outcome and its indicator features (public: they
+    follow from the encoding). Each census spec has an `encoding` field, DEFAULT_ENCODING unless chosen."""
 
     outcome = "earning over $40,000"
     groups = {"female": ("women", "men"), "married": ("married people", "people who are not married"),
@@ -133,12 +131,22 @@ class _CensusIncome:
         """Census income is the logistic problem of the paper's section 4.2."""
         return "logistic"
 
+    encoding: str
+
     @property
     def public_radius(self) -> float:
-        """Every row of the income encoding has ||x||_2 <= 3 (ENCODED_RADIUS), a public fact."""
-        return ENCODED_RADIUS
+        """Every row of the encoding has ||x||_2 at most this (core.data.encoding.RADII), a public fact."""
+        return RADII[self.encoding]
 
-    default_domain = "ball"  # the ball of the encoding's radius: tighter than the cube around it, r = 3 < sqrt(17)
+    default_domain = "ball"  # the ball of the encoding's radius: tighter than the cube around it (r <= 3 < sqrt(17))
+
+    def _encoded(self, data: Dataset) -> Dataset:
+        """The paper's encoded rows under this spec's encoding, described by the spec."""
+        return replace(data, X=encode(data.X, self.encoding), feature_names=feature_names(self.encoding),
+                       source=self.describe())
+
+    def _encoding_words(self) -> str:
+        return ENCODING_WORDS[self.encoding]
 
 
 @dataclass(frozen=True)
@@ -159,11 +167,13 @@ class AcsSpec(_CensusIncome):
     sample_seed: int | None = None
     download: bool = False
     with_replacement: bool = False
+    encoding: str = DEFAULT_ENCODING
 
     def __post_init__(self) -> None:
         _check_survey(self)
         object.__setattr__(self, "root", None if self.root in (None, "") else os.fspath(self.root))
         _check_sample(self.n, self.sample_seed)
+        check_encoding(self.encoding)
 
     def census_root(self) -> Path:
         """The census folder (root, or `core.data.acs.default_root()`), refused when it holds the SYNTHETIC samples:
@@ -192,12 +202,12 @@ class AcsSpec(_CensusIncome):
 
         data = acs.load_acs_income(self.states, self.year, self.horizon, self.census_root(), self.n,
                                    self.sample_seed, self.download, with_replacement=self.with_replacement)
-        return replace(data, source=self.describe())
+        return self._encoded(data)
 
     def describe(self) -> str:
         states = ", ".join(self.states) or "no state"
         return (f"ACS {self.year} {self.horizon} person files of {states} (section 4.2 of the paper): "
-                f"{INCOME_TASK}; {_drawn(self.n, self.sample_seed, self.with_replacement)}")
+                f"{INCOME_TASK}; {_drawn(self.n, self.sample_seed, self.with_replacement)}; {self._encoding_words()}")
 
     def population(self) -> Population:
         return Population.census(self.states, self.year, self.horizon)
@@ -232,9 +242,11 @@ class SyntheticCensusSpec(_CensusIncome):
     n: int | None = None
     sample_seed: int | None = None
     with_replacement: bool = False
+    encoding: str = DEFAULT_ENCODING
 
     def __post_init__(self) -> None:
         _check_survey(self)
+        check_encoding(self.encoding)
         rows = self.rows
         if isinstance(rows, bool) or not isinstance(rows, int) or not MIN_SAMPLE_ROWS <= rows <= MAX_SAMPLE_ROWS:
             raise DataError(f"a SYNTHETIC census sample has from {MIN_SAMPLE_ROWS:,} to {MAX_SAMPLE_ROWS:,} records "
@@ -251,15 +263,14 @@ class SyntheticCensusSpec(_CensusIncome):
     def load(self) -> Dataset:
         from core.data import acs  # folktables and pandas load only for census data
 
-        data = acs.load_acs_income(self.states, self.year, self.horizon, self.make(), self.n, self.sample_seed,
-                                   with_replacement=self.with_replacement)
-        return replace(data, source=self.describe())
+        return self._encoded(acs.load_acs_income(self.states, self.year, self.horizon, self.make(), self.n,
+                                                 self.sample_seed, with_replacement=self.with_replacement))
 
     def describe(self) -> str:
         states = ", ".join(self.states) or "no state"
         return (f"{SYNTHETIC_CENSUS}: {self.rows:,} made-up records per state in the layout of the ACS {self.year} "
                 f"{self.horizon} person files of {states}, from a seeded generator; {INCOME_TASK}; "
-                f"{_drawn(self.n, self.sample_seed, self.with_replacement)}")
+                f"{_drawn(self.n, self.sample_seed, self.with_replacement)}; {self._encoding_words()}")
 
     def population(self) -> Population:
         return Population.census_sample(self.states, self.year, self.horizon, self.rows)
@@ -349,17 +360,20 @@ class PumsSpec(_CensusIncome, _FileSpec):
     sample_seed: int | None = None
     with_replacement: bool = False
     people: tuple = ()  # (states, year, horizon) of its records (core.data.acs.census_people)
+    encoding: str = DEFAULT_ENCODING
 
     def __post_init__(self) -> None:
         _check_sample(self.n, self.sample_seed)
+        check_encoding(self.encoding)
 
     @classmethod
-    def from_bytes(cls, name: str, content: bytes, **sample: int | bool | None) -> PumsSpec:
-        """The spec of an upload (sample: n, sample_seed, with_replacement); pass the same bytes to load()."""
+    def from_bytes(cls, name: str, content: bytes, **sample: int | bool | str | None) -> PumsSpec:
+        """The spec of an upload (sample: n, sample_seed, with_replacement, encoding); pass the same bytes to
+        load()."""
         return cls(digest(content), name, None, **sample, people=_people(content, name))
 
     @classmethod
-    def from_path(cls, path: str | os.PathLike, **sample: int | bool | None) -> PumsSpec:
+    def from_path(cls, path: str | os.PathLike, **sample: int | bool | str | None) -> PumsSpec:
         """The spec of a file on disk (read once for its digest and its people, again by load())."""
         content = _read(path, f"file not found: {path}; check the path passed to {{pums}}", setting="pums")
         return cls(digest(content), str(path), os.fspath(path), **sample, people=_people(content, str(path)))
@@ -378,11 +392,11 @@ class PumsSpec(_CensusIncome, _FileSpec):
         data = acs.read_pums(content, self.name, self.n, self.sample_seed, self.with_replacement)
         if not self.people:  # nobody could tell whose budget it spends: the reason, as census_people gives it
             acs.census_people(content, self.name)
-        return replace(data, source=self.describe())
+        return self._encoded(data)
 
     def describe(self) -> str:
         return (f"ACS PUMS person file {self.name}: {INCOME_TASK}; "
-                f"{_drawn(self.n, self.sample_seed, self.with_replacement)}")
+                f"{_drawn(self.n, self.sample_seed, self.with_replacement)}; {self._encoding_words()}")
 
 
 DataSpec: TypeAlias = SyntheticSpec | AcsSpec | SyntheticCensusSpec | CsvSpec | PumsSpec

@@ -31,7 +31,7 @@ class ModelSpec:
 
     radius is None on the cube (whose half-width is 1). On the ball, None means the default, fixed
     by `resolve`: the data source's public bound on ||x||_2 when it has one (3 for the census income
-    encoding, `core.data.spec.ENCODED_RADIUS`), else sqrt(d), the smallest ball around the unit cube,
+    encoding, `core.data.encoding.RADII`), else sqrt(d), the smallest ball around the unit cube,
     so that data on [-1, 1]^d are never clipped. Hashable: it keys caches and names the model of a
     published release.
 

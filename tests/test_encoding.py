@@ -1,0 +1,94 @@
+"""The census encodings (core.data.encoding): the radius each states is the largest ||x||_2 any row can have, the
+centred one's constants are each block's best, and every coefficient but the intercept is the paper's."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+from core.data.acs import encode_features
+from core.data.encoding import (
+    CENTRED_INTERCEPT,
+    CENTRES,
+    DEFAULT_ENCODING,
+    FEATURE_NAMES,
+    GROUPS,
+    LONE,
+    RADII,
+    encode,
+    feature_names,
+)
+from core.data.spec import AcsSpec, SyntheticCensusSpec
+from core.errors import DataError
+from core.estimator.fit import fit
+from core.estimator.losses import get_loss
+
+
+def every_kind_of_row() -> np.ndarray:
+    """One row for each combination of the encoding's extreme values, from census columns through the real encoder:
+    each lone indicator 0 or 1, hours and schooling at either end of their range (or schooling missing), each of the 8
+    occupation levels (the reference one, or none, all zero) and each of the 4 classes of worker."""
+    cols: dict[str, list[float]] = {c: [] for c in ("AGEP", "WKHP", "SCHL", "RAC1P", "OCCP", "MAR", "SEX", "COW")}
+    occupations = (10.0, 1005.0, 2001.0, 3000.0, 3601.0, 4700.0, 6005.0, 9000.0)  # groups 1-7, then the reference
+    for age, hours, school, race, occ, mar, sex, cow in itertools.product(
+            (30.0, 70.0), (1.0, 99.0), (1.0, 24.0, np.nan), (1.0, 2.0), occupations, (1.0, 2.0), (1.0, 2.0),
+            (1.0, 3.0, 6.0, 8.0)):
+        for key, value in zip(cols, (age, hours, school, race, occ, mar, sex, cow), strict=True):
+            cols[key].append(value)
+    return encode_features({k: np.array(v) for k, v in cols.items()})
+
+
+def test_each_radius_is_the_largest_norm_of_any_row():
+    X = every_kind_of_row()
+    assert X.shape == (2 * 2 * 3 * 2 * 8 * 2 * 2 * 4, 17)
+    paper = np.linalg.norm(encode(X, "paper"), axis=1)
+    centred = np.linalg.norm(encode(X, "centred"), axis=1)
+    assert paper.max() == RADII["paper"] == 3.0
+    assert math.isclose(float(centred.max()), math.sqrt(116 / 21), rel_tol=1e-12)
+    assert centred.max() <= RADII["centred"] < centred.max() + 1e-4  # rounded up, by less than 1e-4
+
+
+@pytest.mark.parametrize("step", [-0.01, 0.01])
+def test_each_blocks_centre_is_its_best(step):
+    """Moving any block's constant either way makes some row longer: the centres minimise the radius."""
+    X = every_kind_of_row()
+    best = float(np.linalg.norm(encode(X, "centred"), axis=1).max())
+    names = list(FEATURE_NAMES)
+    for block in [(name,) for name in LONE] + [tuple(g) for g in GROUPS]:
+        moved = np.array(CENTRES)
+        moved[[names.index(name) for name in block]] += step
+        assert float(np.linalg.norm(X - moved, axis=1).max()) > best + 1e-6, block
+
+
+def test_centring_keeps_every_coefficient_but_the_intercept():
+    """The same logistic fit on both encodings: the same coefficients, and the intercept moved by sum_j c_j theta_j."""
+    rng = np.random.default_rng(3)
+    X = every_kind_of_row()[rng.integers(0, 2 * 2 * 3 * 2 * 8 * 2 * 2 * 4, size=4000)]
+    y = np.where(rng.random(4000) < 1.0 / (1.0 + np.exp(-(X @ rng.normal(0, 0.5, 17)))), 1.0, -1.0)
+    loss = get_loss("logistic")
+    paper = fit(encode(X, "paper"), y, loss, 0.0, radius=RADII["paper"]).theta
+    centred = fit(encode(X, "centred"), y, loss, 0.0, radius=RADII["centred"]).theta
+    np.testing.assert_allclose(centred[1:], paper[1:], rtol=0, atol=1e-7)
+    assert math.isclose(centred[0], paper[0] + float(np.dot(CENTRES, paper)), abs_tol=1e-7)
+    assert not math.isclose(centred[0], paper[0], abs_tol=1e-3)  # the intercept's meaning does change
+
+
+def test_census_specs_are_centred_unless_told(tmp_path):
+    spec = SyntheticCensusSpec(("MI",), rows=2000)
+    assert spec.encoding == DEFAULT_ENCODING == "centred"
+    assert spec.public_radius == RADII["centred"] and "centred encoding" in spec.describe()
+    paper = SyntheticCensusSpec(("MI",), rows=2000, encoding="paper")
+    assert paper.public_radius == 3.0 and "paper's encoding" in paper.describe()
+    assert paper != spec and hash(paper) != hash(spec)  # which data: a key of caches and staleness
+    assert paper.population() == spec.population()  # whose budget: the same people either way
+    data, data_paper = spec.load(), paper.load()
+    assert data.feature_names == feature_names("centred") and data.feature_names[0] == CENTRED_INTERCEPT
+    assert data_paper.feature_names == FEATURE_NAMES
+    np.testing.assert_array_equal(data.X, data_paper.X - np.asarray(CENTRES))
+    assert float(np.linalg.norm(data.X, axis=1).max()) <= RADII["centred"]
+    with pytest.raises(DataError) as err:
+        AcsSpec(("MI",), root=str(tmp_path), encoding="standardised")
+    assert err.value.setting == "encoding" and "centred, paper" in str(err.value)
