@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -92,3 +93,35 @@ def test_census_specs_are_centred_unless_told(tmp_path):
     with pytest.raises(DataError) as err:
         AcsSpec(("MI",), root=str(tmp_path), encoding="standardised")
     assert err.value.setting == "encoding" and "centred, paper" in str(err.value)
+
+
+def test_neighbours_one_extreme_row_apart_end_alike_in_the_centred_ball():
+    """An attacker's pair on centred census rows: the last row replaced by a row at the centred ball's edge (every
+    block at its farthest point) with the other label. With the same noise seed both sides fall back, both certify the
+    curvature, and the released values lie within objective perturbation's sensitivity 2 G0/(n lam) of each other (the
+    same b moves the minimiser of a lam-strongly convex objective by at most the gradient's change over n lam)."""
+    from core.estimator.model import ModelSpec
+    from core.mechanisms.pipeline import make_rng, prepare_spec, run_private
+    from core.privacy.accounting import RELEASE_SPLIT, make_budget
+    from core.privacy.gaussian import DEFAULT_CALIBRATION
+
+    spec = SyntheticCensusSpec(("MI",), rows=30_000)
+    data = spec.load()
+    edge = encode(encode_features({"AGEP": np.array([30.0]), "WKHP": np.array([1.0]), "SCHL": np.array([1.0]),
+                                   "RAC1P": np.array([1.0]), "OCCP": np.array([10.0]), "MAR": np.array([1.0]),
+                                   "SEX": np.array([2.0]), "COW": np.array([3.0])}), "centred")
+    X2, y2 = data.X.copy(), data.y.copy()
+    X2[-1], y2[-1] = edge[0], -y2[-1]
+    model = ModelSpec("logistic", "ball")
+    budget = make_budget(8.0, 1e-6, RELEASE_SPLIT)
+    runs = []
+    for X, y in ((data.X, data.y), (X2, y2)):
+        problem = prepare_spec(replace(data, X=X, y=y), model, spec)
+        assert problem.clipped_rows == 0
+        runs.append((problem, run_private(problem, "female", budget, make_rng(11), DEFAULT_CALIBRATION, fallback=True)))
+    (p, a), (_, b) = runs
+    assert a.release.status == b.release.status == "fallback"
+    assert a.release.fallback_curvature.bound is not None and b.release.fallback_curvature.bound is not None
+    lam = a.release.fallback_lambda_reg
+    assert lam == b.release.fallback_lambda_reg
+    assert 0 < abs(a.release.value - b.release.value) <= 2.0 * p.geometry.G0 / (p.n * lam)

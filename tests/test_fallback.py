@@ -86,7 +86,8 @@ def test_fallback_spends_exactly_the_release_event_after_stage_two(robust_proble
         lam, s = objective_perturbation_parameters(robust_problem, r.fallback_epsilon - share * r.fallback_epsilon,
                                                    r.fallback_delta - delta_share * r.fallback_delta)
         assert (r.fallback_lambda_reg, r.fallback_noise_scale) == (lam, s)
-        assert lam == pytest.approx(4 * robust_problem.geometry.G1 / (robust_problem.n * 0.6 * r.fallback_epsilon))
+        op_epsilon = (1 - share) * r.fallback_epsilon
+        assert lam == pytest.approx(4 * robust_problem.geometry.G1 / (robust_problem.n * op_epsilon))
         # stages 1-2 plus the fallback compose to the same total as stages 1-2 plus Algorithm 5's release
         eps = b.lambda_min.epsilon + b.lambda_max.epsilon + r.fallback_epsilon
         dlt = math.exp(b.lambda_min.epsilon + b.lambda_max.epsilon) * (b.lambda_min.delta + b.lambda_max.delta)
