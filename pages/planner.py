@@ -245,10 +245,10 @@ def frontier_section() -> None:
         chart(frontier_figure(points, GRID_TOP), "planner_frontier_figure", restyle=False)
         st.caption("Measured on SYNTHETIC census files (made-up records), not on your data: for each state, sample "
                    "size and target (a coefficient, or a 4-row table read at its widest row), the smallest total ε "
-                   "at which at least 90 % of releases by the publish default (split 1 : 1 : 18, analytic noise, "
-                   "the fallback on, level 95 %) certified the curvature and the median released half-width was "
-                   "within twice the non-private 1.96·SE. Below it the interval is valid but wider; see "
-                   "docs/experiments.md, “The width frontier”.")
+                   "at which at least 90 % of releases by the publish default (the centred encoding, split "
+                   "1 : 1 : 18, analytic noise, the fallback on, level 95 %) certified the curvature and the median "
+                   "released half-width was within twice the non-private 1.96·SE. Below it the interval is valid but "
+                   "wider; see docs/experiments.md, “The width frontier”.")
 
 
 main()

@@ -59,9 +59,10 @@ DEFAULT_ENCODING = "centred"
 # row lies outside by a rounding of its norm.
 RADII = {"paper": 3.0, "centred": math.ceil(math.sqrt(116 / 21) * 1e4) / 1e4}
 ENCODING_WORDS = {
-    "centred": (f"the centred encoding (each indicator less a public constant, ‖x‖₂ ≤ {RADII['centred']:g}; "
-                f"the intercept is the log-odds at the encoding's centre, {CENTRED_INTERCEPT})"),
-    "paper": f"the paper's encoding (indicators in {{0, 1}}, ‖x‖₂ ≤ {RADII['paper']:g})",
+    "centred": (f"the centred encoding (each indicator less a public constant: every row lies in ‖x‖₂ ≤ "
+                f"{RADII['centred']:g}, so none is projected; the intercept is the log-odds at the encoding's centre, "
+                f"{CENTRED_INTERCEPT})"),
+    "paper": f"the paper's encoding (indicators in {{0, 1}}: every row lies in ‖x‖₂ ≤ {RADII['paper']:g})",
 }
 
 
