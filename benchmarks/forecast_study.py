@@ -12,7 +12,7 @@ preview and the Release button draw it (core.plan.preview, core.mechanisms.pipel
 with budget = make_budget(eps, 1e-6, RELEASE_SPLIT) (split (1, 1, 18), basic composition, the fallback on), and the
 released half-width h = (hi - lo)/2 (a bottom is counted and skipped). Data through the project's loader,
 core.data.spec.AcsSpec, and model as the app builds it (ui.loaded: ModelSpec("logistic", spec.default_domain, None,
-0, None).resolve(d, spec.public_radius), the ball ||x||_2 <= 3):
+0, None).resolve(d, spec.public_radius), the ball of the default census encoding, ||x||_2 <= 2.3503):
 
 - the whole filtered file: one problem, `--draws` independent releases per (eps, coefficient);
 - a sample of `--n` rows drawn without replacement: a fresh sample per draw (sample_seed = --seed + draw index), the

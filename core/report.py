@@ -298,7 +298,8 @@ def assumptions(n: int, model: ModelSpec, response_bound: float, people: Populat
     out = [
         f"The number of rows n = {n:,} is public: the guarantee is for data sets of the same size that differ in "
         "one row (replace-one neighbours).",
-        f"Every row's features lie in the declared domain, {domain}; rows outside it were projected onto it first.",
+        f"Every row's features lie in the declared domain, {domain}; rows outside it, if any, were projected onto it "
+        "first.",
     ]
     if math.isfinite(response_bound):
         out.append(f"Every response lies within the public bound |y| ≤ {response_bound:.3g}; responses beyond it were "

@@ -289,7 +289,7 @@ def fit_card(problem: Problem, data: Dataset) -> None:
     cards.stage0_card(problem, data, u if isinstance(u, int) else None)
 
 
-@st.fragment
+@session.fragment
 def private_section(problem: Problem, data: Dataset, top: DeltaGenerator) -> None:
     """The budget and the summary (in top, above the fit), the private stages (below it) and the sidebar's budget
     line: a fragment, so an ε or δ change reruns only these; the fit and the data are unchanged by it."""

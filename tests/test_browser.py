@@ -248,6 +248,11 @@ def test_walk_through_every_page(page, server: str):
     text(page, "Stage 4").wait_for()
     check_clean(page, "04-pipeline-fresh-noise")
 
+    # The fresh draw reran the private stages' fragment only; the data settings of the Data page must outlive it.
+    open_page(page, server, "Data", "data")
+    text(page, f"{N:,} rows").wait_for()
+    assert re.search(rf"[?&]n={N}(&|$)", page.url), page.url
+
     open_page(page, server, "Compare", "compare")
     trials = page.get_by_label("Noise draws per method (K)", exact=True)
     trials.fill("3")

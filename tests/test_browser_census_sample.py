@@ -39,6 +39,14 @@ def test_data_page_makes_a_synthetic_sample_and_the_pipeline_releases_on_it(tmp_
         check_clean(tab, "census-sample-data")
         assert re.search(rf"[?&]census_sample={ROWS}(&|$)", tab.url), tab.url  # a reload keeps it
         assert (sample / "2018" / "1-Year" / "psam_p06.csv").is_file()
+        # Centred by default; the paper's encoding is one click away and the link keeps it.
+        encoding = tab.get_by_role("radiogroup", name="Census encoding")
+        assert encoding.get_by_role("radio", name=re.compile("centred")).is_checked()
+        tab.get_by_text(re.compile(r"the centred encoding \(each indicator less a public constant")).first.wait_for()
+        encoding.get_by_text(re.compile("the paper's")).click()
+        settle(tab)
+        tab.get_by_text(re.compile(r"the paper's encoding \(indicators in \{0, 1\}")).first.wait_for()
+        assert re.search(r"[?&]encoding=paper(&|$)", tab.url), tab.url
 
         tab.locator('[data-testid="stSidebarNav"] a').filter(has_text=re.compile(r"Pipeline\s*$")).click()
         settle(tab)

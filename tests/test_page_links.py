@@ -42,6 +42,14 @@ def test_a_large_epsilon_is_explained_and_a_delta_above_one_over_n_is_flagged():
     assert not open_link(epsilon="4").sidebar.warning  # the default budget: nothing to flag
 
 
+def test_an_unknown_census_encoding_falls_back_naming_its_control():
+    at = open_link(source="acs", census_sample="2000", encoding="bogus")
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state["encoding"] == "centred"
+    notice = " ".join(w.value for w in at.sidebar.warning)
+    assert "encoding=bogus (not one of centred, paper; set it with “Census encoding” on the Data page)" in notice
+
+
 def test_a_parameter_that_is_no_setting_gets_a_notice_naming_the_closest():
     at = new_app(90)
     at.query_params["seed"] = "3"

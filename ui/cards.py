@@ -22,7 +22,7 @@ from core.privacy.accounting import Budget
 from core.teaching import whatif
 from core.teaching.aids import WHATIF_EPS, Steps, falling_path, rising_path
 from core.teaching.diagnosis import diagnose, fit_diagnosis, projection
-from ui import cache, loaded, params
+from ui import cache, loaded, params, session
 from ui.charts import chart, sketch
 from ui.figures import eigenvalue_names, region_figure, staircase
 from ui.format import Metric, helped, label, metric_row, num, opened, presenting, tagged
@@ -59,7 +59,7 @@ def card_title(text: str) -> None:
     st.markdown(f"#### {text}")
 
 
-@st.fragment
+@session.fragment
 def formulas(f: Formulas) -> None:
     """A card's formulas in a closed expander, typeset only once it is opened: typesetting every card's formulas
     is a large part of drawing the page. A fragment, so opening it reruns only the expander. Hidden when presenting."""
@@ -141,7 +141,7 @@ def bound_metrics(b: RecursiveBound, which: str) -> tuple[list[Metric], list[Met
     return result, count
 
 
-@st.fragment
+@session.fragment
 def details(text: str, key: str, metrics: list[Metric]) -> None:
     """A stage's intermediates in an expander, drawn once opened (fewer elements to redraw on every change).
     A fragment, so opening it reruns only the expander, on the same draw. Hidden when presenting."""
@@ -158,7 +158,7 @@ def stage_budget_caption(what: str, stage: Stage, epsilon: float, delta: float) 
                f"the bound fails with probability ≤ δ{stage.share} = {num(delta)}.")
 
 
-@st.fragment
+@session.fragment
 def bound_figures(b: RecursiveBound, paths: Callable[[], tuple[Steps, Steps]], which: str, key: str) -> None:
     """The staircase of the recursion and the number line of the eigenvalue beside its bound (teaching), drawn
     only once their expander is opened: the paths cost up to millions of steps, and two charts slow the page.
@@ -277,7 +277,7 @@ def what_if(problem: Problem, b: Budget) -> None:
     region(problem, keys, b.epsilon_total)
 
 
-@st.fragment
+@session.fragment
 def region(problem: Problem, keys: tuple, epsilon: float) -> None:
     """Where (14) passes over (n, ε) to n = 10¹², drawn once opened."""
     box = opened(tagged("Where the test passes over n and ε"), "whatif_region", ":material/grid_on:")
@@ -298,7 +298,7 @@ def whatif_metrics(eps_min: float | None, n_min: int | None, how: str) -> list[M
     ]
 
 
-@st.fragment
+@session.fragment
 def likely_points(problem: Problem, keys: tuple, epsilon: float) -> None:
     """The smallest ε and n at which (14) passes with probability >= 0.95 over the certificates' Laplace noise
     (core.teaching.whatif.pass_probability): computed when opened, as they take up to seconds on large n and small ε."""

@@ -10,6 +10,7 @@ import secrets
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from core.data.encoding import RADII
 from core.estimator.geometry import DOMAINS, MAX_RADIUS, MIN_RADIUS
 from core.estimator.model import MAX_LAM_REG
 from core.estimator.problem import default_coordinate
@@ -133,11 +134,13 @@ def model_controls() -> None:
         help="cube [−1, 1]^d (test (14b), d_p = d) or ball ‖x‖₂ ≤ R (test (14a), d_p = 1); "
         "rows outside 𝒳 are projected onto it before the fit (SPEC §2)",
     )
-    col_r.number_input(  # value=None makes the box clearable: empty = the ball around the cube
+    col_r.number_input(  # value=None makes the box clearable: empty = the default radius
         "Ball radius R", value=None, min_value=MIN_RADIUS, max_value=MAX_RADIUS, step=0.5, format="%g", key="radius",
         disabled=domain != "ball",
-        placeholder="empty = √d, the ball around the cube",
-        help="R = rad₂(𝒳) = r of the ball domain, so G₀ = r·sup|h′| and G₁ = r²·sup h″ (SPEC §2)",
+        placeholder="empty = the data's public bound, else √d",
+        help="R = rad₂(𝒳) = r of the ball domain, so G₀ = r·sup|h′| and G₁ = r²·sup h″ (SPEC §2). Empty: the bound the "
+        f"data source guarantees (census rows: {RADII['centred']:g} in the centred encoding, {RADII['paper']:g} in the "
+        "paper's), else √d, the ball around the cube",
     )
     low, high = params.PARAMS["response_bound"].bounds
     st.number_input(  # empty = the largest bound the fit certifies for this n and d

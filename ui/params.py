@@ -30,6 +30,7 @@ from core.privacy.charge import default_cap
 from core.privacy.gaussian import CALIBRATIONS, DEFAULT_CALIBRATION
 from core.settings import RANGES
 from ui import keys
+from ui.labels import LABELS, control
 
 SOURCES = {
     "synthetic_robust": "Synthetic robust regression",
@@ -173,9 +174,11 @@ def _unknown(key: str, raw: str) -> None:
 
 
 def _ignored(key: str, raw: str, why: str) -> Any:
-    """The default of key, with a notice naming the link's value and why it could not be used."""
+    """The default of key, with a notice naming the link's value, why it could not be used and, for a setting with a
+    control of its own (ui.labels), that control."""
     shown = raw if len(raw) <= 40 else raw[:40] + "…"  # a hand-made link may carry anything
-    keys.IGNORED.setdefault([]).append(f"{key}={shown} ({why})")
+    where = f"; set it with {control(key)}" if key in LABELS else ""
+    keys.IGNORED.setdefault([]).append(f"{key}={shown} ({why}{where})")
     return PARAMS[key].default if key in PARAMS else None
 
 

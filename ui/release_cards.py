@@ -16,7 +16,7 @@ from core.mechanisms.pipeline import PrivateRun, Problem
 from core.mechanisms.release import Release
 from core.privacy.accounting import Budget, basic_shares
 from core.teaching.diagnosis import MOSTLY_PROJECTED, bottom_advice
-from ui import cache, loaded
+from ui import cache, loaded, session
 from ui.cards import card_title, details, fields, formulas
 from ui.charts import chart, sketch
 from ui.figures import profile_figure
@@ -206,7 +206,7 @@ def budget_card(b: Budget, reached_stage2: bool) -> None:
         formulas(COMPOSITION_FORMULAS)
 
 
-@st.fragment
+@session.fragment
 def profile(b: Budget) -> None:
     """The release's δ(ε) privacy profile (core.privacy.accounting.privacy_profile: basic and PLD), drawn once opened:
     the PLD takes up to a second per budget. Public parameters only."""

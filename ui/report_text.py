@@ -165,7 +165,7 @@ def settings(rep: dict) -> list[tuple[str, str]]:
     return [
         ("Coefficient", coefficient(rep)),
         ("Loss", d["loss"]),
-        ("Domain", f"{domain}; rows outside are projected onto it"),
+        ("Domain", f"{domain}; rows outside it, if any, are projected onto it"),
         ("λ_reg", f"{d['lambda_reg']:g}"),
     ]
 

@@ -1,13 +1,23 @@
 """A session's start: its settings filled from the link once, kept across pages, and the domain following the data.
 
-`init()` runs first on every rerun (app.py); a page run without app.py (a deep link's first run) calls `ensure()`.
+`init()` runs first on every rerun (app.py); a page run without app.py (a deep link's first run) calls `ensure()`;
+every fragment of the app is a `fragment`, whose own reruns keep the settings alive too.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import ParamSpec
+
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from ui import loaded, params
+
+P = ParamSpec("P")
+_IN_FRAGMENT: ContextVar[bool] = ContextVar("in_fragment", default=False)  # inside one of the app's fragments
 
 
 def init() -> None:
@@ -24,3 +34,24 @@ def ensure() -> None:
     params.check_together()  # a new session's link: n and d each in range, but not together
     if "domain" not in st.query_params:
         loaded.follow_the_data()
+
+
+def fragment(func: Callable[P, None]) -> Callable[P, None]:
+    """st.fragment whose own reruns keep every setting alive, as app.py's runs do: a fragment's rerun skips app.py, and
+    at its end Streamlit would drop the settings of widgets on other pages, so the next page would start from the
+    defaults. Only at the start of a fragment's own rerun: in a full run, or in a fragment inside the one rerun,
+    widgets drawn before it may not be assigned."""
+
+    @functools.wraps(func)
+    def run(*args: P.args, **kwargs: P.kwargs) -> None:
+        ctx = get_script_run_ctx()
+        outermost = not _IN_FRAGMENT.get()
+        if outermost and ctx is not None and ctx.fragment_ids_this_run:
+            params.keep_alive()
+        token = _IN_FRAGMENT.set(True)
+        try:
+            func(*args, **kwargs)
+        finally:
+            _IN_FRAGMENT.reset(token)
+
+    return st.fragment(run)
