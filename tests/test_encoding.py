@@ -28,6 +28,12 @@ from core.estimator.fit import fit
 from core.estimator.losses import get_loss
 
 
+@pytest.fixture(autouse=True)
+def cache(tmp_path, monkeypatch):
+    """A per-user cache of the test's own ($XDG_CACHE_HOME): the SYNTHETIC samples made here are written there."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
 def every_kind_of_row() -> np.ndarray:
     """One row for each combination of the encoding's extreme values, from census columns through the real encoder:
     each lone indicator 0 or 1, hours and schooling at either end of their range (or schooling missing), each of the 8
@@ -125,3 +131,12 @@ def test_neighbours_one_extreme_row_apart_end_alike_in_the_centred_ball():
     lam = a.release.fallback_lambda_reg
     assert lam == b.release.fallback_lambda_reg
     assert 0 < abs(a.release.value - b.release.value) <= 2.0 * p.geometry.G0 / (p.n * lam)
+
+
+def test_the_paper_intercept_asked_of_centred_data_names_the_encoding(capsys):
+    from core.cli import main
+
+    code = main(["release", "--census-sample", "2000", "--state", "MI", "--coordinate", "intercept", "--epsilon", "2",
+                 "--delta", "1e-6"])
+    err = capsys.readouterr().err
+    assert code != 0 and f"whose intercept is {CENTRED_INTERCEPT}" in err and "(--encoding)" in err
