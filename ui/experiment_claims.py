@@ -45,7 +45,8 @@ _SAFE_TEST = Finding(
     "Not reproduced with safe constants",
     "On the SYNTHETIC California file (183,399 made-up records in the census format, no census record; its fit has "
     "κ ≈ 292 and a female coefficient of −0.277, close to the paper's ≈ 300 and ≈ −0.27), the stability test (14) "
-    "passes only from n ≈ 2.3·10⁹ on the cube [−1, 1]¹⁷ and from n ≈ 3.1·10⁸ on the ball of radius 3, at ε = 4 "
+    "passes only from n ≈ 2.3·10⁹ on the cube [−1, 1]¹⁷ and from n ≈ 3.1·10⁸ on the ball of radius 3 (the paper's "
+    "encoding, which the census figures use), at ε = 4 "
     "(at ε = 1: 9.0·10⁹ and 1.2·10⁹). So Algorithm 5 without fallback returns ⊥ on the whole grid of the figure. "
     "Proven, with SPEC's conservative readings: the binding term of (14) is √d_p·κ̂·s₁.",
 )
