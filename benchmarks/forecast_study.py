@@ -49,6 +49,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from parallel import map_jobs  # noqa: E402
 
+from core.data.encoding import DEFAULT_ENCODING  # noqa: E402
 from core.data.spec import AcsSpec  # noqa: E402
 from core.estimator.model import ModelSpec  # noqa: E402
 from core.mechanisms.curvature import BOUND_SHARE, NORM_SHARE  # noqa: E402
@@ -67,7 +68,7 @@ _PROBLEMS: dict = {}  # a worker's prepared problems that serve many draws (whol
 def problem_of(state: str, root: str, n: int | None, sample_seed: int | None, with_replacement: bool = False):
     """The problem as the app prepares it (ui.loaded): the spec's default domain and public radius, lam_reg = 0."""
     spec = AcsSpec(states=state, year=2018, horizon="1-Year", root=root, n=n, sample_seed=sample_seed,
-                   with_replacement=with_replacement)
+                   with_replacement=with_replacement, encoding=DEFAULT_ENCODING)
     data = spec.load()
     model = ModelSpec("logistic", spec.default_domain, None, 0.0, None).resolve(data.d, spec.public_radius)
     return prepare_spec(data, model, spec)

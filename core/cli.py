@@ -86,9 +86,9 @@ def _add_data_options(p: argparse.ArgumentParser) -> None:
                    help="state code for --acs-root or --census-sample, repeatable (e.g. --state CA)")
     p.add_argument("--encoding", choices=ENCODINGS, default=DEFAULT_ENCODING,
                    help="census encoding of --acs-root, --census-sample or --pums: centred (each indicator less a "
-                   f"public constant, ||x||_2 <= {RADII['centred']:g}; every coefficient but the intercept is the "
-                   f"paper's, the intercept is {CENTRED_INTERCEPT}) or paper (||x||_2 <= 3); default "
-                   f"{DEFAULT_ENCODING}")
+                   f"public constant, ||x||_2 <= {RADII['centred']:g}; with lambda_reg 0 every coefficient "
+                   f"but the intercept is the paper's, the intercept is {CENTRED_INTERCEPT}) or paper "
+                   f"(||x||_2 <= 3); default {DEFAULT_ENCODING}")
     p.add_argument("--year", type=int, default=2018, help="ACS survey year, 2014 or later (default 2018)")
     p.add_argument("--horizon", choices=("1-Year", "5-Year"), default="1-Year", help="ACS horizon (default 1-Year)")
     p.add_argument("--download", action="store_true", help="download missing census files from the Census Bureau")

@@ -124,11 +124,13 @@ ENCODING_OPTIONS = {"centred": f"centred (‖x‖₂ ≤ {RADII['centred']:g})",
 
 
 def encoding_control() -> None:
-    """The census encoding (core.data.encoding): every coefficient but the intercept is the same under both."""
+    """The census encoding (core.data.encoding): with λ_reg = 0, every coefficient but the intercept is the same
+    under both."""
     st.radio(LABELS["encoding"][0], ENCODINGS, key="encoding", horizontal=True, format_func=ENCODING_OPTIONS.get,
              help="centred: each 0/1 indicator less a public constant (½ for a lone one, 1/k for a group of k), so "
              f"every row lies in a smaller ball (radius {RADII['centred']:g} instead of 3) and every release needs "
-             "less noise for the same ε. Every coefficient but the intercept is the paper's; the intercept becomes "
+             "less noise for the same ε. With λ_reg = 0 (the default) every coefficient but the intercept is the "
+             "paper's (a ridge shrinks the intercept too, and then every coefficient moves); the intercept becomes "
              f"the log-odds at the encoding's centre ({CENTRED_INTERCEPT}). the paper's: indicators in {{0, 1}} "
              "(section 4.2), radius 3.")
 

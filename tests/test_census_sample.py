@@ -140,7 +140,7 @@ def test_no_document_of_a_sample_calls_it_census_data_without_saying_synthetic(c
             "--delta", "1e-6", "--ledger", ledger]
     assert main(argv) == 0
     document = json.loads(capsys.readouterr().out)
-    assert document["data"]["source"] == SyntheticCensusSpec(("CA",), rows=ROWS).describe()
+    assert document["data"]["source"] == SyntheticCensusSpec(("CA",), rows=ROWS, encoding="centred").describe()
     assert not census_words(strings(document))
     assert any("SYNTHETIC" in a for a in document["assumptions"])
     assert privacy_unit(document).startswith("Privacy unit: a made-up person (SYNTHETIC data: no real person)")
@@ -214,8 +214,7 @@ def test_the_command_line_builds_the_same_spec():
     parse = build_parser().parse_args
     args = parse(["release", "--census-sample", "2000", "--state", "CA", "--state", "MI", "--n", "300",
                   "--sample-seed", "4", "--with-replacement", "--coordinate", "0", "--epsilon", "1", "--delta", "1e-6"])
-    assert spec_from_args(args) == SyntheticCensusSpec(("CA", "MI"), 2018, "1-Year", 2000, 300, 4, True)
-    assert spec_from_args(args).encoding == "centred"
+    assert spec_from_args(args) == SyntheticCensusSpec(("CA", "MI"), 2018, "1-Year", 2000, 300, 4, True, "centred")
     paper = parse(["release", "--census-sample", "2000", "--state", "CA", "--encoding", "paper", "--coordinate", "0",
                    "--epsilon", "1", "--delta", "1e-6"])
     assert spec_from_args(paper) == SyntheticCensusSpec(("CA",), 2018, "1-Year", 2000, encoding="paper")
@@ -224,21 +223,26 @@ def test_the_command_line_builds_the_same_spec():
                "--delta", "1e-6"])
 
 
-def test_a_notebook_of_a_run_on_a_sample_makes_and_reads_the_same_sample(tmp_path):
-    """The downloaded code names the sample by its spec: it makes it where it is missing and replays a seeded run."""
+@pytest.mark.parametrize("encoding", ["paper", "centred"])
+def test_a_notebook_of_a_run_on_a_sample_makes_and_reads_the_same_sample(tmp_path, encoding):
+    """The downloaded code names the sample by its spec, encoding included: it makes it where it is missing and
+    replays a seeded run."""
     from dataclasses import replace
 
     from test_reproduce import expected, printed, run_notebook
 
+    from core.data.encoding import RADII
     from core.estimator.model import ModelSpec
     from core.plan import ReleasePlan
     from core.privacy.accounting import make_budget
     from core.reproduce import notebook, script
 
-    plan = ReleasePlan(data=SyntheticCensusSpec(("CA",), rows=ROWS), model=ModelSpec("logistic", "ball", 3.0, 0.0),
-                       target=13, name="female", budget=make_budget(4.0, 1e-6), fallback=True, seed=3)
+    plan = ReleasePlan(data=SyntheticCensusSpec(("CA",), rows=ROWS, encoding=encoding),
+                       model=ModelSpec("logistic", "ball", RADII[encoding], 0.0), target=13, name="female",
+                       budget=make_budget(4.0, 1e-6), fallback=True, seed=3)
     fresh = script(replace(plan, seed=None))
     assert f"SyntheticCensusSpec(states=('CA',), year=2018, horizon='1-Year', rows={ROWS}" in fresh
+    assert f"encoding={encoding!r})" in fresh
     assert "no person's budget is at stake" in fresh and "real data" not in fresh
     want = expected(plan).release
     census_sample.folder(ROWS).joinpath("2018", "1-Year", "psam_p06.csv").unlink()  # another machine: not made yet

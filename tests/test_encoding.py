@@ -76,16 +76,25 @@ def test_centring_keeps_every_coefficient_but_the_intercept():
     X = every_kind_of_row()[rng.integers(0, 2 * 2 * 3 * 2 * 8 * 2 * 2 * 4, size=4000)]
     y = np.where(rng.random(4000) < 1.0 / (1.0 + np.exp(-(X @ rng.normal(0, 0.5, 17)))), 1.0, -1.0)
     loss = get_loss("logistic")
-    paper = fit(encode(X, "paper"), y, loss, 0.0, radius=RADII["paper"]).theta
-    centred = fit(encode(X, "centred"), y, loss, 0.0, radius=RADII["centred"]).theta
+    fits = [fit(encode(X, name), y, loss, 0.0, radius=RADII[name]) for name in ("paper", "centred")]
+    assert all(f.has_minimiser and np.all(np.isfinite(f.theta)) for f in fits)
+    paper, centred = (f.theta for f in fits)
     np.testing.assert_allclose(centred[1:], paper[1:], rtol=0, atol=1e-7)
     assert math.isclose(centred[0], paper[0] + float(np.dot(CENTRES, paper)), abs_tol=1e-7)
     assert not math.isclose(centred[0], paper[0], abs_tol=1e-3)  # the intercept's meaning does change
 
 
-def test_census_specs_are_centred_unless_told(tmp_path):
-    spec = SyntheticCensusSpec(("MI",), rows=2000)
-    assert spec.encoding == DEFAULT_ENCODING == "centred"
+def test_the_app_and_the_command_line_centre_census_data_and_code_keeps_the_papers(tmp_path):
+    """The default of the app, the command line and a link is centred; a spec built in code without an encoding keeps
+    the paper's, so a script written for it rebuilds the same rows."""
+    from core.cli import build_parser, spec_from_args
+    from ui.params import PARAMS
+
+    args = build_parser().parse_args(["release", "--census-sample", "2000", "--state", "MI", "--coordinate", "female",
+                                      "--epsilon", "1", "--delta", "1e-6"])
+    assert spec_from_args(args).encoding == PARAMS["encoding"].default == DEFAULT_ENCODING == "centred"
+    assert SyntheticCensusSpec(("MI",), rows=2000).encoding == "paper"
+    spec = SyntheticCensusSpec(("MI",), rows=2000, encoding="centred")
     assert spec.public_radius == RADII["centred"] and "centred encoding" in spec.describe()
     paper = SyntheticCensusSpec(("MI",), rows=2000, encoding="paper")
     assert paper.public_radius == 3.0 and "paper's encoding" in paper.describe()
@@ -111,7 +120,7 @@ def test_neighbours_one_extreme_row_apart_end_alike_in_the_centred_ball():
     from core.privacy.accounting import RELEASE_SPLIT, make_budget
     from core.privacy.gaussian import DEFAULT_CALIBRATION
 
-    spec = SyntheticCensusSpec(("MI",), rows=30_000)
+    spec = SyntheticCensusSpec(("MI",), rows=30_000, encoding="centred")
     data = spec.load()
     edge = encode(encode_features({"AGEP": np.array([30.0]), "WKHP": np.array([1.0]), "SCHL": np.array([1.0]),
                                    "RAC1P": np.array([1.0]), "OCCP": np.array([10.0]), "MAR": np.array([1.0]),
@@ -137,6 +146,6 @@ def test_the_paper_intercept_asked_of_centred_data_names_the_encoding(capsys):
     from core.cli import main
 
     code = main(["release", "--census-sample", "2000", "--state", "MI", "--coordinate", "intercept", "--epsilon", "2",
-                 "--delta", "1e-6"])
+                 "--delta", "1e-6"])  # centred: the command line's default
     err = capsys.readouterr().err
     assert code != 0 and f"whose intercept is {CENTRED_INTERCEPT}" in err and "(--encoding)" in err

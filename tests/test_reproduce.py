@@ -159,7 +159,7 @@ def test_a_pums_file_with_its_sample_replays_through_the_fallback(tmp_path):
     (tmp_path / pums.name).write_bytes(pums.read_bytes())
     assert float(printed(run_script(script(r), tmp_path))["value"]) == want.value
     rerun = script(plan_for(spec, ModelSpec("logistic"), "female", 4.0, 1e-6, fallback=True))
-    assert "PumsSpec.from_path(FILE, n=3000, sample_seed=2, with_replacement=True, encoding='centred')" in rerun
+    assert "PumsSpec.from_path(FILE, n=3000, sample_seed=2, with_replacement=True, encoding='paper')" in rerun
     assert spec.digest not in rerun
 
 

@@ -312,7 +312,7 @@ def test_command_line_builds_specs(tmp_path, root):
     common = ["--coordinate", "0", "--epsilon", "1", "--delta", "1e-6"]
     acs_args = parse(["release", "--acs-root", str(root), "--state", "CA", "--n", "50", "--sample-seed", "1",
                       "--download", *common])
-    assert spec_from_args(acs_args) == AcsSpec(("CA",), 2018, "1-Year", str(root), 50, 1, True, False)
+    assert spec_from_args(acs_args) == AcsSpec(("CA",), 2018, "1-Year", str(root), 50, 1, True, False, "centred")
     synth = parse(["release", "--synthetic", "--n", "500", "--d", "2", "--loss", "logistic", *common])
     assert spec_from_args(synth) == SyntheticSpec("logistic", 500, 2, 1.0, 1.0, None)
     path = tmp_path / "c.csv"
@@ -328,7 +328,8 @@ def test_command_line_documents_use_the_description(root, capsys):
             "--delta", "1e-6", "--seed", "1"]
     assert main(args) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["source"] == AcsSpec(("CA",), root=str(root)).describe() and doc["loss"] == "logistic"
+    assert doc["source"] == AcsSpec(("CA",), root=str(root), encoding="centred").describe()
+    assert doc["loss"] == "logistic"
     assert str(CA_FILTERED) not in doc["source"]
     assert main([*args, "--loss", "robust"]) == 2
     err = capsys.readouterr().err

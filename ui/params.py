@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
-from streamlit.errors import StreamlitSecretNotFoundError
+from streamlit.errors import StreamlitSecretNotFoundError, StreamlitWidgetAlreadyInstantiatedError
 
 from core.data.encoding import DEFAULT_ENCODING, ENCODINGS
 from core.data.synthetic import MAX_CELLS, check_size
@@ -183,10 +183,14 @@ def _ignored(key: str, raw: str, why: str) -> Any:
 
 
 def keep_alive() -> None:
-    """Re-assign every setting in the session: Streamlit would otherwise drop a widget's value on pages without it."""
+    """Re-assign every setting in the session: Streamlit would otherwise drop a widget's value on pages without it.
+    A setting whose widget this run has already drawn (a later fragment of a run that reruns several) is alive."""
     for key in PARAMS:
         if key in st.session_state:
-            st.session_state[key] = st.session_state[key]
+            try:
+                st.session_state[key] = st.session_state[key]
+            except StreamlitWidgetAlreadyInstantiatedError:
+                continue
 
 
 def fill() -> bool:

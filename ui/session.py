@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from contextvars import ContextVar
 from typing import ParamSpec
 
 import streamlit as st
@@ -17,7 +16,6 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from ui import loaded, params
 
 P = ParamSpec("P")
-_IN_FRAGMENT: ContextVar[bool] = ContextVar("in_fragment", default=False)  # inside one of the app's fragments
 
 
 def init() -> None:
@@ -39,19 +37,14 @@ def ensure() -> None:
 def fragment(func: Callable[P, None]) -> Callable[P, None]:
     """st.fragment whose own reruns keep every setting alive, as app.py's runs do: a fragment's rerun skips app.py, and
     at its end Streamlit would drop the settings of widgets on other pages, so the next page would start from the
-    defaults. Only at the start of a fragment's own rerun: in a full run, or in a fragment inside the one rerun,
-    widgets drawn before it may not be assigned."""
+    defaults. Only in a fragment's rerun: in a full run, app.py has kept them, and widgets drawn before the fragment
+    may not be assigned."""
 
     @functools.wraps(func)
     def run(*args: P.args, **kwargs: P.kwargs) -> None:
         ctx = get_script_run_ctx()
-        outermost = not _IN_FRAGMENT.get()
-        if outermost and ctx is not None and ctx.fragment_ids_this_run:
+        if ctx is not None and ctx.fragment_ids_this_run:
             params.keep_alive()
-        token = _IN_FRAGMENT.set(True)
-        try:
-            func(*args, **kwargs)
-        finally:
-            _IN_FRAGMENT.reset(token)
+        func(*args, **kwargs)
 
     return st.fragment(run)

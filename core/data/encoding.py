@@ -14,7 +14,8 @@ column moves every block of columns to the centre of its smallest enclosing ball
 Then ||x||_2^2 <= 1 + 2 + 4/4 + 6/7 + 2/3 = 116/21 (r = 2.3503, rounded up), so G0 falls by 22 % and G1 by
 39 %. The map is fixed and row by row: a row's neighbour stays its neighbour, and the radius is a public fact.
 A column less a constant has the same coefficient in a model with an intercept (the intercept absorbs the
-constant), so every coefficient but the intercept is the paper's; the intercept becomes the log-odds at the
+constant), so for the unregularised fit (lambda_reg = 0, the default; a ridge also shrinks the intercept, and then
+every coefficient moves) every coefficient but the intercept is the paper's; the intercept becomes the log-odds at the
 centre of the encoding (each indicator at its centre, hours and schooling at the middle of their ranges), named
 `intercept_at_centre` so that it is never read as the paper's.
 """
@@ -54,15 +55,18 @@ GROUPS = (FEATURE_NAMES[5:12], FEATURE_NAMES[14:17])  # occupations, classes of 
 CENTRES = tuple(0.5 if name in LONE else next((1.0 / len(g) for g in GROUPS if name in g), 0.0)
                 for name in FEATURE_NAMES)
 ENCODINGS = ("centred", "paper")
+# The app's, the command line's and the link's default. A census spec built without one keeps the paper's encoding
+# (LIBRARY_ENCODING), so that code written against the paper's encoding, such as a downloaded script, rebuilds the
+# same rows.
 DEFAULT_ENCODING = "centred"
+LIBRARY_ENCODING = "paper"
 # The public bound on ||x||_2 under each encoding: 3 (the paper's), sqrt(116/21) = 2.35028... rounded up, so that no
 # row lies outside by a rounding of its norm.
 RADII = {"paper": 3.0, "centred": math.ceil(math.sqrt(116 / 21) * 1e4) / 1e4}
 ENCODING_WORDS = {
-    "centred": (f"the centred encoding (each indicator less a public constant: every row lies in ‖x‖₂ ≤ "
-                f"{RADII['centred']:g}, so none is projected; the intercept is the log-odds at the encoding's centre, "
-                f"{CENTRED_INTERCEPT})"),
-    "paper": f"the paper's encoding (indicators in {{0, 1}}: every row lies in ‖x‖₂ ≤ {RADII['paper']:g})",
+    "centred": (f"the centred encoding (each indicator less a public constant: a census row lies in ‖x‖₂ ≤ "
+                f"{RADII['centred']:g}; the intercept is the log-odds at the encoding's centre, {CENTRED_INTERCEPT})"),
+    "paper": f"the paper's encoding (indicators in {{0, 1}}: a census row lies in ‖x‖₂ ≤ {RADII['paper']:g})",
 }
 
 

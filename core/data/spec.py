@@ -32,7 +32,7 @@ import numpy as np
 
 from core.data.csvfile import header, read_csv_bytes
 from core.data.dataset import Dataset
-from core.data.encoding import DEFAULT_ENCODING, ENCODING_WORDS, RADII, check_encoding, encode, feature_names
+from core.data.encoding import ENCODING_WORDS, LIBRARY_ENCODING, RADII, check_encoding, encode, feature_names
 from core.data.synthetic import MAX_ROWS, synthetic
 from core.errors import DataError, InputError, check_seed
 from core.privacy.population import Population, content_key, seed_words
@@ -119,7 +119,8 @@ class SyntheticSpec:
 class _CensusIncome:
     """What every census source shares: the logistic income problem, its encoding (core.data.encoding) and that
     encoding's bound on ||x||_2, and the words a report uses for its outcome and its indicator features (public: they
-    follow from the encoding). Each census spec has an `encoding` field, DEFAULT_ENCODING unless chosen."""
+    follow from the encoding). Each census spec has an `encoding` field: LIBRARY_ENCODING (the paper's) unless
+    chosen; the app and the command line choose DEFAULT_ENCODING (centred) unless told."""
 
     outcome = "earning over $40,000"
     groups = {"female": ("women", "men"), "married": ("married people", "people who are not married"),
@@ -167,7 +168,7 @@ class AcsSpec(_CensusIncome):
     sample_seed: int | None = None
     download: bool = False
     with_replacement: bool = False
-    encoding: str = DEFAULT_ENCODING
+    encoding: str = LIBRARY_ENCODING
 
     def __post_init__(self) -> None:
         _check_survey(self)
@@ -242,7 +243,7 @@ class SyntheticCensusSpec(_CensusIncome):
     n: int | None = None
     sample_seed: int | None = None
     with_replacement: bool = False
-    encoding: str = DEFAULT_ENCODING
+    encoding: str = LIBRARY_ENCODING
 
     def __post_init__(self) -> None:
         _check_survey(self)
@@ -360,7 +361,7 @@ class PumsSpec(_CensusIncome, _FileSpec):
     sample_seed: int | None = None
     with_replacement: bool = False
     people: tuple = ()  # (states, year, horizon) of its records (core.data.acs.census_people)
-    encoding: str = DEFAULT_ENCODING
+    encoding: str = LIBRARY_ENCODING
 
     def __post_init__(self) -> None:
         _check_sample(self.n, self.sample_seed)

@@ -30,9 +30,9 @@ class ModelSpec:
     on the responses |y| (robust loss; None: the largest the fit certifies for the data's n and d, `bound_for`).
 
     radius is None on the cube (whose half-width is 1). On the ball, None means the default, fixed
-    by `resolve`: the data source's public bound on ||x||_2 when it has one (3 for the census income
-    encoding, `core.data.encoding.RADII`), else sqrt(d), the smallest ball around the unit cube,
-    so that data on [-1, 1]^d are never clipped. Hashable: it keys caches and names the model of a
+    by `resolve`: the data source's public bound on ||x||_2 when it has one (for census income 2.3503 in the
+    centred encoding and 3 in the paper's, `core.data.encoding.RADII`), else sqrt(d), the smallest ball around the
+    unit cube, so that data on [-1, 1]^d are never clipped. Hashable: it keys caches and names the model of a
     published release.
 
     >>> spec = ModelSpec("logistic", "ball").resolve(4)  # the ball's default radius: sqrt(d)

@@ -26,9 +26,9 @@ from core.privacy.unit import PrivacyUnit
 
 
 def default_coordinate(names: tuple[str, ...]) -> int:
-    """The coordinate a release targets unless told otherwise: the first feature whose name does not begin with
-    "intercept" (a constant column's coefficient is rarely the question), or the first feature."""
-    return next((i for i, name in enumerate(names) if not name.startswith("intercept")), 0)
+    """The coordinate a release targets unless told otherwise: the first feature not named "intercept" (or
+    CENTRED_INTERCEPT: a constant column's coefficient is rarely the question), or the first feature."""
+    return next((i for i, name in enumerate(names) if name not in ("intercept", CENTRED_INTERCEPT)), 0)
 
 
 @dataclass(frozen=True)
