@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from core.data import Dataset
-from core.data.encoding import CENTRED_INTERCEPT, DEFAULT_ENCODING, ENCODINGS, RADII
+from core.data.encoding import CENTRED_INTERCEPT, DEFAULT_ENCODING, ENCODINGS, RADII, RADII_WORDS
 from core.data.spec import (
     MAX_SAMPLE_ROWS,
     MIN_SAMPLE_ROWS,
@@ -129,7 +129,7 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--lambda-reg", type=float, default=0.0, help="ridge lambda_reg in (1), from 0 to 100")
     p.add_argument("--domain", choices=DOMAINS, default=None,
                    help="the covariate domain (default: the data's, for census data the ball of the encoding's "
-                   f"radius, {RADII['centred']:g} centred or 3 the paper's, else the cube)")
+                   f"radius, {RADII_WORDS}, else the cube)")
     p.add_argument("--radius", type=float, default=None, help="radius R of the ball domain, from 0.01 to 1000")
     p.add_argument("--response-bound", type=float, default=None,
                    help="public bound B on |y| (robust loss): responses beyond it are clipped; default the largest "

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from core.data.encoding import RADII
+from core.data.encoding import RADII_WORDS
 from core.errors import PspError
 from core.estimator.geometry import DOMAINS
 from core.estimator.losses import LOSSES
@@ -90,8 +90,7 @@ def model_controls() -> None:
     col_r.number_input("Ball radius R", value=None, min_value=0.0, step=0.5, format="%g", key="radius",
                        disabled=domain != "ball", placeholder="empty = √d, the ball around the cube",
                        help="R = rad₂(𝒳) of the ball domain, so G₀ = R·sup|h′| and G₁ = R²·sup h″ (SPEC §2). Census "
-                       f"income rows lie in R = {RADII['centred']:g} (the centred encoding) or {RADII['paper']:g} (the "
-                       "paper's)")
+                       f"income rows lie in R = {RADII_WORDS}")
     col_reg.number_input("λ_reg", min_value=0.0, step=1e-3, format="%g", key="lam_reg",
                          help="λ_reg ≥ 0 of the ridge term (λ_reg/2)‖θ‖² in the estimator (1)")
     col_lev.slider("Interval level 1 − a", min_value=0.50, max_value=0.99, step=0.01, key="level",

@@ -10,7 +10,8 @@ import secrets
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from core.data.encoding import CENTRED_INTERCEPT, RADII
+from core.data.encoding import PAPER_INTERCEPT, RADII_WORDS, asks_paper_intercept
+from core.errors import DataError
 from core.estimator.geometry import DOMAINS, MAX_RADIUS, MIN_RADIUS
 from core.estimator.model import MAX_LAM_REG
 from core.estimator.problem import default_coordinate
@@ -19,7 +20,7 @@ from core.privacy.gaussian import CALIBRATIONS, certainty, delta_warning, epsilo
 from ui import params, release
 from ui.format import opened, sentence
 from ui.formulas import BUDGET_STAGES, DELTA_BASIC, EPSILON_BASIC, ORACLE_INTERVAL, PRIVATE_INTERVAL, split_help
-from ui.labels import control
+from ui.labels import message
 
 # Log grids of the sliders: the R10 preferred numbers for epsilon, 1-2-5 for delta. Epsilon stops at 20: beyond,
 # the guarantee means little and the PLD total of the Budget card takes seconds (the what-if explores further).
@@ -61,9 +62,8 @@ def coordinate_options(names: tuple[str, ...]) -> tuple[str, ...]:
         st.session_state["coordinate"] = ""
         if chosen != names[first]:  # a link's (or another data set's) coordinate: say so, naming it
             shown = chosen if len(chosen) <= 40 else chosen[:40] + "…"
-            centred = (f" In the centred census encoding the intercept is {CENTRED_INTERCEPT}, the log-odds at its "
-                       f"centre; the paper's intercept needs the paper's encoding ({control('encoding')})."
-                       if chosen == "intercept" and CENTRED_INTERCEPT in names else "")
+            moved = DataError(f"in the centred census encoding the intercept is {PAPER_INTERCEPT}.", "encoding")
+            centred = " " + message(moved) if asks_paper_intercept(chosen, names) else ""
             st.warning(f"The coordinate “{shown}” is not a feature of these data, so “{names[first]}” is used; "
                        f"choose another under Settings.{centred}", icon=":material/link_off:")
     return options
@@ -143,8 +143,7 @@ def model_controls() -> None:
         disabled=domain != "ball",
         placeholder="empty = the data's public bound, else √d",
         help="R = rad₂(𝒳) = r of the ball domain, so G₀ = r·sup|h′| and G₁ = r²·sup h″ (SPEC §2). Empty: the bound the "
-        f"data source guarantees (census rows: {RADII['centred']:g} in the centred encoding, {RADII['paper']:g} in the "
-        "paper's), else √d, the ball around the cube",
+        f"data source guarantees (census rows: {RADII_WORDS}), else √d, the ball around the cube",
     )
     low, high = params.PARAMS["response_bound"].bounds
     st.number_input(  # empty = the largest bound the fit certifies for this n and d

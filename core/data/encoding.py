@@ -63,6 +63,11 @@ LIBRARY_ENCODING = "paper"
 # The public bound on ||x||_2 under each encoding: 3 (the paper's), sqrt(116/21) = 2.35028... rounded up, so that no
 # row lies outside by a rounding of its norm.
 RADII = {"paper": 3.0, "centred": math.ceil(math.sqrt(116 / 21) * 1e4) / 1e4}
+# Both radii in words, for the controls and options that say what an empty radius means on census data.
+RADII_WORDS = f"{RADII['centred']:g} in the centred encoding, {RADII['paper']:g} in the paper's"
+# What asking centred data for the paper's "intercept" means ({encoding}: the control that chooses the encoding).
+PAPER_INTERCEPT = (f"{CENTRED_INTERCEPT}, the log-odds at its centre; choose the paper's encoding ({{encoding}}) for "
+                   "the paper's intercept")
 ENCODING_WORDS = {
     "centred": (f"the centred encoding (each indicator less a public constant: a census row lies in ‖x‖₂ ≤ "
                 f"{RADII['centred']:g}; the intercept is the log-odds at the encoding's centre, {CENTRED_INTERCEPT})"),
@@ -70,12 +75,16 @@ ENCODING_WORDS = {
 }
 
 
-def check_encoding(encoding: object) -> str:
-    """encoding, one of ENCODINGS, else a DataError naming the control."""
+def check_encoding(encoding: object) -> None:
+    """A DataError naming the control unless encoding is one of ENCODINGS."""
     if encoding not in ENCODINGS:
         raise DataError(f"the census encoding is one of {', '.join(ENCODINGS)}, got {encoding!r}; change {{encoding}}",
                         "encoding")
-    return str(encoding)
+
+
+def asks_paper_intercept(key: object, names: tuple[str, ...]) -> bool:
+    """Whether `key` asks centred census data (features `names`) for the paper's intercept, which they do not have."""
+    return key == "intercept" and CENTRED_INTERCEPT in names
 
 
 def feature_names(encoding: str) -> tuple[str, ...]:

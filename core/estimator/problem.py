@@ -15,7 +15,7 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
-from core.data.encoding import CENTRED_INTERCEPT
+from core.data.encoding import CENTRED_INTERCEPT, PAPER_INTERCEPT, asks_paper_intercept
 from core.data.spec import DataSpec
 from core.errors import DataError
 from core.estimator.fit import FitResult
@@ -84,10 +84,9 @@ class Problem:
                 key = int(key)
             except ValueError:
                 names = ", ".join(self.feature_names)
-                if key == "intercept" and CENTRED_INTERCEPT in self.feature_names:  # the same column, another meaning
+                if asks_paper_intercept(key, self.feature_names):  # the same column, another meaning
                     raise DataError(f"no feature named 'intercept' in the centred census encoding, whose intercept is "
-                                    f"{CENTRED_INTERCEPT}, the log-odds at its centre; choose the paper's encoding "
-                                    "({encoding}) for the paper's intercept", "encoding") from None
+                                    f"{PAPER_INTERCEPT}", "encoding") from None
                 raise DataError(f"no feature named {key!r}; the features are: {names}") from None
         if not 0 <= key < self.d:
             raise DataError(f"coordinate {key} is out of range: there are {self.d} features (0 to {self.d - 1})")
