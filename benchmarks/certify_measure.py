@@ -97,11 +97,12 @@ def draw_problem(root: str, state: str, n: int | None, sample_seed: int, encodin
     return _PROBLEMS[(root, state, encoding)]
 
 
-def problem_of(root: str, state: str, n: int | None, sample_seed: int | None, encoding: str = DEFAULT_ENCODING):
+def problem_of(root: str, state: str, n: int | None, sample_seed: int | None, encoding: str = DEFAULT_ENCODING,
+               with_replacement: bool = False):
     """The problem as the app prepares census data (ui.loaded): the encoding's ball, logistic loss, lam_reg = 0, with
     the non-private 1.96 SE of every coordinate at theta(P_n): 1.96 sqrt((H^-1)_jj / n)."""
     spec = AcsSpec(states=state, year=2018, horizon="1-Year", root=root, n=n, sample_seed=sample_seed,
-                   encoding=encoding)
+                   with_replacement=with_replacement, encoding=encoding)
     data = spec.load()
     model = ModelSpec("logistic", spec.default_domain, None, 0.0, None).resolve(data.d, spec.public_radius)
     problem = prepare_spec(data, model, spec)

@@ -47,31 +47,26 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from certify_measure import problem_of  # noqa: E402
 from parallel import map_jobs  # noqa: E402
 
 from core.data.encoding import DEFAULT_ENCODING  # noqa: E402
-from core.data.spec import AcsSpec  # noqa: E402
-from core.estimator.model import ModelSpec  # noqa: E402
-from core.mechanisms.curvature import BOUND_SHARE, NORM_SHARE  # noqa: E402
+from core.mechanisms.curvature import interval_quantile  # noqa: E402
 from core.mechanisms.forecast import LOGISTIC_PLAUSIBLE, from_certificates  # noqa: E402
-from core.mechanisms.pipeline import certify, finish, make_rng, prepare_spec  # noqa: E402
+from core.mechanisms.pipeline import certify, finish, make_rng  # noqa: E402
 from core.mechanisms.stability import solver_slack  # noqa: E402
 from core.methods.compare import rate  # noqa: E402
 from core.privacy.accounting import RELEASE_SPLIT, make_budget  # noqa: E402
-from core.privacy.gaussian import DEFAULT_CALIBRATION, normal_quantile  # noqa: E402
+from core.privacy.gaussian import DEFAULT_CALIBRATION  # noqa: E402
 
 DELTA, LEVEL, CALIBRATION, TOL = 1e-6, 0.95, DEFAULT_CALIBRATION, 1e-9
 
 _PROBLEMS: dict = {}  # a worker's prepared problems that serve many draws (whole files, fixed samples)
 
 
-def problem_of(state: str, root: str, n: int | None, sample_seed: int | None, with_replacement: bool = False):
-    """The problem as the app prepares it (ui.loaded): the spec's default domain and public radius, lam_reg = 0."""
-    spec = AcsSpec(states=state, year=2018, horizon="1-Year", root=root, n=n, sample_seed=sample_seed,
-                   with_replacement=with_replacement, encoding=DEFAULT_ENCODING)
-    data = spec.load()
-    model = ModelSpec("logistic", spec.default_domain, None, 0.0, None).resolve(data.d, spec.public_radius)
-    return prepare_spec(data, model, spec)
+def census_problem(state: str, root: str, n: int | None, sample_seed: int | None, with_replacement: bool):
+    """The problem as the app prepares it (certify_measure.problem_of, the app's encoding), without its SEs."""
+    return problem_of(root, state, n, sample_seed, DEFAULT_ENCODING, with_replacement)[0]
 
 
 def one_release(problem, coefficient: str, epsilon: float) -> dict:
@@ -92,7 +87,7 @@ def one_release(problem, coefficient: str, epsilon: float) -> dict:
         out["mu"], out["step1"] = cv.mu, cv.lambda_hat  # mu is NOT private: for the diagnosis only
     if out["certified"] and out["half"] is not None and not math.isclose(out["half"], f.wide, rel_tol=TOL):
         # the curvature interval was used: its ridge bias is its half-width less q s U and the solver's slack
-        q = normal_quantile(1.0 - (1.0 - BOUND_SHARE - NORM_SHARE) * (1.0 - LEVEL) / 2.0)
+        q = interval_quantile(LEVEL)
         s, lam = r.fallback_noise_scale, r.fallback_lambda_reg
         out["bias"] = out["half"] - q * s * cv.bound - solver_slack(lam, problem.geometry)
     return out
@@ -106,11 +101,11 @@ def task(job: tuple) -> list[dict]:
     out = []
     for i in draws:
         if fresh:
-            problem = problem_of(state, root, n, seed + i, with_replacement)
+            problem = census_problem(state, root, n, seed + i, with_replacement)
         else:
             key = (state, root, n, with_replacement, seed)
             if key not in _PROBLEMS:
-                _PROBLEMS[key] = problem_of(state, root, n, None if n is None else seed, with_replacement)
+                _PROBLEMS[key] = census_problem(state, root, n, None if n is None else seed, with_replacement)
             problem = _PROBLEMS[key]
         size = ("all" if n is None else f"{n:,} ({'with' if with_replacement else 'without'} replacement; "
                 f"{'a fresh sample per draw' if fresh else f'one sample, seed {seed}'})")
