@@ -77,6 +77,7 @@ from core.mechanisms.curvature import (  # noqa: E402
     interval_quantile,
     log_error,
     point_error,
+    spread_quantile,
     step_one,
     step_one_budget,
     step_two,
@@ -94,7 +95,6 @@ from core.mechanisms.stability import solver_slack, stability_test  # noqa: E402
 from core.mechanisms.table import row_level  # noqa: E402
 from core.methods.compare import rate  # noqa: E402
 from core.privacy.accounting import RELEASE_SPLIT, make_budget  # noqa: E402
-from core.privacy.gaussian import normal_quantile  # noqa: E402
 
 DELTA, LEVEL, SEED = 1e-6, 0.95, 20261127
 SINGLE = ("female", "schooling")  # one coefficient's release, each on its own
@@ -333,10 +333,8 @@ def public_rule(k: int, eps_fb: float, dlt_fb: float, n: int, geometry, lambda_a
                 ok = lam_hat >= need(plan, g, pt.lam)
                 delta = step_two_sensitivity(np.where(ok, lam_hat, np.inf), g, sharp)
                 scale_2 = pt.unit * delta
-                tail = (math.log(1.0 / (2.0 * pt.beta)) if pt.family == "laplace"
-                        else normal_quantile(1.0 - pt.beta))
-                with np.errstate(invalid="ignore", over="ignore"):
-                    u = np.minimum(rho / mu * np.exp(scale_2 * (_RULE_NOISE[1] + tail)), 1.0 / lam_hat)
+                with np.errstate(invalid="ignore", over="ignore"):  # the interval reads the noisy log-norm itself
+                    u = np.minimum(rho / mu * np.exp(scale_2 * _RULE_NOISE[1]), 1.0 / lam_hat)
                 value = float(np.quantile(np.where(ok, pt.s * u, pt.s / pt.lam), CHANCE))
                 if value < best_value:
                     best, best_value = plan, value
@@ -404,13 +402,12 @@ def draw_interval(unit: Unit, pt: Parts, plan: Plan, p: Point, rows: list[int], 
         return False, np.full(len(rows), fallback_half_width(0.0, pt.lam, pt.s, pt.level, problem.geometry))
     delta = float(step_two_sensitivity(lam_hat, g, plan.sharp)) + 2.0 * e_log
     scale_2 = pt.unit * delta
-    tail = math.log(1.0 / (2.0 * pt.beta)) if pt.family == "laplace" else normal_quantile(1.0 - pt.beta)
-    logu = np.minimum(p.lognorm[rows] + scale_2 * L2 + scale_2 * tail + e_log, -math.log(lam_hat))
-    U = np.exp(logu)
     root, q = _norm_quantile(pt.level, d)
     theta_norm = (p.thnorm + pt.s * root / lam_hat) / (1.0 - pt.lam / lam_hat)
-    half = q * pt.s * U + pt.lam * U * theta_norm + solver_slack(pt.lam, problem.geometry)
-    return True, half
+    kappa = spread_quantile(scale_2, pt.family, pt.s, pt.lam * theta_norm, (1.0 - NORM_SHARE) * (1.0 - pt.level))
+    estimate = np.exp(p.lognorm[rows] + scale_2 * L2 + e_log)
+    core = np.minimum(kappa * estimate, (q * pt.s + pt.lam * theta_norm) / lam_hat)
+    return True, core + solver_slack(pt.lam, problem.geometry)
 
 
 def floor_half(unit: Unit, pt: Parts, p: Point, rows: list[int]) -> np.ndarray:

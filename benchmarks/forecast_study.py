@@ -38,7 +38,6 @@ measured").
 from __future__ import annotations
 
 import argparse
-import math
 import statistics
 import sys
 import time
@@ -51,10 +50,8 @@ from certify_measure import problem_of  # noqa: E402
 from parallel import map_jobs  # noqa: E402
 
 from core.data.encoding import DEFAULT_ENCODING  # noqa: E402
-from core.mechanisms.curvature import interval_quantile  # noqa: E402
 from core.mechanisms.forecast import LOGISTIC_PLAUSIBLE, from_certificates  # noqa: E402
 from core.mechanisms.pipeline import certify, finish, make_rng  # noqa: E402
-from core.mechanisms.stability import solver_slack  # noqa: E402
 from core.methods.compare import rate  # noqa: E402
 from core.privacy.accounting import RELEASE_SPLIT, make_budget  # noqa: E402
 from core.privacy.gaussian import DEFAULT_CALIBRATION  # noqa: E402
@@ -85,11 +82,8 @@ def one_release(problem, coefficient: str, epsilon: float) -> dict:
         out["half"] = (r.interval[1] - r.interval[0]) / 2.0
     if cv is not None:
         out["mu"], out["step1"] = cv.mu, cv.lambda_hat  # mu is NOT private: for the diagnosis only
-    if out["certified"] and out["half"] is not None and not math.isclose(out["half"], f.wide, rel_tol=TOL):
-        # the curvature interval was used: its ridge bias is its half-width less q s U and the solver's slack
-        q = interval_quantile(LEVEL)
-        s, lam = r.fallback_noise_scale, r.fallback_lambda_reg
-        out["bias"] = out["half"] - q * s * cv.bound - solver_slack(lam, problem.geometry)
+    if r.fallback_interval is not None:  # the curvature interval was used: what its ridge bias adds
+        out["bias"] = r.fallback_interval.bias
     return out
 
 

@@ -171,6 +171,7 @@ def run_dict(run: PrivateRun) -> dict:
             fallback_delta=r.fallback_delta, fallback_lambda_reg=r.fallback_lambda_reg,
             fallback_noise_scale=r.fallback_noise_scale,
             fallback_curvature=None if r.fallback_curvature is None else public(r.fallback_curvature).values(),
+            fallback_interval=None if r.fallback_interval is None else dataclasses.asdict(r.fallback_interval),
             population=None if r.population is None else dataclasses.asdict(r.population),
         ),
     )
@@ -446,8 +447,8 @@ def table_note(t: TableRelease) -> str:
     if t.status == "fallback":
         return (f"All {t.k} intervals cover their coefficients of the fit on these rows at once with probability "
                 f"≥ {t.level:g} (each at {t.row_level:.4g}) when the curvature's lower bound holds "
-                f"({APPROXIMATE_NOTE}); each row's width comes from a private bound on the curvature along that "
-                "coefficient.")
+                f"({APPROXIMATE_NOTE}); each row's width comes from a private estimate of the curvature along that "
+                "coefficient, its noise accounted for.")
     return "Nothing was released, so there is no interval."
 
 

@@ -147,7 +147,8 @@ def test_plain_algorithm5_is_unchanged(logistic_problem, small_problem):
         assert fb.lambda_min == run.lambda_min and fb.test == run.test
         assert replace(fb.release, status="bottom", value=None, interval=None, interval_note=BOTTOM_NOTE,
                        fallback_epsilon=None, fallback_delta=None, fallback_lambda_reg=None,
-                       fallback_noise_scale=None, fallback_curvature=None, population=None) == r
+                       fallback_noise_scale=None, fallback_curvature=None, fallback_interval=None,
+                       population=None) == r
 
 
 def test_documents_carry_the_branch(logistic_problem, robust_problem):

@@ -22,9 +22,14 @@ rank-one term of norm at most g = G1/n:
    ln(1 + g/(lambda_hat - g)) = -ln(1 - g/lambda_hat), and Delta bounds its change (propose-test-release: the pair is
    (eps_1 + eps_2, delta_1)-DP). U = exp(l~ + (Delta/eps_2) ln(1/(2 beta)) + e_l) >= ||w(theta_hat)|| w.p. 1 - beta.
 
-The interval T +- (z s U + |lam - lam_reg| U Theta + l(lam)) uses H(theta_hat) for H_bar (first order in the noise:
-an approximation, so its coverage is measured, docs/experiments.md) and Theta, a bound on ||theta|| from ||theta_hat||
-and lambda_hat.
+The interval reads step 2's noisy log-norm itself, not only U. With l~ = ln ||w|| + L (rounding aside), L step 2's
+noise, independent of objective perturbation's b, the error is at most ||w|| (s |Z| + |lam - lam_reg| Theta), Z
+standard normal and Theta a bound on ||theta|| from ||theta_hat|| and lambda_hat, so it is at most
+exp(l~) e^{-L} (s |Z| + |lam - lam_reg| Theta): the interval T +- (kappa exp(l~ + e_l) + l(lam)), kappa the quantile of
+e^{-L} (s |Z| + |lam - lam_reg| Theta) (`spread_quantile`), is exact in the two noises' joint law, where U's
+union bound charged every row the tail of L at beta. It is capped by the same quantile with ||w|| <= 1/lambda_hat.
+H(theta_hat) stands in for H_bar (first order in the noise: an approximation, so its coverage is measured,
+docs/experiments.md).
 """
 
 from __future__ import annotations
@@ -34,7 +39,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy import special
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
+from scipy.optimize import brentq
 from scipy.stats import chi2
 
 from core.estimator.fit import residuals, weighted_gram
@@ -68,6 +75,8 @@ class Curvature:
         whole set's).
     beta : the probability that U falls below ||(H + lam I)^{-1} u||.
     family : step 2's noise, "laplace" or "gaussian" (`log_noise`, from public numbers).
+    log_norm : step 2's noisy log-norm plus its rounding bound, l~ + e_l (NaN without step 2): the interval's centre
+        for ln ||(H + lam I)^{-1} u||, off by step 2's noise alone. Private.
     """
 
     lambda_hat: float
@@ -81,6 +90,7 @@ class Curvature:
     mu: float = field(metadata=NOT_PRIVATE)
     norm: float = field(metadata=NOT_PRIVATE)
     family: str = "laplace"
+    log_norm: float = math.nan
 
 
 def point_error(problem: Problem, point: NDArray, ridge: float) -> float:
@@ -150,9 +160,58 @@ def step_one_budget(k: int, epsilon: float, delta: float, beta: float,
 
 
 def interval_quantile(level: float) -> float:
-    """The normal quantile of the curvature interval at `level`: the miss rate a = 1 - level less BOUND_SHARE a for U
-    and NORM_SHARE a for ||b||, split over the two tails."""
+    """The curvature interval's normal quantile at `level`, its multiplier of s ||w|| were ||w|| known: the miss rate
+    a = 1 - level less NORM_SHARE a for ||b||, split over the two tails. Its cap uses it with ||w|| <= 1/lambda_hat."""
+    return normal_quantile(1.0 - (1.0 - NORM_SHARE) * (1.0 - level) / 2.0)
+
+
+def bound_quantile(level: float) -> float:
+    """The normal quantile of an interval that uses U itself (core.mechanisms.inference): a less BOUND_SHARE a for U and
+    NORM_SHARE a for ||b||, split over the two tails."""
     return normal_quantile(1.0 - (1.0 - BOUND_SHARE - NORM_SHARE) * (1.0 - level) / 2.0)
+
+
+SPREAD_X = {"laplace": 40.0, "gaussian": 9.0}  # L is integrated over +-X of its scale: beyond, mass < 1e-17
+SPREAD_MARGIN = 1e-6  # relative: kappa is solved at miss (1 - SPREAD_MARGIN), far beyond quadrature's error
+_NODES, _WEIGHTS = np.polynomial.legendre.leggauss(64)
+_STEPS = (0.0, 0.01, 0.05, 0.2, 0.5, 1.0, 2.0, 3.0, 4.5, 6.0, 9.0)  # cuts where s|Z| crosses these multiples of s
+
+
+def spread_miss(kappa: float, scale: float, family: str, s: float, bias: float) -> float:
+    """P(e^{-L} (s |Z| + bias) > kappa) for Z standard normal and L independent of it, Laplace(scale) or
+    N(0, scale^2) as `family` says: P(s |Z| > kappa e^L - bias) integrated over L, in units of its scale, on [-X, X]
+    with all of L's mass beyond counted as a miss (an upper bound, by at most 1e-17). Gauss-Legendre on pieces cut
+    where the integrand has a kink (0 for the Laplace density; where kappa e^L = bias) and where s |Z| crosses each
+    of _STEPS s, so that every piece is smooth and the normal tail's fall is resolved at any scale."""
+    x_max = SPREAD_X[family]
+    cuts = {-x_max, x_max, 0.0}
+    if scale > 0:
+        cuts |= {math.log((bias + k * s) / kappa) / scale for k in _STEPS if bias + k * s > 0}
+    edges = np.array(sorted(c for c in cuts if -x_max <= c <= x_max))
+    half, mid = np.diff(edges)[:, None] / 2.0, (edges[1:] + edges[:-1])[:, None] / 2.0
+    x = mid + half * _NODES
+    t = kappa * np.exp(np.minimum(scale * x, 700.0)) - bias
+    miss = np.where(t <= 0, 1.0, 2.0 * special.ndtr(-np.maximum(t, 0.0) / s))
+    if family == "laplace":
+        density, tails = 0.5 * np.exp(-np.abs(x)), math.exp(-x_max)
+    else:
+        density, tails = np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi), 2.0 * float(special.ndtr(-x_max))
+    return tails + float(np.sum(half * _WEIGHTS * density * miss))
+
+
+def spread_quantile(scale: float, family: str, s: float, bias: float, miss: float) -> float:
+    """kappa with P(e^{-L} (s |Z| + bias) > kappa) = miss (`spread_miss`; miss in (0, 1), s > 0): the curvature
+    interval's half-width per unit of ||w||'s noisy estimate exp(l~ + e_l) (module docstring). At scale 0 it is
+    s z_{1 - miss/2} + bias."""
+    target = miss * (1.0 - SPREAD_MARGIN)
+    still = s * normal_quantile(1.0 - target / 2.0) + bias
+    if scale == 0:
+        return still
+    high = still
+    while spread_miss(high, scale, family, s, bias) > target:
+        high *= 2.0
+    return brentq(lambda k: spread_miss(k, scale, family, s, bias) - target, 0.5 * still, high, xtol=1e-14 * high,
+                  rtol=1e-12)
 
 
 @dataclass(frozen=True)
@@ -178,10 +237,11 @@ class StepOne:
     mu: float = field(metadata=NOT_PRIVATE)
     norms: tuple[float, ...] = field(metadata=NOT_PRIVATE)
 
-    def curvature(self, bound: float | None, scale_2: float, reason: str, norm: float) -> Curvature:
+    def curvature(self, bound: float | None, scale_2: float, reason: str, norm: float,
+                  log_norm: float = math.nan) -> Curvature:
         return Curvature(lambda_hat=self.lambda_hat, bound=bound, reason=reason, scale_1=self.scale_1, scale_2=scale_2,
                          epsilon=self.epsilon, delta=self.delta, beta=self.beta, mu=self.mu, norm=norm,
-                         family=self.family)
+                         family=self.family, log_norm=log_norm)
 
     def uncertified(self, reason: str) -> tuple[Curvature, ...]:
         """Every direction without a bound: step 2 does not run."""
@@ -221,7 +281,7 @@ def step_two(first: StepOne, sensitivity: float, rng: np.random.Generator) -> tu
         # ||A^{-1} u|| <= 1/mu <= 1/lambda_hat on step 1's event as well: the smaller bound holds wherever both do.
         # In logarithms: a large draw would overflow exp before the cap applied.
         bound = math.exp(min(noisy + scale_2 * tail + first.e_log, -math.log(first.lambda_hat)))
-        found.append(first.curvature(bound, scale_2, "", norm))
+        found.append(first.curvature(bound, scale_2, "", norm, noisy + first.e_log))
     return tuple(found)
 
 
@@ -243,7 +303,10 @@ def curvatures(problem: Problem, point: NDArray, ridge: float, directions: NDArr
 
 @dataclass(frozen=True)
 class CurvatureInterval:
-    """T +- half: the half-width's parts (all private, being functions of private outputs and public constants)."""
+    """T +- half, half = core + slack, core = min(kappa exp(l~ + e_l), (q s + bias_rate Theta)/lambda_hat) (module
+    docstring): noise is what core would be without the ridge bias (bias_rate = 0), bias what the bias adds, slack the
+    solver's l(lam). quantile is q, `interval_quantile(level)`; theta_bound Theta. All private (functions of private
+    outputs and public constants)."""
 
     half: float
     noise: float
@@ -251,19 +314,37 @@ class CurvatureInterval:
     slack: float
     level: float
     quantile: float
+    theta_bound: float
 
 
 def curvature_interval(problem: Problem, point: NDArray, c: Curvature, s: float, lam: float, level: float,
                        gate: float = BIAS_GATE) -> CurvatureInterval | None:
-    """The interval of the module docstring at `level`, or None without a bound (or when the ridge bias is not bounded
-    well enough: |lam - lam_reg| >= gate lambda_hat, gate < 1). The miss rate a = 1 - level is shared: BOUND_SHARE a
-    for U (c.beta), NORM_SHARE a for ||b|| <= s sqrt(chi2_d quantile), the rest for the normal quantile."""
+    """The interval of one direction (`curvature_intervals`)."""
+    return curvature_intervals(problem, point, (c,), s, lam, level, gate)[0]
+
+
+def curvature_intervals(problem: Problem, point: NDArray, cs: tuple[Curvature, ...], s: float, lam: float,
+                        level: float, gate: float = BIAS_GATE) -> tuple[CurvatureInterval | None, ...]:
+    """The interval of the module docstring at `level` for each of the bounds cs, one set drawn at `point` (they share
+    lambda_hat and step 2's noise, so one kappa serves all): None without step 2, or when the ridge bias is not bounded
+    well enough (|lam - lam_reg| >= gate lambda_hat, gate < 1). The miss rate a = 1 - level is shared: NORM_SHARE a for
+    ||b|| <= s sqrt(chi2_d quantile) (which Theta needs), the rest for the joint law of the two noises."""
+    first = cs[0]
     a = 1.0 - level
     bias_rate = abs(lam - problem.fit.lam_reg)
-    if c.bound is None or not bias_rate < gate * c.lambda_hat:
-        return None
+    if first.bound is None or not bias_rate < gate * first.lambda_hat:
+        return tuple(None for _ in cs)
     b_norm = s * math.sqrt(float(chi2.isf(NORM_SHARE * a, problem.d)))
-    theta_norm = (float(np.linalg.norm(point)) + b_norm / c.lambda_hat) / (1.0 - bias_rate / c.lambda_hat)
-    q = interval_quantile(level)
-    noise, bias, slack = q * s * c.bound, bias_rate * c.bound * theta_norm, solver_slack(lam, problem.geometry)
-    return CurvatureInterval(half=noise + bias + slack, noise=noise, bias=bias, slack=slack, level=level, quantile=q)
+    theta = (float(np.linalg.norm(point)) + b_norm / first.lambda_hat) / (1.0 - bias_rate / first.lambda_hat)
+    miss, q = (1.0 - NORM_SHARE) * a, interval_quantile(level)
+    kappa = spread_quantile(first.scale_2, first.family, s, bias_rate * theta, miss)
+    kappa_0 = spread_quantile(first.scale_2, first.family, s, 0.0, miss)
+    slack = solver_slack(lam, problem.geometry)
+    out = []
+    for c in cs:
+        w = math.exp(c.log_norm)
+        core = min(kappa * w, (q * s + bias_rate * theta) / c.lambda_hat)
+        noise = min(kappa_0 * w, q * s / c.lambda_hat)
+        out.append(CurvatureInterval(half=core + slack, noise=noise, bias=core - noise, slack=slack, level=level,
+                                     quantile=q, theta_bound=theta))
+    return tuple(out)

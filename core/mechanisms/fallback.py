@@ -32,7 +32,7 @@ from core.mechanisms.curvature import (
     LOG_SHARE,
     Curvature,
     CurvatureInterval,
-    curvature_interval,
+    curvature_intervals,
     curvatures,
 )
 from core.mechanisms.full_vector import objective_perturbation_vector
@@ -119,8 +119,8 @@ def interval_note(level: float, lam: float, c: Curvature | None = None) -> str:
     if c is not None and c.bound is not None:
         return (f"Objective perturbation (fallback): the interval covers uᵀθ(Pₙ), the coefficient fitted on "
                 f"these rows, with probability {level:g} when the curvature's lower bound holds (probability ≥ "
-                f"1 − {c.delta:.2g}) ({APPROXIMATE_NOTE}); its width comes from a private bound on the curvature at "
-                "the released point, and it accounts for the fallback's ridge.")
+                f"1 − {c.delta:.2g}) ({APPROXIMATE_NOTE}); its width comes from a private estimate of the curvature at "
+                "the released point, its noise accounted for, and it accounts for the fallback's ridge.")
     return (
         f"Objective perturbation (fallback): the interval covers uᵀθ_λ(Pₙ), the coefficient of the fit "
         f"regularised by λ = {lam:.3g} (not the unregularised uᵀθ(Pₙ)), to first order in the "
@@ -163,7 +163,7 @@ def fallback_draw(problem: Problem, directions: np.ndarray, lambda_hat_min: floa
     lam, s = op.lambda_reg, op.noise_scale
     cs = curvatures(problem, op.value, lam, directions, *split.curvature, BOUND_SHARE * (1.0 - level), rng,
                     split.log_share)
-    cis = tuple(curvature_interval(problem, op.value, c, s, lam, level) for c in cs)
+    cis = curvature_intervals(problem, op.value, cs, s, lam, level)
     wide = fallback_half_width(lambda_hat_min, lam, s, level, problem.geometry)
     return FallbackDraw(split.epsilon, split.delta, op.value, lam, s, cs, cis,
                         tuple(wide if ci is None else ci.half for ci in cis))
@@ -202,6 +202,8 @@ def fallback_release(
         fallback_lambda_reg=lam,
         fallback_noise_scale=s,
         fallback_curvature=c,
+        fallback_interval=ci,
         interval_note=interval_note(level, lam, c if ci is not None else None),
-        population=fallback_population(value, ci, s, c, lam, problem.n, problem.geometry.loss.name),
+        population=fallback_population(value, ci, s, c, lam, problem.fit.lam_reg, problem.n,
+                                       problem.geometry.loss.name),
     )

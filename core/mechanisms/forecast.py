@@ -7,9 +7,10 @@ constants G1, r). Nothing else is read, so a forecast costs no budget.
 
 - The test passed: Algorithm 5's half-width is known exactly now (core.mechanisms.release).
 - The fallback (core.mechanisms.fallback): objective perturbation's (lam, s) are public, so the half-width it gets
-  WITHOUT a curvature bound, `fallback_half_width`, is exact now. With one, it is q s U + lam U Theta + l(lam)
-  (core.mechanisms.curvature): between q s / (lambda_hat_max + lam) (U bounds ||(H + lam I)^-1 u|| >= 1/lambda_max)
-  and q s / (mu_low - shift) (step 1's bound, at its likely low draw), plus the ridge bias, which depends on the
+  WITHOUT a curvature bound, `fallback_half_width`, is exact now. With one, it is about q s ||w|| + lam ||w|| Theta +
+  l(lam), ||w|| = ||(H + lam I)^-1 u|| (core.mechanisms.curvature, which reads step 2's estimate of ||w|| with its
+  noise): between q s / (lambda_hat_max + lam) (||w|| >= 1/lambda_max) and q s / (mu_low - shift), the interval's cap
+  at step 1's likely low draw, plus the ridge bias, which depends on the
   released point and is not forecast (measured: docs/experiments.md). Whether the bound is certified depends on
   step 1's Laplace draw: its chance is computed with lambda_hat_min + lam in place of mu = lambda_min(H(theta_hat) +
   lam I), which lambda_hat_min bounds from below w.h.p. (H(theta_hat) is near H(theta(P_n))), so the chance is, if

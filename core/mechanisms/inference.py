@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from core.mechanisms.curvature import Curvature, CurvatureInterval
+from core.mechanisms.curvature import Curvature, CurvatureInterval, bound_quantile
 from core.privacy.gaussian import normal_quantile
 
 OFF_MODEL = ("off the model — a sampling variance twice what the model assumes — it covered 89.7 % (88.3–91.0 %) at a "
@@ -55,14 +55,17 @@ def algorithm5_population(value: float, level: float, noise_sd: float, slack: fl
                     slack)
 
 
-def fallback_population(value: float, ci: CurvatureInterval | None, s: float, c: Curvature, lam: float, n: int,
-                        loss: str) -> PopulationInterval | None:
-    """The fallback with a curvature bound U: privacy sd s U, sampling sd sqrt(U (1 + lam/(lambda_hat - lam))/n),
-    the curvature interval's own quantile, bias and slack."""
+def fallback_population(value: float, ci: CurvatureInterval | None, s: float, c: Curvature, lam: float,
+                        lam_reg: float, n: int, loss: str) -> PopulationInterval | None:
+    """The fallback with a curvature bound U: privacy sd s U, sampling sd sqrt(U (1 + lam/(lambda_hat - lam))/n), at
+    the quantile of an interval that uses U (core.mechanisms.curvature.bound_quantile), with the ridge bias
+    |lam - lam_reg| U Theta and the curvature interval's slack."""
     if loss != "logistic" or ci is None or c.bound is None or not c.lambda_hat > lam:
         return None
     unregularised = c.bound * (1.0 + lam / (c.lambda_hat - lam))
-    return _combine(value, ci.level, ci.quantile, s * c.bound, math.sqrt(unregularised / n), ci.bias + ci.slack)
+    bias = abs(lam - lam_reg) * c.bound * ci.theta_bound
+    return _combine(value, ci.level, bound_quantile(ci.level), s * c.bound, math.sqrt(unregularised / n),
+                    bias + ci.slack)
 
 
 def _combine(value: float, level: float, q: float, privacy_sd: float, sampling_sd: float,

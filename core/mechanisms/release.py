@@ -22,7 +22,7 @@ from scipy.linalg import cho_factor, cho_solve
 from core.errors import DataError, is_real
 from core.estimator.fit import FitResult
 from core.estimator.geometry import Geometry
-from core.mechanisms.curvature import Curvature
+from core.mechanisms.curvature import Curvature, CurvatureInterval
 from core.mechanisms.inference import PopulationInterval, algorithm5_population
 from core.mechanisms.recursion import t_bound
 from core.mechanisms.stability import StabilityTest, solver_slack
@@ -72,6 +72,8 @@ class Release:
     fallback_noise_scale : the fallback's noise scale s (b ~ N(0, s^2 I)); public (None unless fallback).
     fallback_curvature : the private curvature at the released point (core.mechanisms.curvature) that the
         interval's width rests on (None unless fallback).
+    fallback_interval : that curvature's interval, its half-width in parts (noise, ridge bias, slack); None unless the
+        fallback's interval is the curvature interval. Private.
     population : an interval for the population's coefficient, sampling included (core.mechanisms.inference;
         logistic loss only, None without a curvature bound). Private, approximate.
     """
@@ -98,6 +100,7 @@ class Release:
     fallback_lambda_reg: float | None = None
     fallback_noise_scale: float | None = None
     fallback_curvature: Curvature | None = None
+    fallback_interval: CurvatureInterval | None = None
     population: PopulationInterval | None = None
 
     PUBLIC_PROPERTIES = ("branch",)  # a function of status alone (core.privacy.marks.PublicView)
