@@ -301,7 +301,8 @@ def main(argv: list[str] | None = None) -> int:
           f"encoding {args.encoding!r} (r = {RADII[args.encoding]:g}); "
           f"CURVATURE_SHARE {CURVATURE_SHARE}, TABLE_SHARES {TABLE_SHARES}; draws per (cell, ε, target): "
           + ", ".join(f"{k} {v}" for k, v in draws.items())
-          + f"; certified single releases whose record (fallback_interval) disagrees with the half-width check: {disagree}\n")
+          + "; certified single releases whose record (fallback_interval) disagrees with the half-width check: "
+          + f"{disagree}\n")
     lines, facts = summarise(records, cells)
     print("\n".join(lines))
     print()

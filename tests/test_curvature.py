@@ -239,6 +239,11 @@ def test_spread_quantile_is_the_joint_laws_quantile():
         rate = float(np.mean(np.exp(-draw) * (s * z + bias) > kappa))
         assert abs(rate - miss) <= 5 * math.sqrt(miss * (1 - miss) / z.size), (family, rate)
         assert spread_quantile(2 * scale, family, s, bias, miss) > kappa > spread_quantile(scale, family, s, 0, miss)
+    # the lowest level (0.5) under a wide spread: kappa lies below s z + bias, and is found there
+    low = spread_quantile(1.0, "laplace", 1.0, 0.0, 0.45)
+    assert low < normal_quantile(1 - 0.45 / 2)
+    assert spread_miss(low, 1.0, "laplace", 1.0, 0.0) == pytest.approx(0.45, rel=2e-6)
+    assert spread_quantile(200.0, "laplace", 1.0, 0.0, 0.01, ceiling=50.0) == 50.0  # past it the cap binds
 
 
 def test_curvature_interval_reads_the_noisy_log_norm_and_is_capped():

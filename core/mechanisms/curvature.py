@@ -190,7 +190,7 @@ def spread_miss(kappa: float, scale: float, family: str, s: float, bias: float) 
     edges = np.array(sorted(c for c in cuts if -x_max <= c <= x_max))
     half, mid = np.diff(edges)[:, None] / 2.0, (edges[1:] + edges[:-1])[:, None] / 2.0
     x = mid + half * _NODES
-    t = kappa * np.exp(np.minimum(scale * x, 700.0)) - bias
+    t = kappa * np.exp(np.clip(scale * x, -700.0, 700.0)) - bias
     miss = np.where(t <= 0, 1.0, 2.0 * special.ndtr(-np.maximum(t, 0.0) / s))
     if family == "laplace":
         density, tails = 0.5 * np.exp(-np.abs(x)), math.exp(-x_max)
@@ -199,19 +199,26 @@ def spread_miss(kappa: float, scale: float, family: str, s: float, bias: float) 
     return tails + float(np.sum(half * _WEIGHTS * density * miss))
 
 
-def spread_quantile(scale: float, family: str, s: float, bias: float, miss: float) -> float:
+def spread_quantile(scale: float, family: str, s: float, bias: float, miss: float, ceiling: float = math.inf) -> float:
     """kappa with P(e^{-L} (s |Z| + bias) > kappa) = miss (`spread_miss`; miss in (0, 1), s > 0): the curvature
-    interval's half-width per unit of ||w||'s noisy estimate exp(l~ + e_l) (module docstring). At scale 0 it is
-    s z_{1 - miss/2} + bias."""
+    interval's half-width per unit of ||w||'s noisy estimate exp(l~ + e_l) (module docstring); s z_{1 - miss/2} + bias
+    at scale 0. `ceiling` when kappa would pass it (past it the interval's cap binds, so no larger kappa is needed)."""
     target = miss * (1.0 - SPREAD_MARGIN)
     still = s * normal_quantile(1.0 - target / 2.0) + bias
     if scale == 0:
         return still
-    high = still
-    while spread_miss(high, scale, family, s, bias) > target:
-        high *= 2.0
-    return brentq(lambda k: spread_miss(k, scale, family, s, bias) - target, 0.5 * still, high, xtol=1e-14 * high,
-                  rtol=1e-12)
+
+    def excess(kappa: float) -> float:
+        return spread_miss(kappa, scale, family, s, bias) - target
+
+    low = high = still
+    while excess(low) <= 0:  # the miss tends to 1 as kappa falls to 0, so this ends
+        low /= 2.0
+    while excess(high) > 0:
+        if high >= ceiling:
+            return ceiling
+        high = min(2.0 * high, ceiling)
+    return brentq(excess, low, high, xtol=1e-14 * high, rtol=1e-12)
 
 
 @dataclass(frozen=True)
@@ -337,14 +344,15 @@ def curvature_intervals(problem: Problem, point: NDArray, cs: tuple[Curvature, .
     b_norm = s * math.sqrt(float(chi2.isf(NORM_SHARE * a, problem.d)))
     theta = (float(np.linalg.norm(point)) + b_norm / first.lambda_hat) / (1.0 - bias_rate / first.lambda_hat)
     miss, q = (1.0 - NORM_SHARE) * a, interval_quantile(level)
-    kappa = spread_quantile(first.scale_2, first.family, s, bias_rate * theta, miss)
-    kappa_0 = spread_quantile(first.scale_2, first.family, s, 0.0, miss)
+    cap, cap_0 = (q * s + bias_rate * theta) / first.lambda_hat, q * s / first.lambda_hat
+    least = min(math.exp(c.log_norm) for c in cs)  # beyond cap / least, every row's interval is its cap
+    kappa = spread_quantile(first.scale_2, first.family, s, bias_rate * theta, miss, cap / least)
+    kappa_0 = spread_quantile(first.scale_2, first.family, s, 0.0, miss, cap_0 / least)
     slack = solver_slack(lam, problem.geometry)
     out = []
     for c in cs:
         w = math.exp(c.log_norm)
-        core = min(kappa * w, (q * s + bias_rate * theta) / c.lambda_hat)
-        noise = min(kappa_0 * w, q * s / c.lambda_hat)
+        core, noise = min(kappa * w, cap), min(kappa_0 * w, cap_0)
         out.append(CurvatureInterval(half=core + slack, noise=noise, bias=core - noise, slack=slack, level=level,
                                      quantile=q, theta_bound=theta))
     return tuple(out)
