@@ -264,6 +264,9 @@ def test_curvature_interval_reads_the_noisy_log_norm_and_is_capped():
     huge = replace(cs[0], log_norm=50.0)
     cap = curvature_interval(p, point, huge, s, lam, level)
     assert cap.half == pytest.approx((q * s + lam * theta) / huge.lambda_hat + cap.slack, rel=1e-12)
+    # a step-2 draw so far down that kappa exp(l~) would pass what a float holds: every row takes the cap
+    tiny = curvature_intervals(p, point, (replace(cs[0], log_norm=-2000.0), cs[1]), s, lam, level)
+    assert [t.half for t in tiny] == pytest.approx([cap.half] * 2, rel=1e-12)
 
 
 @pytest.mark.audit

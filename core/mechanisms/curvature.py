@@ -174,6 +174,7 @@ def bound_quantile(level: float) -> float:
 SPREAD_X = {"laplace": 40.0, "gaussian": 9.0}  # L is integrated over +-X of its scale: beyond, mass < 1e-17
 SPREAD_MARGIN = 1e-6  # relative: kappa is solved at miss (1 - SPREAD_MARGIN), far beyond quadrature's error
 _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(64)
+_LOG_CEILING = 700.0  # curvature_intervals seeks no kappa past e^700: every row takes its cap
 _STEPS = (0.0, 0.01, 0.05, 0.2, 0.5, 1.0, 2.0, 3.0, 4.5, 6.0, 9.0)  # cuts where s|Z| crosses these multiples of s
 
 
@@ -345,14 +346,17 @@ def curvature_intervals(problem: Problem, point: NDArray, cs: tuple[Curvature, .
     theta = (float(np.linalg.norm(point)) + b_norm / first.lambda_hat) / (1.0 - bias_rate / first.lambda_hat)
     miss, q = (1.0 - NORM_SHARE) * a, interval_quantile(level)
     cap, cap_0 = (q * s + bias_rate * theta) / first.lambda_hat, q * s / first.lambda_hat
-    least = min(math.exp(c.log_norm) for c in cs)  # beyond cap / least, every row's interval is its cap
-    kappa = spread_quantile(first.scale_2, first.family, s, bias_rate * theta, miss, cap / least)
-    kappa_0 = spread_quantile(first.scale_2, first.family, s, 0.0, miss, cap_0 / least)
+    least = min(c.log_norm for c in cs)  # past kappa = cap / exp(least), every row's interval is its cap
+    if math.log(cap) - least > _LOG_CEILING:  # so far past any kappa that every row takes its cap
+        kappa = kappa_0 = math.inf
+    else:
+        kappa = spread_quantile(first.scale_2, first.family, s, bias_rate * theta, miss, cap * math.exp(-least))
+        kappa_0 = spread_quantile(first.scale_2, first.family, s, 0.0, miss, cap_0 * math.exp(-least))
     slack = solver_slack(lam, problem.geometry)
     out = []
-    for c in cs:
-        w = math.exp(c.log_norm)
-        core, noise = min(kappa * w, cap), min(kappa_0 * w, cap_0)
+    for c in cs:  # in logarithms: kappa exp(l~) may pass what a float holds before the cap applies
+        core = math.exp(min(math.log(kappa) + c.log_norm, math.log(cap)))
+        noise = math.exp(min(math.log(kappa_0) + c.log_norm, math.log(cap_0)))
         out.append(CurvatureInterval(half=core + slack, noise=noise, bias=core - noise, slack=slack, level=level,
                                      quantile=q, theta_bound=theta))
     return tuple(out)
