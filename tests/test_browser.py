@@ -158,6 +158,12 @@ def settle(tab) -> None:
     tab.wait_for_function("!document.querySelector('[data-stale=\"true\"]')", timeout=RUN_TIMEOUT_MS)
 
 
+def link_drops(tab, *parts: str) -> None:
+    """Wait, up to 10 s, until the address holds none of `parts`: a run rewrites the link after it draws, so the
+    address may change a moment after the page's text."""
+    tab.wait_for_function("parts => parts.every(p => !location.search.includes(p))", arg=list(parts), timeout=10_000)
+
+
 def screenshot(tab, name: str) -> None:
     """The whole page: Streamlit scrolls inside its main element, so the viewport grows to its height first."""
     viewport = tab.viewport_size

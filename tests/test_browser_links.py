@@ -10,7 +10,17 @@ import re
 from collections.abc import Iterator
 
 import pytest
-from test_browser import browser, check_clean, executable, fresh_server, new_tab, serve, settle, text  # noqa: F401
+from test_browser import (  # noqa: F401
+    browser,
+    check_clean,
+    executable,
+    fresh_server,
+    link_drops,
+    new_tab,
+    serve,
+    settle,
+    text,
+)
 
 pytestmark = pytest.mark.browser  # a real browser: the full lane only
 
@@ -116,6 +126,6 @@ def test_a_deep_link_cannot_reach_teaching_on_a_fresh_publish_only_server(browse
         tab.locator('[data-testid="stSidebar"]').get_by_text(re.compile("locked by this deployment")).wait_for()
         text(tab, "Nothing released yet").wait_for()
         assert not tab.get_by_text(re.compile("not private", re.I)).count()
-        assert "mode=teaching" not in tab.url and "noise_seed" not in tab.url
+        link_drops(tab, "mode=teaching", "noise_seed")
     finally:
         tab.close()

@@ -69,7 +69,7 @@ _FULL_RUN = Finding(
 _FALLBACK = Finding(
     "In the app",
     "Publish mode on census data therefore falls back to objective perturbation by default, on the unspent "
-    "budget, with an interval from a private bound on the curvature at the released point, and says so "
+    "budget, with an interval from a private estimate of the curvature at the released point, and says so "
     "(docs/privacy.md, \"Algorithm 5 with fallback\").",
 )
 

@@ -56,8 +56,8 @@ def preview_card(seen: dict, level: float, rest: tuple[float, float]) -> None:
             "released": f"The test passed: Algorithm 5 will release with a {level:.0%} interval of half-width "
                         f"{num(seen['half_width'])}, known now since it depends on these certificates only.",
             "fallback": "The test failed, so the fallback, objective perturbation, will release on the budget "
-                        "Algorithm 5 has not spent, with an interval whose width comes from a private bound on the "
-                        "curvature at the released point.",
+                        "Algorithm 5 has not spent, with an interval whose width comes from a private estimate of "
+                        "the curvature at the released point.",
             "bottom": "The test failed and the fallback is off: the release would be ⊥. Stop here to spend nothing "
                       "more.",
         }[seen["branch"]]
