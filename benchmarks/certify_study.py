@@ -72,6 +72,7 @@ from core.mechanisms.curvature import (  # noqa: E402
     BIAS_GATE,
     BOUND_SHARE,
     NORM_SHARE,
+    cap_quantile,
     curvature_interval,
     hessian_at,
     interval_quantile,
@@ -402,11 +403,12 @@ def draw_interval(unit: Unit, pt: Parts, plan: Plan, p: Point, rows: list[int], 
         return False, np.full(len(rows), fallback_half_width(0.0, pt.lam, pt.s, pt.level, problem.geometry))
     delta = float(step_two_sensitivity(lam_hat, g, plan.sharp)) + 2.0 * e_log
     scale_2 = pt.unit * delta
-    root, q = _norm_quantile(pt.level, d)
+    root, _ = _norm_quantile(pt.level, d)
     theta_norm = (p.thnorm + pt.s * root / lam_hat) / (1.0 - pt.lam / lam_hat)
-    kappa = spread_quantile(scale_2, pt.family, pt.s, pt.lam * theta_norm, (1.0 - NORM_SHARE) * (1.0 - pt.level))
+    top = cap_quantile(pt.level) * pt.s + pt.lam * theta_norm
+    kappa = spread_quantile(scale_2, pt.family, pt.s, pt.lam * theta_norm, (1.0 - NORM_SHARE) * (1.0 - pt.level), top)
     estimate = np.exp(p.lognorm[rows] + scale_2 * L2 + e_log)
-    core = np.minimum(kappa * estimate, (q * pt.s + pt.lam * theta_norm) / lam_hat)
+    core = np.minimum(kappa * estimate, top / lam_hat)
     return True, core + solver_slack(pt.lam, problem.geometry)
 
 

@@ -20,12 +20,12 @@ from core.mechanisms.curvature import (
     LOG_SHARE,
     NORM_SHARE,
     SPREAD_X,
+    cap_quantile,
     curvature,
     curvature_interval,
     curvature_intervals,
     curvatures,
     hessian_at,
-    interval_quantile,
     log_noise,
     spread_miss,
     spread_quantile,
@@ -197,48 +197,57 @@ def test_curvature_interval_covers_the_fit_on_these_rows():
     assert "approximate" in runs[0].interval_note and "uᵀθ(Pₙ)" in runs[0].interval_note
 
 
-def _exact_miss(kappa, scale, family, s, bias):
-    """P(e^{-L} (s|Z| + bias) > kappa) by mpmath's quadrature at 30 digits, L's mass beyond +-X a miss as in core."""
+def _exact_miss(kappa, scale, family, s, bias, top=math.inf):
+    """P(s|Z| + bias > min(kappa e^L, top)) by mpmath's quadrature at 30 digits, L's mass beyond +-X a miss as in
+    core."""
     mpmath.mp.dps = 30
     x_max = SPREAD_X[family]
 
     def f(x):
-        t = kappa * mpmath.exp(scale * x) - bias
+        t = min(kappa * mpmath.exp(scale * x), top) - bias
         miss = 1 if t <= 0 else (0 if t / s > 40 else mpmath.erfc(t / s / mpmath.sqrt(2)))
         return (0.5 * mpmath.exp(-abs(x)) if family == "laplace" else mpmath.npdf(x)) * miss
 
     cuts = {0.0, -x_max, x_max} | {math.log((bias + k * s) / kappa) / scale
                                    for k in (0, 0.001, 0.01, 0.1, 0.5, 1, 2, 3, 5, 8, 15) if bias + k * s > 0}
+    if math.isfinite(top):
+        cuts.add(math.log(top / kappa) / scale)
     tails = mpmath.exp(-x_max) if family == "laplace" else 2 * mpmath.ncdf(-x_max)
     return float(mpmath.quad(f, sorted(c for c in cuts if -x_max <= c <= x_max)) + tails)
 
 
 def test_spread_miss_matches_thirty_digit_quadrature():
-    """Over scales 1e-3 to 50 (both families), biases 0 to 5 s and kappa from a third of to twenty times s z + bias:
-    spread_miss is never below the exact value by more than 1e-12 relative (an under-count would narrow the interval)
-    and above it by at most SPREAD_MARGIN = 1e-6 relative, which kappa's solve absorbs."""
-    for scale, family, bias, factor in itertools.product((1e-3, 0.17, 2.0, 50.0), ("laplace", "gaussian"),
-                                                         (0.0, 5.0), (0.3, 1.0, 20.0)):
-        kappa = factor * (2.0 + bias)
-        got, exact = spread_miss(kappa, scale, family, 1.0, bias), _exact_miss(kappa, scale, family, 1.0, bias)
+    """Over scales 1e-3 to 50 (both families), biases 0 to 5 s, kappa from a third of to twenty times s z + bias, with
+    and without a cap: spread_miss is never below the exact value by more than 1e-12 relative (an under-count would
+    narrow the interval) and above it by at most SPREAD_MARGIN = 1e-6 relative, which kappa's solve absorbs."""
+    for scale, family, bias, factor, top in itertools.product((1e-3, 0.17, 2.0, 50.0), ("laplace", "gaussian"),
+                                                              (0.0, 5.0), (0.3, 1.0, 20.0), (math.inf, 3.0)):
+        kappa, top = factor * (2.0 + bias), top + bias
+        got = spread_miss(kappa, scale, family, 1.0, bias, top)
+        exact = _exact_miss(kappa, scale, family, 1.0, bias, top)
         assert exact * (1 - 1e-12) <= got <= exact * (1 + 1e-6) + 1e-300, (scale, family, bias, factor, got, exact)
 
 
 def test_spread_quantile_is_the_joint_laws_quantile():
-    """Without spread it is s z_{1-a/2} + bias exactly; with it, 4,000,000 joint draws of (L, Z) miss at the rate it
-    was solved for within 5 standard errors (a correct quantile fails this with probability < 1e-6); it grows with the
-    spread and with the bias."""
+    """Without spread or cap it is s z_{1-a/2} + bias exactly; with them, 4,000,000 joint draws of (L, Z) miss the
+    capped interval min(kappa e^L, top) at the rate it was solved for within 5 standard errors (a correct quantile
+    fails this with probability < 1e-6); it grows with the spread and with the bias, and a cap that alone misses too
+    often is refused."""
     s, bias, miss = 3e-4, 5e-4, 0.01
     assert spread_quantile(0.0, "laplace", s, bias, miss) == pytest.approx(s * normal_quantile(1 - miss / 2) + bias,
                                                                            rel=1e-5)
+    top = s * normal_quantile(1 - 0.1 * miss / 2) + bias  # the cap alone misses a tenth of the rate
     rng = np.random.default_rng(11)
-    z = np.abs(rng.standard_normal(4_000_000))
-    for family, draw in (("laplace", rng.laplace(0.0, 0.17, z.size)), ("gaussian", rng.normal(0.0, 0.3, z.size))):
-        scale = 0.17 if family == "laplace" else 0.3
-        kappa = spread_quantile(scale, family, s, bias, miss)
-        rate = float(np.mean(np.exp(-draw) * (s * z + bias) > kappa))
-        assert abs(rate - miss) <= 5 * math.sqrt(miss * (1 - miss) / z.size), (family, rate)
-        assert spread_quantile(2 * scale, family, s, bias, miss) > kappa > spread_quantile(scale, family, s, 0, miss)
+    x = s * np.abs(rng.standard_normal(4_000_000)) + bias
+    for family, scale in (("laplace", 0.17), ("gaussian", 0.3), ("laplace", 1.5)):
+        draw = rng.laplace(0.0, scale, x.size) if family == "laplace" else rng.normal(0.0, scale, x.size)
+        kappa = spread_quantile(scale, family, s, bias, miss, top)
+        rate = float(np.mean(x > np.minimum(kappa * np.exp(draw), top)))
+        assert abs(rate - miss) <= 5 * math.sqrt(miss * (1 - miss) / x.size), (family, scale, rate)
+        assert spread_quantile(2 * scale, family, s, bias, miss, top) > kappa > spread_quantile(scale, family, s, 0,
+                                                                                               miss, top - bias)
+    with pytest.raises(ValueError):
+        spread_quantile(0.17, "laplace", s, bias, miss, s * normal_quantile(1 - miss / 2) + bias)
     # the lowest level (0.5) under a wide spread: kappa lies below s z + bias, and is found there
     low = spread_quantile(1.0, "laplace", 1.0, 0.0, 0.45)
     assert low < normal_quantile(1 - 0.45 / 2)
@@ -254,8 +263,9 @@ def test_curvature_interval_reads_the_noisy_log_norm_and_is_capped():
     lam, s, level = 1e-4, 2e-3, 0.95
     cs = curvatures(p, point, lam, np.eye(3), 6.0, 1e-6, 0.01, make_rng(3))
     cis = curvature_intervals(p, point, cs, s, lam, level)
-    q, theta = interval_quantile(level), cis[0].theta_bound
-    kappa = spread_quantile(cs[0].scale_2, cs[0].family, s, lam * theta, (1 - NORM_SHARE) * (1 - level))
+    q, theta = cap_quantile(level), cis[0].theta_bound
+    kappa = spread_quantile(cs[0].scale_2, cs[0].family, s, lam * theta, (1 - NORM_SHARE) * (1 - level),
+                            q * s + lam * theta)
     for c, ci in zip(cs, cis, strict=True):
         core = min(kappa * math.exp(c.log_norm), (q * s + lam * theta) / c.lambda_hat)
         assert ci.half == pytest.approx(core + ci.slack, rel=1e-12)

@@ -25,9 +25,10 @@ rank-one term of norm at most g = G1/n:
 The interval reads step 2's noisy log-norm itself, not only U. With l~ = ln ||w|| + L (rounding aside), L step 2's
 noise, independent of objective perturbation's b, the error is at most ||w|| (s |Z| + |lam - lam_reg| Theta), Z
 standard normal and Theta a bound on ||theta|| from ||theta_hat|| and lambda_hat, so it is at most
-exp(l~) e^{-L} (s |Z| + |lam - lam_reg| Theta): the interval T +- (kappa exp(l~ + e_l) + l(lam)), kappa the quantile of
-e^{-L} (s |Z| + |lam - lam_reg| Theta) (`spread_quantile`), is exact in the two noises' joint law, where U's
-union bound charged every row the tail of L at beta. It is capped by the same quantile with ||w|| <= 1/lambda_hat.
+exp(l~) e^{-L} (s |Z| + |lam - lam_reg| Theta). The interval T +- (min(kappa exp(l~ + e_l), cap) + l(lam)), cap =
+(q s + |lam - lam_reg| Theta)/lambda_hat (||w|| <= 1/lambda_hat on step 1's event), is calibrated in the two noises'
+joint law: kappa is solved so that P(s |Z| + bias > min(kappa e^L, q s + bias)) is the miss rate (`spread_quantile`),
+the case lambda_hat ||w|| = 1, where the miss is largest. U's union bound charged every row the tail of L at beta.
 H(theta_hat) stands in for H_bar (first order in the noise: an approximation, so its coverage is measured,
 docs/experiments.md).
 """
@@ -55,6 +56,7 @@ from core.privacy.marks import NOT_PRIVATE
 # keeps the curvature uncertified (measured on census data, docs/experiments.md, "Certifying the curvature").
 LOG_SHARE = 0.3
 BOUND_SHARE, NORM_SHARE = 0.2, 0.1  # shares of the interval's miss rate a = 1 - level: U's tail, and ||b||'s
+CAP_SHARE = 0.1  # what the curvature interval's cap alone may miss, of a, within the joint law's (1 - NORM_SHARE) a
 BIAS_GATE = 0.5  # the interval needs |lam - lam_reg| < BIAS_GATE lambda_hat (Theta grows as the two approach)
 APPROXIMATE_NOTE = ("approximate: first order in the privacy noise (the Hessian at the released point stands in for "
                     "the Hessians between it and the fit on these rows); coverage measured, not proven")
@@ -160,9 +162,15 @@ def step_one_budget(k: int, epsilon: float, delta: float, beta: float,
 
 
 def interval_quantile(level: float) -> float:
-    """The curvature interval's normal quantile at `level`, its multiplier of s ||w|| were ||w|| known: the miss rate
-    a = 1 - level less NORM_SHARE a for ||b||, split over the two tails. Its cap uses it with ||w|| <= 1/lambda_hat."""
+    """The curvature interval's multiplier of s ||w|| were ||w|| known and no cap applied: the normal quantile at the
+    miss rate a = 1 - level less NORM_SHARE a for ||b||, split over the two tails. The forecast's low end."""
     return normal_quantile(1.0 - (1.0 - NORM_SHARE) * (1.0 - level) / 2.0)
+
+
+def cap_quantile(level: float) -> float:
+    """The quantile of the curvature interval's cap (q s + bias)/lambda_hat: the normal quantile at CAP_SHARE a, split
+    over the two tails, so that the cap alone misses CAP_SHARE a (`curvature_intervals`)."""
+    return normal_quantile(1.0 - CAP_SHARE * (1.0 - level) / 2.0)
 
 
 def bound_quantile(level: float) -> float:
@@ -178,20 +186,24 @@ _LOG_CEILING = 700.0  # curvature_intervals seeks no kappa past e^700: every row
 _STEPS = (0.0, 0.01, 0.05, 0.2, 0.5, 1.0, 2.0, 3.0, 4.5, 6.0, 9.0)  # cuts where s|Z| crosses these multiples of s
 
 
-def spread_miss(kappa: float, scale: float, family: str, s: float, bias: float) -> float:
-    """P(e^{-L} (s |Z| + bias) > kappa) for Z standard normal and L independent of it, Laplace(scale) or
-    N(0, scale^2) as `family` says: P(s |Z| > kappa e^L - bias) integrated over L, in units of its scale, on [-X, X]
-    with all of L's mass beyond counted as a miss (an upper bound, by at most 1e-17). Gauss-Legendre on pieces cut
-    where the integrand has a kink (0 for the Laplace density; where kappa e^L = bias) and where s |Z| crosses each
-    of _STEPS s, so that every piece is smooth and the normal tail's fall is resolved at any scale."""
+def spread_miss(kappa: float, scale: float, family: str, s: float, bias: float, top: float = math.inf) -> float:
+    """P(s |Z| + bias > min(kappa e^L, top)) for Z standard normal and L independent of it, Laplace(scale) or
+    N(0, scale^2) as `family` says: the normal tail integrated over L, in units of its scale, on [-X, X] with all of L's
+    mass beyond counted as a miss (an upper bound, by at most 1e-17). Gauss-Legendre on pieces cut where the integrand
+    has a kink (0 for the Laplace density; where kappa e^L meets bias or top) and where s |Z| crosses each of _STEPS s,
+    so that every piece is smooth and the normal tail's fall is resolved at any scale. e^L underflowing to 0 counts as
+    a miss, as it is (t -> -bias)."""
     x_max = SPREAD_X[family]
     cuts = {-x_max, x_max, 0.0}
     if scale > 0:
         cuts |= {math.log((bias + k * s) / kappa) / scale for k in _STEPS if bias + k * s > 0}
+        if math.isfinite(top):
+            cuts.add(math.log(top / kappa) / scale)
     edges = np.array(sorted(c for c in cuts if -x_max <= c <= x_max))
     half, mid = np.diff(edges)[:, None] / 2.0, (edges[1:] + edges[:-1])[:, None] / 2.0
     x = mid + half * _NODES
-    t = kappa * np.exp(np.clip(scale * x, -700.0, 700.0)) - bias
+    with np.errstate(over="ignore"):  # kappa e^L past a float is past top too
+        t = np.minimum(kappa * np.exp(np.minimum(scale * x, 700.0)), top) - bias
     miss = np.where(t <= 0, 1.0, 2.0 * special.ndtr(-np.maximum(t, 0.0) / s))
     if family == "laplace":
         density, tails = 0.5 * np.exp(-np.abs(x)), math.exp(-x_max)
@@ -200,17 +212,21 @@ def spread_miss(kappa: float, scale: float, family: str, s: float, bias: float) 
     return tails + float(np.sum(half * _WEIGHTS * density * miss))
 
 
-def spread_quantile(scale: float, family: str, s: float, bias: float, miss: float, ceiling: float = math.inf) -> float:
-    """kappa with P(e^{-L} (s |Z| + bias) > kappa) = miss (`spread_miss`; miss in (0, 1), s > 0): the curvature
-    interval's half-width per unit of ||w||'s noisy estimate exp(l~ + e_l) (module docstring); s z_{1 - miss/2} + bias
-    at scale 0. `ceiling` when kappa would pass it (past it the interval's cap binds, so no larger kappa is needed)."""
+def spread_quantile(scale: float, family: str, s: float, bias: float, miss: float, top: float = math.inf,
+                    ceiling: float = math.inf) -> float:
+    """kappa with P(s |Z| + bias > min(kappa e^L, top)) = miss (`spread_miss`; miss in (0, 1) and above the miss at
+    top alone, s > 0): the curvature interval's half-width per unit of ||w||'s noisy estimate exp(l~ + e_l), under its
+    cap top per unit of 1/lambda_hat (module docstring); s z_{1 - miss/2} + bias at scale 0 without a cap. `ceiling`
+    when kappa would pass it (past it every row takes its cap, so no larger kappa is needed)."""
     target = miss * (1.0 - SPREAD_MARGIN)
+    if math.isfinite(top) and 2.0 * float(special.ndtr(-(top - bias) / s)) >= target:
+        raise ValueError("the cap alone misses more often than the interval may")
     still = s * normal_quantile(1.0 - target / 2.0) + bias
-    if scale == 0:
+    if scale == 0:  # below top, which misses less often
         return still
 
     def excess(kappa: float) -> float:
-        return spread_miss(kappa, scale, family, s, bias) - target
+        return spread_miss(kappa, scale, family, s, bias, top) - target
 
     low = high = still
     while excess(low) <= 0:  # the miss tends to 1 as kappa falls to 0, so this ends
@@ -336,7 +352,8 @@ def curvature_intervals(problem: Problem, point: NDArray, cs: tuple[Curvature, .
     """The interval of the module docstring at `level` for each of the bounds cs, one set drawn at `point` (they share
     lambda_hat and step 2's noise, so one kappa serves all): None without step 2, or when the ridge bias is not bounded
     well enough (|lam - lam_reg| >= gate lambda_hat, gate < 1). The miss rate a = 1 - level is shared: NORM_SHARE a for
-    ||b|| <= s sqrt(chi2_d quantile) (which Theta needs), the rest for the joint law of the two noises."""
+    ||b|| <= s sqrt(chi2_d quantile) (which Theta needs), the rest for the joint law of the two noises, in which the
+    cap (q s + bias)/lambda_hat, q = `cap_quantile(level)`, alone misses CAP_SHARE a."""
     first = cs[0]
     a = 1.0 - level
     bias_rate = abs(lam - problem.fit.lam_reg)
@@ -344,14 +361,17 @@ def curvature_intervals(problem: Problem, point: NDArray, cs: tuple[Curvature, .
         return tuple(None for _ in cs)
     b_norm = s * math.sqrt(float(chi2.isf(NORM_SHARE * a, problem.d)))
     theta = (float(np.linalg.norm(point)) + b_norm / first.lambda_hat) / (1.0 - bias_rate / first.lambda_hat)
-    miss, q = (1.0 - NORM_SHARE) * a, interval_quantile(level)
-    cap, cap_0 = (q * s + bias_rate * theta) / first.lambda_hat, q * s / first.lambda_hat
-    least = min(c.log_norm for c in cs)  # past kappa = cap / exp(least), every row's interval is its cap
-    if math.log(cap) - least > _LOG_CEILING:  # so far past any kappa that every row takes its cap
+    miss, q, bias = (1.0 - NORM_SHARE) * a, cap_quantile(level), bias_rate * theta
+    top, top_0 = q * s + bias, q * s  # the caps, per unit of 1/lambda_hat
+    cap, cap_0 = top / first.lambda_hat, top_0 / first.lambda_hat
+    # Past kappa = cap / exp(least), every row's interval is its cap; a row so far down that this passes e^700 gives
+    # every row its cap (wider than needed for the others, never narrower).
+    least = min(c.log_norm for c in cs)
+    if math.log(cap) - least > _LOG_CEILING:
         kappa = kappa_0 = math.inf
     else:
-        kappa = spread_quantile(first.scale_2, first.family, s, bias_rate * theta, miss, cap * math.exp(-least))
-        kappa_0 = spread_quantile(first.scale_2, first.family, s, 0.0, miss, cap_0 * math.exp(-least))
+        kappa = spread_quantile(first.scale_2, first.family, s, bias, miss, top, math.exp(math.log(cap) - least))
+        kappa_0 = spread_quantile(first.scale_2, first.family, s, 0.0, miss, top_0, math.exp(math.log(cap_0) - least))
     slack = solver_slack(lam, problem.geometry)
     out = []
     for c in cs:  # in logarithms: kappa exp(l~) may pass what a float holds before the cap applies

@@ -33,7 +33,7 @@ from core.estimator.geometry import Geometry
 from core.estimator.model import ModelSpec
 from core.estimator.problem import Problem
 from core.mechanisms.certificates import RecursiveBound, steps_to_invert
-from core.mechanisms.curvature import BIAS_GATE, BOUND_SHARE, interval_quantile, step_one_budget
+from core.mechanisms.curvature import BIAS_GATE, BOUND_SHARE, cap_quantile, interval_quantile, step_one_budget
 from core.mechanisms.fallback import FallbackBudget, fallback_budget_split, fallback_half_width
 from core.mechanisms.full_vector import op_parameters
 from core.mechanisms.recursion import down_recursion
@@ -128,9 +128,9 @@ def forecast(g: Geometry, model: ModelSpec, n: int, budget: Budget, test: Stabil
         chance, likely_low = None, need
     elif not lambda_min > 0:
         chance *= 1.0 - HINT_MISS  # the hint holds except with probability HINT_MISS
-    q = interval_quantile(level)
+    q, q_cap = interval_quantile(level), cap_quantile(level)
     top = g.G1 if lambda_max is None else lambda_max
-    narrow = (q * s / (top + lam) + solver_slack(lam, g), q * s / likely_low + solver_slack(lam, g))
+    narrow = (q * s / (top + lam) + solver_slack(lam, g), q_cap * s / likely_low + solver_slack(lam, g))
     which = "λ̂min" if lambda_min > 0 else "stage 1's count at its 99.99 % lower quantile"
     odds = ("unknown: no curvature was certified at the fit" if chance is None else
             f"about {chance:.0%} (step 1's Laplace draw, with {which} + λ for the curvature)")
