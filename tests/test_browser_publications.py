@@ -64,9 +64,11 @@ def test_a_manager_finds_every_publication_and_opens_each_by_its_address(browser
         tab.goto(f"{server}/report")  # a bare link, as a manager is given it
         settle(tab)
         text(tab, "Everything this server has published").wait_for()
+        links = [tab.locator(f'a[href$="release={p["release"]}"]') for p in (table, census)]
+        for link in links:  # the list is drawn after its heading: read it once both entries are on screen
+            link.wait_for()
         index = tab.locator('[data-testid="stMainBlockContainer"]').inner_text()
         assert "female" in index and "A regression table: x0 " in index and "odds ratio" in index
-        links = [tab.locator(f'a[href$="release={p["release"]}"]') for p in (table, census)]
         assert all(link.count() == 1 for link in links)
         check_clean(tab, "60-report-index")
     finally:
