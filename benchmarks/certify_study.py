@@ -59,7 +59,6 @@ from pathlib import Path
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 from scipy.optimize import minimize
-from scipy.stats import chi2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -71,17 +70,16 @@ from core.mechanisms.certificates import lambda_min_statistic, steps_to_invert  
 from core.mechanisms.curvature import (  # noqa: E402
     BIAS_GATE,
     BOUND_SHARE,
-    NORM_SHARE,
-    cap_quantile,
+    capped_halves,
     curvature_interval,
     hessian_at,
     interval_quantile,
     log_error,
     point_error,
-    spread_quantile,
     step_one,
     step_one_budget,
     step_two,
+    theta_bound,
 )
 from core.mechanisms.fallback import (  # noqa: E402
     curvature_shares,
@@ -383,12 +381,6 @@ def points(unit: Unit, pt: Parts, zs: np.ndarray, tag: str) -> list[Point]:
 # ------------------------------------------------------------------------------------------------ the interval
 
 
-@lru_cache(maxsize=256)
-def _norm_quantile(level: float, d: int) -> tuple[float, float]:
-    """(sqrt of the chi2_d quantile the interval bounds ||b|| by, the interval's normal quantile) at `level`."""
-    return math.sqrt(float(chi2.isf(NORM_SHARE * (1.0 - level), d))), interval_quantile(level)
-
-
 def draw_interval(unit: Unit, pt: Parts, plan: Plan, p: Point, rows: list[int], L1: float, L2: np.ndarray):
     """(certified, half-widths for `rows` of TABLE) for step 1's standard Laplace draw L1 and step 2's standard draws
     L2 (Laplace or normal by family): core.mechanisms.curvature's formulas with this plan."""
@@ -403,22 +395,18 @@ def draw_interval(unit: Unit, pt: Parts, plan: Plan, p: Point, rows: list[int], 
         return False, np.full(len(rows), fallback_half_width(0.0, pt.lam, pt.s, pt.level, problem.geometry))
     delta = float(step_two_sensitivity(lam_hat, g, plan.sharp)) + 2.0 * e_log
     scale_2 = pt.unit * delta
-    root, _ = _norm_quantile(pt.level, d)
-    theta_norm = (p.thnorm + pt.s * root / lam_hat) / (1.0 - pt.lam / lam_hat)
-    top = cap_quantile(pt.level) * pt.s + pt.lam * theta_norm
-    kappa = spread_quantile(scale_2, pt.family, pt.s, pt.lam * theta_norm, (1.0 - NORM_SHARE) * (1.0 - pt.level), top)
-    estimate = np.exp(p.lognorm[rows] + scale_2 * L2 + e_log)
-    core = np.minimum(kappa * estimate, top / lam_hat)
-    return True, core + solver_slack(pt.lam, problem.geometry)
+    theta = theta_bound(p.thnorm, pt.s, lam_hat, pt.lam, pt.level, d)
+    halves = capped_halves(p.lognorm[rows] + scale_2 * L2 + e_log, lam_hat, scale_2, pt.family, pt.s, pt.lam * theta,
+                           pt.level)
+    return True, np.array([core for core, _ in halves]) + solver_slack(pt.lam, problem.geometry)
 
 
 def floor_half(unit: Unit, pt: Parts, p: Point, rows: list[int]) -> np.ndarray:
     """The interval's half-width if U were ||(H + lam I)^-1 e_j|| itself and lambda_hat were mu: what no curvature
     lever can narrow (objective perturbation's own noise and ridge bias at this budget)."""
     w = np.exp(p.lognorm[rows])
-    root, q = _norm_quantile(pt.level, unit.problem.d)
-    theta_norm = (p.thnorm + pt.s * root / p.mu) / (1.0 - pt.lam / p.mu)
-    return q * pt.s * w + pt.lam * w * theta_norm + solver_slack(pt.lam, unit.problem.geometry)
+    theta = theta_bound(p.thnorm, pt.s, p.mu, pt.lam, pt.level, unit.problem.d)
+    return interval_quantile(pt.level) * pt.s * w + pt.lam * w * theta + solver_slack(pt.lam, unit.problem.geometry)
 
 
 def chance_at(unit: Unit, pt: Parts, plan: Plan, mu, e) -> np.ndarray:

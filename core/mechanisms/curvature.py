@@ -36,6 +36,7 @@ docs/experiments.md).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -304,8 +305,9 @@ def step_two(first: StepOne, sensitivity: float, rng: np.random.Generator) -> tu
         noisy = (math.log(norm) if math.isfinite(norm) else -math.log(first.m)) + float(draw)
         # ||A^{-1} u|| <= 1/mu <= 1/lambda_hat on step 1's event as well: the smaller bound holds wherever both do.
         # In logarithms: a large draw would overflow exp before the cap applied.
-        bound = math.exp(min(noisy + scale_2 * tail + first.e_log, -math.log(first.lambda_hat)))
-        found.append(first.curvature(bound, scale_2, "", norm, noisy + first.e_log))
+        log_norm = noisy + first.e_log  # the estimate of ln ||A^{-1} u||; U adds the tail at beta
+        bound = math.exp(min(log_norm + scale_2 * tail, -math.log(first.lambda_hat)))
+        found.append(first.curvature(bound, scale_2, "", norm, log_norm))
     return tuple(found)
 
 
@@ -329,8 +331,8 @@ def curvatures(problem: Problem, point: NDArray, ridge: float, directions: NDArr
 class CurvatureInterval:
     """T +- half, half = core + slack, core = min(kappa exp(l~ + e_l), (q s + bias_rate Theta)/lambda_hat) (module
     docstring): noise is what core would be without the ridge bias (bias_rate = 0), bias what the bias adds, slack the
-    solver's l(lam). quantile is q, `interval_quantile(level)`; theta_bound Theta. All private (functions of private
-    outputs and public constants)."""
+    solver's l(lam). quantile is the cap's q, `cap_quantile(level)`; theta_bound Theta (`theta_bound`). All private
+    (functions of private outputs and public constants)."""
 
     half: float
     noise: float
@@ -347,36 +349,50 @@ def curvature_interval(problem: Problem, point: NDArray, c: Curvature, s: float,
     return curvature_intervals(problem, point, (c,), s, lam, level, gate)[0]
 
 
-def curvature_intervals(problem: Problem, point: NDArray, cs: tuple[Curvature, ...], s: float, lam: float,
-                        level: float, gate: float = BIAS_GATE) -> tuple[CurvatureInterval | None, ...]:
-    """The interval of the module docstring at `level` for each of the bounds cs, one set drawn at `point` (they share
-    lambda_hat and step 2's noise, so one kappa serves all): None without step 2, or when the ridge bias is not bounded
-    well enough (|lam - lam_reg| >= gate lambda_hat, gate < 1). The miss rate a = 1 - level is shared: NORM_SHARE a for
-    ||b|| <= s sqrt(chi2_d quantile) (which Theta needs), the rest for the joint law of the two noises, in which the
-    cap (q s + bias)/lambda_hat, q = `cap_quantile(level)`, alone misses CAP_SHARE a."""
-    first = cs[0]
-    a = 1.0 - level
-    bias_rate = abs(lam - problem.fit.lam_reg)
-    if first.bound is None or not bias_rate < gate * first.lambda_hat:
-        return tuple(None for _ in cs)
-    b_norm = s * math.sqrt(float(chi2.isf(NORM_SHARE * a, problem.d)))
-    theta = (float(np.linalg.norm(point)) + b_norm / first.lambda_hat) / (1.0 - bias_rate / first.lambda_hat)
-    miss, q, bias = (1.0 - NORM_SHARE) * a, cap_quantile(level), bias_rate * theta
+def theta_bound(point_norm: float, s: float, lambda_hat: float, bias_rate: float, level: float, d: int) -> float:
+    """Theta = (||theta_hat|| + ||b||/lambda_hat)/(1 - bias_rate/lambda_hat), a bound on ||theta(P_n)|| to first order
+    (bias_rate = |lam - lam_reg| < lambda_hat), with ||b|| <= s sqrt(chi2_d quantile) except with probability
+    NORM_SHARE (1 - level)."""
+    b_norm = s * math.sqrt(float(chi2.isf(NORM_SHARE * (1.0 - level), d)))
+    return (point_norm + b_norm / lambda_hat) / (1.0 - bias_rate / lambda_hat)
+
+
+def capped_halves(log_norms: Sequence[float], lambda_hat: float, scale: float, family: str, s: float, bias: float,
+                  level: float) -> tuple[tuple[float, float], ...]:
+    """Each row's (min(kappa exp(l~ + e_l), cap), the same without the ridge bias) for the noisy log-norms l~ + e_l of
+    one set of bounds (module docstring): one kappa for all, in the joint law of the two noises at the miss rate
+    (1 - NORM_SHARE) a, the cap (q s + bias)/lambda_hat, q = `cap_quantile(level)`, alone missing CAP_SHARE a."""
+    miss, q = (1.0 - NORM_SHARE) * (1.0 - level), cap_quantile(level)
     top, top_0 = q * s + bias, q * s  # the caps, per unit of 1/lambda_hat
-    cap, cap_0 = top / first.lambda_hat, top_0 / first.lambda_hat
+    cap, cap_0 = top / lambda_hat, top_0 / lambda_hat
     # Past kappa = cap / exp(least), every row's interval is its cap; a row so far down that this passes e^700 gives
     # every row its cap (wider than needed for the others, never narrower).
-    least = min(c.log_norm for c in cs)
+    least = min(log_norms)
     if math.log(cap) - least > _LOG_CEILING:
         kappa = kappa_0 = math.inf
     else:
-        kappa = spread_quantile(first.scale_2, first.family, s, bias, miss, top, math.exp(math.log(cap) - least))
-        kappa_0 = spread_quantile(first.scale_2, first.family, s, 0.0, miss, top_0, math.exp(math.log(cap_0) - least))
-    slack = solver_slack(lam, problem.geometry)
-    out = []
-    for c in cs:  # in logarithms: kappa exp(l~) may pass what a float holds before the cap applies
-        core = math.exp(min(math.log(kappa) + c.log_norm, math.log(cap)))
-        noise = math.exp(min(math.log(kappa_0) + c.log_norm, math.log(cap_0)))
-        out.append(CurvatureInterval(half=core + slack, noise=noise, bias=core - noise, slack=slack, level=level,
-                                     quantile=q, theta_bound=theta))
-    return tuple(out)
+        kappa = spread_quantile(scale, family, s, bias, miss, top, math.exp(math.log(cap) - least))
+        kappa_0 = spread_quantile(scale, family, s, 0.0, miss, top_0, math.exp(math.log(cap_0) - least))
+
+    def under(k: float, c: float, x: float) -> float:  # min(k e^x, c) in logarithms: k e^x may pass a float's range
+        return math.exp(min(math.log(k) + x, math.log(c)))
+
+    return tuple((under(kappa, cap, x), under(kappa_0, cap_0, x)) for x in log_norms)
+
+
+def curvature_intervals(problem: Problem, point: NDArray, cs: tuple[Curvature, ...], s: float, lam: float,
+                        level: float, gate: float = BIAS_GATE) -> tuple[CurvatureInterval | None, ...]:
+    """The interval of the module docstring at `level` for each of the bounds cs, one set drawn at `point` (they share
+    lambda_hat and step 2's noise, so one kappa serves all, `capped_halves`): None without step 2, or when the ridge
+    bias is not bounded well enough (|lam - lam_reg| >= gate lambda_hat, gate < 1). The miss rate a = 1 - level is
+    shared: NORM_SHARE a for ||b|| (which Theta needs, `theta_bound`), the rest for the joint law of the two noises."""
+    first = cs[0]
+    bias_rate = abs(lam - problem.fit.lam_reg)
+    if first.bound is None or not bias_rate < gate * first.lambda_hat:
+        return tuple(None for _ in cs)
+    theta = theta_bound(float(np.linalg.norm(point)), s, first.lambda_hat, bias_rate, level, problem.d)
+    halves = capped_halves([c.log_norm for c in cs], first.lambda_hat, first.scale_2, first.family, s,
+                           bias_rate * theta, level)
+    slack, q = solver_slack(lam, problem.geometry), cap_quantile(level)
+    return tuple(CurvatureInterval(half=core + slack, noise=noise, bias=core - noise, slack=slack, level=level,
+                                   quantile=q, theta_bound=theta) for core, noise in halves)
