@@ -8,8 +8,8 @@ draw_problem and single): for one coefficient, as the preview and the Release bu
     release = finish(problem, c, make_rng(None), calibration, 0.95, True).release
 
 (calibration --calibration, the app's default unless told) with budget = make_budget(eps, 1e-6, RELEASE_SPLIT) (the
-publish default split (1, 1, 18), basic composition), the fallback on with core's current curvature shares
-(CURVATURE_SHARE), level 0.95, and the privacy noise from the operating system (make_rng(None)), so a run does not
+publish default split (1, 1, 18), basic composition), the fallback on with core's split rule (core.mechanisms.split),
+level 0.95, and the privacy noise from the operating system (make_rng(None)), so a run does not
 replay draw for draw. Data through core.data.spec.AcsSpec in the app's default encoding (centred), the model as the
 app builds it (logistic loss on the encoding's ball, ||x||_2 <= 2.3503). Each process uses one BLAS thread (unless
 the environment says otherwise).
@@ -56,7 +56,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from certify_measure import DELTA, LEVEL, SINGLE, TABLE, draw_problem, single, table  # noqa: E402
 
-from core.mechanisms.fallback import CURVATURE_SHARE  # noqa: E402
+from core.mechanisms.split import CERTIFY_AT, PROBE_RATIO  # noqa: E402
 from core.privacy.accounting import RELEASE_SPLIT, make_budget  # noqa: E402
 from core.privacy.gaussian import CALIBRATIONS, DEFAULT_CALIBRATION  # noqa: E402
 from core.teaching.frontier import COLUMNS, GRID_TOP  # noqa: E402
@@ -191,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{releases} releases in {wall:.0f} s on {args.workers} worker(s); {args.draws} draws per (cell, "
           f"coefficient, ε); δ = {DELTA:g}, split {RELEASE_SPLIT}, basic composition, fallback on, level {LEVEL:g}, "
           f"calibration {args.calibration!r}; "
-          f"CURVATURE_SHARE {CURVATURE_SHARE}; the interval covered θⱼ(Pₙ) in {covered} of {releases}\n")
+          f"split rule PROBE_RATIO {PROBE_RATIO}, CERTIFY_AT {CERTIFY_AT}; the interval covered θⱼ(Pₙ) in {covered} "
+          f"of {releases}\n")
     print("| state | n | coefficient | ε needed | certified | median half-width ÷ 1.96 SE (certified) | "
           "ε needed × √(n / 20,000) | ε at ratio 2, interpolated | the same × √(n / 20,000) |")
     print("|---|---|---|---|---|---|---|---|---|")

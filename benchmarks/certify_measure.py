@@ -2,7 +2,8 @@
 
 When the test (14) fails, the publish default releases by objective perturbation (core.mechanisms.fallback) and spends
 part of the fallback's budget on a private curvature bound at the released point (core.mechanisms.curvature), which
-gives the interval its width: CURVATURE_SHARE for one coefficient, TABLE_SHARES for a table of k >= 2 rows. This script
+gives the interval its width, in shares chosen by core.mechanisms.split's rule from a private stand-in for the
+curvature (for one coefficient and for a table of k >= 2 rows alike). This script
 draws releases through core, nothing re-implemented, and counts what they give:
 
 - one coefficient (`female`, `schooling`), as the preview and the Release button draw it:
@@ -59,9 +60,10 @@ from parallel import map_jobs  # noqa: E402
 from core.data.encoding import DEFAULT_ENCODING, ENCODINGS, RADII  # noqa: E402
 from core.data.spec import AcsSpec  # noqa: E402
 from core.estimator.model import ModelSpec  # noqa: E402
-from core.mechanisms.fallback import CURVATURE_SHARE, TABLE_SHARES, fallback_half_width  # noqa: E402
+from core.mechanisms.fallback import fallback_half_width  # noqa: E402
 from core.mechanisms.pipeline import certify, finish, make_rng, prepare_spec  # noqa: E402
 from core.mechanisms.release import BOTTOM, FALLBACK, RELEASED  # noqa: E402
+from core.mechanisms.split import CERTIFY_AT, PROBE_RATIO  # noqa: E402
 from core.mechanisms.table import release_table  # noqa: E402
 from core.methods.compare import rate  # noqa: E402
 from core.privacy.accounting import RELEASE_SPLIT, make_budget  # noqa: E402
@@ -299,7 +301,8 @@ def main(argv: list[str] | None = None) -> int:
           + ", ".join(f"{k} {v:.0f}" for k, v in busy.items()) + f"); δ = {DELTA:g}, split {RELEASE_SPLIT}, basic "
           f"composition, fallback on, level {LEVEL:g}, calibration {args.calibration!r}, "
           f"encoding {args.encoding!r} (r = {RADII[args.encoding]:g}); "
-          f"CURVATURE_SHARE {CURVATURE_SHARE}, TABLE_SHARES {TABLE_SHARES}; draws per (cell, ε, target): "
+          f"shares by core.mechanisms.split (PROBE_RATIO {PROBE_RATIO}, CERTIFY_AT {CERTIFY_AT}); draws per (cell, ε, "
+          "target): "
           + ", ".join(f"{k} {v}" for k, v in draws.items())
           + "; certified single releases whose record (fallback_interval) disagrees with the half-width check: "
           + f"{disagree}\n")

@@ -6,8 +6,9 @@ step 1, a Laplace lower bound lambda_hat on mu = lambda_min(H(theta_hat) + lam I
 baseline, "today" in the tables, is the rule this study started from (the BASELINE_ constants below): the curvature
 got 0.1 of the fallback's epsilon and delta and step 2 LOG_SHARE = 0.4 of that (a table: 0.4, and 0.7 to step 2), and
 step 2 ran only when m = lambda_hat - g > 0 and g <= MAX_STEP m, MAX_STEP = 0.5 (g = G1/n), with sensitivity
--2 ln(1 - g/m). Core now uses the combined lever (COMBO_1, COMBO_4: shares (0.4, 0.5, 0.3), a table's (0.5, 0.5, 0.5),
-the sharp sensitivity below, no MAX_STEP gate). This study measures, per cell (TX n = 20,000, a fresh sample per draw;
+-2 ln(1 - g/m). Core then took the combined lever (COMBO_1, COMBO_4: shares (0.4, 0.5, 0.3), a table's (0.5, 0.5, 0.5),
+the sharp sensitivity below, no MAX_STEP gate); its fixed shares are now what core.mechanisms.split's rule uses without
+a stand-in for the curvature, which is the case this study's self-check draws (fallback_draw without a probe). This study measures, per cell (TX n = 20,000, a fresh sample per draw;
 MI all rows; TX all rows), why step 2 does or does not run at the baseline and what each lever buys:
 
 - diagnosis: mu at the released point against g, the threshold lambda_hat must clear, the bottom eigenvector of H,
@@ -81,15 +82,11 @@ from core.mechanisms.curvature import (  # noqa: E402
     step_two,
     theta_bound,
 )
-from core.mechanisms.fallback import (  # noqa: E402
-    curvature_shares,
-    fallback_draw,
-    fallback_half_width,
-    unspent_budget,
-)
+from core.mechanisms.fallback import fallback_draw, fallback_half_width  # noqa: E402
 from core.mechanisms.full_vector import objective_perturbation_vector, objective_warm_start, op_parameters  # noqa: E402
 from core.mechanisms.pipeline import certificates, certify, finish, prepare_spec  # noqa: E402
 from core.mechanisms.recursion import down_recursion  # noqa: E402
+from core.mechanisms.split import curvature_shares, unspent_budget  # noqa: E402
 from core.mechanisms.stability import solver_slack, stability_test  # noqa: E402
 from core.mechanisms.table import row_level  # noqa: E402
 from core.methods.compare import rate  # noqa: E402

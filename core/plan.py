@@ -248,8 +248,7 @@ def _read_back(plan: ReleasePlan, problem: Problem, c: Certification) -> Certifi
     """The certificates kept on c, rebuilt on the plan's problem from their released counts (no new noise); refused
     when they do not come out as they were drawn."""
     kept = json.loads(c.certificates or "{}")
-    n_min, n_max = kept["counts"]
-    certified = certify(problem, _target(plan), plan.budget, make_rng(None), plan.fallback, (n_min, n_max))
+    certified = certify(problem, _target(plan), plan.budget, make_rng(None), plan.fallback, tuple(kept["counts"]))
     if (certified.lambda_min.lambda_hat, certified.test.passed) != (kept["lambda_min"], kept["passed"]):
         raise InputError("these certificates cannot be read back on these rows; certify again")
     return certified

@@ -30,8 +30,8 @@ from core.mechanisms.curvature import (
     spread_miss,
     spread_quantile,
 )
-from core.mechanisms.fallback import CURVATURE_SHARE, unspent_budget
 from core.mechanisms.pipeline import make_rng, prepare, run_private
+from core.mechanisms.split import unspent_budget
 from core.privacy.accounting import make_budget
 from core.privacy.gaussian import DEFAULT_CALIBRATION, normal_quantile, sigma
 
@@ -170,10 +170,12 @@ def test_fallback_spends_all_that_is_unspent_and_shares_it_with_the_curvature():
     run = run_private(p, 0, b, make_rng(3), fallback=True)
     r = run.release
     assert run.lambda_min.lambda_hat == 0 and r.status == "fallback"
-    assert (r.fallback_epsilon, r.fallback_delta) == unspent_budget(b, 0.0)
-    assert r.fallback_epsilon == pytest.approx(b.lambda_max.epsilon + 2 * b.release.epsilon)
+    # lambda_hat_min = 0: the probe read the curvature on half of stage 2's epsilon, and the fallback has the rest
+    assert r.fallback_probe is not None and r.fallback_probe.epsilon == pytest.approx(b.lambda_max.epsilon / 2)
+    assert (r.fallback_epsilon, r.fallback_delta) == unspent_budget(b, 0.0, probed=True)
+    assert r.fallback_epsilon == pytest.approx(b.lambda_max.epsilon / 2 + 2 * b.release.epsilon)
     c = r.fallback_curvature
-    share, delta_share, _ = CURVATURE_SHARE
+    share, delta_share, _ = r.fallback_shares
     assert c.epsilon == pytest.approx(share * r.fallback_epsilon)
     assert c.delta == pytest.approx(delta_share * r.fallback_delta)
 

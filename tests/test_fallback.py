@@ -8,16 +8,19 @@ import pytest
 
 from core.data import synthetic
 from core.mechanisms.curvature import curvature_interval
-from core.mechanisms.fallback import (
-    CURVATURE_SHARE,
-    fallback_budget_split,
-    fallback_half_width,
-    release_event_budget,
-)
+from core.mechanisms.fallback import fallback_half_width
 from core.mechanisms.forecast import worst_case
 from core.mechanisms.full_vector import objective_perturbation_parameters, regularised_fit_theta
 from core.mechanisms.pipeline import make_rng, prepare, run_private
 from core.mechanisms.release import ALGORITHM5_NOTE, BOTTOM_NOTE
+from core.mechanisms.split import (
+    DELTA_SHARE,
+    SHARE_GRID,
+    choose_shares,
+    fallback_ridge,
+    release_event_budget,
+    unspent_budget,
+)
 from core.mechanisms.table import release_table
 from core.privacy.accounting import basic_composition, make_budget, release_event_delta, split_budget
 from core.privacy.gaussian import normal_quantile
@@ -81,8 +84,11 @@ def test_fallback_spends_exactly_the_release_event_after_stage_two(robust_proble
         assert (r.fallback_epsilon, r.fallback_delta) == release_event_budget(b)
         assert r.fallback_epsilon == 2 * b.release.epsilon
         assert r.fallback_delta == release_event_delta(b.release) == (1 + math.exp(b.release.epsilon)) * b.release.delta
-        # objective perturbation gets all but the curvature's share
-        share, delta_share, _ = CURVATURE_SHARE
+        # objective perturbation gets all but the curvature's share, chosen by the split rule at lambda_hat_min
+        share, delta_share, _ = r.fallback_shares
+        assert r.fallback_shares == choose_shares(robust_problem.geometry, robust_problem.n, 1, r.fallback_epsilon,
+                                                  r.fallback_delta, 0.95, 0.0, "paper", run.lambda_min.lambda_hat)
+        assert r.fallback_probe is None  # lambda_hat_min > 0: no probe
         lam, s = objective_perturbation_parameters(robust_problem, r.fallback_epsilon - share * r.fallback_epsilon,
                                                    r.fallback_delta - delta_share * r.fallback_delta)
         assert (r.fallback_lambda_reg, r.fallback_noise_scale) == (lam, s)
@@ -100,19 +106,24 @@ def test_the_fallback_draws_objective_perturbation_by_the_plans_calibration(robu
     b = split_budget(2.0, 1e-6)
     runs = {cal: run_private(robust_problem, 1, b, make_rng(0), cal, fallback=True).release
             for cal in ("paper", "analytic")}
-    split = fallback_budget_split(b, 1.0, 1)
     for cal, r in runs.items():
         assert r.status == "fallback" and r.calibration == cal
+        op = (r.fallback_epsilon * (1 - r.fallback_shares[0]), r.fallback_delta * (1 - r.fallback_shares[1]))
         assert (r.fallback_lambda_reg, r.fallback_noise_scale) == objective_perturbation_parameters(
-            robust_problem, *split.op, cal)
+            robust_problem, *op, cal, fallback_ridge(cal))
+        c = 3.0 if cal == "analytic" else 4.0  # the analytic calibration proves a smaller ridge; the paper's its own
+        assert r.fallback_lambda_reg == pytest.approx(c * robust_problem.geometry.G1 / (robust_problem.n * op[0]))
     assert runs["analytic"].fallback_noise_scale < 0.6 * runs["paper"].fallback_noise_scale
     t = release_table(robust_problem, (0, 1), b, make_rng(0), "analytic", fallback=True)
-    table_split = fallback_budget_split(b, 1.0, 2)
     assert t.status == "fallback"
-    assert t.fallback.noise_scale == objective_perturbation_parameters(robust_problem, *table_split.op, "analytic")[1]
+    assert t.fallback.noise_scale == t.fallback.split.op_parameters(robust_problem.geometry, robust_problem.n,
+                                                                    "analytic")[1]
+    # before any certificate the worst case is the widest the rule may give: the largest over its grid of shares
     g, n = robust_problem.geometry, robust_problem.n
-    lam, s = objective_perturbation_parameters(robust_problem, *fallback_budget_split(b, 0.0, 1).op, "analytic")
-    assert worst_case(g, robust_problem.model, n, b, "analytic", 0.95)[0] == fallback_half_width(0.0, lam, s, 0.95, g)
+    eps, dlt = unspent_budget(b, 0.0, probed=True)
+    widest = max(fallback_half_width(0.0, *objective_perturbation_parameters(
+        robust_problem, eps * (1 - share), dlt * (1 - DELTA_SHARE), "analytic", 3.0), 0.95, g) for share in SHARE_GRID)
+    assert worst_case(g, robust_problem.model, n, b, "analytic", 0.95)[0] == widest
 
 
 def test_same_seed_reproduces(logistic_problem):
@@ -146,7 +157,8 @@ def test_plain_algorithm5_is_unchanged(logistic_problem, small_problem):
         fb = run_private(problem, 0, b, make_rng(5), fallback=True)
         assert fb.lambda_min == run.lambda_min and fb.test == run.test
         assert replace(fb.release, status="bottom", value=None, interval=None, interval_note=BOTTOM_NOTE,
-                       fallback_epsilon=None, fallback_delta=None, fallback_lambda_reg=None,
+                       fallback_epsilon=None, fallback_delta=None, fallback_shares=None, fallback_probe=None,
+                       fallback_lambda_reg=None,
                        fallback_noise_scale=None, fallback_curvature=None, fallback_interval=None,
                        population=None) == r
 

@@ -11,7 +11,7 @@ import pytest
 
 from core.data.spec import SyntheticSpec
 from core.estimator.model import ModelSpec
-from core.mechanisms.fallback import CURVATURE_SHARE, FallbackBudget, fallback_half_width
+from core.mechanisms.fallback import fallback_half_width
 from core.mechanisms.forecast import (
     LOGISTIC_PLAUSIBLE,
     certification_chance,
@@ -21,6 +21,7 @@ from core.mechanisms.forecast import (
 )
 from core.mechanisms.full_vector import op_parameters
 from core.mechanisms.pipeline import certify, finish, make_rng, planned_half_width, prepare_spec
+from core.mechanisms.split import CURVATURE_SHARE, SHARE_GRID, stand_in
 from core.privacy.accounting import make_budget
 
 SPEC = SyntheticSpec("logistic", 20_000, 3, 1.0, 1.0, 0)
@@ -34,7 +35,8 @@ def problem():
 def ahead(problem, c, fallback=True):
     lmax = None if c.lambda_max is None else c.lambda_max.lambda_hat
     return forecast(problem.geometry, problem.model, problem.n, c.budget, c.test, c.lambda_min.lambda_hat, lmax,
-                    "paper", 0.95, fallback)
+                    "paper", 0.95, fallback, probed=c.probe is not None,
+                    curvature=stand_in(c.lambda_min.lambda_hat, c.probe))
 
 
 def half(run) -> float:
@@ -87,11 +89,13 @@ def test_the_fallback_off_forecasts_nothing(problem):
 def test_the_worst_case_is_the_fallback_with_nothing_certified(problem):
     b = make_budget(1.0, 1e-6, (1, 1, 18))
     wide, plausible = worst_case(problem.geometry, problem.model, problem.n, b, "paper", 0.95)
-    eps = 2 * b.release.epsilon + b.lambda_max.epsilon  # stage 2's share too when nothing is certified
-    share, delta_share, _ = CURVATURE_SHARE  # objective perturbation gets the rest of the fallback's budget
+    # stage 2's share too when nothing is certified, less the probe's half of it
+    eps = 2 * b.release.epsilon + b.lambda_max.epsilon / 2
     dlt = b.lambda_max.delta + (1 + math.exp(b.release.epsilon)) * b.release.delta
-    lam, s = op_parameters(problem.geometry, problem.n, eps - share * eps, dlt - delta_share * dlt)
-    assert wide == pytest.approx(fallback_half_width(0.0, lam, s, 0.95, problem.geometry), rel=1e-12)
+    # the split is chosen from the probe, not yet drawn: the widest over the rule's grid
+    halves = [fallback_half_width(0.0, *op_parameters(problem.geometry, problem.n, eps - share * eps, dlt / 2), 0.95,
+                                  problem.geometry) for share in SHARE_GRID]
+    assert wide == pytest.approx(max(halves), rel=1e-12) and max(halves) > min(halves)
     assert plausible == LOGISTIC_PLAUSIBLE == math.log(100)
 
 
@@ -110,16 +114,15 @@ def test_the_certification_chance_is_step_ones_by_simulation(problem, mu_factor)
     step = g.G1 / n
     mu = (20 + 5 * mu_factor) * step  # near the threshold: step 1 subtracts about 25 G1/n at these shares
     share, delta_share, log_share = CURVATURE_SHARE
-    split = FallbackBudget(2.0, 1e-6, (2.0 - share * 2.0, 1e-6 - delta_share * 1e-6),
-                           (share * 2.0, delta_share * 1e-6), log_share)
+    curvature = (share * 2.0, delta_share * 1e-6)
     for bias in (0.0, 3 * step):
-        chance, need, _ = certification_chance(g, n, mu, split, 0.95, bias=bias)
+        chance, need, _, scale = certification_chance(g, n, mu, curvature, log_share, 0.95, bias=bias)
         assert need == pytest.approx(max(step, 2 * bias))
-        scale = step / (share * 2.0 * (1 - log_share))  # step 1's share of the curvature's ε
+        assert scale == step / (share * 2.0 * (1 - log_share))  # step 1's share of the curvature's ε
         delta_1 = delta_share * 1e-6  # the Laplace branch of log_noise keeps all of the curvature's δ for step 1
         draws = mu - scale * math.log(1 / (2 * delta_1)) + np.random.default_rng(0).laplace(0, scale, 200_000)
         assert chance == pytest.approx(float(np.mean(draws > need)), abs=0.006)
-    higher, *_ = certification_chance(g, n, 2 * mu, split, 0.95)
+    higher, *_ = certification_chance(g, n, 2 * mu, curvature, log_share, 0.95)
     assert higher >= chance
 
 

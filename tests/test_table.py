@@ -15,10 +15,11 @@ from core.errors import BudgetError, DataError
 from core.estimator.rounding import UNIT
 from core.mechanisms import table
 from core.mechanisms.curvature import log_error, point_error
-from core.mechanisms.fallback import TABLE_SHARES, curvature_shares, release_event_budget
 from core.mechanisms.full_vector import algorithm3_scale, gaussian_step
 from core.mechanisms.pipeline import certificates, prepare, run_private
+from core.mechanisms.split import choose_shares, release_event_budget, stand_in
 from core.mechanisms.stability import solver_slack
+from core.mechanisms.table import row_level
 from core.privacy.accounting import RELEASE_SPLIT, make_budget, pld_epsilon, separate_budget, split_budget_pld
 from core.privacy.gaussian import DEFAULT_CALIBRATION, normal_quantile, sigma
 from core.privacy.ledger import stage_costs
@@ -100,9 +101,12 @@ def test_a_failed_table_falls_back_with_one_curvature_bound_per_row(failing):
     assert t.status == "fallback" and t.values == (fb.point[2], fb.point[0]) and t.vector is None
     c2, c0 = fb.curvatures
     assert c2.lambda_hat == c0.lambda_hat and c2.scale_2 == c0.scale_2 and c2.norm != c0.norm
-    share, delta_share, log_share = curvature_shares(2)
-    assert (share, delta_share, log_share) == TABLE_SHARES and c2.epsilon == pytest.approx(share * fb.epsilon)
-    assert c2.delta == pytest.approx(delta_share * fb.delta)
+    share, delta_share, log_share = fb.split.shares  # the split rule's, for k = 2 at the certificates' stand-in
+    assert fb.split.shares == choose_shares(failing.geometry, failing.n, 2, fb.split.epsilon, fb.split.delta,
+                                            row_level(0.95, 2), failing.fit.lam_reg, "paper",
+                                            stand_in(t.lambda_min.lambda_hat, t.probe))
+    assert c2.epsilon == pytest.approx(share * fb.split.epsilon)
+    assert c2.delta == pytest.approx(delta_share * fb.split.delta)
     g, lam = failing.geometry, fb.lambda_reg
     step, m = g.G1 / failing.n, c2.lambda_hat - g.G1 / failing.n
     eta = point_error(failing, fb.point, lam) + 10 * 9 * UNIT * (g.G1 + lam)

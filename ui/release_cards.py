@@ -84,6 +84,9 @@ def curvature_caption(r: Release) -> str:
     """The fallback's budget and its private curvature at the released point, in one line (private values only)."""
     c = r.fallback_curvature
     spent = f"The fallback spent ε = {r.fallback_epsilon:.3g}, all the run had left"
+    if r.fallback_probe is not None:
+        spent += (f" after a private reading of the data's curvature (ε = {r.fallback_probe.epsilon:.2g}), "
+                  "which chose how it is shared")
     if c is None or c.bound is None:
         return f"{spent}; no curvature could be certified at the released point, so the interval is the wide one."
     return (f"{spent}, {c.epsilon:.2g} of it on the curvature at the released point: certified λmin ≥ "

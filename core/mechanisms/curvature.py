@@ -119,6 +119,41 @@ def hessian_at(problem: Problem, point: NDArray, ridge: float) -> NDArray:
     return weighted_gram(problem.X, w) + ridge * np.eye(problem.d)
 
 
+@dataclass(frozen=True)
+class CurvatureProbe:
+    """A private reading of the data's curvature before any point is released: mu_0 = lambda_min(C), C = h''_sup P_n
+    x x^T, the ceiling of every Hessian of the loss (H(theta) <= C at each theta, as h'' <= h''_sup; for the logistic
+    loss C = H(0)). One row moves C by (h''_sup/n)(x' x'^T - x x^T), whose eigenvalues lie in [-g, g], g = G1/n, so
+    mu_0 moves by at most g (Weyl); the computed value errs by at most e (core.estimator.rounding.hessian_error). The
+    reading mu_0 + Laplace((g + 2e)/epsilon) is pure epsilon-DP (`curvature_probe`).
+
+    reading : the noisy mu_0. Private. scale : the Laplace scale. mu : the computed mu_0. NOT private.
+    """
+
+    reading: float
+    scale: float
+    epsilon: float
+    mu: float = field(metadata=NOT_PRIVATE)
+
+
+def probe_scale(problem: Problem, epsilon: float) -> float:
+    """(g + 2e)/epsilon, the probe's Laplace scale: public (n, d and the domain's constants)."""
+    g = problem.geometry
+    e = hessian_error(problem.n, problem.d, g.G1, g.r, 0.0)
+    return (g.G1 / problem.n + 2.0 * e) / epsilon
+
+
+def curvature_probe(problem: Problem, epsilon: float, rng: np.random.Generator,
+                    released: float | None = None) -> CurvatureProbe:
+    """The reading of `CurvatureProbe` at epsilon, or the `released` reading of an earlier draw, read back without new
+    noise."""
+    g = problem.geometry
+    mu = float(np.linalg.eigvalsh(weighted_gram(problem.X) * g.h2_sup)[0])
+    scale = probe_scale(problem, epsilon)
+    reading = mu + float(rng.laplace(0.0, scale)) if released is None else float(released)
+    return CurvatureProbe(reading=reading, scale=scale, epsilon=float(epsilon), mu=mu)
+
+
 def _norm(H: NDArray, u: NDArray) -> float:
     """||H^{-1} u|| by Cholesky; inf when the computed H is not numerically positive definite, which step 2 meets
     only off step 1's event (lambda_hat <= mu with lambda_hat > g keeps H well inside the positive definite cone)."""

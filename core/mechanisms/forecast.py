@@ -33,11 +33,20 @@ from core.estimator.geometry import Geometry
 from core.estimator.model import ModelSpec
 from core.estimator.problem import Problem
 from core.mechanisms.certificates import RecursiveBound, steps_to_invert
-from core.mechanisms.curvature import BIAS_GATE, BOUND_SHARE, cap_quantile, interval_quantile, step_one_budget
-from core.mechanisms.fallback import FallbackBudget, fallback_budget_split, fallback_half_width
+from core.mechanisms.curvature import cap_quantile, interval_quantile
+from core.mechanisms.fallback import fallback_half_width
 from core.mechanisms.full_vector import op_parameters
 from core.mechanisms.recursion import down_recursion
 from core.mechanisms.release import interval_half_width
+from core.mechanisms.split import (
+    DELTA_SHARE,
+    SHARE_GRID,
+    certification_chance,
+    fallback_budget_split,
+    fallback_ridge,
+    stand_in,
+    unspent_budget,
+)
 from core.mechanisms.stability import StabilityTest, solver_slack
 from core.privacy.accounting import Budget
 from core.privacy.gaussian import sigma
@@ -80,23 +89,6 @@ def plausible_half_range(model: ModelSpec) -> float | None:
     return model.response_bound
 
 
-def certification_chance(g: Geometry, n: int, mu: float, split: FallbackBudget, level: float,
-                         k: int = 1, bias: float = 0.0) -> tuple[float, float, float]:
-    """(the chance that step 1 of core.mechanisms.curvature certifies enough for the curvature interval, its
-    threshold, and step 1's likely low bound) at the fallback's curvature budget, for curvature mu at the released
-    point. Step 2 runs when lambda_hat > G1/n, and the interval needs lambda_hat > |lam - lam_reg|/BIAS_GATE
-    (`bias`)."""
-    eps_1, _, _, delta_1 = step_one_budget(k, *split.curvature, BOUND_SHARE * (1.0 - level), split.log_share)
-    step = g.G1 / n
-    scale_1 = step / eps_1  # the rounding bound e is left out: tiny beside G1/n at census sizes
-    centre = mu - scale_1 * math.log(1.0 / (2.0 * delta_1))
-    need = max(step, bias / BIAS_GATE)
-    t = need - centre  # the Laplace draw must be at least t
-    chance = 1.0 - 0.5 * math.exp(t / scale_1) if t <= 0 else 0.5 * math.exp(-t / scale_1)
-    likely_low = centre - scale_1 * math.log(1.0 / (2.0 * (1.0 - LIKELY)))
-    return chance, need, max(likely_low, need)
-
-
 def count_hint(bound: RecursiveBound, g: Geometry, n: int, lam_reg: float) -> float:
     """Stage 1's count read at its HINT_MISS lower quantile instead of its delta_a one: the recursion (10)'s inverse of
     floor(N_hat - ln(1/(2 HINT_MISS))/eps_a). Below lambda_min except with probability HINT_MISS; positive where
@@ -106,10 +98,12 @@ def count_hint(bound: RecursiveBound, g: Geometry, n: int, lam_reg: float) -> fl
 
 def forecast(g: Geometry, model: ModelSpec, n: int, budget: Budget, test: StabilityTest, lambda_min: float,
              lambda_max: float | None, calibration: str, level: float, fallback: bool,
-             hint: float = 0.0) -> Forecast:
+             hint: float = 0.0, probed: bool = False, curvature: float | None = None) -> Forecast:
     """The release's likely interval from the certificates (or assumed eigenvalues) and public facts (module
     docstring): lambda_min is lambda_hat_min (0 when nothing was certified), lambda_max lambda_hat_max (None when stage
-    2 did not run: G1 bounds it); hint, `count_hint`, stands in for the curvature when lambda_hat_min is 0."""
+    2 did not run: G1 bounds it); hint, `count_hint`, stands in for the curvature when lambda_hat_min is 0. probed and
+    curvature are what core.mechanisms.split's rule reads: whether the probe was drawn, and the curvature the split is
+    chosen for."""
     plausible = plausible_half_range(model)
     if test.passed:
         s = sigma(budget.release.epsilon, budget.release.delta, calibration)
@@ -119,11 +113,13 @@ def forecast(g: Geometry, model: ModelSpec, n: int, budget: Budget, test: Stabil
     if not fallback:
         return Forecast("bottom", None, None, None, None, plausible, False,
                         "the test (14) failed and the fallback is off: nothing will be released", "")
-    split = fallback_budget_split(budget, lambda_min, 1)
-    lam, s = op_parameters(g, n, *split.op, calibration)
+    split = fallback_budget_split(budget, lambda_min, 1, g, n, model.lam_reg, level, calibration, probed, curvature)
+    lam, s = split.op_parameters(g, n, calibration)
     wide = fallback_half_width(lambda_min, lam, s, level, g)
     stand_in = lambda_min if lambda_min > 0 else hint
-    chance, need, likely_low = certification_chance(g, n, stand_in + lam, split, level, bias=abs(lam - model.lam_reg))
+    chance, need, centre, scale_1 = certification_chance(g, n, stand_in + lam, split.curvature, split.log_share, level,
+                                                         bias=abs(lam - model.lam_reg))
+    likely_low = max(centre - scale_1 * math.log(1.0 / (2.0 * (1.0 - LIKELY))), need)
     if not stand_in > 0:  # no private word on the curvature at the fit, so no chance is given
         chance, likely_low = None, need
     elif not lambda_min > 0:
@@ -153,7 +149,7 @@ def from_certificates(problem: Problem, c: Certified, calibration: str, level: f
     lmax = None if c.lambda_max is None else c.lambda_max.lambda_hat
     hint = count_hint(c.lambda_min, problem.geometry, problem.n, problem.model.lam_reg)
     return forecast(problem.geometry, problem.model, problem.n, c.budget, c.test, c.lambda_min.lambda_hat, lmax,
-                    calibration, level, fallback, hint)
+                    calibration, level, fallback, hint, c.probe is not None, stand_in(c.lambda_min.lambda_hat, c.probe))
 
 
 def _verdict(branch: str, low: float, high: float, wide: float | None, chance: float | None,
@@ -170,6 +166,10 @@ def _verdict(branch: str, low: float, high: float, wide: float | None, chance: f
 def worst_case(g: Geometry, model: ModelSpec, n: int, budget: Budget, calibration: str,
                level: float) -> tuple[float, float | None]:
     """Before any certificate, from public facts only: (the fallback's half-width when nothing is certified —
-    lambda_hat_min = 0 and no curvature bound —, the coefficient's plausible half-range)."""
-    lam, s = op_parameters(g, n, *fallback_budget_split(budget, 0.0, 1).op, calibration)
-    return fallback_half_width(0.0, lam, s, level, g), plausible_half_range(model)
+    lambda_hat_min = 0 and no curvature bound —, the coefficient's plausible half-range). The split is then chosen
+    from the probe, not yet drawn, so the half-width is the largest over the shares the rule may choose."""
+    eps, dlt = unspent_budget(budget, 0.0, probed=True)
+    op = ((eps * (1.0 - share), dlt * (1.0 - DELTA_SHARE)) for share in SHARE_GRID)
+    ridge = fallback_ridge(calibration)
+    wide = max(fallback_half_width(0.0, *op_parameters(g, n, *o, calibration, ridge), level, g) for o in op)
+    return wide, plausible_half_range(model)

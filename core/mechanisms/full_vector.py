@@ -259,26 +259,35 @@ def output_perturbation_vector(problem: Problem, epsilon: float, delta: float, r
 
 
 def objective_perturbation_parameters(problem: Problem, epsilon: float, delta: float,
-                                      calibration: str = "paper") -> tuple[float, float]:
+                                      calibration: str = "paper", ridge: float | None = None) -> tuple[float, float]:
     """(lambda_reg, s) of (15) for problem's domain and size (`op_parameters`)."""
-    return op_parameters(problem.geometry, problem.n, epsilon, delta, calibration)
+    return op_parameters(problem.geometry, problem.n, epsilon, delta, calibration, ridge)
 
 
-def op_parameters(g: Geometry, n: int, epsilon: float, delta: float,
-                  calibration: str = "paper") -> tuple[float, float]:
-    """(lambda_reg, s) of (15) from public facts only: the domain's constants, n and (epsilon, delta).
+PAPER_RIDGE = 4.0  # lambda_reg = PAPER_RIDGE G1/(n eps): the paper's (15), and the only one its calibration proves
 
-    lambda_reg = 4 G1/(n eps) under either calibration. "paper": SPEC section 5's conservative reading of the printed
-    variance, s = (2 r/(n eps)) [sqrt(2 ln(4/delta)) + sqrt(2 ln(4/delta) + 2 eps)] (eps/2 for the regulariser's
-    Jacobian, eps/2 for the Gaussian). "analytic": the Jacobian's ratio is at most 1 + G1/(n lambda_reg) = 1 + eps/4
+
+def op_parameters(g: Geometry, n: int, epsilon: float, delta: float, calibration: str = "paper",
+                  ridge: float | None = None) -> tuple[float, float]:
+    """(lambda_reg, s) of (15) from public facts only: the domain's constants, n, (epsilon, delta) and the ridge's
+    constant c (PAPER_RIDGE unless given).
+
+    lambda_reg = c G1/(n eps). "paper": SPEC section 5's conservative reading of the printed variance, s = (2 r/(n
+    eps)) [sqrt(2 ln(4/delta)) + sqrt(2 ln(4/delta) + 2 eps)] (eps/2 for the regulariser's Jacobian, eps/2 for the
+    Gaussian), proven for c = 4 only. "analytic": the Jacobian's ratio is at most 1 + G1/(n lambda_reg) = 1 + eps/c
     (one row's rank-one term, not two), and the Gaussian's loss at most R/kappa + 1/(2 kappa^2) with R Rayleigh, so
-    s = (2 G0/n) sigma_planar(eps - ln(1 + eps/4), delta) (docs/privacy.md, "Objective perturbation, calibrated");
-    never larger than the paper's.
+    s = (2 G0/n) sigma_planar(eps - ln(1 + eps/c), delta) (docs/privacy.md, "Objective perturbation, calibrated");
+    for c = 4 never larger than the paper's. Any c >= 1 leaves the Gaussian a positive share.
     """
-    lam = 4.0 * g.G1 / (n * epsilon)
+    c = PAPER_RIDGE if ridge is None else float(ridge)
+    lam = c * g.G1 / (n * epsilon)
     if calibration == "analytic":
+        if not c >= 1.0:
+            raise ValueError("the ridge's constant must be at least 1")
         return lam, 2.0 * g.G0 / n * sigma_planar(epsilon - math.log1p(g.G1 / (n * lam)), delta)
     check_calibration(calibration)
+    if c != PAPER_RIDGE:
+        raise ValueError("the paper's calibration is proven for its own ridge, 4 G1/(n eps), only")
     a = 2.0 * math.log(4.0 / delta)
     return lam, 2.0 * g.r / (n * epsilon) * (math.sqrt(a) + math.sqrt(a + 2.0 * epsilon))
 
@@ -332,17 +341,19 @@ def objective_warm_start(problem: Problem, epsilon: float, delta: float) -> Obje
 
 
 def objective_perturbation_vector(problem: Problem, epsilon: float, delta: float, rng: np.random.Generator,
-                                  warm: ObjectiveWarmStart | None = None, calibration: str = "paper") -> VectorRelease:
-    """(15): argmin L_n(theta) + b^T theta + (lam/2)||theta||^2, b ~ N(0, s^2 I), (lam, s) by `op_parameters`.
+                                  warm: ObjectiveWarmStart | None = None, calibration: str = "paper",
+                                  ridge: float | None = None) -> VectorRelease:
+    """(15): argmin L_n(theta) + b^T theta + (lam/2)||theta||^2, b ~ N(0, s^2 I), (lam, s) by `op_parameters` (the
+    ridge's constant `ridge`; a warm start is for the paper's).
 
     `warm` (from objective_warm_start at the same (eps, delta)) starts Newton near the noisy minimiser,
     so a draw takes fewer passes over the data; b is drawn and the fit certified exactly as without it.
     """
     start = time.perf_counter()
     check_epsilon_delta(epsilon, delta)
-    if warm is not None and (warm.epsilon, warm.delta) != (epsilon, delta):
-        raise InputError("the warm start was computed for another (epsilon, delta)")
-    lam, s = objective_perturbation_parameters(problem, epsilon, delta, calibration)
+    if warm is not None and ((warm.epsilon, warm.delta) != (epsilon, delta) or ridge not in (None, PAPER_RIDGE)):
+        raise InputError("the warm start was computed for another (epsilon, delta) or ridge")
+    lam, s = objective_perturbation_parameters(problem, epsilon, delta, calibration, ridge)
     b = s * rng.standard_normal(problem.d)
     theta = regularised_fit_theta(problem, lam, linear=b, start=None if warm is None else warm.start(b))
     return VectorRelease("objective_perturbation", theta, s, True, epsilon, delta, lam, time.perf_counter() - start)

@@ -26,8 +26,10 @@ from core.estimator.losses import get_loss
 from core.estimator.model import ModelSpec
 from core.estimator.problem import Problem, real_array, validate_design
 from core.mechanisms.certificates import RecursiveBound, lambda_max_certificate, lambda_min_certificate
+from core.mechanisms.curvature import CurvatureProbe, curvature_probe
 from core.mechanisms.fallback import fallback_release
 from core.mechanisms.release import Release, interval_half_width, release, unit_direction
+from core.mechanisms.split import probe_epsilon
 from core.mechanisms.stability import StabilityTest, stability_test
 from core.mechanisms.trial import Draw, Trial
 from core.privacy.accounting import Budget
@@ -118,13 +120,16 @@ def run_private(
 class Certified:
     """Stages 1-3 of one draw, before the release: the certificates and the test (14), all private, with the budget,
     the unit direction and the data and model (`drawn_on`) they were drawn for. `finish` releases from them, on that
-    problem only (the release's privacy rests on certificates of its own data); stopping here spends stages 1-2."""
+    problem only (the release's privacy rests on certificates of its own data); stopping here spends stages 1-2.
+    probe : core.mechanisms.split's reading of the curvature, drawn when the fallback will run with lambda_hat_min = 0
+    (None otherwise). Private."""
 
     budget: Budget
     u: NDArray[np.float64]
     lambda_min: RecursiveBound
     lambda_max: RecursiveBound | None
     test: StabilityTest
+    probe: CurvatureProbe | None
     drawn_on: tuple[DataSpec | None, ModelSpec, int, int]
 
 
@@ -139,11 +144,28 @@ def certify(problem: Problem, u: NDArray | int | str, budget: Budget, rng: np.ra
     check_fallback_accounting(fallback, budget.accounting)
     uv = unit_direction(_direction(problem, u), problem.d)
     lmin, lmax, test = certificates(problem, budget, rng, released)
-    return Certified(budget=budget, u=uv, lambda_min=lmin, lambda_max=lmax, test=test,
+    probe = fallback_probe(problem, budget, lmin.lambda_hat, fallback, rng,
+                           None if released is None else tuple(released[2:]))
+    return Certified(budget=budget, u=uv, lambda_min=lmin, lambda_max=lmax, test=test, probe=probe,
                      drawn_on=_identity(problem))
 
 
-Counts = tuple[float, float | None]  # the released counts N_hat of stages 1 and 2 (None: stage 2 not run)
+# The released counts N_hat of stages 1 and 2 (None: stage 2 not run), and the probe's reading when there was one (a
+# certification kept before the probe existed has two entries).
+Counts = tuple[float, float | None] | tuple[float, float | None, float | None]
+
+
+def fallback_probe(problem: Problem, budget: Budget, lambda_hat_min: float, fallback: bool, rng: np.random.Generator,
+                   released: tuple[float | None, ...] | None = None) -> CurvatureProbe | None:
+    """The probe of core.mechanisms.split, drawn when the fallback will run with nothing certified (lambda_hat_min = 0
+    leaves stage 2 unrun, and the test (14) fails), on its share of stage 2's epsilon; with `released` (the counts
+    after the first two), read back without new noise. None otherwise, and for a kept certification without one."""
+    if not (fallback and lambda_hat_min <= 0):
+        return None
+    if released is None:
+        return curvature_probe(problem, probe_epsilon(budget), rng)
+    reading = released[0] if released else None
+    return None if reading is None else curvature_probe(problem, probe_epsilon(budget), rng, reading)
 
 
 def certificates(problem: Problem, budget: Budget, rng: np.random.Generator, released: Counts | None = None
@@ -152,7 +174,7 @@ def certificates(problem: Problem, budget: Budget, rng: np.random.Generator, rel
     lambda_hat_min > 0) and the test (14) at the release stage's (eps_c, delta_c); from the `released` counts of an
     earlier draw when given (then no noise is drawn)."""
     g, f = problem.geometry, problem.fit
-    n_min, n_max = (None, None) if released is None else released
+    n_min, n_max = (None, None) if released is None else released[:2]
     lmin = lambda_min_certificate(f, g, budget.lambda_min.epsilon, budget.lambda_min.delta, rng, n_min)
     lmax = None
     if lmin.lambda_hat > 0:  # Algorithm 4 needs lambda_hat_min > 0
@@ -166,8 +188,10 @@ def certificates(problem: Problem, budget: Budget, rng: np.random.Generator, rel
 
 
 def counts(c: Certified) -> Counts:
-    """The released counts of certificates: their private outputs, from which `certify` reads them back."""
-    return c.lambda_min.N_hat, None if c.lambda_max is None else c.lambda_max.N_hat
+    """The released counts of certificates and the probe's reading: their private outputs, from which `certify` reads
+    them back."""
+    return (c.lambda_min.N_hat, None if c.lambda_max is None else c.lambda_max.N_hat,
+            None if c.probe is None else c.probe.reading)
 
 
 def planned_half_width(problem: Problem, c: Certified, calibration: str = "paper", level: float = 0.95) -> float | None:
@@ -189,7 +213,7 @@ def finish(problem: Problem, c: Certified, rng: np.random.Generator, calibration
     f, g, b = problem.fit, problem.geometry, c.budget
     rel = release(f, g, c.u, c.test, b.release.epsilon, b.release.delta, rng, calibration, level)
     if fallback and not c.test.passed:
-        rel = fallback_release(problem, c.u, c.lambda_min.lambda_hat, rel, b, rng)
+        rel = fallback_release(problem, c.u, c.lambda_min.lambda_hat, rel, b, rng, c.probe)
     return PrivateRun(budget=b, u=c.u, lambda_min=c.lambda_min, lambda_max=c.lambda_max, test=c.test, release=rel)
 
 

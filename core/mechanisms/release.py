@@ -22,7 +22,7 @@ from scipy.linalg import cho_factor, cho_solve
 from core.errors import DataError, is_real
 from core.estimator.fit import FitResult
 from core.estimator.geometry import Geometry
-from core.mechanisms.curvature import Curvature, CurvatureInterval
+from core.mechanisms.curvature import Curvature, CurvatureInterval, CurvatureProbe
 from core.mechanisms.inference import PopulationInterval, algorithm5_population
 from core.mechanisms.recursion import t_bound
 from core.mechanisms.stability import StabilityTest, solver_slack
@@ -67,7 +67,12 @@ class Release:
     oracle_interval : T +- z sigma multiplier, for teaching only. NOT private.
     z : the standard normal draw (None for bottom and fallback). NOT private.
     fallback_epsilon, fallback_delta : the fallback's (eps', delta'), all the run left unspent: the release event's
-        (2 eps_c, (1 + e^eps_c) delta_c), plus stage 2's when lambda_hat_min = 0 (None unless status is "fallback").
+        (2 eps_c, (1 + e^eps_c) delta_c), plus stage 2's when lambda_hat_min = 0, less the probe's (None unless status
+        is "fallback").
+    fallback_shares : the curvature's share of that epsilon, of that delta, and step 2's of the curvature's epsilon,
+        chosen by core.mechanisms.split's rule. Private where its stand-in is.
+    fallback_probe : the certificates' reading of the curvature ceiling that chose the shares when lambda_hat_min = 0
+        (core.mechanisms.curvature.CurvatureProbe; None otherwise). Private.
     fallback_lambda_reg : the fallback's lam = 4 G1/(n eps''), eps'' its objective perturbation's share; public.
     fallback_noise_scale : the fallback's noise scale s (b ~ N(0, s^2 I)); public (None unless fallback).
     fallback_curvature : the private curvature at the released point (core.mechanisms.curvature) that the
@@ -97,6 +102,8 @@ class Release:
     interval_note: str = BOTTOM_NOTE
     fallback_epsilon: float | None = None
     fallback_delta: float | None = None
+    fallback_shares: tuple[float, float, float] | None = None
+    fallback_probe: CurvatureProbe | None = None
     fallback_lambda_reg: float | None = None
     fallback_noise_scale: float | None = None
     fallback_curvature: Curvature | None = None

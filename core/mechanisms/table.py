@@ -28,10 +28,12 @@ from core.errors import DataError
 from core.estimator.geometry import Geometry
 from core.estimator.problem import Problem
 from core.mechanisms.certificates import RecursiveBound
-from core.mechanisms.fallback import FallbackDraw, fallback_draw, release_event_budget
+from core.mechanisms.curvature import CurvatureProbe
+from core.mechanisms.fallback import FallbackDraw, fallback_draw
 from core.mechanisms.full_vector import FullVectorRelease, algorithm3_scale, gaussian_step
-from core.mechanisms.pipeline import certificates, check_fallback_accounting
+from core.mechanisms.pipeline import certificates, check_fallback_accounting, fallback_probe
 from core.mechanisms.release import BOTTOM, FALLBACK, RELEASED
+from core.mechanisms.split import release_event_budget
 from core.mechanisms.stability import StabilityTest, solver_slack
 from core.privacy.accounting import Budget
 from core.privacy.gaussian import normal_quantile, sigma
@@ -68,7 +70,8 @@ class TableRelease:
     values, intervals, half_widths : private; None for bottom. Every row of the Gaussian step has the same
         half-width; the fallback's rows each have their own curvature bound.
     level : the table's simultaneous level; each row's interval is at `row_level(level, k)`.
-    lambda_min, lambda_max, test : stages 1-3 (private).
+    lambda_min, lambda_max, test : stages 1-3 (private). probe : the curvature reading that chose the fallback's split
+        when lambda_hat_min = 0 (core.mechanisms.split; None otherwise). Private.
     vector : the Gaussian step's release (None unless it ran); fallback : the fallback's draw (None unless it ran).
         Their values hold every coordinate and are not published, only `values`.
     fitted : theta_j(P_n) of the fit, for teaching views only. NOT private.
@@ -87,6 +90,7 @@ class TableRelease:
     lambda_min: RecursiveBound
     lambda_max: RecursiveBound | None
     test: StabilityTest
+    probe: CurvatureProbe | None
     vector: FullVectorRelease | None = field(repr=False)
     fallback: FallbackDraw | None = field(repr=False)
     fitted: tuple[float, ...] = field(metadata=NOT_PRIVATE)
@@ -123,9 +127,11 @@ def release_table(problem: Problem, names: str | tuple[str | int, ...], budget: 
     idx = coordinates(problem, names)
     f, g = problem.fit, problem.geometry
     lmin, lmax, test = certificates(problem, budget, rng)
+    probe = fallback_probe(problem, budget, lmin.lambda_hat, fallback, rng)
     fitted = tuple(float(f.theta[j]) for j in idx) if f.has_minimiser else tuple(float("nan") for _ in idx)
     common = dict(names=tuple(problem.feature_names[j] for j in idx), indices=idx, level=float(level),
-                  budget=budget, calibration=calibration, lambda_min=lmin, lambda_max=lmax, test=test, fitted=fitted)
+                  budget=budget, calibration=calibration, lambda_min=lmin, lambda_max=lmax, test=test, probe=probe,
+                  fitted=fitted)
     each = row_level(level, len(idx))
     if test.passed:
         eps, dlt = release_event_budget(budget)
@@ -138,7 +144,7 @@ def release_table(problem: Problem, names: str | tuple[str | int, ...], budget: 
         return _released(RELEASED, test.reason, [vec.value[j] for j in idx], [half] * len(idx), common, vec=vec)
     if not fallback:
         return _bottom(test.reason, common)
-    fb = fallback_draw(problem, np.eye(problem.d)[list(idx)], lmin.lambda_hat, budget, each, rng, calibration)
+    fb = fallback_draw(problem, np.eye(problem.d)[list(idx)], lmin.lambda_hat, budget, each, rng, calibration, probe)
     if fb is None:
         return _bottom(f"{test.reason}; the fallback's fit was not certified", common)
     return _released(FALLBACK, test.reason, [fb.point[j] for j in idx], fb.half_widths, common, fb=fb)

@@ -204,8 +204,10 @@ def plan(a: Assumptions, probability: bool = True) -> Plan:
     lam = a.model.lam_reg
     low = test.lam0 - lam if math.isfinite(test.lam0) else 0.0
     high = test.lam1 - lam if math.isfinite(test.lam1) and low > 0 else None
-    ahead = forecast(a.geometry, a.model, a.n, b, test, max(low, 0.0), high, a.calibration, a.level,
-                     falls_back("auto", a.loss))
+    fallback = falls_back("auto", a.loss)
+    # core.mechanisms.split's stand-in: lambda_hat_min where certified, else the assumed lambda_min for the probe
+    ahead = forecast(a.geometry, a.model, a.n, b, test, max(low, 0.0), high, a.calibration, a.level, fallback,
+                     probed=fallback and low <= 0, curvature=low if low > 0 else a.lambda_min)
     return Plan(a, b, test, s, normal_quantile(0.5 + a.level / 2.0), w_bar, half, p, table_plan(a, b, test), ahead)
 
 

@@ -1,0 +1,212 @@
+"""How the fallback (core.mechanisms.fallback) divides the budget it may spend: the rule, and what it reads.
+
+The fallback spends what Algorithm 5 left: the release event's (eps', delta'), and stage 2's too when stage 1 certified
+nothing (`unspent_budget`). Objective perturbation (15) gets part of it, and the curvature bound at its released
+point (core.mechanisms.curvature) the rest, itself split between its step 1 (a lower bound lambda_hat that must clear
+g ln(1/(2 delta_1))/eps_1) and step 2 (the log-norm, whose noise scales with g/lambda_hat). What suits one data set
+starves another: the curvature needs a share that grows with g/mu, mu the curvature at the released point, so the
+split is chosen from a stand-in for mu (`choose_shares`), by this one rule for the release, the preview and the
+Planner:
+
+- lambda_hat_min, when stage 1 certified it (a private lower bound on the curvature at the fit);
+- otherwise PROBE_RATIO times `CurvatureProbe`'s reading of the curvature ceiling C = h''_sup P_n x x^T (every
+  Hessian lies below C; for the logistic loss C = H(0)), drawn with the certificates on PROBE_SHARE of stage 2's
+  epsilon, which stage 2 did not spend (so the fallback has that much less);
+- in the Planner, its assumed lambda_min.
+
+For each candidate (the curvature's share of epsilon, step 2's share of that) on a public grid, the rule computes at
+the stand-in the chance that step 1 certifies enough for the curvature interval and the interval's multiplier kappa
+of ||w|| at step 1's median draw (core.mechanisms.curvature.spread_quantile, with objective perturbation's s and the
+ridge bias from ||b|| alone: ||theta_hat|| is not known before the release), and keeps the narrowest whose chance is at
+least CERTIFY_AT, or the likeliest to certify when none is. Without any stand-in (a certification drawn before the
+probe existed) the fixed shares CURVATURE_SHARE and TABLE_SHARES apply.
+
+Privacy (docs/privacy.md, "The fallback's split"): the probe is pure eps_p-DP; the split is a function of private
+outputs and public numbers, so each branch of what follows is a fixed mechanism of fixed total (eps', delta'), and
+basic composition holds for the whole as before. A wrong stand-in costs width, never the guarantee, and never the
+interval's coverage (which does not depend on the split).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+from scipy.stats import chi2
+
+from core.estimator.geometry import Geometry
+from core.mechanisms.baselines import fallback_budget
+from core.mechanisms.curvature import (
+    BIAS_GATE,
+    BOUND_SHARE,
+    LOG_SHARE,
+    NORM_SHARE,
+    CurvatureProbe,
+    cap_quantile,
+    spread_quantile,
+    step_one_budget,
+)
+from core.mechanisms.full_vector import PAPER_RIDGE, op_parameters
+from core.privacy.accounting import Budget, release_event_delta
+from core.privacy.gaussian import normal_quantile
+
+# The fixed shares (the curvature's of the fallback's epsilon, of its delta, step 2's of the curvature's epsilon), for
+# one direction and for a table's k >= 2: what applies without a stand-in. Chosen by measurement on SYNTHETIC census
+# data (docs/experiments.md, "The centred encoding, measured").
+CURVATURE_SHARE = (0.3, 0.5, LOG_SHARE)
+TABLE_SHARES = (0.5, 0.5, 0.5)
+SHARE_GRID = tuple(round(0.05 * i, 2) for i in range(2, 15))  # the curvature's share of epsilon: 0.10 to 0.70
+LOG_GRID = (0.3, 0.4, 0.5, 0.6, 0.7)  # step 2's share of the curvature's epsilon
+DELTA_SHARE = 0.5  # the curvature's share of delta (delta enters only through logarithms)
+CERTIFY_AT = 0.95  # the chance, at the stand-in, that a chosen split certifies the curvature
+# Step 1's Laplace draw at its 10, 30, 50, 70 and 90 % quantiles, in units of its scale: the width is averaged over
+# them, so a split whose bound sits near the threshold, where the width grows fast, pays for it.
+LAPLACE_POINTS = (math.log(0.2), math.log(0.6), 0.0, -math.log(0.6), -math.log(0.2))
+PROBE_SHARE = 0.5  # of stage 2's epsilon, when stage 2 does not run
+# The fallback's ridge lam = FALLBACK_RIDGE G1/(n eps'') under the analytic calibration (the paper's proves 4 only): the
+# ridge bias |lam - lam_reg| ||w|| Theta is much of the curvature interval's width, and a smaller lam costs the Gaussian
+# ln(1 + eps''/c) instead of ln(1 + eps''/4) (docs/experiments.md, "The fallback's split, chosen from the data").
+FALLBACK_RIDGE = 3.0
+# The stand-in is this fraction of the probe's reading: the ceiling C bounds the curvature at any point from above, and
+# on SYNTHETIC census data (logistic) the curvature at the fit is 0.68 (MI) and 0.81 (TX) of it. A stand-in too high
+# would starve the curvature, too low the objective perturbation; at 0.7 the rule picks the shares measured best on both
+# files, at 0.5 a share 0.05-0.1 larger (docs/experiments.md, "The fallback's split, chosen from the data").
+PROBE_RATIO = 0.7
+
+
+@dataclass(frozen=True)
+class FallbackBudget:
+    """How the fallback spends the unspent budget: objective perturbation's (epsilon, delta), the curvature bounds'
+    and step 2's share of the curvature's epsilon; shares, the rule's choice (`choose_shares`), and stand_in, the
+    curvature it was chosen for (None: the fixed shares). Private where the stand-in is (a function of private
+    outputs)."""
+
+    epsilon: float
+    delta: float
+    op: tuple[float, float]
+    curvature: tuple[float, float]
+    log_share: float
+    shares: tuple[float, float, float]
+    ridge: float
+    stand_in: float | None = None
+
+    def op_parameters(self, g: Geometry, n: int, calibration: str) -> tuple[float, float]:
+        """Objective perturbation's (lam, s) on this split (core.mechanisms.full_vector.op_parameters)."""
+        return op_parameters(g, n, *self.op, calibration, self.ridge)
+
+
+def fallback_ridge(calibration: str) -> float:
+    """The ridge's constant of the fallback's objective perturbation: FALLBACK_RIDGE where the calibration proves it."""
+    return FALLBACK_RIDGE if calibration == "analytic" else PAPER_RIDGE
+
+
+def release_event_budget(budget: Budget) -> tuple[float, float]:
+    """(eps', delta') = (2 eps_c, (1 + e^eps_c) delta_c): the release stage as one event of core.privacy.accounting."""
+    c = budget.release
+    return 2.0 * c.epsilon, release_event_delta(c)
+
+
+def probe_epsilon(budget: Budget) -> float:
+    """The probe's epsilon: PROBE_SHARE of stage 2's, which stage 2 does not spend when lambda_hat_min = 0."""
+    return PROBE_SHARE * budget.lambda_max.epsilon
+
+
+def unspent_budget(budget: Budget, lambda_hat_min: float, probed: bool = False) -> tuple[float, float]:
+    """What the fallback may spend: the release event's (eps, delta), and stage 2's too when lambda_hat_min = 0 (a
+    private output) left it unrun (core.mechanisms.baselines.fallback_budget), less the probe's epsilon when it was
+    drawn."""
+    if lambda_hat_min > 0:
+        return release_event_budget(budget)
+    eps, dlt = fallback_budget(budget)
+    return eps - (probe_epsilon(budget) if probed else 0.0), dlt
+
+
+def stand_in(lambda_hat_min: float, probe: CurvatureProbe | None) -> float | None:
+    """The curvature the split is chosen for: lambda_hat_min when positive, else PROBE_RATIO times the probe's reading
+    (at least 0), else None."""
+    if lambda_hat_min > 0:
+        return lambda_hat_min
+    return None if probe is None else PROBE_RATIO * max(probe.reading, 0.0)
+
+
+def curvature_shares(k: int) -> tuple[float, float, float]:
+    """The fixed shares for k bounds (module docstring)."""
+    return CURVATURE_SHARE if k == 1 else TABLE_SHARES
+
+
+def certification_chance(g: Geometry, n: int, mu: float, curvature: tuple[float, float], log_share: float,
+                         level: float, k: int = 1, bias: float = 0.0) -> tuple[float, float, float, float]:
+    """(the chance that step 1 of core.mechanisms.curvature certifies enough for the curvature interval, its threshold,
+    step 1's median bound and its Laplace scale) at the curvature's (epsilon, delta) for curvature mu at the released
+    point. Step 2 runs when lambda_hat > G1/n, and the interval needs lambda_hat > bias/BIAS_GATE, bias =
+    |lam - lam_reg|. The rounding bound e is left out: tiny beside G1/n at census sizes."""
+    eps_1, _, _, delta_1 = step_one_budget(k, *curvature, BOUND_SHARE * (1.0 - level), log_share)
+    step = g.G1 / n
+    scale_1 = step / eps_1
+    centre = mu - scale_1 * math.log(1.0 / (2.0 * delta_1))
+    need = max(step, bias / BIAS_GATE)
+    t = need - centre  # the Laplace draw must be at least t
+    chance = 1.0 - 0.5 * math.exp(t / scale_1) if t <= 0 else 0.5 * math.exp(-t / scale_1)
+    return chance, need, centre, scale_1
+
+
+def choose_shares(g: Geometry, n: int, k: int, epsilon: float, delta: float, level: float, lam_reg: float,
+                  calibration: str, mu: float | None) -> tuple[float, float, float]:
+    """The rule of the module docstring: (the curvature's share of epsilon, of delta, step 2's share) for k bounds at
+    the fallback's (epsilon, delta), each interval at `level`, for curvature mu (None: the fixed shares). A function
+    of its arguments only."""
+    if mu is None:
+        return curvature_shares(k)
+    return _choose(g, n, k, epsilon, delta, level, lam_reg, calibration, mu)
+
+
+@lru_cache(maxsize=256)  # the preview, the release and the Planner's searches ask the same question again
+def _choose(g: Geometry, n: int, k: int, epsilon: float, delta: float, level: float, lam_reg: float,
+            calibration: str, mu: float) -> tuple[float, float, float]:
+    best, best_key = curvature_shares(k), (True, math.inf, math.inf)
+    for share in SHARE_GRID:
+        curvature = (share * epsilon, DELTA_SHARE * delta)
+        lam, s = op_parameters(g, n, epsilon - curvature[0], delta - curvature[1], calibration,
+                               fallback_ridge(calibration))
+        for log_share in LOG_GRID:
+            chance, need, centre, scale_1 = certification_chance(g, n, mu + lam, curvature, log_share, level, k,
+                                                                 abs(lam - lam_reg))
+            width = _width(g, n, k, curvature, log_share, level, s, lam, abs(lam - lam_reg), mu, need,
+                           [centre + scale_1 * x for x in LAPLACE_POINTS])
+            key = (chance < CERTIFY_AT, -chance if chance < CERTIFY_AT else 0.0, width)
+            if key < best_key:
+                best, best_key = (share, DELTA_SHARE, log_share), key
+    return best
+
+
+def _width(g: Geometry, n: int, k: int, curvature: tuple[float, float], log_share: float, level: float, s: float,
+           lam: float, bias_rate: float, mu: float, need: float, bounds: list[float]) -> float:
+    """The interval's half-width per unit of ||w|| = 1/(mu + lam), averaged over step 1's bounds `bounds`: where a
+    bound clears `need`, the curvature interval's multiplier kappa (core.mechanisms.curvature.capped_halves, the ridge
+    bias from ||b||'s term of Theta alone); where it does not, the wide interval z s/lam (core.mechanisms.fallback's,
+    with lambda_hat_min = 0) over that ||w||."""
+    _, family, unit, _ = step_one_budget(k, *curvature, BOUND_SHARE * (1.0 - level), log_share)
+    step, q = g.G1 / n, cap_quantile(level)
+    b_norm = s * math.sqrt(float(chi2.isf(NORM_SHARE * (1.0 - level), g.d)))
+    total = 0.0
+    for bound in bounds:
+        if bound <= need:
+            total += normal_quantile(0.5 + level / 2.0) * s * (mu + lam) / lam
+            continue
+        scale_2 = unit * -math.log1p(-step / bound)
+        bias = bias_rate * (b_norm / bound) / (1.0 - bias_rate / bound)
+        total += spread_quantile(scale_2, family, s, bias, (1.0 - NORM_SHARE) * (1.0 - level), q * s + bias)
+    return total / len(bounds)
+
+
+def fallback_budget_split(budget: Budget, lambda_hat_min: float, k: int, g: Geometry, n: int, lam_reg: float,
+                          level: float, calibration: str, probed: bool = False,
+                          mu: float | None = None) -> FallbackBudget:
+    """The unspent budget (`unspent_budget`; `probed` when the probe was drawn) split by `choose_shares` for k
+    curvature bounds at curvature mu (`stand_in`): the one split the release draws with and the forecast reads."""
+    eps, dlt = unspent_budget(budget, lambda_hat_min, probed)
+    share, delta_share, log_share = choose_shares(g, n, k, eps, dlt, level, lam_reg, calibration, mu)
+    eps_c, dlt_c = share * eps, delta_share * dlt
+    return FallbackBudget(eps, dlt, (eps - eps_c, dlt - dlt_c), (eps_c, dlt_c), log_share,
+                          (share, delta_share, log_share), fallback_ridge(calibration), mu)
