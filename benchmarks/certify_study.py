@@ -8,7 +8,8 @@ got 0.1 of the fallback's epsilon and delta and step 2 LOG_SHARE = 0.4 of that (
 step 2 ran only when m = lambda_hat - g > 0 and g <= MAX_STEP m, MAX_STEP = 0.5 (g = G1/n), with sensitivity
 -2 ln(1 - g/m). Core then took the combined lever (COMBO_1, COMBO_4: shares (0.4, 0.5, 0.3), a table's (0.5, 0.5, 0.5),
 the sharp sensitivity below, no MAX_STEP gate); its fixed shares are now what core.mechanisms.split's rule uses without
-a stand-in for the curvature, which is the case this study's self-check draws (fallback_draw without a probe). This study measures, per cell (TX n = 20,000, a fresh sample per draw;
+a stand-in for the curvature, which is the case this study's self-check draws (fallback_draw without a probe).
+This study measures, per cell (TX n = 20,000, a fresh sample per draw;
 MI all rows; TX all rows), why step 2 does or does not run at the baseline and what each lever buys:
 
 - diagnosis: mu at the released point against g, the threshold lambda_hat must clear, the bottom eigenvector of H,
