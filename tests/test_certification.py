@@ -21,7 +21,9 @@ from core.data.spec import SyntheticSpec
 from core.errors import InputError, Refused, ReleaseFailed
 from core.estimator.model import ModelSpec
 from core.mechanisms.curvature import curvatures
-from core.mechanisms.pipeline import prepare, prepare_spec
+from core.mechanisms.fallback import fallback_half_width
+from core.mechanisms.pipeline import certify, counts, finish, make_rng, prepare, prepare_spec
+from core.mechanisms.split import CURVATURE_SHARE, fallback_budget_split, stand_in
 from core.plan import (
     ReleasePlan,
     TablePlan,
@@ -29,6 +31,7 @@ from core.plan import (
     charge_and_execute,
     charge_and_finish,
     charge_and_release_table,
+    preview,
     waiting,
 )
 from core.privacy.access import CURATOR
@@ -78,6 +81,34 @@ def test_one_set_of_certificates_releases_once_whatever_handle_or_copy(logistic,
             charge_and_finish(p, logistic, handle, pickle.loads(pickle.dumps(w)).certification.uid, spender=CURATOR)
     assert book.spent(people) == spent and len(book.entries(people)) == 2
     assert waiting(p, logistic, book) is None
+
+
+def test_the_probe_is_kept_with_the_certificates_and_finishing_reads_it_back(logistic, tmp_path):
+    """lambda_hat_min = 0: the probe of the data's curvature is drawn with the certificates, kept in the ledger with
+    their counts, read back by a new handle without new noise, and chooses the split the preview forecast and the
+    release spends. A certification kept before the probe existed (two counts) reads back without one: the fixed
+    shares, and none of stage 2's epsilon spent on a probe."""
+    book = ledger_at(tmp_path)
+    p = plan_of(logistic)
+    w = charge_and_certify(p, logistic, book, spender=CURATOR)
+    drawn = w.certified.probe
+    assert drawn is not None and drawn.epsilon == pytest.approx(p.budget.lambda_max.epsilon / 2)
+    again = waiting(p, logistic, open_ledger(tmp_path / "ledger.sqlite3"))
+    assert again.certified.probe == drawn
+    ahead = preview(p, logistic, again.certified)["forecast"]
+    run, _ = charge_and_finish(p, logistic, book, w.certification.uid, spender=CURATOR)
+    r = run.release
+    assert r.fallback_probe == drawn and r.status == "fallback"
+    split = fallback_budget_split(p.budget, 0.0, 1, logistic.geometry, logistic.n, 0.0, p.level, p.calibration, True,
+                                  stand_in(0.0, drawn))
+    assert r.fallback_shares == split.shares and r.fallback_epsilon == split.epsilon
+    assert ahead["wide"] == pytest.approx(fallback_half_width(0.0, r.fallback_lambda_reg, r.fallback_noise_scale,
+                                                              p.level, logistic.geometry), rel=1e-12)
+    old = certify(logistic, 0, p.budget, make_rng(5), True, counts(w.certified)[:2])
+    assert old.probe is None
+    legacy = finish(logistic, old, make_rng(6), p.calibration, p.level, True).release
+    assert legacy.fallback_shares == CURVATURE_SHARE and legacy.fallback_probe is None
+    assert legacy.fallback_epsilon == pytest.approx(p.budget.lambda_max.epsilon + 2 * p.budget.release.epsilon)
 
 
 def _finish_in_process(path, uid, queue) -> None:  # a separate process: its own interpreter and ledger handle

@@ -24,9 +24,11 @@ from core.mechanisms.curvature import (
     curvature,
     curvature_interval,
     curvature_intervals,
+    curvature_probe,
     curvatures,
     hessian_at,
     log_noise,
+    probe_scale,
     spread_miss,
     spread_quantile,
 )
@@ -80,6 +82,64 @@ def test_one_row_moves_the_statistics_by_at_most_their_sensitivities(loss):
         if i >= 15:
             break
     assert worst_lambda > 0.3 and worst_log > 0.05  # the bounds are approached, not vacuous
+
+
+@pytest.mark.parametrize("loss", ["logistic", "robust"])
+def test_one_row_moves_the_probe_by_at_most_g(loss):
+    """Brute force over replaced rows (the corners of the cube along each eigenvector of the ceiling C = h''_sup P_n x
+    x^T, and random corners; removing a row's weight along the bottom eigenvector moves lambda_min(C) most): lambda_min
+    moves by at most g = G1/n; every Hessian lies below C (the probe reads a ceiling); the reading's Laplace scale is
+    (g + 2e)/epsilon."""
+    rng = np.random.default_rng(12)
+    p = _sample(60, 3, 5, loss)
+    g, n = p.geometry, p.n
+    step = g.G1 / n
+    probe = curvature_probe(p, 0.5, make_rng(1))
+    C = g.h2_sup * p.X.T @ p.X / n
+    assert probe.mu == pytest.approx(np.linalg.eigvalsh(C)[0], rel=1e-12)
+    assert probe.scale == pytest.approx(probe_scale(p, 0.5)) and probe.scale > step / 0.5
+    assert np.linalg.eigvalsh(C - hessian_at(p, p.fit.theta, 0.0))[0] >= -1e-12  # H(theta) <= C
+    worst = 0.0
+    for i in range(min(n, 20)):
+        rows = [np.sign(v) for v in np.linalg.eigh(C)[1].T] + [np.sign(rng.standard_normal(p.d)) for _ in range(4)]
+        for x in rows:
+            X2 = p.X.copy()
+            X2[i] = x
+            moved = abs(curvature_probe(prepare(X2, p.y, loss), 0.5, make_rng(1)).mu - probe.mu)
+            assert moved <= step * (1 + 1e-9), (i, moved, step)
+            worst = max(worst, moved / step)
+    assert worst > 0.3  # the bound is approached, not vacuous
+
+
+def test_a_probe_read_back_draws_no_noise():
+    p = _sample(400, 3, 2, "robust")
+    drawn = curvature_probe(p, 0.2, make_rng(3))
+    again = curvature_probe(p, 0.2, make_rng(99), drawn.reading)
+    assert again == drawn and drawn.reading != drawn.mu
+
+
+@pytest.mark.audit
+def test_audit_of_the_probe():
+    """An attacker's audit of the probe's reading on neighbours one row apart, the row replaced along the ceiling's
+    bottom eigenvector (where lambda_min(C) moves most): eps_lb <= epsilon (pure, delta = 0; probability of a false
+    failure <= 1e-3), and the pair is a real test."""
+    base = A.robust_sample(400, 2, 20261128)
+    P = A.prepare_sample(base)
+    C = P.geometry.h2_sup * P.X.T @ P.X / P.n
+    weakest = np.linalg.eigh(C)[1][:, 0]
+    i = int(np.argmax(np.abs(P.X @ weakest)))  # the row with most weight along it, replaced by its orthogonal corner
+    Q = A.prepare_sample(A.replace_row(base, i, x=np.sign(np.linalg.eigh(C)[1][:, 1])))
+    eps, draws = 1.0, 40_000
+
+    def sample(problem, seed):
+        rng = make_rng(seed)
+        return {"reading": np.array([curvature_probe(problem, eps, rng).reading for _ in range(draws)])}
+
+    moved = abs(curvature_probe(P, eps, make_rng(0)).mu - curvature_probe(Q, eps, make_rng(0)).mu)
+    assert moved > 0.3 * P.geometry.G1 / P.n
+    result = A.audit(sample(P, 1), sample(Q, 2), ("reading",), eps, 1e-9)
+    assert result.eps_lb <= eps, result
+    assert result.eps_lb > 0.1 * eps, result
 
 
 @pytest.mark.slow
