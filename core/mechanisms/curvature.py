@@ -249,7 +249,7 @@ def spread_miss(kappa: float, scale: float, family: str, s: float, bias: float, 
 
 
 def spread_quantile(scale: float, family: str, s: float, bias: float, miss: float, top: float = math.inf,
-                    ceiling: float = math.inf) -> float:
+                    ceiling: float = math.inf, rtol: float = 1e-12) -> float:
     """kappa with P(s |Z| + bias > min(kappa e^L, top)) = miss (`spread_miss`; miss in (0, 1) and above the miss at
     top alone, s > 0): the curvature interval's half-width per unit of ||w||'s noisy estimate exp(l~ + e_l), under its
     cap top per unit of 1/lambda_hat (module docstring); s z_{1 - miss/2} + bias at scale 0 without a cap. `ceiling`
@@ -271,7 +271,7 @@ def spread_quantile(scale: float, family: str, s: float, bias: float, miss: floa
         if high >= ceiling:
             return ceiling
         high = min(2.0 * high, ceiling)
-    return brentq(excess, low, high, xtol=1e-14 * high, rtol=1e-12)
+    return brentq(excess, low, high, xtol=1e-2 * rtol * high, rtol=rtol)
 
 
 @dataclass(frozen=True)
