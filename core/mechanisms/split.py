@@ -9,17 +9,18 @@ split is chosen from a stand-in for mu (`choose_shares`), by this one rule for t
 Planner:
 
 - lambda_hat_min, when stage 1 certified it (a private lower bound on the curvature at the fit);
-- otherwise PROBE_RATIO times `CurvatureProbe`'s reading of the curvature ceiling C = h''_sup P_n x x^T (every
-  Hessian lies below C; for the logistic loss C = H(0)), drawn with the certificates on PROBE_SHARE of stage 2's
-  epsilon, which stage 2 did not spend (so the fallback has that much less);
+- otherwise PROBE_RATIO times `CurvatureProbe`'s reading, less one Laplace scale, of the curvature ceiling
+  C = h''_sup P_n x x^T (every Hessian lies below C; for the logistic loss C = H(0)), drawn with the certificates on
+  PROBE_SHARE of stage 2's epsilon, which stage 2 did not spend (so the fallback has that much less);
 - in the Planner, its assumed lambda_min.
 
 For each candidate (the curvature's share of epsilon, step 2's share of that) on a public grid, the rule computes at
 the stand-in the chance that step 1 certifies enough for the curvature interval and the interval's multiplier kappa
-of ||w|| at step 1's median draw (core.mechanisms.curvature.spread_quantile, with objective perturbation's s and the
-ridge bias from ||b|| alone: ||theta_hat|| is not known before the release), and keeps the narrowest whose chance is at
-least CERTIFY_AT, or the likeliest to certify when none is. Without any stand-in (a certification drawn before the
-probe existed) the fixed shares CURVATURE_SHARE and TABLE_SHARES apply.
+of ||w||, averaged over three quantiles of step 1's draw (core.mechanisms.curvature.spread_quantile, with objective
+perturbation's s and the ridge bias from ||b|| alone: ||theta_hat|| is not known before the release), and keeps
+the narrowest whose chance is at least CERTIFY_AT, or the likeliest to certify when none is. Without any
+stand-in (a certification drawn before the probe existed), or where no split has even a HOPELESS chance, the fixed
+shares CURVATURE_SHARE and TABLE_SHARES apply.
 
 Privacy (docs/privacy.md, "The fallback's split"): the probe is pure eps_p-DP; the split is a function of private
 outputs and public numbers, so each branch of what follows is a fixed mechanism of fixed total (eps', delta'), and
@@ -60,6 +61,7 @@ SHARE_GRID = tuple(round(0.05 * i, 2) for i in range(2, 15))  # the curvature's 
 LOG_GRID = (0.3, 0.5, 0.7)  # step 2's share of the curvature's epsilon
 DELTA_SHARE = 0.5  # the curvature's share of delta (delta enters only through logarithms)
 CERTIFY_AT = 0.95  # the chance, at the stand-in, that a chosen split certifies the curvature
+HOPELESS = 0.05  # below this chance for every split, the rule keeps the fixed shares
 # Step 1's Laplace draw at its 15, 50 and 85 % quantiles, in units of its scale: the width is averaged over them, so a
 # split whose bound sits near the threshold, where the width grows fast, pays for it.
 LAPLACE_POINTS = (math.log(0.3), 0.0, -math.log(0.3))
@@ -125,10 +127,11 @@ def unspent_budget(budget: Budget, lambda_hat_min: float, probed: bool = False) 
 
 def stand_in(lambda_hat_min: float, probe: CurvatureProbe | None) -> float | None:
     """The curvature the split is chosen for: lambda_hat_min when positive, else PROBE_RATIO times the probe's reading
-    (at least 0), else None."""
+    less one Laplace scale (at least 0: a reading too high starves the curvature, which costs far more than one too
+    low), else None."""
     if lambda_hat_min > 0:
         return lambda_hat_min
-    return None if probe is None else PROBE_RATIO * max(probe.reading, 0.0)
+    return None if probe is None else PROBE_RATIO * max(probe.reading - probe.scale, 0.0)
 
 
 def curvature_shares(k: int) -> tuple[float, float, float]:
@@ -178,7 +181,8 @@ def _choose(g: Geometry, n: int, k: int, epsilon: float, delta: float, level: fl
             key = (chance < CERTIFY_AT, -chance if chance < CERTIFY_AT else 0.0, width)
             if key < best_key:
                 best, best_key = (share, DELTA_SHARE, log_share), key
-    return best
+    # No split gives the curvature a fair chance at this stand-in: it says nothing the fixed shares do not.
+    return curvature_shares(k) if -best_key[1] < HOPELESS and best_key[0] else best
 
 
 def _width(g: Geometry, n: int, k: int, curvature: tuple[float, float], log_share: float, level: float, s: float,
