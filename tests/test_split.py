@@ -71,14 +71,18 @@ def test_without_a_word_on_the_curvature_the_fixed_shares_apply():
     eps, dlt = 2.0, 9e-7
     assert choose_shares(G, N, 1, eps, dlt, 0.95, 0.0, "analytic", None) == CURVATURE_SHARE
     assert choose_shares(G, N, 4, eps, dlt, 0.95, 0.0, "analytic", None) == TABLE_SHARES
-    # a stand-in of 0 gives no split a fair chance: it says nothing the fixed shares do not
+    # a stand-in of 0 gives no split any chance: it says nothing the fixed shares do not
     assert choose_shares(G, N, 1, eps, dlt, 0.95, 0.0, "analytic", 0.0) == CURVATURE_SHARE
+    # a low one that no split certifies likely: the likeliest to certify, which gives the curvature the most
+    low = choose_shares(G, N, 4, eps, dlt, 0.95, 0.0, "analytic", 18 * STEP)
+    chances = {split: chance for split, (chance, _) in _grid(4, eps, dlt, 0.95, 18 * STEP).items()}
+    assert max(chances.values()) < CERTIFY_AT and chances[low] == max(chances.values()) and low[0] >= 0.5
 
 
-def test_the_stand_in_prefers_the_certificate_and_reads_the_probe_low():
+def test_the_stand_in_prefers_the_certificate():
     probe = CurvatureProbe(reading=0.01, scale=0.002, epsilon=0.1, mu=0.011)
     assert stand_in(0.003, probe) == 0.003  # stage 1's certificate, where there is one
-    assert stand_in(0.0, probe) == pytest.approx(PROBE_RATIO * 0.008)
+    assert stand_in(0.0, probe) == pytest.approx(PROBE_RATIO * 0.01)
     assert stand_in(0.0, CurvatureProbe(reading=-0.001, scale=0.002, epsilon=0.1, mu=0.0)) == 0.0
     assert stand_in(0.0, None) is None
 

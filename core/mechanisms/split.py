@@ -9,7 +9,7 @@ split is chosen from a stand-in for mu (`choose_shares`), by this one rule for t
 Planner:
 
 - lambda_hat_min, when stage 1 certified it (a private lower bound on the curvature at the fit);
-- otherwise PROBE_RATIO times `CurvatureProbe`'s reading, less one Laplace scale, of the curvature ceiling
+- otherwise PROBE_RATIO times `CurvatureProbe`'s reading of the curvature ceiling
   C = h''_sup P_n x x^T (every Hessian lies below C; for the logistic loss C = H(0)), drawn with the certificates on
   PROBE_SHARE of stage 2's epsilon, which stage 2 did not spend (so the fallback has that much less);
 - in the Planner, its assumed lambda_min.
@@ -61,7 +61,7 @@ SHARE_GRID = tuple(round(0.05 * i, 2) for i in range(2, 15))  # the curvature's 
 LOG_GRID = (0.3, 0.5, 0.7)  # step 2's share of the curvature's epsilon
 DELTA_SHARE = 0.5  # the curvature's share of delta (delta enters only through logarithms)
 CERTIFY_AT = 0.95  # the chance, at the stand-in, that a chosen split certifies the curvature
-HOPELESS = 0.05  # below this chance for every split, the rule keeps the fixed shares
+HOPELESS = 1e-3  # below this chance for every split the stand-in says nothing, and the fixed shares apply
 # Step 1's Laplace draw at its 15, 50 and 85 % quantiles, in units of its scale: the width is averaged over them, so a
 # split whose bound sits near the threshold, where the width grows fast, pays for it.
 LAPLACE_POINTS = (math.log(0.3), 0.0, -math.log(0.3))
@@ -127,11 +127,10 @@ def unspent_budget(budget: Budget, lambda_hat_min: float, probed: bool = False) 
 
 def stand_in(lambda_hat_min: float, probe: CurvatureProbe | None) -> float | None:
     """The curvature the split is chosen for: lambda_hat_min when positive, else PROBE_RATIO times the probe's reading
-    less one Laplace scale (at least 0: a reading too high starves the curvature, which costs far more than one too
-    low), else None."""
+    (at least 0), else None."""
     if lambda_hat_min > 0:
         return lambda_hat_min
-    return None if probe is None else PROBE_RATIO * max(probe.reading - probe.scale, 0.0)
+    return None if probe is None else PROBE_RATIO * max(probe.reading, 0.0)
 
 
 def curvature_shares(k: int) -> tuple[float, float, float]:
@@ -181,16 +180,16 @@ def _choose(g: Geometry, n: int, k: int, epsilon: float, delta: float, level: fl
             key = (chance < CERTIFY_AT, -chance if chance < CERTIFY_AT else 0.0, width)
             if key < best_key:
                 best, best_key = (share, DELTA_SHARE, log_share), key
-    # No split gives the curvature a fair chance at this stand-in: it says nothing the fixed shares do not.
+    # No split has any chance at this stand-in (a reading at or below 0): it says nothing the fixed shares do not.
     return curvature_shares(k) if -best_key[1] < HOPELESS and best_key[0] else best
 
 
 def _width(g: Geometry, n: int, k: int, curvature: tuple[float, float], log_share: float, level: float, s: float,
            lam: float, bias_rate: float, mu: float, need: float, bounds: list[float]) -> float:
     """The interval's half-width per unit of ||w|| = 1/(mu + lam), averaged over step 1's bounds `bounds`: where a
-    bound clears `need`, the curvature interval's multiplier kappa (core.mechanisms.curvature.capped_halves, the ridge
-    bias from ||b||'s term of Theta alone); where it does not, the wide interval z s/lam (core.mechanisms.fallback's,
-    with lambda_hat_min = 0) over that ||w||."""
+    bound clears `need`, the curvature interval's (core.mechanisms.curvature.capped_halves: kappa ||w|| under its cap
+    (q s + bias)/lambda_hat, the ridge bias from ||b||'s term of Theta alone); where it does not, the wide interval
+    z s/lam (core.mechanisms.fallback's, with lambda_hat_min = 0)."""
     _, family, unit, _ = step_one_budget(k, *curvature, BOUND_SHARE * (1.0 - level), log_share)
     step, q = g.G1 / n, cap_quantile(level)
     b_norm = s * math.sqrt(float(chi2.isf(NORM_SHARE * (1.0 - level), g.d)))
@@ -201,8 +200,9 @@ def _width(g: Geometry, n: int, k: int, curvature: tuple[float, float], log_shar
             continue
         scale_2 = unit * -math.log1p(-step / bound)
         bias = bias_rate * (b_norm / bound) / (1.0 - bias_rate / bound)
-        total += spread_quantile(scale_2, family, s, bias, (1.0 - NORM_SHARE) * (1.0 - level), q * s + bias,
-                                 rtol=RULE_RTOL)
+        kappa = spread_quantile(scale_2, family, s, bias, (1.0 - NORM_SHARE) * (1.0 - level), q * s + bias,
+                                rtol=RULE_RTOL)
+        total += min(kappa, (q * s + bias) * (mu + lam) / bound)  # the interval's cap, (q s + bias)/lambda_hat
     return total / len(bounds)
 
 
