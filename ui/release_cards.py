@@ -84,12 +84,11 @@ def curvature_caption(r: Release) -> str:
     """The fallback's budget and its private curvature at the released point, in one line (private values only)."""
     c = r.fallback_curvature
     spent = f"The fallback spent ε = {r.fallback_epsilon:.3g}, all the run had left"
-    if r.fallback_probe is not None:
-        spent += (f" after a private reading of the data's curvature (ε = {r.fallback_probe.epsilon:.2g}), "
-                  "which chose how it is shared")
+    chosen = ("" if r.fallback_probe is None else
+              f" (a private reading of the data's curvature, ε = {r.fallback_probe.epsilon:.2g}, chose that share)")
     if c is None or c.bound is None:
         return f"{spent}; no curvature could be certified at the released point, so the interval is the wide one."
-    return (f"{spent}, {c.epsilon:.2g} of it on the curvature at the released point: certified λmin ≥ "
+    return (f"{spent}, {c.epsilon:.2g} of it on the curvature at the released point{chosen}: certified λmin ≥ "
             f"{c.lambda_hat:.3g} there, and ‖(H + λI)⁻¹u‖ about {math.exp(c.log_norm):.3g} (≤ {c.bound:.3g} with "
             f"probability 1 − {c.beta:.2g}), which with its noise sets the interval's width.")
 
