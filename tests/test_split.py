@@ -19,6 +19,7 @@ from core.mechanisms.split import (
     LOG_GRID,
     PROBE_RATIO,
     SHARE_GRID,
+    STAND_IN_STEP,
     TABLE_SHARES,
     _width,
     certification_chance,
@@ -33,6 +34,11 @@ from core.privacy.accounting import RELEASE_SPLIT, make_budget
 G = make_geometry(LOGISTIC, "ball", 17, 2.35)  # the census encoding's ball
 N = 50_000
 STEP = G.G1 / N
+
+
+def on_grid(mu: float) -> float:
+    """The stand-in as the rule reads it: to STAND_IN_STEP in logarithms."""
+    return math.exp(STAND_IN_STEP * round(math.log(mu) / STAND_IN_STEP))
 
 
 def _grid(k: int, eps: float, dlt: float, level: float, mu: float) -> dict:
@@ -53,10 +59,17 @@ def _grid(k: int, eps: float, dlt: float, level: float, mu: float) -> dict:
 def test_the_rule_keeps_the_narrowest_split_that_likely_certifies(k, level, mu_steps):
     eps, dlt = 3.8, 9e-7
     chosen = choose_shares(G, N, k, eps, dlt, level, 0.0, "analytic", mu_steps * STEP)
-    grid = _grid(k, eps, dlt, level, mu_steps * STEP)
+    grid = _grid(k, eps, dlt, level, on_grid(mu_steps * STEP))
     likely = {split: w for split, (chance, w) in grid.items() if chance >= CERTIFY_AT}
     assert likely and chosen in likely
     assert likely[chosen] == min(likely.values())
+
+
+def test_stand_ins_a_hair_apart_choose_alike():
+    eps, dlt, level = 1.0, 9e-7, 1 - 0.05 / 4
+    mu = on_grid(300 * STEP)
+    assert choose_shares(G, N, 4, eps, dlt, level, 0.0, "analytic", mu * 1.005) == \
+        choose_shares(G, N, 4, eps, dlt, level, 0.0, "analytic", mu / 1.005)
 
 
 def test_more_curvature_needs_less_of_the_budget():
@@ -75,7 +88,7 @@ def test_without_a_word_on_the_curvature_the_fixed_shares_apply():
     assert choose_shares(G, N, 1, eps, dlt, 0.95, 0.0, "analytic", 0.0) == CURVATURE_SHARE
     # a low one that no split certifies likely: the likeliest to certify, which gives the curvature the most
     low = choose_shares(G, N, 4, eps, dlt, 0.95, 0.0, "analytic", 18 * STEP)
-    chances = {split: chance for split, (chance, _) in _grid(4, eps, dlt, 0.95, 18 * STEP).items()}
+    chances = {split: chance for split, (chance, _) in _grid(4, eps, dlt, 0.95, on_grid(18 * STEP)).items()}
     assert max(chances.values()) < CERTIFY_AT and chances[low] == max(chances.values()) and low[0] >= 0.5
 
 

@@ -66,6 +66,7 @@ HOPELESS = 1e-3  # below this chance for every split the stand-in says nothing, 
 # split whose bound sits near the threshold, where the width grows fast, pays for it.
 LAPLACE_POINTS = (math.log(0.3), 0.0, -math.log(0.3))
 RULE_RTOL = 1e-3  # the width's relative precision the rule needs to rank splits (a release's interval keeps 1e-12)
+STAND_IN_STEP = 0.02  # the stand-in is read to 2 %, far finer than the probe's noise
 PROBE_SHARE = 0.5  # of stage 2's epsilon, when stage 2 does not run
 # The fallback's ridge lam = FALLBACK_RIDGE G1/(n eps'') under the analytic calibration (the paper's proves 4 only): the
 # ridge bias |lam - lam_reg| ||w|| Theta is much of the curvature interval's width, and a smaller lam costs the Gaussian
@@ -161,10 +162,12 @@ def choose_shares(g: Geometry, n: int, k: int, epsilon: float, delta: float, lev
     of its arguments only."""
     if mu is None:
         return curvature_shares(k)
-    return _choose(g, n, k, epsilon, delta, level, lam_reg, calibration, mu)
+    # On a grid of STAND_IN_STEP in logarithms: readings a hair apart choose alike, and the choice is computed once.
+    point = math.exp(STAND_IN_STEP * round(math.log(mu) / STAND_IN_STEP)) if mu > 0 else 0.0
+    return _choose(g, n, k, epsilon, delta, level, lam_reg, calibration, point)
 
 
-@lru_cache(maxsize=256)  # the preview, the release and the Planner's searches ask the same question again
+@lru_cache(maxsize=1024)  # the preview, the release and the Planner's searches ask the same question again
 def _choose(g: Geometry, n: int, k: int, epsilon: float, delta: float, level: float, lam_reg: float,
             calibration: str, mu: float) -> tuple[float, float, float]:
     best, best_key = curvature_shares(k), (True, math.inf, math.inf)
