@@ -73,7 +73,8 @@ class Release:
         chosen by core.mechanisms.split's rule. Private where its stand-in is.
     fallback_probe : the certificates' reading of the curvature ceiling that chose the shares when lambda_hat_min = 0
         (core.mechanisms.curvature.CurvatureProbe; None otherwise). Private.
-    fallback_lambda_reg : the fallback's lam = 4 G1/(n eps''), eps'' its objective perturbation's share; public.
+    fallback_lambda_reg : the fallback's lam = c G1/(n eps''), eps'' its objective perturbation's share and c
+        core.mechanisms.split.fallback_ridge's; public.
     fallback_noise_scale : the fallback's noise scale s (b ~ N(0, s^2 I)); public (None unless fallback).
     fallback_curvature : the private curvature at the released point (core.mechanisms.curvature) that the
         interval's width rests on (None unless fallback).
