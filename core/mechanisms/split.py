@@ -178,9 +178,11 @@ def _choose(g: Geometry, n: int, k: int, epsilon: float, delta: float, level: fl
         for log_share in LOG_GRID:
             chance, need, centre, scale_1 = certification_chance(g, n, mu + lam, curvature, log_share, level, k,
                                                                  abs(lam - lam_reg))
-            width = _width(g, n, k, curvature, log_share, level, s, lam, abs(lam - lam_reg), mu, need,
-                           [centre + scale_1 * x for x in LAPLACE_POINTS])
-            key = (chance < CERTIFY_AT, -chance if chance < CERTIFY_AT else 0.0, width)
+            if chance < CERTIFY_AT:  # ranked by its chance alone: the width decides among the likely ones only
+                key = (True, -chance, math.inf)
+            else:
+                key = (False, 0.0, _width(g, n, k, curvature, log_share, level, s, lam, abs(lam - lam_reg), mu, need,
+                                          [centre + scale_1 * x for x in LAPLACE_POINTS]))
             if key < best_key:
                 best, best_key = (share, DELTA_SHARE, log_share), key
     # No split has any chance at this stand-in (a reading at or below 0): it says nothing the fixed shares do not.
