@@ -34,8 +34,6 @@ import math
 from dataclasses import dataclass
 from functools import lru_cache
 
-from scipy.stats import chi2
-
 from core.estimator.geometry import Geometry
 from core.mechanisms.baselines import fallback_budget
 from core.mechanisms.curvature import (
@@ -47,6 +45,7 @@ from core.mechanisms.curvature import (
     cap_quantile,
     spread_quantile,
     step_one_budget,
+    theta_bound,
 )
 from core.mechanisms.full_vector import PAPER_RIDGE, op_parameters
 from core.privacy.accounting import Budget, release_event_delta
@@ -81,19 +80,30 @@ PROBE_RATIO = 0.7
 
 @dataclass(frozen=True)
 class FallbackBudget:
-    """How the fallback spends the unspent budget: objective perturbation's (epsilon, delta), the curvature bounds'
-    and step 2's share of the curvature's epsilon; shares, the rule's choice (`choose_shares`), and stand_in, the
-    curvature it was chosen for (None: the fixed shares). Private where the stand-in is (a function of private
-    outputs)."""
+    """How the fallback spends the unspent (epsilon, delta): shares, the rule's choice (`choose_shares`: the
+    curvature's share of epsilon, of delta, and step 2's of the curvature's epsilon), and the ridge's constant of its
+    objective perturbation. Private where the shares were chosen from a private stand-in."""
 
     epsilon: float
     delta: float
-    op: tuple[float, float]
-    curvature: tuple[float, float]
-    log_share: float
     shares: tuple[float, float, float]
     ridge: float
-    stand_in: float | None = None
+
+    @property
+    def curvature(self) -> tuple[float, float]:
+        """The curvature bounds' (epsilon, delta)."""
+        return self.shares[0] * self.epsilon, self.shares[1] * self.delta
+
+    @property
+    def op(self) -> tuple[float, float]:
+        """Objective perturbation's (epsilon, delta): the rest."""
+        eps_c, dlt_c = self.curvature
+        return self.epsilon - eps_c, self.delta - dlt_c
+
+    @property
+    def log_share(self) -> float:
+        """Step 2's share of the curvature's epsilon."""
+        return self.shares[2]
 
     def op_parameters(self, g: Geometry, n: int, calibration: str) -> tuple[float, float]:
         """Objective perturbation's (lam, s) on this split (core.mechanisms.full_vector.op_parameters)."""
@@ -197,14 +207,13 @@ def _width(g: Geometry, n: int, k: int, curvature: tuple[float, float], log_shar
     z s/lam (core.mechanisms.fallback's, with lambda_hat_min = 0)."""
     _, family, unit, _ = step_one_budget(k, *curvature, BOUND_SHARE * (1.0 - level), log_share)
     step, q = g.G1 / n, cap_quantile(level)
-    b_norm = s * math.sqrt(float(chi2.isf(NORM_SHARE * (1.0 - level), g.d)))
     total = 0.0
     for bound in bounds:
         if bound <= need:
             total += normal_quantile(0.5 + level / 2.0) * s * (mu + lam) / lam
             continue
         scale_2 = unit * -math.log1p(-step / bound)
-        bias = bias_rate * (b_norm / bound) / (1.0 - bias_rate / bound)
+        bias = bias_rate * theta_bound(0.0, s, bound, bias_rate, level, g.d)
         kappa = spread_quantile(scale_2, family, s, bias, (1.0 - NORM_SHARE) * (1.0 - level), q * s + bias,
                                 rtol=RULE_RTOL)
         total += min(kappa, (q * s + bias) * (mu + lam) / bound)  # the interval's cap, (q s + bias)/lambda_hat
@@ -217,7 +226,5 @@ def fallback_budget_split(budget: Budget, lambda_hat_min: float, k: int, g: Geom
     """The unspent budget (`unspent_budget`; `probed` when the probe was drawn) split by `choose_shares` for k
     curvature bounds at curvature mu (`stand_in`): the one split the release draws with and the forecast reads."""
     eps, dlt = unspent_budget(budget, lambda_hat_min, probed)
-    share, delta_share, log_share = choose_shares(g, n, k, eps, dlt, level, lam_reg, calibration, mu)
-    eps_c, dlt_c = share * eps, delta_share * dlt
-    return FallbackBudget(eps, dlt, (eps - eps_c, dlt - dlt_c), (eps_c, dlt_c), log_share,
-                          (share, delta_share, log_share), fallback_ridge(calibration), mu)
+    return FallbackBudget(eps, dlt, choose_shares(g, n, k, eps, dlt, level, lam_reg, calibration, mu),
+                          fallback_ridge(calibration))
