@@ -34,7 +34,7 @@ draw's rows; for the table all four rows at once) by the released interval over 
 miss), with its CP lower bound; the median released half-width (the table: of its widest row relative to 1.96 SE, and
 per row in a second table); among certified releases the median and 90th percentile of half-width / (1.96 SE) and the
 share <= 2, where SE = sqrt((H^-1)_jj / n) at theta(P_n) from the fit's Hessian (the logistic model's variance, as
-benchmarks/certify_study.py computes it). eps90: the smallest grid epsilon at which >= 90 % certify. Prints Markdown
+the fit's Hessian gives it). eps90: the smallest grid epsilon at which >= 90 % certify. Prints Markdown
 (docs/experiments.md, "Certifying the curvature with the new split, measured").
 
     nice -n 19 python -m core.data.synthetic_pums --root /tmp/acs35 --state TX --state MI

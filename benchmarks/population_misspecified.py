@@ -44,7 +44,7 @@ from scipy.stats import norm
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from core.estimator.losses import get_loss  # noqa: E402
-from core.mechanisms.curvature import BOUND_SHARE, NORM_SHARE  # noqa: E402
+from core.mechanisms.curvature import bound_quantile  # noqa: E402
 from core.mechanisms.pipeline import prepare, run_private  # noqa: E402
 from core.methods.compare import rate  # noqa: E402
 from core.privacy.accounting import RELEASE_SPLIT, make_budget  # noqa: E402
@@ -106,10 +106,10 @@ def populations(N: int, j: int, seed: int) -> list[Population]:
 
 def quantile(status: str, level: float) -> float:
     """The normal quantile the population interval uses: Algorithm 5's, or the fallback's curvature interval's
-    (core.mechanisms.curvature.curvature_interval)."""
+    (core.mechanisms.curvature.bound_quantile)."""
     if status == "released":
         return normal_quantile(0.5 + level / 2.0)
-    return normal_quantile(1.0 - (1.0 - BOUND_SHARE - NORM_SHARE) * (1.0 - level) / 2.0)
+    return bound_quantile(level)
 
 
 @dataclass

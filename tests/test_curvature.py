@@ -18,7 +18,6 @@ from scipy import stats
 from core.data import synthetic
 from core.mechanisms.curvature import (
     LOG_SHARE,
-    NORM_SHARE,
     SPREAD_X,
     cap_quantile,
     curvature,
@@ -319,15 +318,16 @@ def test_spread_quantile_is_the_joint_laws_quantile():
 
 def test_curvature_interval_reads_the_noisy_log_norm_and_is_capped():
     """One set of bounds at a released point: each row's half-width is kappa exp(l~ + e_l) + slack, kappa shared,
-    unless (q s + bias Theta)/lambda_hat is smaller; noise + bias + slack = half; a huge log-norm meets the cap."""
+    unless (q s + bias)/lambda_hat is smaller, bias = |lam - lam_reg| ||theta_hat||; noise + bias + slack = half; a
+    huge log-norm meets the cap."""
     p = _sample(20_000, 3, 7)
     point = p.fit.theta + 0.01
     lam, s, level = 1e-4, 2e-3, 0.95
-    cs = curvatures(p, point, lam, np.eye(3), 6.0, 1e-6, 0.01, make_rng(3))
+    cs = curvatures(p, point, p.fit.lam_reg, np.eye(3), 6.0, 1e-6, 0.01, make_rng(3))
     cis = curvature_intervals(p, point, cs, s, lam, level)
-    q, theta = cap_quantile(level), cis[0].theta_bound
-    kappa = spread_quantile(cs[0].scale_2, cs[0].family, s, lam * theta, (1 - NORM_SHARE) * (1 - level),
-                            q * s + lam * theta)
+    q, theta = cap_quantile(level), float(np.linalg.norm(point))
+    assert cis[0].point_norm == theta and p.fit.lam_reg == 0
+    kappa = spread_quantile(cs[0].scale_2, cs[0].family, s, lam * theta, 1 - level, q * s + lam * theta)
     for c, ci in zip(cs, cis, strict=True):
         core = min(kappa * math.exp(c.log_norm), (q * s + lam * theta) / c.lambda_hat)
         assert ci.half == pytest.approx(core + ci.slack, rel=1e-12)

@@ -108,20 +108,19 @@ def test_the_plausible_range_is_public():
 @pytest.mark.parametrize("mu_factor", [2.0, 3.5, 5.0, 8.0])
 def test_the_certification_chance_is_step_ones_by_simulation(problem, mu_factor):
     """Step 1 draws mu - shift + Laplace(scale); the curvature interval is given when that is above G1/n (step 2
-    runs) and above twice the ridge's gap |lam - lam_reg| (its bias is bounded): the chance the forecast states,
-    against 200,000 simulated draws (binomial standard error <= 0.0012: checked to 5 of them)."""
+    runs): the chance the forecast states, against 200,000 simulated draws (binomial standard error <= 0.0012: checked
+    to 5 of them)."""
     g, n = problem.geometry, problem.n
     step = g.G1 / n
     mu = (20 + 5 * mu_factor) * step  # near the threshold: step 1 subtracts about 25 G1/n at these shares
     share, delta_share, log_share = CURVATURE_SHARE
     curvature = (share * 2.0, delta_share * 1e-6)
-    for bias in (0.0, 3 * step):
-        chance, need, _, scale = certification_chance(g, n, mu, curvature, log_share, 0.95, bias=bias)
-        assert need == pytest.approx(max(step, 2 * bias))
-        assert scale == step / (share * 2.0 * (1 - log_share))  # step 1's share of the curvature's ε
-        delta_1 = delta_share * 1e-6  # the Laplace branch of log_noise keeps all of the curvature's δ for step 1
-        draws = mu - scale * math.log(1 / (2 * delta_1)) + np.random.default_rng(0).laplace(0, scale, 200_000)
-        assert chance == pytest.approx(float(np.mean(draws > need)), abs=0.006)
+    chance, need, _, scale = certification_chance(g, n, mu, curvature, log_share, 0.95)
+    assert need == step
+    assert scale == step / (share * 2.0 * (1 - log_share))  # step 1's share of the curvature's ε
+    delta_1 = delta_share * 1e-6  # the Laplace branch of log_noise keeps all of the curvature's δ for step 1
+    draws = mu - scale * math.log(1 / (2 * delta_1)) + np.random.default_rng(0).laplace(0, scale, 200_000)
+    assert chance == pytest.approx(float(np.mean(draws > need)), abs=0.006)
     higher, *_ = certification_chance(g, n, 2 * mu, curvature, log_share, 0.95)
     assert higher >= chance
 

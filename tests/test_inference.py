@@ -6,7 +6,7 @@ import math
 import pytest
 
 from core.data import synthetic
-from core.mechanisms.curvature import BOUND_SHARE, NORM_SHARE, Curvature, CurvatureInterval
+from core.mechanisms.curvature import BOUND_SHARE, Curvature, CurvatureInterval
 from core.mechanisms.inference import POPULATION_NOTE, algorithm5_population, fallback_population
 from core.mechanisms.pipeline import make_rng, prepare, run_private
 from core.privacy.accounting import RELEASE_SPLIT, make_budget
@@ -30,20 +30,20 @@ def _curvature(bound, lambda_hat=0.01):
 
 
 def test_fallback_population_uses_U_with_its_own_quantile_and_bias():
-    ci = CurvatureInterval(half=0.0, noise=0.0, bias=0.002, slack=1e-8, level=0.9, quantile=1.7, theta_bound=5.0)
+    ci = CurvatureInterval(half=0.0, noise=0.0, bias=0.002, slack=1e-8, level=0.9, quantile=1.7, point_norm=5.0)
     lam, lam_reg = 1e-4, 2e-5
     p = fallback_population(-0.3, ci, 1e-3, _curvature(40.0), lam, lam_reg, 100_000, "logistic")
     assert p.level == 0.9 and p.privacy_sd == pytest.approx(0.04)
-    # U bounds ||(H + lam I)^-1 u||; the unregularised ||H^-1 u|| is at most U (1 + lam / (lambda_hat - lam))
-    sampling = math.sqrt(40.0 * (1 + lam / (0.01 - lam)) / 100_000)
+    # U bounds ||(H + lam_reg I)^-1 u||, the problem's own matrix: the sampling sd is sqrt(U/n)
+    sampling = math.sqrt(40.0 / 100_000)
     assert p.sampling_sd == pytest.approx(sampling)
-    # the union bound's quantile (U's tail and ||b|| take BOUND_SHARE and NORM_SHARE of a = 0.1), bias lam U Theta
-    q = normal_quantile(1 - (1 - BOUND_SHARE - NORM_SHARE) * 0.1 / 2)
+    # the union bound's quantile (U's tail takes BOUND_SHARE of a = 0.1), bias |lam - lam_reg| U ||theta_hat||
+    q = normal_quantile(1 - (1 - BOUND_SHARE) * 0.1 / 2)
     half = q * math.hypot(0.04, sampling) + (lam - lam_reg) * 40.0 * 5.0 + 1e-8
     assert p.interval == pytest.approx((-0.3 - half, -0.3 + half))
     assert fallback_population(-0.3, None, 1e-3, _curvature(40.0), lam, 0.0, 100_000, "logistic") is None
     assert fallback_population(-0.3, ci, 1e-3, _curvature(None), lam, 0.0, 100_000, "logistic") is None
-    assert fallback_population(-0.3, ci, 1e-3, _curvature(40.0, 1e-4), lam, 0.0, 100_000, "logistic") is None
+    assert fallback_population(-0.3, ci, 1e-3, _curvature(40.0), lam, 0.0, 100_000, "robust") is None
 
 
 @pytest.mark.slow

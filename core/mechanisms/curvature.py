@@ -1,36 +1,36 @@
 """Private curvature at a released point: how far objective perturbation's u^T theta_hat can lie from u^T theta(P_n).
 
-Objective perturbation (15) releases theta_hat = argmin L_n + b^T theta + (lam/2)||theta||^2, b ~ N(0, s^2 I). With
-theta = theta(P_n) (ridge lam_reg) and H_bar the mean Hessian of L_n between them, subtracting the two first-order
-conditions gives exactly
+Objective perturbation (15) releases theta_hat = argmin L_n + b^T theta + (lam/2)||theta||^2, b ~ N(0, s^2 I), L_n the
+loss without its ridge. With theta = theta(P_n), the minimiser of L_n + (lam_reg/2)||theta||^2, and H_bar the mean
+Hessian of L_n between the two, subtracting the two first-order conditions gives exactly
 
-    u^T (theta_hat - theta) = -w^T b - (lam - lam_reg) w^T theta,    w = (H_bar + lam I)^{-1} u,
+    u^T (theta_hat - theta) = -v^T b - (lam - lam_reg) v^T theta_hat,    v = (H_bar + lam_reg I)^{-1} u,
 
-so the error is, to first order, normal with standard deviation s ||w||, plus a ridge bias. ||w|| is a property of the
-data; these two private steps bound it at the public point theta_hat (docs/privacy.md, "Curvature at the released
-point"), where one row moves the Hessian H(theta_hat) = P_n h''(<x, theta_hat>, y) x x^T by a positive semidefinite
-rank-one term of norm at most g = G1/n:
+so the error is, to first order, normal with standard deviation s ||v||, plus a ridge bias of at most
+|lam - lam_reg| ||v|| ||theta_hat||, a bound that reads the released point only. ||v|| is a property of the data;
+these two private steps bound it at the public point theta_hat (docs/privacy.md, "Curvature at the released point"),
+where one row moves the Hessian H(theta_hat) = P_n h''(<x, theta_hat>, y) x x^T by a positive semidefinite rank-one
+term of norm at most g = G1/n, and lam_reg is the problem's public ridge:
 
-1. a lower bound lambda_hat on mu = lambda_min(H(theta_hat) + lam I): the computed value less its rounding bound e,
-   plus Laplace((g + 2e)/eps_1) noise, less (g + 2e) ln(1/(2 delta_1))/eps_1. Pure eps_1-DP; lambda_hat <= mu except
-   with probability delta_1 (the Laplace tail).
+1. a lower bound lambda_hat on mu = lambda_min(H(theta_hat) + lam_reg I): the computed value less its rounding bound
+   e, plus Laplace((g + 2e)/eps_1) noise, less (g + 2e) ln(1/(2 delta_1))/eps_1. Pure eps_1-DP; lambda_hat <= mu
+   except with probability delta_1 (the Laplace tail).
 2. when lambda_hat > g (a function of the private lambda_hat only), the log-norm
-   l = ln ||(H(theta_hat) + lam I)^{-1} u|| plus Laplace(Delta/eps_2) noise, Delta = -ln(1 - g/lambda_hat) + 2 e_l.
+   l = ln ||(H(theta_hat) + lam_reg I)^{-1} u|| plus Laplace(Delta/eps_2) noise, Delta = -ln(1 - g/lambda_hat) + 2 e_l.
    A neighbour's matrix H' differs from H by at most g in norm, and H'^{-1} u - H^{-1} u = H'^{-1} (H - H') H^{-1} u,
    so ||H'^{-1} u|| <= (1 + g/lambda_min(H')) ||H^{-1} u||, and the same with H and H' swapped. Whenever
    lambda_hat <= mu, both lambda_mins are at least lambda_hat - g (Weyl), so l moves by at most
    ln(1 + g/(lambda_hat - g)) = -ln(1 - g/lambda_hat), and Delta bounds its change (propose-test-release: the pair is
-   (eps_1 + eps_2, delta_1)-DP). U = exp(l~ + (Delta/eps_2) ln(1/(2 beta)) + e_l) >= ||w(theta_hat)|| w.p. 1 - beta.
+   (eps_1 + eps_2, delta_1)-DP). U = exp(l~ + (Delta/eps_2) ln(1/(2 beta)) + e_l) >= ||v(theta_hat)|| w.p. 1 - beta.
 
-The interval reads step 2's noisy log-norm itself, not only U. With l~ = ln ||w|| + L (rounding aside), L step 2's
-noise, independent of objective perturbation's b, the error is at most ||w|| (s |Z| + |lam - lam_reg| Theta), Z
-standard normal and Theta a bound on ||theta|| from ||theta_hat|| and lambda_hat, so it is at most
-exp(l~) e^{-L} (s |Z| + |lam - lam_reg| Theta). The interval T +- (min(kappa exp(l~ + e_l), cap) + l(lam)), cap =
-(q s + |lam - lam_reg| Theta)/lambda_hat (||w|| <= 1/lambda_hat on step 1's event), is calibrated in the two noises'
-joint law: kappa is solved so that P(s |Z| + bias > min(kappa e^L, q s + bias)) is the miss rate (`spread_quantile`),
-the case lambda_hat ||w|| = 1, where the miss is largest. U's union bound charged every row the tail of L at beta.
-H(theta_hat) stands in for H_bar (first order in the noise: an approximation, so its coverage is measured,
-docs/experiments.md).
+The interval reads step 2's noisy log-norm itself, not only U. With l~ = ln ||v|| + L (rounding aside), L step 2's
+noise, independent of objective perturbation's b, the error is at most ||v|| (s |Z| + bias), Z standard normal and
+bias = |lam - lam_reg| ||theta_hat||, so it is at most exp(l~) e^{-L} (s |Z| + bias). The interval
+T +- (min(kappa exp(l~ + e_l), cap) + l(lam)), cap = (q s + bias)/lambda_hat (||v|| <= 1/lambda_hat on step 1's
+event), is calibrated in the two noises' joint law: kappa is solved so that P(s |Z| + bias > min(kappa e^L, q s + bias))
+is the miss rate (`spread_quantile`), the case lambda_hat ||v|| = 1, where the miss is largest. U's union bound charged
+every row the tail of L at beta. H(theta_hat) stands in for H_bar (first order in the noise: an approximation, so its
+coverage is measured, docs/experiments.md).
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ from numpy.typing import NDArray
 from scipy import special
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.optimize import brentq
-from scipy.stats import chi2
 
 from core.estimator.fit import residuals, weighted_gram
 from core.estimator.problem import Problem
@@ -56,9 +55,8 @@ from core.privacy.marks import NOT_PRIVATE
 # The share of the curvature's epsilon that step 2 gets: step 1 must clear g ln(1/(2 delta_1))/eps_1, most of what
 # keeps the curvature uncertified (measured on census data, docs/experiments.md, "Certifying the curvature").
 LOG_SHARE = 0.3
-BOUND_SHARE, NORM_SHARE = 0.2, 0.1  # shares of the interval's miss rate a = 1 - level: U's tail, and ||b||'s
-CAP_SHARE = 0.1  # what the curvature interval's cap alone may miss, of a, within the joint law's (1 - NORM_SHARE) a
-BIAS_GATE = 0.5  # the interval needs |lam - lam_reg| < BIAS_GATE lambda_hat (Theta grows as the two approach)
+BOUND_SHARE = 0.2  # the share of the interval's miss rate a = 1 - level that U's tail takes where U is used
+CAP_SHARE = 0.1  # what the curvature interval's cap alone may miss, of a, within the joint law's a
 APPROXIMATE_NOTE = ("approximate: first order in the privacy noise (the Hessian at the released point stands in for "
                     "the Hessians between it and the fit on these rows); coverage measured, not proven")
 
@@ -67,19 +65,19 @@ APPROXIMATE_NOTE = ("approximate: first order in the privacy noise (the Hessian 
 class Curvature:
     """The two private steps of the module docstring at one released point, with every intermediate.
 
-    lambda_hat : the certified lower bound on lambda_min(H(theta_hat) + lam I). Private.
-    bound : U, the private upper bound on ||(H(theta_hat) + lam I)^{-1} u|| (None when step 2 did not run). Private.
+    lambda_hat : the certified lower bound on lambda_min(H(theta_hat) + lam_reg I). Private.
+    bound : U, the private upper bound on ||(H(theta_hat) + lam_reg I)^{-1} u|| (None when step 2 did not run). Private.
     reason : why step 2 did not run ("" when it did).
-    mu, norm : the computed lambda_min and ||(H + lam I)^{-1} u||. NOT private.
+    mu, norm : the computed lambda_min and ||(H + lam_reg I)^{-1} u||. NOT private.
     scale_1, scale_2 : the noise scales of the two steps (scale_2 NaN without step 2: a Laplace scale, or the
         Gaussian's standard deviation when `family` says so); private (functions of the released point and
         lambda_hat).
     epsilon, delta : (eps_1 + eps_2, delta_1), the pair's guarantee (with several directions, `curvatures`, the
         whole set's).
-    beta : the probability that U falls below ||(H + lam I)^{-1} u||.
+    beta : the probability that U falls below ||(H + lam_reg I)^{-1} u||.
     family : step 2's noise, "laplace" or "gaussian" (`log_noise`, from public numbers).
     log_norm : step 2's noisy log-norm plus its rounding bound, l~ + e_l (NaN without step 2): the interval's centre
-        for ln ||(H + lam I)^{-1} u||, off by step 2's noise alone. Private.
+        for ln ||(H + lam_reg I)^{-1} u||, off by step 2's noise alone. Private.
     """
 
     lambda_hat: float
@@ -198,9 +196,9 @@ def step_one_budget(k: int, epsilon: float, delta: float, beta: float,
 
 
 def interval_quantile(level: float) -> float:
-    """The curvature interval's multiplier of s ||w|| were ||w|| known and no cap applied: the normal quantile at the
-    miss rate a = 1 - level less NORM_SHARE a for ||b||, split over the two tails. The forecast's low end."""
-    return normal_quantile(1.0 - (1.0 - NORM_SHARE) * (1.0 - level) / 2.0)
+    """The curvature interval's multiplier of s ||v|| were ||v|| known and no cap applied: the normal quantile at the
+    miss rate a = 1 - level, split over the two tails. The forecast's low end."""
+    return normal_quantile(0.5 + level / 2.0)
 
 
 def cap_quantile(level: float) -> float:
@@ -210,9 +208,9 @@ def cap_quantile(level: float) -> float:
 
 
 def bound_quantile(level: float) -> float:
-    """The normal quantile of an interval that uses U itself (core.mechanisms.inference): a less BOUND_SHARE a for U and
-    NORM_SHARE a for ||b||, split over the two tails."""
-    return normal_quantile(1.0 - (1.0 - BOUND_SHARE - NORM_SHARE) * (1.0 - level) / 2.0)
+    """The normal quantile of an interval that uses U itself (core.mechanisms.inference): a less BOUND_SHARE a for U,
+    split over the two tails."""
+    return normal_quantile(1.0 - (1.0 - BOUND_SHARE) * (1.0 - level) / 2.0)
 
 
 SPREAD_X = {"laplace": 40.0, "gaussian": 9.0}  # L is integrated over +-X of its scale: beyond, mass < 1e-17
@@ -251,7 +249,7 @@ def spread_miss(kappa: float, scale: float, family: str, s: float, bias: float, 
 def spread_quantile(scale: float, family: str, s: float, bias: float, miss: float, top: float = math.inf,
                     ceiling: float = math.inf, rtol: float = 1e-12) -> float:
     """kappa with P(s |Z| + bias > min(kappa e^L, top)) = miss (`spread_miss`; miss in (0, 1) and above the miss at
-    top alone, s > 0): the curvature interval's half-width per unit of ||w||'s noisy estimate exp(l~ + e_l), under its
+    top alone, s > 0): the curvature interval's half-width per unit of ||v||'s noisy estimate exp(l~ + e_l), under its
     cap top per unit of 1/lambda_hat (module docstring); s z_{1 - miss/2} + bias at scale 0 without a cap. `ceiling`
     when kappa would pass it (past it every row takes its cap, so no larger kappa is needed)."""
     target = miss * (1.0 - SPREAD_MARGIN)
@@ -281,7 +279,7 @@ class StepOne:
     lambda_hat, scale_1 : step 1's bound and noise scale (private). m : lambda_hat - g, on step 1's event the least
     lambda_min of P_n's matrix and of any neighbour's. e_log : the log-norm's rounding bound for a matrix with
     lambda_min >= m (inf when m <= 0). family, unit : step 2's noise (`log_noise`). step : g = G1/n.
-    mu, norms : the computed lambda_min and each direction's ||(H + lam I)^{-1} u||. NOT private.
+    mu, norms : the computed lambda_min and each direction's ||(H + lam_reg I)^{-1} u||. NOT private.
     """
 
     lambda_hat: float
@@ -364,9 +362,9 @@ def curvatures(problem: Problem, point: NDArray, ridge: float, directions: NDArr
 
 @dataclass(frozen=True)
 class CurvatureInterval:
-    """T +- half, half = core + slack, core = min(kappa exp(l~ + e_l), (q s + bias_rate Theta)/lambda_hat) (module
-    docstring): noise is what core would be without the ridge bias (bias_rate = 0), bias what the bias adds, slack the
-    solver's l(lam). quantile is the cap's q, `cap_quantile(level)`; theta_bound Theta (`theta_bound`). All private
+    """T +- half, half = core + slack, core = min(kappa exp(l~ + e_l), (q s + bias)/lambda_hat) (module docstring),
+    bias = |lam - lam_reg| point_norm: noise is what core would be without the ridge bias, bias what the bias adds,
+    slack the solver's l(lam). quantile is the cap's q, `cap_quantile(level)`; point_norm ||theta_hat||. All private
     (functions of private outputs and public constants)."""
 
     half: float
@@ -375,29 +373,21 @@ class CurvatureInterval:
     slack: float
     level: float
     quantile: float
-    theta_bound: float
+    point_norm: float
 
 
-def curvature_interval(problem: Problem, point: NDArray, c: Curvature, s: float, lam: float, level: float,
-                       gate: float = BIAS_GATE) -> CurvatureInterval | None:
+def curvature_interval(problem: Problem, point: NDArray, c: Curvature, s: float, lam: float,
+                       level: float) -> CurvatureInterval | None:
     """The interval of one direction (`curvature_intervals`)."""
-    return curvature_intervals(problem, point, (c,), s, lam, level, gate)[0]
-
-
-def theta_bound(point_norm: float, s: float, lambda_hat: float, bias_rate: float, level: float, d: int) -> float:
-    """Theta = (||theta_hat|| + ||b||/lambda_hat)/(1 - bias_rate/lambda_hat), a bound on ||theta(P_n)|| to first order
-    (bias_rate = |lam - lam_reg| < lambda_hat), with ||b|| <= s sqrt(chi2_d quantile) except with probability
-    NORM_SHARE (1 - level)."""
-    b_norm = s * math.sqrt(float(chi2.isf(NORM_SHARE * (1.0 - level), d)))
-    return (point_norm + b_norm / lambda_hat) / (1.0 - bias_rate / lambda_hat)
+    return curvature_intervals(problem, point, (c,), s, lam, level)[0]
 
 
 def capped_halves(log_norms: Sequence[float], lambda_hat: float, scale: float, family: str, s: float, bias: float,
                   level: float) -> tuple[tuple[float, float], ...]:
     """Each row's (min(kappa exp(l~ + e_l), cap), the same without the ridge bias) for the noisy log-norms l~ + e_l of
     one set of bounds (module docstring): one kappa for all, in the joint law of the two noises at the miss rate
-    (1 - NORM_SHARE) a, the cap (q s + bias)/lambda_hat, q = `cap_quantile(level)`, alone missing CAP_SHARE a."""
-    miss, q = (1.0 - NORM_SHARE) * (1.0 - level), cap_quantile(level)
+    a = 1 - level, the cap (q s + bias)/lambda_hat, q = `cap_quantile(level)`, alone missing CAP_SHARE a."""
+    miss, q = 1.0 - level, cap_quantile(level)
     top, top_0 = q * s + bias, q * s  # the caps, per unit of 1/lambda_hat
     cap, cap_0 = top / lambda_hat, top_0 / lambda_hat
     # Past kappa = cap / exp(least), every row's interval is its cap; a row so far down that this passes e^700 gives
@@ -416,18 +406,16 @@ def capped_halves(log_norms: Sequence[float], lambda_hat: float, scale: float, f
 
 
 def curvature_intervals(problem: Problem, point: NDArray, cs: tuple[Curvature, ...], s: float, lam: float,
-                        level: float, gate: float = BIAS_GATE) -> tuple[CurvatureInterval | None, ...]:
-    """The interval of the module docstring at `level` for each of the bounds cs, one set drawn at `point` (they share
-    lambda_hat and step 2's noise, so one kappa serves all, `capped_halves`): None without step 2, or when the ridge
-    bias is not bounded well enough (|lam - lam_reg| >= gate lambda_hat, gate < 1). The miss rate a = 1 - level is
-    shared: NORM_SHARE a for ||b|| (which Theta needs, `theta_bound`), the rest for the joint law of the two noises."""
+                        level: float) -> tuple[CurvatureInterval | None, ...]:
+    """The interval of the module docstring at `level` for each of the bounds cs, one set drawn at `point` with the
+    problem's ridge lam_reg (they share lambda_hat and step 2's noise, so one kappa serves all, `capped_halves`): None
+    without step 2. The ridge bias per unit of ||v||, |lam - lam_reg| ||theta_hat||, reads the released point only."""
     first = cs[0]
-    bias_rate = abs(lam - problem.fit.lam_reg)
-    if first.bound is None or not bias_rate < gate * first.lambda_hat:
+    if first.bound is None:
         return tuple(None for _ in cs)
-    theta = theta_bound(float(np.linalg.norm(point)), s, first.lambda_hat, bias_rate, level, problem.d)
+    point_norm = float(np.linalg.norm(point))
     halves = capped_halves([c.log_norm for c in cs], first.lambda_hat, first.scale_2, first.family, s,
-                           bias_rate * theta, level)
+                           abs(lam - problem.fit.lam_reg) * point_norm, level)
     slack, q = solver_slack(lam, problem.geometry), cap_quantile(level)
     return tuple(CurvatureInterval(half=core + slack, noise=noise, bias=core - noise, slack=slack, level=level,
-                                   quantile=q, theta_bound=theta) for core, noise in halves)
+                                   quantile=q, point_norm=point_norm) for core, noise in halves)

@@ -114,8 +114,8 @@ def fallback_draw(problem: Problem, directions: np.ndarray, lambda_hat_min: floa
     except NoMinimizerError:
         return None
     lam, s = op.lambda_reg, op.noise_scale
-    cs = curvatures(problem, op.value, lam, directions, *split.curvature, BOUND_SHARE * (1.0 - level), rng,
-                    split.log_share)
+    cs = curvatures(problem, op.value, problem.fit.lam_reg, directions, *split.curvature, BOUND_SHARE * (1.0 - level),
+                    rng, split.log_share)
     cis = curvature_intervals(problem, op.value, cs, s, lam, level)
     wide = fallback_half_width(lambda_hat_min, lam, s, level, problem.geometry)
     return FallbackDraw(split, op.value, lam, s, cs, cis,

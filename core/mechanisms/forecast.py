@@ -7,13 +7,13 @@ constants G1, r). Nothing else is read, so a forecast costs no budget.
 
 - The test passed: Algorithm 5's half-width is known exactly now (core.mechanisms.release).
 - The fallback (core.mechanisms.fallback): objective perturbation's (lam, s) are public, so the half-width it gets
-  WITHOUT a curvature bound, `fallback_half_width`, is exact now. With one, it is about q s ||w|| + lam ||w|| Theta +
-  l(lam), ||w|| = ||(H + lam I)^-1 u|| (core.mechanisms.curvature, which reads step 2's estimate of ||w|| with its
-  noise): between q s / (lambda_hat_max + lam) (||w|| >= 1/lambda_max) and q s / (mu_low - shift), the interval's cap
-  at step 1's likely low draw, plus the ridge bias, which depends on the
+  WITHOUT a curvature bound, `fallback_half_width`, is exact now. With one, it is about q s ||v|| +
+  |lam - lam_reg| ||v|| ||theta_hat|| + l(lam), ||v|| = ||(H + lam_reg I)^-1 u|| (core.mechanisms.curvature, which
+  reads step 2's estimate of ||v|| with its noise): between q s / (lambda_hat_max + lam_reg) (||v|| >= 1/lambda_max)
+  and q s / mu_low, the interval's cap at step 1's likely low draw, plus the ridge bias, which depends on the
   released point and is not forecast (measured: docs/experiments.md). Whether the bound is certified depends on
-  step 1's Laplace draw: its chance is computed with lambda_hat_min + lam in place of mu = lambda_min(H(theta_hat) +
-  lam I), which lambda_hat_min bounds from below w.h.p. (H(theta_hat) is near H(theta(P_n))), so the chance is, if
+  step 1's Laplace draw: its chance is computed with lambda_hat_min + lam_reg in place of mu = lambda_min(H(theta_hat) +
+  lam_reg I), which lambda_hat_min bounds from below w.h.p. (H(theta_hat) is near H(theta(P_n))), so the chance is, if
   anything, too low and the warning errs towards warning. Where lambda_hat_min is 0, stage 1's released count read
   at its 99.99 % lower quantile (`count_hint`) stands in, and the chance is discounted by its miss rate: a 90 %
   quantile missed one draw in ten, each then an unwarned wide interval (docs/experiments.md).
@@ -117,8 +117,8 @@ def forecast(g: Geometry, model: ModelSpec, n: int, budget: Budget, test: Stabil
     lam, s = split.op_parameters(g, n, calibration)
     wide = fallback_half_width(lambda_min, lam, s, level, g)
     stand_in = lambda_min if lambda_min > 0 else hint
-    chance, need, centre, scale_1 = certification_chance(g, n, stand_in + lam, split.curvature, split.log_share, level,
-                                                         bias=abs(lam - model.lam_reg))
+    chance, need, centre, scale_1 = certification_chance(g, n, stand_in + model.lam_reg, split.curvature,
+                                                         split.log_share, level)
     likely_low = max(centre - scale_1 * math.log(1.0 / (2.0 * (1.0 - LIKELY))), need)
     if not stand_in > 0:  # no private word on the curvature at the fit, so no chance is given
         chance, likely_low = None, need
@@ -126,10 +126,10 @@ def forecast(g: Geometry, model: ModelSpec, n: int, budget: Budget, test: Stabil
         chance *= 1.0 - HINT_MISS  # the hint holds except with probability HINT_MISS
     q, q_cap = interval_quantile(level), cap_quantile(level)
     top = g.G1 if lambda_max is None else lambda_max
-    narrow = (q * s / (top + lam) + solver_slack(lam, g), q_cap * s / likely_low + solver_slack(lam, g))
+    narrow = (q * s / (top + model.lam_reg) + solver_slack(lam, g), q_cap * s / likely_low + solver_slack(lam, g))
     which = "λ̂min" if lambda_min > 0 else "stage 1's count at its 99.99 % lower quantile"
     odds = ("unknown: no curvature was certified at the fit" if chance is None else
-            f"about {chance:.0%} (step 1's Laplace draw, with {which} + λ for the curvature)")
+            f"about {chance:.0%} (step 1's Laplace draw, with {which} for the curvature)")
     how = (f"the fallback: without a certified curvature bound its half-width is exactly {wide:.3g} (objective "
            f"perturbation's noise over λ̂min + λ); the chance that the bound is certified — when the curvature at the "
            f"released point is at least about {need:.3g} — is {odds}; with it the half-width lies near "

@@ -7,9 +7,8 @@ gradient). For the logistic loss, when the model holds, Sigma = H (the informati
 u^T H^-1 u / n <= ||H^-1 u|| / n (Cauchy-Schwarz, ||u|| = 1), and each branch already holds a private bound:
 
 - Algorithm 5: u^T (H + lam_reg I)^-1 u <= 1/lam0, lam0 = lambda_hat_min + lam_reg (certified at theta(P_n));
-- the fallback with a certified curvature: ||(H(theta_hat) + lam I)^-1 u|| <= U and lambda_min(H + lam I) >=
-  lambda_hat (core.mechanisms.curvature), so ||H^-1 u|| <= U (1 + lam/(lambda_hat - lam)), since
-  H^-1 u = (H + lam I)^-1 u + lam H^-1 (H + lam I)^-1 u.
+- the fallback with a certified curvature: ||(H(theta_hat) + lam_reg I)^-1 u|| <= U (core.mechanisms.curvature), at
+  the released point, which stands in for the fit to first order.
 
 The population interval adds the two normal errors in quadrature, q sqrt(sd_privacy^2 + sd_sampling^2), and keeps the
 private interval's other terms (ridge bias, solver slack). It costs no budget: a function of private outputs and n.
@@ -57,15 +56,13 @@ def algorithm5_population(value: float, level: float, noise_sd: float, slack: fl
 
 def fallback_population(value: float, ci: CurvatureInterval | None, s: float, c: Curvature, lam: float,
                         lam_reg: float, n: int, loss: str) -> PopulationInterval | None:
-    """The fallback with a curvature bound U: privacy sd s U, sampling sd sqrt(U (1 + lam/(lambda_hat - lam))/n), at
-    the quantile of an interval that uses U (core.mechanisms.curvature.bound_quantile), with the ridge bias
-    |lam - lam_reg| U Theta and the curvature interval's slack."""
-    if loss != "logistic" or ci is None or c.bound is None or not c.lambda_hat > lam:
+    """The fallback with a curvature bound U: privacy sd s U, sampling sd sqrt(U/n), at the quantile of an interval
+    that uses U (core.mechanisms.curvature.bound_quantile), with the ridge bias |lam - lam_reg| U ||theta_hat|| and the
+    curvature interval's slack."""
+    if loss != "logistic" or ci is None or c.bound is None:
         return None
-    unregularised = c.bound * (1.0 + lam / (c.lambda_hat - lam))
-    bias = abs(lam - lam_reg) * c.bound * ci.theta_bound
-    return _combine(value, ci.level, bound_quantile(ci.level), s * c.bound, math.sqrt(unregularised / n),
-                    bias + ci.slack)
+    bias = abs(lam - lam_reg) * c.bound * ci.point_norm
+    return _combine(value, ci.level, bound_quantile(ci.level), s * c.bound, math.sqrt(c.bound / n), bias + ci.slack)
 
 
 def _combine(value: float, level: float, q: float, privacy_sd: float, sampling_sd: float,

@@ -16,8 +16,8 @@ Planner:
 
 For each candidate (the curvature's share of epsilon, step 2's share of that) on a public grid, the rule computes at
 the stand-in the chance that step 1 certifies enough for the curvature interval and the interval's multiplier kappa
-of ||w||, averaged over three quantiles of step 1's draw (core.mechanisms.curvature.spread_quantile, with objective
-perturbation's s and the ridge bias from ||b|| alone: ||theta_hat|| is not known before the release), and keeps
+of ||v||, averaged over three quantiles of step 1's draw (core.mechanisms.curvature.spread_quantile, with objective
+perturbation's s and without the ridge bias: ||theta_hat|| is not known before the release), and keeps
 the narrowest whose chance is at least CERTIFY_AT, or the likeliest to certify when none is. Without any
 stand-in (a certification drawn before the probe existed), or where no split has even a HOPELESS chance, the fixed
 shares CURVATURE_SHARE and TABLE_SHARES apply.
@@ -37,15 +37,12 @@ from functools import lru_cache
 from core.estimator.geometry import Geometry
 from core.mechanisms.baselines import fallback_budget
 from core.mechanisms.curvature import (
-    BIAS_GATE,
     BOUND_SHARE,
     LOG_SHARE,
-    NORM_SHARE,
     CurvatureProbe,
     cap_quantile,
     spread_quantile,
     step_one_budget,
-    theta_bound,
 )
 from core.mechanisms.full_vector import PAPER_RIDGE, op_parameters
 from core.privacy.accounting import Budget, release_event_delta
@@ -68,8 +65,9 @@ RULE_RTOL = 1e-3  # the width's relative precision the rule needs to rank splits
 STAND_IN_STEP = 0.02  # the stand-in is read to 2 %, far finer than the probe's noise
 PROBE_SHARE = 0.5  # of stage 2's epsilon, when stage 2 does not run
 # The fallback's ridge lam = FALLBACK_RIDGE G1/(n eps'') under the analytic calibration (the paper's proves 4 only): the
-# ridge bias |lam - lam_reg| ||w|| Theta is much of the curvature interval's width, and a smaller lam costs the Gaussian
-# ln(1 + eps''/c) instead of ln(1 + eps''/4) (docs/experiments.md, "The fallback's split, chosen from the data").
+# ridge bias |lam - lam_reg| ||v|| ||theta_hat|| is a good part of the curvature interval's width, and a smaller lam
+# costs the Gaussian ln(1 + eps''/c) instead of ln(1 + eps''/4) (docs/experiments.md, "The fallback's split, chosen
+# from the data").
 FALLBACK_RIDGE = 3.0
 # The stand-in is this fraction of the probe's reading: the ceiling C bounds the curvature at any point from above, and
 # on SYNTHETIC census data (logistic) the curvature at the fit is 0.68 (MI) and 0.81 (TX) of it. A stand-in too high
@@ -150,16 +148,15 @@ def curvature_shares(k: int) -> tuple[float, float, float]:
 
 
 def certification_chance(g: Geometry, n: int, mu: float, curvature: tuple[float, float], log_share: float,
-                         level: float, k: int = 1, bias: float = 0.0) -> tuple[float, float, float, float]:
+                         level: float, k: int = 1) -> tuple[float, float, float, float]:
     """(the chance that step 1 of core.mechanisms.curvature certifies enough for the curvature interval, its threshold,
     step 1's median bound and its Laplace scale) at the curvature's (epsilon, delta) for curvature mu at the released
-    point. Step 2 runs when lambda_hat > G1/n, and the interval needs lambda_hat > bias/BIAS_GATE, bias =
-    |lam - lam_reg|. The rounding bound e is left out: tiny beside G1/n at census sizes."""
+    point: step 2, and with it the interval, runs when lambda_hat > G1/n. The rounding bound e is left out: tiny beside
+    G1/n at census sizes."""
     eps_1, _, _, delta_1 = step_one_budget(k, *curvature, BOUND_SHARE * (1.0 - level), log_share)
-    step = g.G1 / n
-    scale_1 = step / eps_1
+    need = g.G1 / n
+    scale_1 = need / eps_1
     centre = mu - scale_1 * math.log(1.0 / (2.0 * delta_1))
-    need = max(step, bias / BIAS_GATE)
     t = need - centre  # the Laplace draw must be at least t
     chance = 1.0 - 0.5 * math.exp(t / scale_1) if t <= 0 else 0.5 * math.exp(-t / scale_1)
     return chance, need, centre, scale_1
@@ -186,12 +183,11 @@ def _choose(g: Geometry, n: int, k: int, epsilon: float, delta: float, level: fl
         lam, s = op_parameters(g, n, epsilon - curvature[0], delta - curvature[1], calibration,
                                fallback_ridge(calibration))
         for log_share in LOG_GRID:
-            chance, need, centre, scale_1 = certification_chance(g, n, mu + lam, curvature, log_share, level, k,
-                                                                 abs(lam - lam_reg))
+            chance, need, centre, scale_1 = certification_chance(g, n, mu + lam_reg, curvature, log_share, level, k)
             if chance < CERTIFY_AT:  # ranked by its chance alone: the width decides among the likely ones only
                 key = (True, -chance, math.inf)
             else:
-                key = (False, 0.0, _width(g, n, k, curvature, log_share, level, s, lam, abs(lam - lam_reg), mu, need,
+                key = (False, 0.0, _width(g, n, k, curvature, log_share, level, s, lam, mu + lam_reg, need,
                                           [centre + scale_1 * x for x in LAPLACE_POINTS]))
             if key < best_key:
                 best, best_key = (share, DELTA_SHARE, log_share), key
@@ -200,23 +196,21 @@ def _choose(g: Geometry, n: int, k: int, epsilon: float, delta: float, level: fl
 
 
 def _width(g: Geometry, n: int, k: int, curvature: tuple[float, float], log_share: float, level: float, s: float,
-           lam: float, bias_rate: float, mu: float, need: float, bounds: list[float]) -> float:
-    """The interval's half-width per unit of ||w|| = 1/(mu + lam), averaged over step 1's bounds `bounds`: where a
-    bound clears `need`, the curvature interval's (core.mechanisms.curvature.capped_halves: kappa ||w|| under its cap
-    (q s + bias)/lambda_hat, the ridge bias from ||b||'s term of Theta alone); where it does not, the wide interval
-    z s/lam (core.mechanisms.fallback's, with lambda_hat_min = 0)."""
+           lam: float, mu: float, need: float, bounds: list[float]) -> float:
+    """The interval's half-width per unit of ||v|| = 1/mu, averaged over step 1's bounds `bounds`: where a bound clears
+    `need`, the curvature interval's (core.mechanisms.curvature.capped_halves: kappa ||v|| under its cap
+    q s/lambda_hat; the ridge bias |lam - lam_reg| ||theta_hat|| is left out, ||theta_hat|| not being known before the
+    release); where it does not, the wide interval z s/lam (core.mechanisms.fallback's, with lambda_hat_min = 0)."""
     _, family, unit, _ = step_one_budget(k, *curvature, BOUND_SHARE * (1.0 - level), log_share)
-    step, q = g.G1 / n, cap_quantile(level)
+    q = cap_quantile(level)
     total = 0.0
     for bound in bounds:
         if bound <= need:
-            total += normal_quantile(0.5 + level / 2.0) * s * (mu + lam) / lam
+            total += normal_quantile(0.5 + level / 2.0) * s * mu / lam
             continue
-        scale_2 = unit * -math.log1p(-step / bound)
-        bias = bias_rate * theta_bound(0.0, s, bound, bias_rate, level, g.d)
-        kappa = spread_quantile(scale_2, family, s, bias, (1.0 - NORM_SHARE) * (1.0 - level), q * s + bias,
-                                rtol=RULE_RTOL)
-        total += min(kappa, (q * s + bias) * (mu + lam) / bound)  # the interval's cap, (q s + bias)/lambda_hat
+        scale_2 = unit * -math.log1p(-need / bound)
+        kappa = spread_quantile(scale_2, family, s, 0.0, 1.0 - level, q * s, rtol=RULE_RTOL)
+        total += min(kappa, q * s * mu / bound)  # the interval's cap, q s/lambda_hat
     return total / len(bounds)
 
 
