@@ -40,7 +40,7 @@ from core.estimator.model import ModelSpec
 from core.mechanisms.dp_sgd import DPSGDConfig
 from core.mechanisms.fallback import FALLBACK_CHOICES, falls_back
 from core.mechanisms.pipeline import Problem, make_rng, prepare_spec
-from core.mechanisms.table import coordinates
+from core.mechanisms.table import COVERAGES, TOGETHER, coordinates
 from core.methods.compare import EXTRA_METHODS, FULL_VECTOR_METHODS, METHODS, check_methods, compare
 from core.plan import (
     ReleasePlan,
@@ -149,7 +149,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--coordinates", default=None,
                    help="a regression table instead of --coordinate: comma-separated names or indices, or all; one "
                    "release of the same budget on the whole vector, these coordinates published, with intervals "
-                   "that hold at once")
+                   "that hold at once (see --coverage)")
+    p.add_argument("--coverage", default=None, choices=COVERAGES,
+                   help="a table's intervals: together (the default), all rows covered at once with probability "
+                   "--level, or each, every row on its own at --level, as regression tables usually print them")
     p.add_argument("--level", type=float, default=0.95, help="interval level 1 - a (default 0.95)")
     p.add_argument("--repeat", type=int, default=1, help="run the private stages K times on one fit")
     p.add_argument("--fallback", nargs="?", const="on", default="auto", choices=FALLBACK_CHOICES,
@@ -366,6 +369,8 @@ def _check_release_options(args: argparse.Namespace) -> None:
         raise InputError("--certify-first, --finish and --as charge the ledger: add --ledger")
     if args.coordinates is not None:
         _check_table_options(args)
+    elif args.coverage is not None:
+        raise InputError("--coverage applies to a table: add --coordinates")
 
 
 def _spender(args: argparse.Namespace, ledger: Ledger) -> Spender:
@@ -404,7 +409,7 @@ def _release_table(args: argparse.Namespace, spec: DataSpec, problem: Problem, b
     idx = coordinates(problem, args.coordinates)
     plan = TablePlan(data=spec, model=problem.model, indices=idx, names=tuple(problem.feature_names[j] for j in idx),
                      budget=budget, calibration=args.calibration, level=args.level, fallback=fallback,
-                     seed=args.seed)
+                     seed=args.seed, coverage=args.coverage or TOGETHER)
     if ledger is not None:
         entry = charge_and_release_table(plan, problem, ledger, spender=_spender(args, ledger))[2]
         return entry.details.document + "\n"  # type: ignore[union-attr]

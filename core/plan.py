@@ -42,7 +42,7 @@ from core.mechanisms.pipeline import (
     planned_half_width,
     run_private,
 )
-from core.mechanisms.table import TableRelease, release_table
+from core.mechanisms.table import TOGETHER, TableRelease, check_coverage, release_table
 from core.privacy.access import Spender
 from core.privacy.accounting import Budget
 from core.privacy.charge import SEEDED, charge, phase_cost
@@ -282,22 +282,25 @@ def _record(plan: ReleasePlan, problem: Problem, ledger: Ledger, entry: LedgerEn
 @dataclass(frozen=True, kw_only=True)
 class TablePlan(_Plan):
     """One regression table (core.mechanisms.table): a plan's settings, spent once, and the coefficients (0-based
-    indices and their names); its level is the table's simultaneous level."""
+    indices and their names); its level holds for all rows at once or for each, as `coverage` says
+    (core.mechanisms.table.COVERAGES)."""
 
     indices: tuple[int, ...]
     names: tuple[str, ...]
+    coverage: str = TOGETHER
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if not self.indices or len(self.indices) != len(self.names):
             raise InputError("a table plan names each of its coefficients")
+        check_coverage(self.coverage)
 
 
 def execute_table(plan: TablePlan, problem: Problem, rng: np.random.Generator | None = None) -> TableRelease:
     """The table on its problem, with fresh noise from rng (default: a generator of the plan's seed)."""
     _check_problem(plan, problem)
     return release_table(problem, plan.indices, plan.budget, make_rng(plan.seed) if rng is None else rng,
-                         plan.calibration, plan.level, plan.fallback)
+                         plan.calibration, plan.level, plan.fallback, plan.coverage)
 
 
 def table_report(plan: TablePlan, problem: Problem, t: TableRelease) -> dict:

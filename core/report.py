@@ -415,8 +415,8 @@ def table_document(t: TableRelease, source: str, n: int, d: int, model: ModelSpe
     return clean(dict(
         data=dict(source=source, n=n, d=d, loss=model.loss, domain=model.domain, radius=model.radius,
                   lambda_reg=model.lam_reg),
-        table=dict(status=t.status, reason=t.reason, level=t.level, row_level=t.row_level, rows=rows,
-                   interval_note=table_note(t)),
+        table=dict(status=t.status, reason=t.reason, level=t.level, coverage=t.coverage, row_level=t.row_level,
+                   rows=rows, interval_note=table_note(t)),
         lambda_min=public(t.lambda_min).values(),  # the certificates' private outputs only
         lambda_max=None if t.lambda_max is None else public(t.lambda_max).values(),
         test=test_dict(t.test),
@@ -443,16 +443,18 @@ TABLE_METHODS = {
 
 def table_note(t: TableRelease) -> str:
     """What a table's intervals cover, in words."""
+    if t.status == "bottom":
+        return "Nothing was released, so there is no interval."
+    if t.coverage == "each" and t.k > 1:
+        covers = (f"Each of the {t.k} intervals covers its coefficient of the fit on these rows with probability "
+                  f"≥ {t.level:g} (all {t.k} at once with probability ≥ {max(0.0, 1 - t.k * (1 - t.level)):.4g} only)")
+    else:
+        covers = (f"All {t.k} intervals cover their coefficients of the fit on these rows at once with probability "
+                  f"≥ {t.level:g} (each at {t.row_level:.4g})")
     if t.status == "released":
-        return (f"All {t.k} intervals cover their coefficients of the fit on these rows at once with probability "
-                f"≥ {t.level:g} (each at {t.row_level:.4g}) when the lower certificate holds (probability ≥ "
-                f"1 − {t.lambda_min.delta:.2g}).")
-    if t.status == "fallback":
-        return (f"All {t.k} intervals cover their coefficients of the fit on these rows at once with probability "
-                f"≥ {t.level:g} (each at {t.row_level:.4g}) when the curvature's lower bound holds "
-                f"({APPROXIMATE_NOTE}); each row's width comes from a private estimate of the curvature along that "
-                "coefficient, its noise accounted for.")
-    return "Nothing was released, so there is no interval."
+        return f"{covers} when the lower certificate holds (probability ≥ 1 − {t.lambda_min.delta:.2g})."
+    return (f"{covers} when the curvature's lower bound holds ({APPROXIMATE_NOTE}); each row's width comes from a "
+            "private estimate of the curvature along that coefficient, its noise accounted for.")
 
 
 def _sign(lo: float, hi: float, where: str, noise: str = "the privacy noise") -> str:
@@ -539,6 +541,11 @@ def _short_sign(lo: float, hi: float) -> str:
     return "above 0" if lo > 0 else "below 0" if hi < 0 else "includes 0: sign not settled"
 
 
+def together(table: dict) -> bool:
+    """Whether a table document's intervals hold all at once (a document published before the choice existed did)."""
+    return table.get("coverage", "together") == "together"
+
+
 def plain_table_summary(doc: dict, epsilon: float, delta: float, unit: str = "person") -> list[str]:
     """A regression table's first screen in words: one sentence per coefficient (its value, its range, whether the range
     excludes 0 and, for the logistic loss, the odds ratio), what the ranges cover together, and what the privacy budget
@@ -547,8 +554,9 @@ def plain_table_summary(doc: dict, epsilon: float, delta: float, unit: str = "pe
     if t["status"] == "bottom" or not t["rows"]:
         return [f"Nothing was released: {t['reason']}.", _privacy_words(epsilon, delta, unit)]
     k, logistic = len(t["rows"]), doc["data"]["loss"] == "logistic"
-    out = [f"Private estimates of {k} coefficient{'s' if k > 1 else ''} for the people in these data; the {k} ranges "
-           f"hold together with probability {t['level']:.0%} (each at {t['row_level']:.3g})."]
+    out = [f"Private estimates of {k} coefficient{'s' if k > 1 else ''} for the people in these data; " + (
+        f"the {k} ranges hold together with probability {t['level']:.0%} (each at {t['row_level']:.3g})." if together(t)
+        else f"each range holds with probability {t['level']:.0%} on its own (not all {k} together).")]
     for r in t["rows"]:
         lo, hi = r["low"], r["high"]
         line = f"{r['name']}: {r['value']:.3g}, range {lo:.3g} to {hi:.3g} (the range {_short_sign(lo, hi)})."

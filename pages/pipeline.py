@@ -177,6 +177,7 @@ def table_section(problem: Problem) -> None:
         names = st.multiselect("Coefficients of the table", every, default=chosen, key="table_names",
                                on_change=keep_table, args=(every,),
                                help="The table releases these together; all of them cost as one")
+    controls.coverage_control()
     try:
         who, why = access.decide() if publish_mode else (None, None)
         if why is not None:  # a reader: the release's own notice above says why, in full

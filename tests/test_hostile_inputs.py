@@ -65,7 +65,8 @@ def test_values_at_the_edge_are_kept(key):
 
 
 @pytest.mark.parametrize("key,raw", [("domain", "sphere"), ("download", "maybe"), ("mode", "admin"),
-                                     ("n", "1e6"), ("d", "five"), ("calibration", "")])
+                                     ("n", "1e6"), ("d", "five"), ("calibration", ""),
+                                     ("coverage", "both")])
 def test_unusable_choices_and_text_fall_back_with_a_notice(key, raw):
     assert_fallback(open_link(**CHEAP, **{key: raw}), key, raw)
 

@@ -27,6 +27,19 @@ def test_a_teaching_table_shows_the_fit_beside_it_and_charges_nothing():
     assert not any("regression table" in i.value for i in at.info)
 
 
+def test_each_row_on_its_own_is_a_control_and_a_link_setting():
+    """The table's intervals: all rows at once by default, each row on its own when chosen (the link keeps it), and
+    the table's words and legend say which (a mangled link value: tests/test_hostile_inputs.py)."""
+    at = pipeline(coverage="each")
+    assert at.segmented_control(key="coverage").value == "each"
+    at.button(key="release_table").click().run()
+    assert not at.exception, at.exception
+    assert any("each on its own" in c.value for c in at.caption)
+    assert not any("all at once" in c.value for c in at.caption)
+    assert at.query_params["coverage"] in ("each", ["each"])
+    assert pipeline().segmented_control(key="coverage").value == "together"
+
+
 def test_a_published_table_is_one_charge_and_reaches_the_report(tmp_path, monkeypatch):
     monkeypatch.setenv("PSP_LEDGER", str(tmp_path / "ledger.sqlite3"))
     at = pipeline(mode="publish")

@@ -11,7 +11,7 @@ import pytest
 from audit import audit, count_changing_pair, prepare_sample
 
 from core.data import synthetic
-from core.errors import BudgetError, DataError
+from core.errors import BudgetError, DataError, InputError
 from core.estimator.rounding import UNIT
 from core.mechanisms import table
 from core.mechanisms.curvature import log_error, point_error
@@ -107,14 +107,46 @@ def test_a_failed_table_falls_back_with_one_curvature_bound_per_row(failing):
                                             stand_in(t.lambda_min.lambda_hat, t.probe))
     assert c2.epsilon == pytest.approx(share * fb.split.epsilon)
     assert c2.delta == pytest.approx(delta_share * fb.split.delta)
-    g, lam = failing.geometry, fb.lambda_reg
+    g = failing.geometry
     step, m = g.G1 / failing.n, c2.lambda_hat - g.G1 / failing.n
-    eta = point_error(failing, fb.point, lam) + 10 * 9 * UNIT * (g.G1 + lam)
+    ridge = failing.fit.lam_reg  # the curvature steps read the problem's own matrix, H(theta_hat) + lam_reg I
+    eta = point_error(failing, fb.point, ridge) + 10 * 9 * UNIT * (g.G1 + ridge)
     one_bound = (-math.log1p(-step / c2.lambda_hat) + 2 * log_error(eta, m)) / (log_share * c2.epsilon)
     assert c2.scale_2 == pytest.approx(2 * one_bound, rel=1e-12)
     assert all(b_ <= 1 / c2.lambda_hat for b_ in (c2.bound, c0.bound))
     bottom = table.release_table(failing, "all", b, np.random.default_rng(4))
     assert bottom.status == "bottom" and bottom.values is None and bottom.reason == bottom.test.reason
+
+
+def test_each_row_on_its_own_moves_only_the_quantile(logistic):
+    """coverage "each": the same release from the same generator, each row's half-width at the table's level itself
+    (z_{1-a/2} s t' + l(lambda_0)), and its words say so; an unknown coverage is refused before any noise is drawn."""
+    together = table.release_table(logistic, "x3,x1", B4, np.random.default_rng(8), level=0.9)
+    each = table.release_table(logistic, "x3,x1", B4, np.random.default_rng(8), level=0.9, coverage="each")
+    assert each.values == together.values and each.coverage == "each" and each.row_level == 0.9
+    f, g = logistic.fit, logistic.geometry
+    half = normal_quantile(0.95) * each.vector.noise_scale + solver_slack(each.lambda_min.lambda_hat + f.lam_reg, g)
+    assert each.half_widths == (half, half) and half < together.half_widths[0]
+    from core.report import table_note
+
+    assert table_note(each).startswith("Each of the 2 intervals covers its coefficient") and "0.8 only" in \
+        table_note(each)
+    rng = np.random.default_rng(8)
+    with pytest.raises(InputError, match="together, each"):
+        table.release_table(logistic, "x3", B4, rng, coverage="both")
+    assert rng.random() == np.random.default_rng(8).random()  # nothing drawn
+
+
+def test_each_row_s_fallback_is_chosen_and_certified_at_the_level_itself(failing):
+    """Where the test fails, coverage "each" gives the fallback's split rule and every curvature interval the table's
+    level itself, not 1 - a/k."""
+    b = make_budget(2.0, 1e-6, RELEASE_SPLIT)
+    t = table.release_table(failing, "x2,x0", b, np.random.default_rng(4), fallback=True, coverage="each")
+    fb = t.fallback
+    assert t.status == "fallback" and t.row_level == 0.95
+    assert fb.split.shares == choose_shares(failing.geometry, failing.n, 2, fb.split.epsilon, fb.split.delta, 0.95,
+                                            failing.fit.lam_reg, "paper", stand_in(t.lambda_min.lambda_hat, t.probe))
+    assert all(ci is None or ci.level == 0.95 for ci in fb.intervals)
 
 
 def test_a_budget_solved_by_pld_refuses_the_fallback(failing):
@@ -200,6 +232,27 @@ def test_single_release_options_that_do_not_apply_are_refused_for_a_table(capsys
 
     assert main([*TABLE, "--coordinates", "x0,x1", *extra]) == 2
     assert needle in capsys.readouterr().err
+
+
+def test_the_command_line_prints_a_table_each_row_on_its_own(capsys):
+    import json
+
+    from core.cli import main
+
+    assert main([*TABLE, "--coordinates", "x0,x2", "--coverage", "each", "--seed", "5"]) == 0
+    whole = json.loads(capsys.readouterr().out)
+    doc = whole["table"]
+    assert doc["coverage"] == "each" and doc["row_level"] == doc["level"] == 0.95
+    assert doc["interval_note"].startswith("Each of the 2 intervals")
+    from core.report import plain_table_summary
+
+    assert plain_table_summary(whole, 2.0, 1e-6)[0].endswith("each range holds with probability 95% on its own (not "
+                                                             "all 2 together).")
+    assert main([*TABLE, "--coordinate", "x0", "--coverage", "each"]) == 2
+    assert "--coverage applies to a table: add --coordinates" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:  # argparse's own refusal of a value outside its choices
+        main([*TABLE, "--coordinates", "x0,x2", "--coverage", "both"])
+    assert exit_.value.code == 2 and "--coverage: invalid choice: 'both'" in capsys.readouterr().err
 
 
 def test_a_seeded_table_is_never_charged(tmp_path, capsys):

@@ -15,6 +15,7 @@ from core.errors import DataError
 from core.estimator.geometry import DOMAINS, MAX_RADIUS, MIN_RADIUS
 from core.estimator.model import MAX_LAM_REG
 from core.estimator.problem import default_coordinate
+from core.mechanisms.table import COVERAGES, EACH, TOGETHER
 from core.privacy.accounting import ACCOUNTINGS, Budget, make_budget
 from core.privacy.gaussian import CALIBRATIONS, certainty, delta_warning, epsilon_warning, exp_magnitude
 from ui import params, release
@@ -164,6 +165,16 @@ def model_controls() -> None:
         "guarantee is the same; its interval covers the ridge-regularised coefficient, to first order. "
         "Off: plain Algorithm 5, which releases nothing (⊥) when the test fails.",
     )
+
+
+def coverage_control() -> None:
+    """The regression table's coverage (core.mechanisms.table.COVERAGES)."""
+    st.segmented_control(
+        "The table's intervals", COVERAGES, key="coverage", required=True,
+        format_func={TOGETHER: "all rows at once", EACH: "each row on its own"}.get,
+        help="All rows at once: the intervals cover their coefficients together at the level, each row at 1 − a/k "
+        "(wider). Each row on its own: every interval at the level, as regression tables usually print them, so all "
+        "k together only at 1 − k·a. The release, its noise and its cost are the same.")
 
 
 def noise_controls() -> None:

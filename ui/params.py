@@ -24,6 +24,7 @@ from core.data.synthetic import MAX_CELLS, check_size
 from core.errors import DataError
 from core.estimator.geometry import MAX_RADIUS, MIN_RADIUS
 from core.mechanisms.fallback import FALLBACK_CHOICES
+from core.mechanisms.table import COVERAGES, TOGETHER
 from core.methods.compare import METHODS, check_methods
 from core.privacy.accounting import RELEASE_SPLIT
 from core.privacy.charge import default_cap
@@ -134,6 +135,7 @@ PARAMS: dict[str, Param] = {
     "methods": Param(list(METHODS), _methods),  # the multiselect's value, a list; never mutated in place
     # the Pipeline's regression table: its coefficients ([]: every one), kept apart from its widget (ui.keys.WIDGETS)
     "coordinates": Param([], _names),  # as the command line's release --coordinates
+    "coverage": Param(TOGETHER, str, COVERAGES),  # its intervals: all rows at once, or each (release --coverage)
 }
 
 

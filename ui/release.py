@@ -157,10 +157,11 @@ def plan(problem: Problem, budget: Budget, seed: int | None = None) -> ReleasePl
 
 def table_plan(problem: Problem, names: tuple[str, ...], budget: Budget, seed: int | None = None) -> TablePlan:
     """The table the settings name: the loaded data and model, the coefficients, the budget, the calibration, level
-    and fallback (as one coefficient's release), and the noise seed (None: OS entropy)."""
+    and fallback (as one coefficient's release), the intervals' coverage, and the noise seed (None: OS entropy)."""
     idx = tuple(problem.feature_names.index(name) for name in names)
     return TablePlan(data=data_spec(), model=model_spec(), indices=idx, names=tuple(names), budget=budget,
-                     calibration=get("calibration"), level=get("level"), fallback=fallback(), seed=seed)
+                     calibration=get("calibration"), level=get("level"), fallback=fallback(), seed=seed,
+                     coverage=get("coverage"))
 
 
 # ------------------------------------------------------------------ one coefficient

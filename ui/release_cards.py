@@ -15,6 +15,7 @@ import streamlit as st
 from core.mechanisms.pipeline import PrivateRun, Problem
 from core.mechanisms.release import Release
 from core.privacy.accounting import Budget, basic_shares
+from core.report import together
 from core.teaching.diagnosis import MOSTLY_PROJECTED, bottom_advice
 from ui import cache, loaded, session
 from ui.cards import card_title, details, fields, formulas
@@ -267,4 +268,4 @@ def table_view(doc: dict, key: str, fitted: dict[str, float] | None = None) -> N
     st.caption(f"One release of {len(t['rows'])} coefficients at ε = {g['epsilon']:g}, δ = {g['delta']:g} for the "
                f"whole table, by {how}. {t['interval_note']}")
     st.table(rows.style.format({c: "{:.4g}" for c in rows.columns[1:]}).hide(axis="index"))  # prints every row
-    sketch(f"{key}_forest", forest_figure, t["rows"], t["level"], fitted)
+    sketch(f"{key}_forest", forest_figure, t["rows"], t["level"], fitted, together(t))

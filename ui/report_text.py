@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 
 from core.data.spec import SYNTHETIC_CENSUS
 from core.privacy.gaussian import exp_magnitude
-from core.report import PRINT_STYLE, interval_scope, plain_summary, plain_table_summary
+from core.report import PRINT_STYLE, interval_scope, plain_summary, plain_table_summary, together
 from ui.format import interval, num, released_what
 from ui.formulas import (
     ACCOUNTINGS,
@@ -305,7 +305,7 @@ def table_html(doc: dict, source: str = "") -> str:
     t = doc["table"]
     released = t["status"] != "bottom"
     rows = table(table_rows(doc)) if released else f"<p>Nothing was released (⊥): {e(t['reason'])}.</p>"
-    figure = forest_figure(t["rows"], t["level"]).svg(standalone=True) if released else ""
+    figure = forest_figure(t["rows"], t["level"], None, together(t)).svg(standalone=True) if released else ""
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Private regression table</title>
 <style>{STYLE}</style></head><body><main>

@@ -389,9 +389,11 @@ def release_line(r: Release, width: int = WIDTH) -> Sketch:
                        "released value", (f"{level} private interval", *r.interval, CHOSEN), width)
 
 
-def forest_figure(rows: list[dict], level: float, fitted: dict[str, float] | None = None, width: int = WIDTH) -> Sketch:
+def forest_figure(rows: list[dict], level: float, fitted: dict[str, float] | None = None, together: bool = True,
+                  width: int = WIDTH) -> Sketch:
     """A regression table's forest plot: one row per coefficient (rows of core.report.table_document), its private
-    value and interval, 0 marked; in teaching views the fit's values beside them as diamonds, not private."""
+    value and interval at `level` for all rows at once (`together`) or for each on its own, 0 marked; in teaching views
+    the fit's values beside them as diamonds, not private."""
     names = [r["name"] for r in rows]
     heading = f"Regression table: {len(rows)} coefficients, one release"
     fits = int((0.4 * width - 16) / (CHAR_WIDTH * (FONT - 1)))
@@ -409,15 +411,16 @@ def forest_figure(rows: list[dict], level: float, fitted: dict[str, float] | Non
             out.append(diamond(s(fitted[r["name"]]), y, 5, ACCENT, f"{r['name']}: θ = {num(fitted[r['name']])}"))
         out.append(span(s(r["low"]), s(r["high"]), y, CHOSEN, 3))
         out.append(dot(s(r["value"]), y, 4, CHOSEN))
-    keys: list[tuple[str, str, Kind]] = [(f"private value and {level:.0%} interval (all at once)", CHOSEN, "span")]
+    jointly = "all at once" if together else "each on its own"
+    keys: list[tuple[str, str, Kind]] = [(f"private value and {level:.0%} interval ({jointly})", CHOSEN, "span")]
     keys += [("θ(P<sub>n</sub>) · not private", ACCENT, "diamond")] if fitted is not None else []
     marks, used = legend(keys, bottom + 60, width)
     values = np.array([r["value"] for r in rows])
     halves = np.array([r["half_width"] for r in rows])
     shown = [bars_in_words("private values", names, values) if len(rows) > 1 else
              f"private value of {names[0]}: {num(values[0])}",
-             f"{level:.0%} intervals, all at once, ± {num(halves[0])}" if np.all(halves == halves[0]) else
-             bars_in_words(f"half-widths of the {level:.0%} intervals, all at once", names, halves)]
+             f"{level:.0%} intervals, {jointly}, ± {num(halves[0])}" if np.all(halves == halves[0]) else
+             bars_in_words(f"half-widths of the {level:.0%} intervals, {jointly}", names, halves)]
     if fitted is not None:
         shown.append(bars_in_words("θ(P<sub>n</sub>) · not private", names, np.array([fitted[n] for n in names])))
     return Sketch(heading, "".join(out) + marks, width, round(bottom + 56 + used), words(heading, "coefficient", shown))

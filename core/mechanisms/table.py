@@ -13,9 +13,12 @@ to one mechanism on the whole vector, chosen by the test's private outcome as a 
 Publishing some coordinates of one vector is post-processing: a table of any k costs one release. The total is the
 single release's by the same argument (docs/privacy.md, "A regression table").
 
-The intervals are simultaneous: each row's is at level 1 - a/k, so all k cover their theta_j(P_n) at once with
-probability >= 1 - a (Bonferroni): on the certificate's event for the Gaussian step, to first order for the fallback
-(core.mechanisms.curvature's approximation).
+The table's coverage (`COVERAGES`, a public choice): "together", the default, makes the intervals simultaneous: each
+row's is at level 1 - a/k, so all k cover their theta_j(P_n) at once with probability >= 1 - a (Bonferroni); "each"
+gives every row its own interval at level 1 - a, as a regression table usually does, so each covers its coefficient
+with probability >= 1 - a and all k at once with probability >= 1 - k a only. Either holds on the certificate's event
+for the Gaussian step, to first order for the fallback (core.mechanisms.curvature's approximation). The choice moves
+only the intervals' quantile: the release, its noise and its privacy are the same.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from core.errors import DataError
+from core.errors import DataError, InputError
 from core.estimator.geometry import Geometry
 from core.estimator.problem import Problem
 from core.mechanisms.certificates import RecursiveBound
@@ -40,6 +43,8 @@ from core.privacy.gaussian import normal_quantile, sigma
 from core.privacy.marks import NOT_PRIVATE
 
 ALL = "all"
+TOGETHER, EACH = "together", "each"
+COVERAGES = (TOGETHER, EACH)  # all rows at once at the level (the default), or each row on its own
 
 
 def coordinates(problem: Problem, names: str | tuple[str | int, ...]) -> tuple[int, ...]:
@@ -56,9 +61,17 @@ def coordinates(problem: Problem, names: str | tuple[str | int, ...]) -> tuple[i
     return chosen
 
 
-def row_level(level: float, k: int) -> float:
-    """Each row's level when all k rows are to cover at once with probability >= level: 1 - (1 - level)/k."""
-    return 1.0 - (1.0 - level) / k
+def check_coverage(coverage: str) -> str:
+    """coverage if it is one of COVERAGES, else an InputError naming the setting."""
+    if coverage not in COVERAGES:
+        raise InputError(f"{{coverage}} is one of {', '.join(COVERAGES)}, got {coverage!r}", "coverage")
+    return coverage
+
+
+def row_level(level: float, k: int, coverage: str = TOGETHER) -> float:
+    """Each row's level: 1 - (1 - level)/k when all k rows are to cover at once with probability >= level
+    ("together"), level itself when each row is to cover on its own ("each")."""
+    return 1.0 - (1.0 - level) / k if check_coverage(coverage) == TOGETHER else level
 
 
 @dataclass(frozen=True)
@@ -69,7 +82,8 @@ class TableRelease:
     names, indices : the coefficients, in the order asked for.
     values, intervals, half_widths : private; None for bottom. Every row of the Gaussian step has the same
         half-width; the fallback's rows each have their own curvature bound.
-    level : the table's simultaneous level; each row's interval is at `row_level(level, k)`.
+    level, coverage : the table's level, for all rows at once ("together") or for each row ("each"); each row's
+        interval is at `row_level(level, k, coverage)`.
     lambda_min, lambda_max, test : stages 1-3 (private). probe : the curvature reading that chose the fallback's split
         when lambda_hat_min = 0 (core.mechanisms.split; None otherwise). Private.
     vector : the Gaussian step's release (None unless it ran); fallback : the fallback's draw (None unless it ran).
@@ -94,6 +108,7 @@ class TableRelease:
     vector: FullVectorRelease | None = field(repr=False)
     fallback: FallbackDraw | None = field(repr=False)
     fitted: tuple[float, ...] = field(metadata=NOT_PRIVATE)
+    coverage: str = TOGETHER
 
     @property
     def k(self) -> int:
@@ -101,7 +116,7 @@ class TableRelease:
 
     @property
     def row_level(self) -> float:
-        return row_level(self.level, self.k)
+        return row_level(self.level, self.k, self.coverage)
 
 
 def _half_width(noise_scale: float, lam0: float, g: Geometry, level: float) -> float:
@@ -110,20 +125,23 @@ def _half_width(noise_scale: float, lam0: float, g: Geometry, level: float) -> f
 
 
 def planned_half_width(lambda_hat: float, g: Geometry, n: int, lam_reg: float, budget: Budget, k: int,
-                       calibration: str = "paper", level: float = 0.95) -> float | None:
+                       calibration: str = "paper", level: float = 0.95, coverage: str = TOGETHER) -> float | None:
     """Each row's half-width in a table of k whose test passed with certificate lambda_hat; None when the Gaussian
     step would give bottom there. For plans (core.teaching.planner), from assumptions."""
     scale = algorithm3_scale(lambda_hat, g, n, lam_reg)
     if scale is None:
         return None
     s = sigma(*release_event_budget(budget), calibration)
-    return _half_width(s * scale, lambda_hat + lam_reg, g, row_level(level, k))
+    return _half_width(s * scale, lambda_hat + lam_reg, g, row_level(level, k, coverage))
 
 
 def release_table(problem: Problem, names: str | tuple[str | int, ...], budget: Budget, rng: np.random.Generator,
-                  calibration: str = "paper", level: float = 0.95, fallback: bool = False) -> TableRelease:
-    """The chosen coefficients in one release of `budget` (the module docstring), with simultaneous intervals."""
+                  calibration: str = "paper", level: float = 0.95, fallback: bool = False,
+                  coverage: str = TOGETHER) -> TableRelease:
+    """The chosen coefficients in one release of `budget` (the module docstring), their intervals at `level` for all
+    rows at once or for each (`coverage`)."""
     check_fallback_accounting(fallback, budget.accounting)
+    check_coverage(coverage)  # before any noise
     idx = coordinates(problem, names)
     f, g = problem.fit, problem.geometry
     lmin, lmax, test = certificates(problem, budget, rng)
@@ -131,8 +149,8 @@ def release_table(problem: Problem, names: str | tuple[str | int, ...], budget: 
     fitted = tuple(float(f.theta[j]) for j in idx) if f.has_minimiser else tuple(float("nan") for _ in idx)
     common = dict(names=tuple(problem.feature_names[j] for j in idx), indices=idx, level=float(level),
                   budget=budget, calibration=calibration, lambda_min=lmin, lambda_max=lmax, test=test, probe=probe,
-                  fitted=fitted)
-    each = row_level(level, len(idx))
+                  fitted=fitted, coverage=coverage)
+    each = row_level(level, len(idx), coverage)
     if test.passed:
         eps, dlt = release_event_budget(budget)
         vec = gaussian_step("algorithm3", f, lmin, sigma(eps, dlt, calibration),
