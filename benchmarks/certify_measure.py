@@ -39,6 +39,10 @@ the fit's Hessian gives it). eps90: the smallest grid epsilon at which >= 90 % c
 
     nice -n 19 python -m core.data.synthetic_pums --root /tmp/acs35 --state TX --state MI
     nice -n 19 python benchmarks/certify_measure.py --root /tmp/acs35 [--draws 400] [--tx-all-draws N] [--workers 2]
+        [--coverage together|each] [--tables-only]
+
+With --coverage each the table's rows are each at level 0.95 (core.mechanisms.table's "each") and its coverage is its
+least-covered row's; --tables-only draws the table alone.
 """
 
 from __future__ import annotations
@@ -64,7 +68,7 @@ from core.mechanisms.fallback import fallback_half_width  # noqa: E402
 from core.mechanisms.pipeline import certify, finish, make_rng, prepare_spec  # noqa: E402
 from core.mechanisms.release import BOTTOM, FALLBACK, RELEASED  # noqa: E402
 from core.mechanisms.split import CERTIFY_AT, PROBE_RATIO  # noqa: E402
-from core.mechanisms.table import release_table  # noqa: E402
+from core.mechanisms.table import COVERAGES, EACH, TOGETHER, release_table  # noqa: E402
 from core.methods.compare import rate  # noqa: E402
 from core.privacy.accounting import RELEASE_SPLIT, make_budget  # noqa: E402
 from core.privacy.gaussian import CALIBRATIONS, DEFAULT_CALIBRATION  # noqa: E402
@@ -135,16 +139,18 @@ def single(problem, se196: np.ndarray, coefficient: str, budget, calibration: st
     return out
 
 
-def table(problem, se196: np.ndarray, budget, calibration: str = CALIBRATION) -> dict:
-    """One 4-row table (release_table, fallback on): certified when every row's interval is a curvature interval;
-    covered when all four rows cover their theta_j(P_n) at once."""
-    t = release_table(problem, TABLE, budget, make_rng(None), calibration, LEVEL, fallback=True)
-    out = dict(status=t.status, certified=False, gated=False, covered=False, halves=None, ratios=None)
+def table(problem, se196: np.ndarray, budget, calibration: str = CALIBRATION, coverage: str = TOGETHER) -> dict:
+    """One 4-row table (release_table, fallback on, its intervals by `coverage`): certified when every row's interval
+    is a curvature interval; covered when all four rows cover their theta_j(P_n) at once, and each row's own cover."""
+    t = release_table(problem, TABLE, budget, make_rng(None), calibration, LEVEL, fallback=True, coverage=coverage)
+    out = dict(status=t.status, certified=False, gated=False, covered=False, halves=None, ratios=None,
+               rows_covered=(False,) * len(TABLE))
     if t.intervals is None:
         return out
     idx = list(t.indices)
     theta = problem.fit.theta
-    out.update(covered=all(lo <= theta[j] <= hi for (lo, hi), j in zip(t.intervals, idx, strict=True)),
+    each = tuple(bool(lo <= theta[j] <= hi) for (lo, hi), j in zip(t.intervals, idx, strict=True))
+    out.update(covered=all(each), rows_covered=each,
                halves=tuple(t.half_widths), ratios=tuple(h / se196[j] for h, j in zip(t.half_widths, idx, strict=True)))
     if t.status == FALLBACK:
         cs = t.fallback.curvatures
@@ -154,19 +160,20 @@ def table(problem, se196: np.ndarray, budget, calibration: str = CALIBRATION) ->
 
 
 def task(job: tuple) -> list[dict]:
-    """One job: (cell key, root, state, n or None, draw indices, sample seed, epsilons, calibration, encoding)."""
-    key, root, state, n, draws, seed, epsilons, calibration, encoding = job
+    """One job: (cell key, root, state, n or None, draw indices, sample seed, epsilons, calibration, encoding, the
+    table's coverage, whether to draw the table alone)."""
+    key, root, state, n, draws, seed, epsilons, calibration, encoding, coverage, tables_only = job
     out = []
     for i in draws:
         t0 = time.perf_counter()
         problem, se196 = draw_problem(root, state, n, seed + i, encoding)
         for eps in epsilons:
             budget = make_budget(eps, DELTA, RELEASE_SPLIT)
-            for coef in SINGLE:
+            for coef in () if tables_only else SINGLE:
                 out.append(dict(single(problem, se196, coef, budget, calibration), cell=key, rows=problem.n,
                                 epsilon=eps, target=coef, draw=i))
-            out.append(dict(table(problem, se196, budget, calibration), cell=key, rows=problem.n, epsilon=eps,
-                            target=TABLE_NAME, draw=i))
+            out.append(dict(table(problem, se196, budget, calibration, coverage), cell=key, rows=problem.n,
+                            epsilon=eps, target=TABLE_NAME, draw=i))
         out[-1]["seconds"] = time.perf_counter() - t0
     return out
 
@@ -189,18 +196,18 @@ def fmt(x: float) -> str:
     return "–" if not math.isfinite(x) else f"{x:.3g}"
 
 
-def summarise(records: list[dict], cells: tuple) -> tuple[list[str], dict]:
-    """The main table, the table's rows, eps90 and the goals. Returns (lines, facts for the goals)."""
+def summarise(records: list[dict], cells: tuple, targets: tuple, coverage: str) -> tuple[list[str], dict]:
+    """The main table, the table's rows, eps90 and the goals. Returns (lines, facts for the goals). A table's coverage
+    is of all rows at once ("together"), or its least-covered row's ("each")."""
     by = defaultdict(list)
     for rec in records:
         by[(rec["cell"], rec["epsilon"], rec["target"])].append(rec)
-    targets = (*SINGLE, TABLE_NAME)
     lines = ["| cell | rows | ε | target | releases | ⊥ | (14) passed | certified (95 % CP) | bound, gated | "
              "coverage of uᵀθ(Pₙ) (CP low) | median half-width | certified: median / p90 half-width ÷ 1.96 SE | "
              "certified: ≤ 2 × 1.96 SE |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    rows_lines = ["| cell | ε | row | median half-width (all) | certified: median / p90 half-width ÷ 1.96 SE | "
-                  "certified: ≤ 2 × 1.96 SE |", "|---|---|---|---|---|---|"]
+    rows_lines = ["| cell | ε | row | coverage of this row (CP low) | median half-width (all) | certified: median / "
+                  "p90 half-width ÷ 1.96 SE | certified: ≤ 2 × 1.96 SE |", "|---|---|---|---|---|---|---|"]
     facts = dict(coverage=[], width=[], eps90={})
     for key, _, n, grid, _goal in cells:
         for target in targets:
@@ -211,7 +218,8 @@ def summarise(records: list[dict], cells: tuple) -> tuple[list[str], dict]:
                 m = len(rs)
                 got = [r for r in rs if r["halves"] is not None]
                 cert = [r for r in rs if r["certified"]]
-                cov = sum(r["covered"] for r in rs)
+                cov = (min(sum(r["rows_covered"][i] for r in rs) for i in range(len(TABLE)))
+                       if kind == "table" and coverage == EACH else sum(r["covered"] for r in rs))
                 if m and len(cert) >= CHANCE * m:
                     e90 = min(e90, eps)
                 rows = (f"{n:,} (a fresh sample per draw)" if n is not None
@@ -238,8 +246,10 @@ def summarise(records: list[dict], cells: tuple) -> tuple[list[str], dict]:
                     for r_i, name in enumerate(TABLE):
                         rr = [r["ratios"][r_i] for r in cert]
                         hh = [r["halves"][r_i] for r in got]
+                        c_i = sum(r["rows_covered"][r_i] for r in rs)
                         rows_lines.append(
-                            f"| {key} | {eps:g} | {name} | {fmt(quantile(hh, 0.5))} | {fmt(quantile(rr, 0.5))} / "
+                            f"| {key} | {eps:g} | {name} | {c_i}/{m} ({cp_low(c_i, m):.3f}) | "
+                            f"{fmt(quantile(hh, 0.5))} | {fmt(quantile(rr, 0.5))} / "
                             f"{fmt(quantile(rr, 0.9))} | {sum(x <= NARROW for x in rr)}/{len(rr)} |")
                         facts["width"].append((key, eps, f"table: {name}", quantile(rr, 0.5), quantile(rr, 0.9),
                                                len(cert)))
@@ -247,8 +257,7 @@ def summarise(records: list[dict], cells: tuple) -> tuple[list[str], dict]:
     return lines + [""] + rows_lines, facts
 
 
-def goal_lines(facts: dict, cells: tuple) -> list[str]:
-    targets = (*SINGLE, TABLE_NAME)
+def goal_lines(facts: dict, cells: tuple, targets: tuple) -> list[str]:
     out = ["| cell | target | ε90 measured (grid) | goal | met | old rule | earlier study's computed ε90, current "
            "settings |", "|---|---|---|---|---|---|---|"]
     for key, _, _, grid, goal in cells:
@@ -284,11 +293,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="sigma(eps, delta) and objective perturbation's noise (core.privacy.gaussian)")
     ap.add_argument("--encoding", choices=ENCODINGS, default=DEFAULT_ENCODING, help="the census encoding "
                     "(core.data.encoding)")
+    ap.add_argument("--coverage", choices=COVERAGES, default=TOGETHER, help="the table's intervals: all rows at once "
+                    "(coverage of all four together) or each row on its own (coverage of the least-covered row)")
+    ap.add_argument("--tables-only", action="store_true", help="draw the 4-row table alone, not the coefficients")
     args = ap.parse_args(argv)
+    targets = (TABLE_NAME,) if args.tables_only else (*SINGLE, TABLE_NAME)
     cells = tuple((key, state, args.n if n is not None else None, grid, goal) for key, state, n, grid, goal in CELLS)
     draws = {key: (args.tx_all_draws or args.draws) if key == "TX all" else args.draws for key, *_ in cells}
     jobs = [(key, args.root, state, n, range(a, min(a + args.chunk, draws[key])), args.seed, grid, args.calibration,
-             args.encoding) for key, state, n, grid, _ in reversed(cells) for a in range(0, draws[key], args.chunk)]
+             args.encoding, args.coverage, args.tables_only)
+            for key, state, n, grid, _ in reversed(cells) for a in range(0, draws[key], args.chunk)]
     t0 = time.perf_counter()
     parts = map_jobs(task, jobs, args.workers)
     wall = time.perf_counter() - t0
@@ -306,10 +320,10 @@ def main(argv: list[str] | None = None) -> int:
           + ", ".join(f"{k} {v}" for k, v in draws.items())
           + "; certified single releases whose record (fallback_interval) disagrees with the half-width check: "
           + f"{disagree}\n")
-    lines, facts = summarise(records, cells)
+    lines, facts = summarise(records, cells, targets, args.coverage)
     print("\n".join(lines))
     print()
-    print("\n".join(goal_lines(facts, cells)))
+    print("\n".join(goal_lines(facts, cells, targets)))
     return 0
 
 
