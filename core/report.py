@@ -445,7 +445,9 @@ def table_note(t: TableRelease) -> str:
     """What a table's intervals cover, in words."""
     if t.status == "bottom":
         return "Nothing was released, so there is no interval."
-    if t.coverage == "each" and t.k > 1:
+    if t.k == 1:
+        covers = f"The interval covers its coefficient of the fit on these rows with probability ≥ {t.level:g}"
+    elif t.coverage == "each":
         covers = (f"Each of the {t.k} intervals covers its coefficient of the fit on these rows with probability "
                   f"≥ {t.level:g} (all {t.k} at once with probability ≥ {max(0.0, 1 - t.k * (1 - t.level)):.4g} only)")
     else:
@@ -554,9 +556,11 @@ def plain_table_summary(doc: dict, epsilon: float, delta: float, unit: str = "pe
     if t["status"] == "bottom" or not t["rows"]:
         return [f"Nothing was released: {t['reason']}.", _privacy_words(epsilon, delta, unit)]
     k, logistic = len(t["rows"]), doc["data"]["loss"] == "logistic"
-    out = [f"Private estimates of {k} coefficient{'s' if k > 1 else ''} for the people in these data; " + (
-        f"the {k} ranges hold together with probability {t['level']:.0%} (each at {t['row_level']:.3g})." if together(t)
-        else f"each range holds with probability {t['level']:.0%} on its own (not all {k} together).")]
+    holds = (f"the range holds with probability {t['level']:.0%}." if k == 1 else
+             f"the {k} ranges hold together with probability {t['level']:.0%} (each at {t['row_level']:.3g})."
+             if together(t) else
+             f"each range holds with probability {t['level']:.0%} on its own (not all {k} together).")
+    out = [f"Private estimates of {k} coefficient{'s' if k > 1 else ''} for the people in these data; {holds}"]
     for r in t["rows"]:
         lo, hi = r["low"], r["high"]
         line = f"{r['name']}: {r['value']:.3g}, range {lo:.3g} to {hi:.3g} (the range {_short_sign(lo, hi)})."

@@ -118,9 +118,10 @@ def test_a_failed_table_falls_back_with_one_curvature_bound_per_row(failing):
     assert bottom.status == "bottom" and bottom.values is None and bottom.reason == bottom.test.reason
 
 
-def test_each_row_on_its_own_moves_only_the_quantile(logistic):
-    """coverage "each": the same release from the same generator, each row's half-width at the table's level itself
-    (z_{1-a/2} s t' + l(lambda_0)), and its words say so; an unknown coverage is refused before any noise is drawn."""
+def test_each_row_on_its_own_moves_only_the_gaussian_step_s_quantile(logistic):
+    """coverage "each" where the test passes: the same release from the same generator, each row's half-width at the
+    table's level itself (z_{1-a/2} s t' + l(lambda_0)), and its words say so (a table of one row in words of one);
+    an unknown coverage is refused before any noise is drawn."""
     together = table.release_table(logistic, "x3,x1", B4, np.random.default_rng(8), level=0.9)
     each = table.release_table(logistic, "x3,x1", B4, np.random.default_rng(8), level=0.9, coverage="each")
     assert each.values == together.values and each.coverage == "each" and each.row_level == 0.9
@@ -131,6 +132,11 @@ def test_each_row_on_its_own_moves_only_the_quantile(logistic):
 
     assert table_note(each).startswith("Each of the 2 intervals covers its coefficient") and "0.8 only" in \
         table_note(each)
+    for coverage in table.COVERAGES:  # one row: the two coverages are one
+        one = table.release_table(logistic, "x3", B4, np.random.default_rng(8), level=0.9, coverage=coverage)
+        assert one.row_level == 0.9
+        assert table_note(one).startswith("The interval covers its coefficient of the fit on these rows with "
+                                          "probability ≥ 0.9 when")
     rng = np.random.default_rng(8)
     with pytest.raises(InputError, match="together, each"):
         table.release_table(logistic, "x3", B4, rng, coverage="both")

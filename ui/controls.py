@@ -174,7 +174,7 @@ def coverage_control() -> None:
         format_func={TOGETHER: "all rows at once", EACH: "each row on its own"}.get,
         help="All rows at once: the intervals cover their coefficients together at the level, each row at 1 − a/k "
         "(wider). Each row on its own: every interval at the level, as regression tables usually print them, so all "
-        "k together only at 1 − k·a. The release, its noise and its cost are the same.")
+        "k together only at 1 − k·a. Its privacy and its cost are the same.")
 
 
 def noise_controls() -> None:

@@ -90,8 +90,9 @@ def curvature_caption(r: Release) -> str:
     if c is None or c.bound is None:
         return f"{spent}; no curvature could be certified at the released point, so the interval is the wide one."
     return (f"{spent}, {c.epsilon:.2g} of it on the curvature at the released point{chosen}: certified λmin ≥ "
-            f"{c.lambda_hat:.3g} there, and ‖H⁻¹u‖ about {math.exp(c.log_norm):.3g} (≤ {c.bound:.3g} with "
-            f"probability 1 − {c.beta:.2g}), which with its noise sets the interval's width.")
+            f"{c.lambda_hat:.3g} there, and ‖H⁻¹u‖ (H the objective's Hessian there) about "
+            f"{math.exp(c.log_norm):.3g} (≤ {c.bound:.3g} with probability 1 − {c.beta:.2g}), which with its noise "
+            "sets the interval's width.")
 
 
 def release_card(run: PrivateRun, name: str, problem: Problem | None) -> None:

@@ -100,13 +100,14 @@ def point_error(problem: Problem, point: NDArray, ridge: float) -> float:
     The residuals are formed by Dot2 (core.estimator.fit.residuals) from the public response bound B (inf only for
     logistic labels, whose residual is x^T theta): each errs by at most gamma_(2d+1)^2 size + 2^-53 |z|; h'' moves by at
     most h3_sup times that, and |z h'''(z)| <= 1 for both losses; h'' itself rounds by a few units of 2^-53. The
-    Gram and the eigensolver are core.estimator.rounding.hessian_error's.
+    Gram and the eigensolver are core.estimator.rounding.hessian_error's, the eigensolver's 10 d^2 u ||H|| taken with
+    ||H + ridge I|| <= G1 + ridge; adding the ridge to the diagonal rounds by 4 u ridge.
     """
     g, n, d = problem.geometry, problem.n, problem.d
     shift = 0.0 if problem.model.loss == "logistic" else problem.response_bound
     size = shift + g.r * float(np.linalg.norm(point)) * (1.0 + 4.0 * UNIT)
     weight = g.loss.h3_sup * gamma(2 * d + 1) ** 2 * size + 8.0 * UNIT
-    return hessian_error(n, d, g.G1, g.r, 0.0) + g.r**2 * weight + 4.0 * UNIT * ridge
+    return hessian_error(n, d, g.G1, g.r, 0.0) + g.r**2 * weight + (10.0 * d * d + 4.0) * UNIT * ridge
 
 
 def hessian_at(problem: Problem, point: NDArray, ridge: float) -> NDArray:

@@ -9,14 +9,15 @@ constants G1, r). Nothing else is read, so a forecast costs no budget.
 - The fallback (core.mechanisms.fallback): objective perturbation's (lam, s) are public, so the half-width it gets
   WITHOUT a curvature bound, `fallback_half_width`, is exact now. With one, it is about q s ||v|| +
   |lam - lam_reg| ||v|| ||theta_hat|| + l(lam), ||v|| = ||(H + lam_reg I)^-1 u|| (core.mechanisms.curvature, which
-  reads step 2's estimate of ||v|| with its noise): between q s / (lambda_hat_max + lam_reg) (||v|| >= 1/lambda_max)
-  and q s / mu_low, the interval's cap at step 1's likely low draw, plus the ridge bias, which depends on the
-  released point and is not forecast (measured: docs/experiments.md). Whether the bound is certified depends on
-  step 1's Laplace draw: its chance is computed with lambda_hat_min + lam_reg in place of mu = lambda_min(H(theta_hat) +
-  lam_reg I), which lambda_hat_min bounds from below w.h.p. (H(theta_hat) is near H(theta(P_n))), so the chance is, if
-  anything, too low and the warning errs towards warning. Where lambda_hat_min is 0, stage 1's released count read
-  at its 99.99 % lower quantile (`count_hint`) stands in, and the chance is discounted by its miss rate: a 90 %
-  quantile missed one draw in ten, each then an unwarned wide interval (docs/experiments.md).
+  reads step 2's estimate of ||v|| with its noise): between q s / (lambda_hat_max + lam_reg) (||v|| >=
+  1/(lambda_max + lam_reg)) and q s / mu_low, the interval's cap at step 1's likely low draw, plus the ridge bias,
+  which depends on the released point and is not forecast (measured: docs/experiments.md). Whether the bound is
+  certified depends on step 1's Laplace draw: its chance is computed with lambda_hat_min + lam_reg in place of
+  mu = lambda_min(H(theta_hat) + lam_reg I), which lambda_hat_min + lam_reg bounds from below w.h.p. (H(theta_hat) is
+  near H(theta(P_n))), so the chance is, if anything, too low and the warning errs towards warning. Where
+  lambda_hat_min is 0, stage 1's released count read at its 99.99 % lower quantile (`count_hint`) stands in, and the
+  chance is discounted by its miss rate: a 90 % quantile missed one draw in ten, each then an unwarned wide interval
+  (docs/experiments.md).
 - "Uninformative": a likely half-width wider than the coefficient's plausible half-range, a public number: for the
   logistic loss ln 100 (odds ratios from 1/100 to 100 per unit of the feature: wider tells a reader nothing they did
   not know), for a response bound B on the cube or ball, B (the coefficient's effect across the domain would exceed

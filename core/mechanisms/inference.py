@@ -4,7 +4,9 @@ The private interval covers u^T theta(P_n), the coefficient fitted on these n ro
 sample of a population (an assumption, stated wherever this interval is shown), u^T theta(P_n) itself varies around
 the population's u^T theta_pop with variance about u^T H^-1 Sigma H^-1 u / n (Sigma the covariance of the per-row
 gradient). For the logistic loss, when the model holds, Sigma = H (the information equality), so that variance is
-u^T H^-1 u / n <= ||H^-1 u|| / n (Cauchy-Schwarz, ||u|| = 1), and each branch already holds a private bound:
+u^T H^-1 u / n <= ||H^-1 u|| / n (Cauchy-Schwarz, ||u|| = 1), H here the Hessian of the objective (1), its ridge
+lam_reg included (with lam_reg > 0 the equality holds only approximately), and each branch already holds a private
+bound:
 
 - Algorithm 5: u^T (H + lam_reg I)^-1 u <= 1/lam0, lam0 = lambda_hat_min + lam_reg (certified at theta(P_n));
 - the fallback with a certified curvature: ||(H(theta_hat) + lam_reg I)^-1 u|| <= U (core.mechanisms.curvature), at
