@@ -196,12 +196,6 @@ def step_one_budget(k: int, epsilon: float, delta: float, beta: float,
     return epsilon - eps_2, family, unit, delta_1
 
 
-def interval_quantile(level: float) -> float:
-    """The curvature interval's multiplier of s ||v|| were ||v|| known and no cap applied: the normal quantile at the
-    miss rate a = 1 - level, split over the two tails. The forecast's low end."""
-    return normal_quantile(0.5 + level / 2.0)
-
-
 def cap_quantile(level: float) -> float:
     """The quantile of the curvature interval's cap (q s + bias)/lambda_hat: the normal quantile at CAP_SHARE a, split
     over the two tails, so that the cap alone misses CAP_SHARE a (`curvature_intervals`)."""

@@ -34,7 +34,7 @@ from core.estimator.geometry import Geometry
 from core.estimator.model import ModelSpec
 from core.estimator.problem import Problem
 from core.mechanisms.certificates import RecursiveBound, steps_to_invert
-from core.mechanisms.curvature import cap_quantile, interval_quantile
+from core.mechanisms.curvature import cap_quantile
 from core.mechanisms.fallback import fallback_half_width
 from core.mechanisms.full_vector import op_parameters
 from core.mechanisms.recursion import down_recursion
@@ -50,7 +50,7 @@ from core.mechanisms.split import (
 )
 from core.mechanisms.stability import StabilityTest, solver_slack
 from core.privacy.accounting import Budget
-from core.privacy.gaussian import sigma
+from core.privacy.gaussian import normal_quantile, sigma
 
 if TYPE_CHECKING:
     from core.mechanisms.pipeline import Certified
@@ -125,7 +125,7 @@ def forecast(g: Geometry, model: ModelSpec, n: int, budget: Budget, test: Stabil
         chance, likely_low = None, need
     elif not lambda_min > 0:
         chance *= 1.0 - HINT_MISS  # the hint holds except with probability HINT_MISS
-    q, q_cap = interval_quantile(level), cap_quantile(level)
+    q, q_cap = normal_quantile(0.5 + level / 2.0), cap_quantile(level)  # ||v|| known, no cap: the low end
     top = g.G1 if lambda_max is None else lambda_max
     narrow = (q * s / (top + model.lam_reg) + solver_slack(lam, g), q_cap * s / likely_low + solver_slack(lam, g))
     which = "λ̂min" if lambda_min > 0 else "stage 1's count at its 99.99 % lower quantile"
