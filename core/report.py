@@ -20,7 +20,7 @@ from core.mechanisms.inference import OFF_MODEL
 from core.mechanisms.pipeline import PrivateRun, Problem
 from core.mechanisms.release import Release
 from core.mechanisms.stability import StabilityTest
-from core.mechanisms.table import TableRelease
+from core.mechanisms.table import EACH, TOGETHER, TableRelease
 from core.methods.compare import Comparison, MethodTrials
 from core.privacy.accounting import Budget, StageBudget
 from core.privacy.gaussian import exp_magnitude
@@ -447,7 +447,7 @@ def table_note(t: TableRelease) -> str:
         return "Nothing was released, so there is no interval."
     if t.k == 1:
         covers = f"The interval covers its coefficient of the fit on these rows with probability ≥ {t.level:g}"
-    elif t.coverage == "each":
+    elif t.coverage == EACH:
         covers = (f"Each of the {t.k} intervals covers its coefficient of the fit on these rows with probability "
                   f"≥ {t.level:g} (all {t.k} at once with probability ≥ {max(0.0, 1 - t.k * (1 - t.level)):.4g} only)")
     else:
@@ -545,7 +545,7 @@ def _short_sign(lo: float, hi: float) -> str:
 
 def together(table: dict) -> bool:
     """Whether a table document's intervals hold all at once (a document published before the choice existed did)."""
-    return table.get("coverage", "together") == "together"
+    return table.get("coverage", TOGETHER) == TOGETHER
 
 
 def plain_table_summary(doc: dict, epsilon: float, delta: float, unit: str = "person") -> list[str]:

@@ -143,8 +143,8 @@ def release_table(problem: Problem, names: str | tuple[str | int, ...], budget: 
     """The chosen coefficients in one release of `budget` (the module docstring), their intervals at `level` for all
     rows at once or for each (`coverage`)."""
     check_fallback_accounting(fallback, budget.accounting)
-    check_coverage(coverage)  # before any noise
     idx = coordinates(problem, names)
+    each = row_level(level, len(idx), coverage)  # checks the coverage before any noise
     f, g = problem.fit, problem.geometry
     lmin, lmax, test = certificates(problem, budget, rng)
     probe = fallback_probe(problem, budget, lmin.lambda_hat, fallback, rng)
@@ -152,7 +152,6 @@ def release_table(problem: Problem, names: str | tuple[str | int, ...], budget: 
     common = dict(names=tuple(problem.feature_names[j] for j in idx), indices=idx, level=float(level),
                   budget=budget, calibration=calibration, lambda_min=lmin, lambda_max=lmax, test=test, probe=probe,
                   fitted=fitted, coverage=coverage)
-    each = row_level(level, len(idx), coverage)
     if test.passed:
         eps, dlt = release_event_budget(budget)
         vec = gaussian_step("algorithm3", f, lmin, sigma(eps, dlt, calibration),
