@@ -6,16 +6,20 @@ Every record here is SYNTHETIC, made up by the seeded generator of core.data.syn
 
 from __future__ import annotations
 
+import hashlib
 import html
 import json
 import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from apptest import on_page
 
 from core.cli import build_parser, main, spec_from_args
-from core.data import acs, census_sample
+from core.data import acs, census_sample, synthetic_pums
 from core.data.spec import (
     MAX_SAMPLE_ROWS,
     MIN_SAMPLE_ROWS,
@@ -248,3 +252,114 @@ def test_a_notebook_of_a_run_on_a_sample_makes_and_reads_the_same_sample(tmp_pat
     census_sample.folder(ROWS).joinpath("2018", "1-Year", "psam_p06.csv").unlink()  # another machine: not made yet
     got = printed(run_notebook(notebook(plan), tmp_path))
     assert float(got["value"]) == want.value
+
+
+# ---------------------------------------------------------------- a SYNTHETIC label is earned by content
+
+SMALL = "WY"  # the smallest state: its sample of ROWS records is written in about 0.05 s
+
+
+def mismatch(path, state: str = SMALL) -> str:
+    """The one sentence that refuses a file at path (the command line's wording)."""
+    return (f"{path} does not hold what the SYNTHETIC generator writes for {state}, 2018 1-Year, {ROWS:,} records, so "
+            f"it is not read as made-up data; delete the files of {census_sample.folder(ROWS)} and make the sample "
+            "again with --census-sample")
+
+
+def another_process(monkeypatch) -> None:
+    """What a new process knows: no digest of its own writing, no file checked yet."""
+    monkeypatch.setattr(census_sample, "_EXPECTED", {})
+    monkeypatch.setattr(census_sample, "_CHECKED", {})
+
+
+def test_the_generator_writes_the_same_bytes_every_time(tmp_path):
+    (one, sha), = synthetic_pums.write_synthetic_pums_digests(tmp_path / "a", [SMALL], rows=ROWS)
+    (two, again), = synthetic_pums.write_synthetic_pums_digests(tmp_path / "b", [SMALL], rows=ROWS)
+    assert one.read_bytes() == two.read_bytes() and sha == again == hashlib.sha256(one.read_bytes()).hexdigest()
+    assert synthetic_pums.synthetic_pums_digest(ROWS, SMALL, census_sample.SEED) == sha  # in memory, no file
+    assert synthetic_pums.synthetic_pums_digest(ROWS, "VT", census_sample.SEED) != sha
+
+
+def test_another_process_computes_the_same_digest():
+    code = ("from core.data.synthetic_pums import synthetic_pums_digest as d; "
+            f"print(d({ROWS}, {SMALL!r}, {census_sample.SEED}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120,
+                         cwd=Path(__file__).resolve().parent.parent).stdout.strip()
+    assert out == synthetic_pums.synthetic_pums_digest(ROWS, SMALL, census_sample.SEED)
+
+
+def test_an_untouched_sample_passes_its_check_in_a_new_process(monkeypatch):
+    spec = SyntheticCensusSpec((SMALL,), rows=ROWS)
+    path = acs.census_path(spec.make(), SMALL)
+    another_process(monkeypatch)  # the digest is drawn again in memory, not taken from the writer
+    assert spec.load().n > 0
+    assert census_sample.expected_digest(SMALL, 2018, ROWS) == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert not list(census_sample.folder(ROWS).rglob("*.npz"))  # no encoded cache in the writable folder
+
+
+def renamed_state(path) -> None:
+    census_sample.make(("VT",), 2018, "1-Year", ROWS)
+    path.write_bytes(acs.census_path(census_sample.folder(ROWS), "VT").read_bytes())
+
+
+def one_byte_changed(path) -> None:
+    content = bytearray(path.read_bytes())
+    content[-3] = ord("1") if content[-3] != ord("1") else ord("2")  # a replicate weight of the last record
+    path.write_bytes(bytes(content))
+
+
+def other_rows(path) -> None:
+    (other,) = synthetic_pums.write_synthetic_pums(path.parent.parent.parent / "elsewhere", [SMALL], rows=ROWS,
+                                                   seed=census_sample.SEED + 1)
+    path.write_bytes(other.read_bytes())
+
+
+@pytest.mark.parametrize("fresh", [False, True], ids=["same process", "new process"])
+@pytest.mark.parametrize("tamper", [renamed_state, one_byte_changed, other_rows])
+def test_a_file_the_generator_did_not_write_is_refused_and_kept(monkeypatch, tamper, fresh):
+    spec = SyntheticCensusSpec((SMALL,), rows=ROWS, n=200, sample_seed=1)
+    path = acs.census_path(spec.make(), SMALL)
+    tamper(path)
+    planted = path.read_bytes()
+    if fresh:
+        another_process(monkeypatch)
+    for route in (spec.load, spec.make):  # every load, and the Data page's Make button
+        with pytest.raises(DataError) as err:
+            route()
+        assert str(err.value) == mismatch(path) and err.value.setting == "census_sample"
+    assert path.read_bytes() == planted  # refused, never overwritten: the curator deletes it
+    path.unlink()
+    assert spec.load().n == 200  # deleted, the sample is made again
+
+
+def test_a_refused_file_charges_nothing_on_the_command_line(tmp_path, capsys):
+    ledger = str(tmp_path / "refused.sqlite3")
+    path = acs.census_path(census_sample.make((SMALL,), 2018, "1-Year", ROWS), SMALL)
+    one_byte_changed(path)
+    argv = ["release", "--census-sample", str(ROWS), "--state", SMALL, "--coordinate", "female", "--epsilon", "4",
+            "--delta", "1e-6", "--ledger", ledger]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == f"error: {mismatch(path)}"
+    assert main(["ledger", "show", "--ledger", ledger]) == 0
+    assert json.loads(capsys.readouterr().out)["populations"] == []  # nobody charged
+
+
+def test_a_refused_file_is_one_sentence_on_the_data_page(monkeypatch):
+    """The app, started after the file was replaced, opens the Data page on the sample: it says why and what to do,
+    and shows no record."""
+    path = acs.census_path(census_sample.make((SMALL,), 2018, "1-Year", ROWS), SMALL)
+    renamed_state(path)
+    another_process(monkeypatch)
+    at = on_page("data", source="acs", states=SMALL, census_sample=ROWS)
+    assert not at.exception
+    sentence = mismatch(path).replace("--census-sample", "“SYNTHETIC records per state” on the Data page")
+    assert sentence in [e.value for e in at.error], [e.value for e in at.error]
+    assert not at.dataframe and not at.metric  # no preview, no summary of the planted file
+
+
+def test_the_census_reader_never_reads_the_samples_folder():
+    """A planted file or encoded cache there is never read unchecked, whoever asks."""
+    folder = census_sample.make((SMALL,), 2018, "1-Year", ROWS)
+    with pytest.raises(DataError, match="holds SYNTHETIC census samples") as err:
+        acs.load_state(folder, SMALL)
+    assert err.value.setting == "acs_root"

@@ -323,8 +323,14 @@ def _cache_path(root: Path, state: str, year: int, horizon: str) -> Path:
 
 def load_state(root: str | os.PathLike, state: str, year: int = 2018, horizon: str = "1-Year",
                download: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """One state's encoded population, from the processed cache when the census file is unchanged."""
+    """One state's encoded population, from the processed cache when the census file is unchanged. Never from the
+    SYNTHETIC samples' folder: anyone who can write there could plant a file or a cache, so a sample's files are read
+    only through core.data.census_sample, which checks their content."""
     root = Path(root)
+    if in_sample_root(root):
+        raise DataError(f"{root} holds SYNTHETIC census samples, read only as such, after a check of their content: "
+                        "name the folder of the census files with {acs_root}, or use the SYNTHETIC sample as such "
+                        "({census_sample})", "acs_root")
     path = ensure_census_file(root, state, year, horizon, download)
     stat = path.stat()
     stamp = np.array([stat.st_size, stat.st_mtime_ns], dtype=np.int64)
@@ -390,16 +396,19 @@ def load_acs_income(
     sample_seed: int | None = None,
     download: bool = False,
     with_replacement: bool = False,
+    read_state: Callable[[str], tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> Dataset:
     """The paper's income problem for the chosen states: the population, or a seeded sample of n.
 
     The sample is drawn without replacement unless with_replacement is set; the Dataset's
-    privacy_unit is PrivacyUnit("person", k), k the most rows one person fills.
+    privacy_unit is PrivacyUnit("person", k), k the most rows one person fills. read_state gives a state's encoded
+    population (default: `load_state` from root); a SYNTHETIC sample's is `core.data.census_sample.load_state`.
     """
     if not states:
         raise DataError("name at least one state with {state}, e.g. CA", setting="state")
     root = Path(root) if root is not None else default_root()
-    parts = [load_state(root, s, year, horizon, download) for s in states]
+    read = read_state or (lambda s: load_state(root, s, year, horizon, download))
+    parts = [read(s) for s in states]
     X = np.concatenate([p[0] for p in parts]) if len(parts) > 1 else parts[0][0]
     y = np.concatenate([p[1] for p in parts]) if len(parts) > 1 else parts[0][1]
     if X.shape[0] == 0:

@@ -256,16 +256,22 @@ class SyntheticCensusSpec(_CensusIncome):
 
     def make(self, progress: Callable[[float], None] | None = None) -> Path:
         """The sample's folder, every state's file written in it once (progress told the share written, if any file
-        is): later calls, in any session, find the files and write nothing."""
+        is): later calls, in any session, find the files and write nothing. A file there that does not hold what the
+        generator writes for it is refused (DataError), never overwritten."""
         from core.data import census_sample  # the generator, folktables and pandas load only for census data
 
         return census_sample.make(self.states, self.year, self.horizon, self.rows, progress)
 
     def load(self) -> Dataset:
-        from core.data import acs  # folktables and pandas load only for census data
+        """The sample made where missing, then each state's file read only if it holds what the generator writes for
+        it (core.data.census_sample.read): any other file, whoever put it there, is refused before anything is
+        charged."""
+        from core.data import acs, census_sample  # folktables and pandas load only for census data
 
+        read_state = partial(census_sample.load_state, year=self.year, horizon=self.horizon, rows=self.rows)
         return self._encoded(acs.load_acs_income(self.states, self.year, self.horizon, self.make(), self.n,
-                                                 self.sample_seed, with_replacement=self.with_replacement))
+                                                 self.sample_seed, with_replacement=self.with_replacement,
+                                                 read_state=read_state))
 
     def describe(self) -> str:
         states = ", ".join(self.states) or "no state"

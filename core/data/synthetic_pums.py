@@ -30,10 +30,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
+import io
 import os
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import pandas as pd
@@ -692,6 +695,22 @@ def write_synthetic_pums(
     given, is told the share done after each state's records are drawn and after each batch written, so a screen
     can show a file of the default size (tens of seconds) being made.
     """
+    return [path for path, _ in write_synthetic_pums_digests(root, states, year, horizon, rows, seed, model,
+                                                             progress)]
+
+
+def write_synthetic_pums_digests(
+    root: str | os.PathLike,
+    states: list[str] | tuple[str, ...],
+    year: int = 2018,
+    horizon: str = "1-Year",
+    rows: int | None = None,
+    seed: int = 0,
+    model: str = "state",
+    progress: Progress | None = None,
+) -> list[tuple[Path, str]]:
+    """write_synthetic_pums, each path with the SHA-256 hex digest of the bytes written to it (hashed on their way
+    out, not read back: what was written, whatever the file holds later)."""
     if horizon not in HORIZONS:
         raise ValueError(f"horizon must be '1-Year' or '5-Year', got {horizon!r}")
     sizes = {state: default_rows(state) if rows is None else rows for state in states}
@@ -699,29 +718,66 @@ def write_synthetic_pums(
         _check(n, state, int(year))
         planted_design(state, model)
     told = progress or (lambda share: None)
-    paths = []
+    written = []
     for k, (state, n) in enumerate(sizes.items()):
         table = _pums_table(n, state, seed, int(year), model)
         told((k + 0.5) / len(sizes))  # drawing the records takes about as long as writing them
         path = Path(root) / str(year) / horizon / f"psam_p{_STATE_CODES[state]}.csv"
         path.parent.mkdir(parents=True, exist_ok=True)
-        _write(table, path, lambda done, k=k: told((k + 0.5 + 0.5 * done) / len(sizes)))
-        paths.append(path)
-    return paths
+        written.append((path, _write(table, path, lambda done, k=k: told((k + 0.5 + 0.5 * done) / len(sizes)))))
+    return written
 
 
-def _write(table: pa.Table, path: Path, progress: Progress) -> None:
-    """The table as the census file writes it, in WRITE_STEPS batches (progress told the share written), to a
-    partial file of this process and thread, then moved into place: folktables takes any existing file as complete,
-    and two writers of the same file never share a partial one."""
-    partial = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.partial")
+def synthetic_pums_digest(rows: int, state: str, seed: int, year: int = 2018, model: str = "state") -> str:
+    """The SHA-256 hex digest of the bytes write_synthetic_pums writes for this state (the horizon only names the
+    folder), computed in memory: the records drawn again and written as CSV into the hash, no file read or written.
+    The generator is seeded and byte-deterministic, so this is what the file holds unless something else wrote it."""
+    _check(rows, state, int(year))
+    sink = _Hashing(None)
+    _csv(_pums_table(rows, state, seed, int(year), model), sink, lambda done: None)
+    return sink.hexdigest()
+
+
+class _Hashing(io.RawIOBase):
+    """A binary stream that hashes (SHA-256) every byte written on its way to `out` (None: nowhere)."""
+
+    def __init__(self, out: BinaryIO | None) -> None:
+        super().__init__()
+        self.out, self.sha = out, hashlib.sha256()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: bytes) -> int:  # type: ignore[override]
+        self.sha.update(data)
+        if self.out is not None:
+            self.out.write(data)
+        return len(data)
+
+    def hexdigest(self) -> str:
+        return self.sha.hexdigest()
+
+
+def _csv(table: pa.Table, sink: _Hashing, progress: Progress) -> None:
+    """The table as the census file writes it, into sink, in WRITE_STEPS batches (progress told the share written)."""
     options = pa_csv.WriteOptions(include_header=True, quoting_style="none", quoting_header="none")
     batches = table.to_batches(max_chunksize=max(1, -(-table.num_rows // WRITE_STEPS)))
-    with pa_csv.CSVWriter(partial, table.schema, write_options=options) as writer:
+    with pa_csv.CSVWriter(pa.PythonFile(sink, mode="w"), table.schema, write_options=options) as writer:
         for done, batch in enumerate(batches, 1):
             writer.write_batch(batch)
             progress(done / len(batches))
+
+
+def _write(table: pa.Table, path: Path, progress: Progress) -> str:
+    """The table as the census file writes it (progress told the share written) to a partial file of this process
+    and thread, then moved into place: folktables takes any existing file as complete, and two writers of the same
+    file never share a partial one. Returns the SHA-256 hex digest of the bytes written."""
+    partial = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.partial")
+    with partial.open("wb") as out:
+        sink = _Hashing(out)
+        _csv(table, sink, progress)
     partial.replace(path)
+    return sink.hexdigest()
 
 
 def main(argv: list[str] | None = None) -> None:
