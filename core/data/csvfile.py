@@ -13,9 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from core.data.dataset import Dataset
+from core.data.rows import LABEL_WORDS, canonical_column
 from core.errors import DataError
-
-_BOOLS = {"true": 1.0, "false": 0.0}
 
 
 def read_csv(path: str | os.PathLike, response: str = "y") -> Dataset:
@@ -29,26 +28,60 @@ def read_csv(path: str | os.PathLike, response: str = "y") -> Dataset:
 
 def read_csv_bytes(content: bytes, name: str, response: str = "y") -> Dataset:
     """The same for an uploaded file's bytes."""
-    return _parse(_text(content, name), name, response)
+    return _parse(decode(content, name), name, response)
+
+
+DELIMITERS = (",", ";", "\t", "|")  # the first wins a tie
+
+
+def delimiter(text: str) -> str:
+    """A CSV's delimiter: of DELIMITERS, the one that splits its header line into the most names."""
+    first = text.split("\n", 1)[0]
+    return max(DELIMITERS, key=lambda d: len(next(csv.reader([first], delimiter=d), [])))
 
 
 def header(content: bytes, name: str) -> list[str]:
     """A CSV's column names, stripped (DataError for a file that is not text or has no header)."""
-    names = next(csv.reader(io.StringIO(_text(content, name))), None)
+    text = decode(content, name)
+    names = next(csv.reader(io.StringIO(text), delimiter=delimiter(text)), None)
     if not names or not any(h.strip() for h in names):
         raise DataError(f"{name} is empty; it needs a header line naming its columns")
     return [h.strip() for h in names]
 
 
-def _text(content: bytes, name: str) -> str:
+def decode(content: bytes, name: str) -> str:
+    """A file's bytes as text (UTF-8, a byte-order mark dropped); DataError for a file that is not text."""
     try:
         return content.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise DataError(f"{name} is not a text CSV file") from None
 
 
+def csv_table(text: str) -> np.ndarray | None:
+    """Every column of a CSV's text (its header skipped) in the canonical form of core.data.rows (rows by columns),
+    or None when some column cannot be put in it, a row has another number of cells than the header, or there is no
+    row: what the people of a CSV are keyed on."""
+    sep = delimiter(text)
+    with warnings.catch_warnings():  # a header-only file is None below
+        warnings.simplefilter("ignore", UserWarning)
+        try:
+            table = np.loadtxt(io.StringIO(text), delimiter=sep, skiprows=1, dtype=np.float64, ndmin=2)
+        except ValueError:
+            table = None
+    if table is not None:
+        return table if table.shape[0] and np.isfinite(table).all() else None
+    reader = csv.reader(io.StringIO(text), delimiter=sep)
+    width = len(next(reader, []))
+    rows = [r for r in reader if any(c.strip() for c in r)]
+    if not rows or width == 0 or any(len(r) != width for r in rows):
+        return None
+    columns = [canonical_column(c) for c in zip(*rows, strict=True)]
+    return None if any(c is None for c in columns) else np.column_stack(columns)
+
+
 def _parse(text: str, label: str, response: str = "y") -> Dataset:
-    header = next(csv.reader(io.StringIO(text)), None)
+    sep = delimiter(text)
+    header = next(csv.reader(io.StringIO(text), delimiter=sep), None)
     if not header or not any(h.strip() for h in header):
         raise DataError(f"{label} is empty; it needs a header line with a column named {response}")
     names = [h.strip() for h in header]
@@ -62,9 +95,9 @@ def _parse(text: str, label: str, response: str = "y") -> Dataset:
     try:
         with warnings.catch_warnings():  # a header-only file is reported below, in words
             warnings.simplefilter("ignore", UserWarning)
-            data = np.loadtxt(io.StringIO(text), delimiter=",", skiprows=1, dtype=np.float64, ndmin=2)
+            data = np.loadtxt(io.StringIO(text), delimiter=sep, skiprows=1, dtype=np.float64, ndmin=2)
     except ValueError:
-        data = _read_slowly(text, names, yi, label)
+        data = _read_slowly(text, names, yi, label, sep)
     if data.shape[0] == 0:
         raise DataError(f"{label} has a header but no data rows")
     if data.shape[1] != len(names):
@@ -86,12 +119,12 @@ def _parse(text: str, label: str, response: str = "y") -> Dataset:
 MAX_LISTED = 6  # problems named in one message; the rest are counted
 
 
-def _read_slowly(text: str, names: list[str], yi: int, label: str) -> np.ndarray:
-    """The careful reader behind the fast one: accepts true/false labels, and finds every offending cell, reported
-    together (by column and kind, with how many rows and the first; never a cell's value)."""
+def _read_slowly(text: str, names: list[str], yi: int, label: str, sep: str) -> np.ndarray:
+    """The careful reader behind the fast one: accepts a label's words (core.data.rows.LABEL_WORDS), and finds every
+    offending cell, reported together (by column and kind, with how many rows and the first; never a cell's value)."""
     rows, short = [], []
     found: dict[tuple[str, str], list[int]] = {}
-    reader = csv.reader(io.StringIO(text))
+    reader = csv.reader(io.StringIO(text), delimiter=sep)
     next(reader)
     for r, cells in enumerate(reader, start=1):
         if not cells or all(not c.strip() for c in cells):
@@ -143,8 +176,8 @@ def _number(cell: str, is_label: bool) -> tuple[float, str | None]:
     """A cell's value, or NaN with what is wrong with it (the value itself is never quoted: a message must not
     publish a cell of the data)."""
     text = cell.strip()
-    if is_label and text.lower() in _BOOLS:
-        return _BOOLS[text.lower()], None
+    if is_label and text.casefold() in LABEL_WORDS:
+        return LABEL_WORDS[text.casefold()], None
     if not text:
         return math.nan, "missing"
     try:

@@ -30,12 +30,13 @@ from typing import TypeAlias
 
 import numpy as np
 
-from core.data.csvfile import header, read_csv_bytes
+from core.data.csvfile import csv_table, decode, header, read_csv_bytes
 from core.data.dataset import Dataset
 from core.data.encoding import ENCODING_WORDS, LIBRARY_ENCODING, RADII, check_encoding, encode, feature_names
+from core.data.rows import check_key, earlier_key, rows_key
 from core.data.synthetic import MAX_ROWS, synthetic
 from core.errors import DataError, InputError, check_seed
-from core.privacy.population import Population, content_key, seed_words
+from core.privacy.population import Population, seed_words
 
 SYNTHETIC_N = 100_000  # rows drawn when no n is given
 INCOME_TASK = "ACSIncome's filter, y = +1 when income > $40,000"
@@ -321,24 +322,29 @@ class CsvSpec(_FileSpec):
     """A CSV file with a header and a response column (`y` unless another is named); the loss is the user's choice
     (fixed_loss None)."""
 
-    # who the rows are: core.privacy.population.content_key of its numbers (the digest if they cannot be read)
+    # who the rows are: core.data.rows.rows_key of its canonical table ("" when it has none: it cannot be charged)
     key: str = ""
     response: str = "y"  # the label or response column; which one it is does not change who the rows are
+    # the key its rows were charged under before the canonical form (core.data.rows.earlier_key)
+    earlier: str = field(default="", repr=False)
 
     @classmethod
     def from_bytes(cls, name: str, content: bytes, response: str = "y") -> CsvSpec:
         """The spec of an upload; pass the same bytes to load()."""
-        return cls(digest(content), name, None, _rows_key(content, name), response)
+        checked = digest(content)  # first: it refuses anything but bytes
+        key, earlier = _keys(content, name)
+        return cls(checked, name, None, key, response, earlier)
 
     @classmethod
     def from_path(cls, path: str | os.PathLike, response: str = "y") -> CsvSpec:
         """The spec of a file on disk (read once for its digest and key, again by load())."""
         content = _read(path, f"data file not found: {path}; check the path passed to {{data}}", setting="data")
-        return cls(digest(content), str(path), os.fspath(path), _rows_key(content, str(path)), response)
+        key, earlier = _keys(content, str(path))
+        return cls(digest(content), str(path), os.fspath(path), key, response, earlier)
 
     def population(self) -> Population:
-        """The rows by their content key: renaming, reordering, rescaling or re-encoding the file keeps them."""
-        return Population.file(self.key or self.digest, self.name)
+        """The rows by their canonical key, whatever the writing (core.data.rows); DataError for a file with none."""
+        return Population.file(check_key(self.key, self.name), self.name, self.earlier)
 
     @property
     def fixed_loss(self) -> None:
@@ -419,16 +425,18 @@ def _people(content: bytes, name: str) -> tuple:
         return ()
 
 
-def _rows_key(content: bytes, name: str) -> str:
-    """content_key of a CSV's numbers (every column, whichever is the response: the key sorts columns, so the choice
-    does not change it); the byte digest when the file cannot be read as numbers (it cannot be released then:
-    loading it fails with the reason)."""
+def _keys(content: bytes, name: str) -> tuple[str, str]:
+    """A CSV's people: the key of its canonical table (core.data.rows; "" when it has none) and its earlier key."""
     try:
-        names = header(content, name)
-        data = read_csv_bytes(content, name, names[0])  # any column as the response: all are read alike
+        text = decode(content, name)
+    except DataError:  # not text: no rows to key
+        return "", earlier_key(content, None)
+    try:
+        then = read_csv_bytes(content, name, header(content, name)[0])  # as keyed then: the first column as y
+        numbers = np.column_stack([then.X, then.y])
     except DataError:
-        return digest(content)
-    return content_key(np.column_stack([data.X, data.y]))
+        numbers = None
+    return rows_key(csv_table(text)), earlier_key(content, numbers)
 
 
 def is_pums(content: bytes) -> bool:

@@ -7,8 +7,8 @@ budget; data of other people must not. A `Population` names the people and nothi
 - census data: the persons of one survey (year, horizon) in the chosen states, never the sample
   size, the sample seed, the folder, whether a file was downloaded, or whether it came as a PUMS person
   file of one's own (its ST and SERIALNO columns name the same people);
-- a CSV file: a canonical key of its content (core.data.spec.content_key), which renaming or reordering its
-  columns, reordering its rows, rescaling a column or re-encoding the file does not change;
+- a file of rows (a CSV): a canonical key of its content (`content_key`), which no re-writing of the same rows
+  changes (names, order and coding of columns, order of rows, number formats, line endings, quoting);
 - synthetic data: every generator setting, the row count and seed included (generated rows are
   their own population);
 - a SYNTHETIC census sample (core.data.census_sample): made-up persons in the census layout, a kind of their own
@@ -44,8 +44,8 @@ def seed_words(seed: int | None) -> str:
 class Population:
     """The people in a data set: a kind ("acs", "file", "synthetic" or "synthetic_census") and a key tuple within it.
 
-    Keys: acs ((sorted states), year, horizon); file (sha256 hex digest,); synthetic (loss, n, d,
-    theta_norm, noise_scale, seed); synthetic_census ((sorted states), year, horizon, rows per state). Only kind
+    Keys: acs ((sorted states), year, horizon); file (content key,) or (content key, earlier key); synthetic (loss,
+    n, d, theta_norm, noise_scale, seed); synthetic_census ((sorted states), year, horizon, rows per state). Only kind
     and key are compared and hashed; label is the description shown in words (it never holds the digest: a digest
     of the data is a function of the data, and must not be published).
     """
@@ -70,9 +70,12 @@ class Population:
         return cls(ACS, (names, int(year), horizon), label)
 
     @classmethod
-    def file(cls, digest: str, name: str = "") -> Population:
-        """The rows of a file, by a digest of its content (content_key for a CSV); name only labels it."""
-        return cls(FILE, (digest,), f"the rows of the file {name}" if name else "the rows of one file")
+    def file(cls, key: str, name: str = "", earlier: str = "") -> Population:
+        """The rows of a file, by the key of its content (content_key for a CSV); name only labels it. earlier, the
+        key the same file was charged under before content_key (core.data.rows.earlier_key), is a part too, so what
+        was spent under it still counts."""
+        label = f"the rows of the file {name}" if name else "the rows of one file"
+        return cls(FILE, (key, earlier) if earlier else (key,), label)
 
     @classmethod
     def synthetic(cls, loss: str, n: int, d: int, theta_norm: float, noise_scale: float,
@@ -93,11 +96,14 @@ class Population:
     def parts(self) -> tuple[Population, ...]:
         """The populations this one is the union of: for census data one per state and survey year (a 5-Year file
         holds the records of its five 1-Year surveys, so it shares their people), for a SYNTHETIC census sample one
-        per state (each state's file is drawn alone), else itself."""
+        per state (each state's file is drawn alone), for a file its content key and its earlier key, else itself."""
         if self.kind == SYNTHETIC_CENSUS:
             states, year, horizon, rows = self.key
             return (self,) if len(states) <= 1 else tuple(Population.census_sample((s,), year, horizon, rows)
                                                          for s in states)
+        if self.kind == FILE and len(self.key) == 2:
+            return (Population(FILE, self.key[:1], self.label),
+                    Population(FILE, self.key[1:], f"{self.describe()}, as keyed by earlier versions"))
         if self.kind != ACS:
             return (self,)
         states, year, horizon = self.key
@@ -111,39 +117,95 @@ class Population:
         return self.label or f"the {self.kind} population"
 
 
-KEY_DIGITS = 9  # significant digits a column keeps in content_key: what re-encoding a number may not change
-
-
 def content_key(columns: NDArray[np.float64]) -> str:
-    """A SHA-256 key of a table of numbers (rows by columns) that trivial edits cannot change.
+    """A SHA-256 key of a table of numbers (rows by columns): the same for every writing of the same rows.
 
-    Each column is mapped onto [0, 1] by its own minimum and range (so rescaling or shifting it, in dollars or in
-    thousands, changes nothing), turned to face the way whose sorted values come first (so negating it changes
-    nothing either), and rounded to KEY_DIGITS digits (so writing a number another way changes nothing); then the
-    columns are sorted by their values (names and order are ignored: which column is the response does not change
-    who the rows are) and the rows are sorted. Two tables of the same people keyed this way share a budget.
+    The key reads only what no re-writing of a file changes:
+
+    - each column by its dense ranks (so any strictly increasing re-expression, from dollars to thousands to a
+      logarithm, and any coding of a two-valued label, 0/1, -1/+1, 1/2, changes nothing);
+    - each column turned to face one way (so a decreasing re-expression, or a label coded the other way round,
+      changes nothing): the way whose counts of each rank come first; a column whose counts read the same both
+      ways faces the way it co-varies with the columns already turned (an exact integer sum), and is folded about
+      its middle rank when that sum is 0;
+    - columns in the order of their counts, and within columns of equal counts each row's values sorted (names and
+      order are ignored; which column is the response does not change who the rows are), then rows sorted.
+
+    Whatever two tables it cannot tell apart share a budget, which errs on the side of the people.
     """
     m = np.asarray(columns, dtype=np.float64)
     if m.ndim != 2:
         raise ValueError("content_key takes a 2-D table")
-    lo, hi = m.min(axis=0, initial=np.inf), m.max(axis=0, initial=-np.inf)
-    span = np.where(hi > lo, hi - lo, 1.0)
-    unit = np.round((m - lo) / span * 10**KEY_DIGITS).astype(np.int64)
-    top = 10**KEY_DIGITS
-    cols = []
-    for j in range(unit.shape[1]):
-        up, down = unit[:, j], np.where(hi[j] > lo[j], top - unit[:, j], 0)
-        cols.append(up if _sorted_first(np.sort(up), np.sort(down)) else down)
-    cols.sort(key=lambda c: np.sort(c).tobytes())
-    table = np.stack(cols, axis=1) if cols else unit
-    rows = table[np.lexsort(table.T[::-1])] if table.size else table
-    h = hashlib.sha256(f"{table.shape[0]}x{table.shape[1]}".encode())
+    if not np.isfinite(m).all():
+        raise ValueError("content_key takes finite numbers")
+    cols = _facing([np.unique(m[:, j], return_inverse=True)[1].astype(np.int64) for j in range(m.shape[1])])
+    kinds = [np.bincount(c).tobytes() + bytes([folded]) for c, folded in cols]
+    order = sorted(range(len(cols)), key=kinds.__getitem__)
+    blocks = []
+    for kind in dict.fromkeys(kinds[j] for j in order):  # each kind once, in order; a row's values sorted within it
+        same = np.stack([cols[j][0] for j in order if kinds[j] == kind], axis=1)
+        same.sort(axis=1)
+        blocks.append(same)
+    table = np.ascontiguousarray(np.concatenate(blocks, axis=1) if blocks else np.zeros((m.shape[0], 0), np.int64))
+    rows = table.view(np.dtype((np.void, 8 * table.shape[1]))).ravel() if table.size else table
+    rows.sort()  # in place; any order of the rows that depends on their values alone will do: bytes sort fastest
+    h = hashlib.sha256(f"ranks:{m.shape[0]}x{m.shape[1]}".encode())
+    for kind in (kinds[j] for j in order):
+        h.update(len(kind).to_bytes(8, "little") + kind)
     h.update(np.ascontiguousarray(rows).tobytes())
     return h.hexdigest()
 
 
-def _sorted_first(a: NDArray[np.int64], b: NDArray[np.int64]) -> bool:
-    """Whether a comes first, or equals b, lexicographically (arrays of one length): at their first difference."""
-    differ = np.flatnonzero(a != b)
-    return differ.size == 0 or bool(a[differ[0]] < b[differ[0]])
+def _facing(ranks: list[NDArray[np.int64]]) -> list[tuple[NDArray[np.int64], bool]]:
+    """Each column of dense ranks turned to face its canonical way, and whether it was folded (content_key).
 
+    A column whose counts differ read backwards faces the way whose counts come first. One whose counts read the
+    same both ways (every column of distinct values) faces the way it co-varies with a public function of the rows
+    that no turning or reordering of columns changes: first the sum of the columns already turned, then, where that
+    sum is 0, each row's squared distance from the middle of every column; and is folded about its middle rank when
+    both are 0."""
+    out: list[tuple[NDArray[np.int64], bool] | None] = [None] * len(ranks)
+    centred = [2 * r - int(r.max(initial=0)) for r in ranks]
+    anchor = np.zeros(len(ranks[0]) if ranks else 0, np.int64)
+    for j, (r, z) in enumerate(zip(ranks, centred, strict=True)):
+        counts = np.bincount(r)
+        turn = _first_differs(counts, counts[::-1])
+        if turn != 0:
+            out[j] = (r.max() - r, False) if turn > 0 else (r, False)
+            anchor += -z if turn > 0 else z
+    spread = sum((z * z for z in centred), np.zeros_like(anchor))
+    for j, (r, z) in enumerate(zip(ranks, centred, strict=True)):
+        if out[j] is None:
+            way = _exact_dot(z, anchor) or _exact_dot(z, spread)
+            out[j] = (r, False) if way > 0 else (r.max() - r, False) if way < 0 else (np.abs(z), True)
+    return out  # type: ignore[return-value]
+
+
+def _first_differs(a: NDArray[np.int64], b: NDArray[np.int64]) -> int:
+    """-1, 0 or 1 as a comes before, equals or comes after b lexicographically (arrays of one length)."""
+    differ = np.flatnonzero(a != b)
+    return 0 if differ.size == 0 else -1 if a[differ[0]] < b[differ[0]] else 1
+
+
+_BLOCK = 256  # terms per int64 partial sum in _exact_dot: 256 |a b| < 2^63 while |a b| < 2^55
+_LIMB = 31  # bits of b taken at a time when |a b| could pass 2^55
+
+
+def _exact_dot(a: NDArray[np.int64], b: NDArray[np.int64]) -> int:
+    """sum(a * b) exactly, whatever the order of the rows (an inexact sum could turn a column differently for
+    reordered rows): int64 partial sums over blocks small enough not to overflow, added as Python integers; where
+    |a b| could pass 2^55, b is taken 31 bits at a time (|a| < 2^24: ranks of up to 8 million rows)."""
+    if a.size == 0 or not b.any():
+        return 0
+    if int(np.abs(a).max()) * int(np.abs(b).max()) < 2**55:
+        pad = (-a.size) % _BLOCK
+        terms = np.concatenate([a * b, np.zeros(pad, np.int64)]).reshape(-1, _BLOCK)
+        return sum(terms.sum(axis=1).tolist())
+    if int(np.abs(a).max()) >= 2**24:
+        return sum(int(x) * int(y) for x, y in zip(a.tolist(), b.tolist(), strict=True))
+    signed, rest = a * np.sign(b), np.abs(b)
+    total, shift = 0, 0
+    while rest.any():
+        total += _exact_dot(signed, rest & (2**_LIMB - 1)) << shift
+        rest, shift = rest >> _LIMB, shift + _LIMB
+    return total
