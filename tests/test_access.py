@@ -21,14 +21,20 @@ from core.privacy.access import (
     FREE_TRIES,
     LOCAL,
     MAX_WAIT,
+    RELAYED,
+    WINDOW,
     AccessError,
     Spender,
     key_id,
     loopback,
     refusal,
+    source,
+    too_many,
+    trusted_proxies,
     wait,
 )
 from core.privacy.charge import open_charged
+from core.privacy.ledger import Ledger
 from core.privacy.ledger_store import open_ledger
 
 PEOPLE = SyntheticSpec("robust", 2_000, 3, 1.0, 1.0, 5).population()
@@ -139,9 +145,11 @@ def test_a_thousand_wrong_keys_in_a_row_are_throttled(book, path, caplog, monkey
     # 10 s of attacks: FREE_TRIES free, then one check after waits of 1, 2 and 4 s (the next is due after 15 s)
     assert checked == FREE_TRIES + 3 and throttled == 1000 - checked
     assert len(hashed) == checked  # throttled attempts cost no scrypt
-    with pytest.raises(AccessError, match="wait"):  # even the right key must wait now, from that source
+    with pytest.raises(AccessError, match="from this browser: wait"):  # even the right key must wait now
         book.sign_in(real, "203.0.113.9", now=now)
-    assert book.sign_in(real, "198.51.100.2", now=now).name == "ana"  # another source is not locked out
+    with pytest.raises(AccessError, match="with this key: wait"):  # from any address: its key id counts too
+        book.sign_in(real, "198.51.100.2", now=now)
+    assert book.sign_in(real, "198.51.100.2", now=now + MAX_WAIT).name == "ana"  # once the wait is over
     assert wait(1000, now, now) == MAX_WAIT and wait(FREE_TRIES, now, now) == 1.0 and wait(2, now, now) == 0.0
     stored = file_bytes(path)
     assert not any(g.encode() in stored for g in guesses) and real.split("-", 2)[2].encode() not in stored
@@ -205,3 +213,109 @@ def test_the_command_line_publishes_as_the_curator_or_as_an_analyst(path, capsys
     book = open_ledger(path)
     assert book.by_email("cy@example.org") == Spender("analyst", "cy") and book.by_email("x@example.org") is None
     assert not math.isinf(next(a for a in book.analysts() if a.name == "cy").expires)
+
+
+@pytest.fixture(params=["memory", "file"])
+def any_book(request, tmp_path, monkeypatch):
+    """A ledger in memory or in a file, with a cheap scrypt: these tests count checks, not their cost."""
+    monkeypatch.setattr(access, "_SCRYPT", dict(n=2, r=1, p=1, dklen=32))
+    if request.param == "memory":
+        return Ledger(default_cap=(10.0, 1e-5))
+    return open_charged(tmp_path / "ledger.sqlite3", (10.0, 1e-5))
+
+
+def attack(book, target: str, now: float, source_of, own: str | None = None) -> tuple[int, int, list[str]]:
+    """40 guesses at target's key id, 10 ms apart from source_of(i), each followed by own's correct sign-in from the
+    same source when given: (guesses checked, own sign-ins that passed, the refusals of throttled guesses)."""
+    checked, passed, throttled = 0, 0, []
+    for i in range(40):
+        now += 0.01
+        try:
+            book.sign_in(f"psp-{key_id(target)}-guess{i:02d}", source_of(i), now=now)
+        except AccessError as exc:
+            checked += "not valid" in str(exc)
+            throttled += [str(exc)] if "wait" in str(exc) else []
+        if own is not None:
+            now += 0.01
+            try:
+                passed += book.sign_in(own, source_of(i), now=now).kind == "analyst"
+            except AccessError:
+                pass
+    return checked, passed, throttled
+
+
+def test_signing_in_with_ones_own_key_between_guesses_at_anothers_gains_nothing(any_book):
+    ana, bo, cy = (any_book.add_analyst(name, (1.0, 1e-6)) for name in ("ana", "bo", "cy"))
+    plain, _, _ = attack(any_book, cy, 1e6, lambda i: "198.51.100.7")
+    checked, passed, throttled = attack(any_book, bo, 2e6, lambda i: "203.0.113.9", own=ana)
+    assert plain == checked == FREE_TRIES  # 40 guesses in 0.8 s: the first wait (1 s) is never over
+    assert passed == FREE_TRIES - 1  # her own sign-ins pass until the address must wait, then wait with it
+    assert all("from this browser" in t for t in throttled) and len(throttled) == 40 - FREE_TRIES
+
+
+def test_guesses_from_forty_addresses_are_throttled_by_the_key_id_they_claim(any_book):
+    ana, bo = any_book.add_analyst("ana", (1.0, 1e-6)), any_book.add_analyst("bo", (1.0, 1e-6))
+    checked, _, throttled = attack(any_book, bo, 1e6, lambda i: f"10.0.0.{i}")
+    assert checked == FREE_TRIES and all("with this key" in t for t in throttled) and len(throttled) == 35
+    assert any_book.sign_in(ana, "10.0.0.1", now=1e6 + 0.5).name == "ana"  # another key is not locked out
+    with pytest.raises(AccessError, match="with this key"):  # ana's success cleared nothing of bo's key id
+        any_book.sign_in(f"psp-{key_id(bo)}-guess", "192.0.2.1", now=1e6 + 0.6)
+    with pytest.raises(AccessError, match="with this key"):  # bo too waits for the guesses at his key
+        any_book.sign_in(bo, "192.0.2.2", now=1e6 + 0.7)
+    assert any_book.sign_in(bo, "192.0.2.2", now=1e6 + 2).name == "bo"  # the wait is over
+    with pytest.raises(AccessError, match="not valid"):  # and his success reset his key id's count
+        any_book.sign_in(f"psp-{key_id(bo)}-guess", "192.0.2.3", now=1e6 + 2.01)
+
+
+def test_an_analyst_who_mistypes_signs_in_and_an_address_is_forgiven_after_the_window(any_book):
+    ana = any_book.add_analyst("ana", (1.0, 1e-6))
+    wrong, now, here = ana[:-1] + ("A" if ana[-1] != "A" else "B"), 1e6, "203.0.113.9"
+    for _ in range(FREE_TRIES):
+        now += 0.01
+        with pytest.raises(AccessError, match="not valid"):
+            any_book.sign_in(wrong, here, now=now)
+    assert any_book.sign_in(ana, here, now=now + 1.0).name == "ana"  # after one second's wait
+    with pytest.raises(AccessError, match="not valid"):  # the address's count goes on after her success:
+        any_book.sign_in(wrong, here, now=now + 1.01)
+    with pytest.raises(AccessError, match="from this browser: wait 2 s"):  # six failures, a 2 s wait
+        any_book.sign_in(ana, here, now=now + 1.02)
+    with pytest.raises(AccessError, match="not valid"):  # an hour later they no longer count
+        any_book.sign_in(wrong, here, now=now + 1.01 + WINDOW)
+
+
+def test_a_forwarding_header_is_believed_only_from_a_proxy_the_deployment_names():
+    none, local = trusted_proxies(lambda name: None), trusted_proxies(lambda name: "127.0.0.1")
+    victim = "198.51.100.2"
+    assert none == () and [str(n) for n in trusted_proxies(lambda name: " 127.0.0.1, 10.0.0.0/8")] == [
+        "127.0.0.1/32", "10.0.0.0/8"]
+    assert len(trusted_proxies(lambda name: ["::1", "192.0.2.0/24"])) == 2  # a list in secrets.toml
+    assert trusted_proxies(lambda name: "127.0.0.1, nginx") == ()  # a mistyped setting trusts no header
+    # uvicorn puts the header's word in place of a loopback peer: rotating it, or forging the victim's, gains nothing
+    rotating = {source(f"10.9.{i}.1", [("X-Forwarded-For", f"10.9.{i}.1")], none) for i in range(10)}
+    assert rotating == {RELAYED} and source(None, [("X-Real-IP", "1.2.3.4")], none) == RELAYED
+    assert source(victim, [("x-forwarded-for", victim)], none) == RELAYED != victim
+    # a named proxy: the rightmost address it did not add itself, whatever the client wrote before it
+    assert source(None, [("X-Forwarded-For", victim)], local) == victim
+    assert source(victim, [("X-Forwarded-For", victim)], local) == victim  # the peer uvicorn replaced
+    assert source(None, [("X-Forwarded-For", f"{victim}, 127.0.0.1")], local) == victim
+    assert source(None, [("X-Forwarded-For", "6.6.6.6"), ("X-Forwarded-For", victim)], local) == victim
+    assert source(None, [("X-Forwarded-For", "::ffff:198.51.100.2")], local) == victim  # one address, one source
+    for garbage in ("", "not-an-address", "198.51.100.2:443", "198.51.100.2,,", "127.0.0.1"):
+        assert source(None, [("X-Forwarded-For", garbage)], local) == RELAYED, garbage
+    assert source(None, [("Forwarded", f"for={victim}")], local) == RELAYED  # only X-Forwarded-For is read
+    assert source("192.0.2.66", [("X-Forwarded-For", victim)], local) == RELAYED  # a peer no proxy: its own word
+    assert source("10.0.0.7", [("Accept", "*/*")], local) == "10.0.0.7" and source(None, [], none) == "this machine"
+    assert "PSP_TRUSTED_PROXIES" in too_many(3, "source", RELAYED) and "curator" in too_many(3, "key", victim)
+
+
+def test_the_app_counts_a_sign_in_under_the_source_its_setting_allows(monkeypatch):
+    from types import SimpleNamespace
+
+    import ui.access
+
+    context = SimpleNamespace(ip_address="203.0.113.5", headers={"X-Forwarded-For": "203.0.113.5"})
+    monkeypatch.setattr(ui.access, "st", SimpleNamespace(context=context))
+    monkeypatch.delenv("PSP_TRUSTED_PROXIES", raising=False)
+    assert ui.access._source() == RELAYED
+    monkeypatch.setenv("PSP_TRUSTED_PROXIES", "127.0.0.1")
+    assert ui.access._source() == "203.0.113.5"

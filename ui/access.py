@@ -17,12 +17,20 @@ from streamlit.delta_generator import DeltaGenerator
 from streamlit.errors import StreamlitSecretNotFoundError
 
 from core.errors import PspError
-from core.privacy.access import LOCAL, AccessError, Spender, loopback, refusal
+from core.privacy.access import (
+    LOCAL,
+    AccessError,
+    Spender,
+    forwarded,
+    loopback,
+    refusal,
+    source,
+    trusted_proxies,
+)
 from ui import keys, params, release
 
 _LOG = logging.getLogger("psp.access")
 KEY_FIELD = "access_key"  # the sign-in form's key field, emptied by its own callback
-FORWARDED = ("x-forwarded-for", "forwarded", "x-real-ip")  # a proxy relayed this browser: not the server's own
 
 
 def identity_provider() -> bool:
@@ -33,18 +41,25 @@ def identity_provider() -> bool:
         return False
 
 
+def _headers() -> list[tuple[str, str]]:
+    """This request's headers as (name, value) pairs, every value of a repeated header included."""
+    headers = st.context.headers
+    every = getattr(headers, "get_all", lambda name: [headers[name]])
+    return [(name, value) for name in headers for value in every(name)]
+
+
 def _source() -> str:
-    """Where this browser connects from, for throttling failed sign-ins (public: an address, never a key); the
-    server's own machine has no address here, and anything but text is "unknown"."""
-    ip = st.context.ip_address
-    return "this machine" if ip is None else ip if isinstance(ip, str) else "unknown"
+    """Where this browser connects from, for throttling failed sign-ins (core.privacy.access.source: an address,
+    never a key), believing a forwarding header only from the proxies the deployment names (PSP_TRUSTED_PROXIES
+    or the secret trusted_proxies)."""
+    trusted = trusted_proxies(lambda name: params._deployment(name, None))
+    return source(st.context.ip_address, _headers(), trusted)
 
 
 def _on_this_machine() -> bool:
     """Whether the browser is on the server's machine: a loopback peer (core.privacy.access.loopback) that no proxy
     relayed."""
-    headers = {k.lower() for k in st.context.headers}
-    return loopback(st.context.ip_address) and not headers & set(FORWARDED)
+    return loopback(st.context.ip_address) and not forwarded(_headers())
 
 
 def spender() -> Spender | None:

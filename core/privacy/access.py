@@ -14,11 +14,24 @@ Three roles, one rule (`refusal`), enforced where budget is spent:
 A server outside publish-only mode with no analysts lets the browser on its own machine spend (`LOCAL`), so
 one person working alone needs no key; a publish-only deployment never lets anyone spend without signing in.
 
-Failed sign-ins are throttled per source (the browser's address): after `FREE_TRIES` failures in a row each
-further attempt must wait 2^(failures - FREE_TRIES) seconds (at most `MAX_WAIT`) after the last, and an attempt
-made sooner fails without its key being looked at. Every checked attempt is kept in the ledger (time, source, the
-key's public id, whether it passed); every failure, throttled ones included, goes to the `psp.access` logger; the
-key itself never does, nor does a throttled attempt grow the ledger.
+Failed sign-ins are counted twice (`throttle`), and an attempt waits when either count says so:
+
+- per key id (`key_id`, the public part of the key an attempt claims): its failures since the last success with
+  that key id, from any source. Only that key's own success resets it, so changing address gains a guesser nothing.
+- per source (`source`, the browser's address): its failures in the last `WINDOW` seconds, whatever key each
+  claimed. No success clears them, so signing in with one's own key between guesses at another's gains nothing;
+  an analyst who mistypes a few times still signs in, and an hour later the slate is clean.
+
+After `FREE_TRIES` failures a count makes each further attempt wait 2^(failures - FREE_TRIES) seconds (at most
+`MAX_WAIT`) after its last failure; an attempt made sooner fails without its key being looked at and without
+growing the ledger. Every checked attempt is kept in the ledger (time, source, the key's public id, whether it
+passed); every failure, throttled ones included, goes to the `psp.access` logger; the key itself never does.
+
+A source is the address the server reports, unless the request carries a forwarding header (`FORWARDED`). The
+server (uvicorn) may already have put that header's word in place of the peer's address, so a header is believed
+only when the deployment names its proxies (`trusted_proxies`: PSP_TRUSTED_PROXIES or the secret
+trusted_proxies); otherwise every relayed request counts under the one source `RELAYED`, whatever its header says,
+so that rotating the header gains nothing and a forged one cannot choose whose address is locked out.
 """
 
 from __future__ import annotations
@@ -26,14 +39,23 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+import logging
 import math
+import os
 import secrets
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from core.errors import Refused
 
-FREE_TRIES = 5  # failures in a row from one source before it must wait
+FREE_TRIES = 5  # failures a source or a key id may make before it must wait
 MAX_WAIT = 600.0  # seconds: the longest wait between two attempts
+WINDOW = 6 * MAX_WAIT  # seconds a source's failures count, whatever signs in from it meanwhile
+FORWARDED = ("x-forwarded-for", "forwarded", "x-real-ip")  # headers by which a proxy says whom it relays
+RELAYED = "relayed: untrusted forwarding header"  # the one source of every request relayed by no named proxy
+THIS_MACHINE = "this machine"  # the source of the server's own browser (Streamlit reports no address for it)
+_LOOPBACKS = (ipaddress.ip_address("127.0.0.1"), ipaddress.ip_address("::1"))  # what Streamlit reports as None
+_LOG = logging.getLogger("psp.access")
 _SCRYPT = dict(n=2**14, r=8, p=1, dklen=32)  # about 50 ms and 16 MB a try: slow to guess, quick to sign in
 KEY_PREFIX = "psp"
 
@@ -120,10 +142,92 @@ def _hash(secret: str, salt: bytes) -> bytes:
 
 
 def wait(failures: int, last_failure: float | None, now: float) -> float:
-    """Seconds a source must still wait before its next attempt, after `failures` failures in a row."""
+    """Seconds a source or a key id must still wait before its next attempt, after `failures` counted failures."""
     if failures < FREE_TRIES or last_failure is None:
         return 0.0
     return max(0.0, last_failure + min(2.0 ** (failures - FREE_TRIES), MAX_WAIT) - now)
+
+
+Count = tuple[int, float | None]  # (failures counted, the time of the last of them)
+
+
+def throttle(by_source: Count, by_key: Count, now: float) -> tuple[float, str]:
+    """(seconds an attempt must still wait, "key" or "source": the count that makes it wait longer) from its
+    source's failures in the last WINDOW seconds and its key id's since that key id's last success (module
+    docstring); 0 seconds: it may be checked now."""
+    from_source, with_key = wait(*by_source, now), wait(*by_key, now)
+    return (with_key, "key") if with_key > from_source else (from_source, "source")
+
+
+def too_many(left: float, binding: str, source: str) -> str:
+    """The one sentence that refuses a throttled attempt: how long to wait, and what else helps."""
+    seconds = math.ceil(left)
+    if binding == "key":
+        return (f"Too many failed sign-ins with this key: wait {seconds} s and try again, or ask the data's curator "
+                "for a new key.")
+    if source == RELAYED:
+        return (f"Too many failed sign-ins through this site's proxy: wait {seconds} s and try again; whoever "
+                "deploys the app names its proxies in PSP_TRUSTED_PROXIES so that each browser counts on its own.")
+    return f"Too many failed sign-ins from this browser: wait {seconds} s and try again."
+
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+
+
+def trusted_proxies(read: Callable[[str], object | None] = lambda name: os.environ.get(f"PSP_{name.upper()}")
+                    ) -> tuple[Network, ...]:
+    """The proxies whose forwarding headers the deployment trusts: read("trusted_proxies") (by default the
+    environment variable PSP_TRUSTED_PROXIES), addresses or CIDRs, comma-separated or a list. Empty when unset, and
+    when any entry is not an address (a mistyped setting trusts no header rather than a wrong one)."""
+    raw = read("trusted_proxies")
+    entries = raw.split(",") if isinstance(raw, str) else raw if isinstance(raw, list | tuple) else []
+    try:
+        return tuple(ipaddress.ip_network(str(e).strip(), strict=False) for e in entries if str(e).strip())
+    except ValueError:
+        _LOG.warning("trusted_proxies (PSP_TRUSTED_PROXIES) is not a list of addresses or CIDRs: no forwarding "
+                     "header is trusted")
+        return ()
+
+
+def _address(text: object) -> Address | None:
+    """An IP address (an IPv4-mapped IPv6 one as IPv4), or None for anything else."""
+    try:
+        ip = ipaddress.ip_address(text.strip()) if isinstance(text, str) else None
+    except ValueError:
+        return None
+    return getattr(ip, "ipv4_mapped", None) or ip
+
+
+def _within(ip: Address, trusted: Sequence[Network]) -> bool:
+    return any(ip in net for net in trusted)
+
+
+def forwarded(headers: Iterable[tuple[str, str]]) -> bool:
+    """Whether a request carries a forwarding header (`FORWARDED`): some proxy relayed it."""
+    return any(name.lower() in FORWARDED for name, _ in headers)
+
+
+def source(peer: object, headers: Iterable[tuple[str, str]], trusted: Sequence[Network]) -> str:
+    """Where a sign-in comes from, for throttling (public: an address, never a key), from the peer's address as
+    the server reports it (None: its own machine), the request's (name, value) headers and the trusted proxies.
+
+    Without a forwarding header: the peer ("this machine" for none, "unknown" for anything but text). With one:
+    RELAYED when no proxy is trusted; else the rightmost X-Forwarded-For address that is not a trusted proxy,
+    provided the peer is a trusted proxy or that very address (the server may have put it there), and RELAYED when
+    there is none, an entry is not an address, or the peer is some other machine that wrote the header itself.
+    """
+    pairs = [(name.lower(), value) for name, value in headers]
+    if not forwarded(pairs):
+        return THIS_MACHINE if peer is None else peer if isinstance(peer, str) else "unknown"
+    hops = [_address(hop) for name, value in pairs if name == "x-forwarded-for" for hop in value.split(",")]
+    if not trusted or not hops or None in hops:
+        return RELAYED
+    client = next((hop for hop in reversed(hops) if not _within(hop, trusted)), None)
+    relays = _LOOPBACKS if peer is None else (_address(peer),)
+    if client is None or not any(r is not None and (r == client or _within(r, trusted)) for r in relays):
+        return RELAYED
+    return str(client)
 
 
 def loopback(address: object) -> bool:

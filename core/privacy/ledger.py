@@ -49,7 +49,20 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from core.errors import BudgetError, Refused
-from core.privacy.access import CURATOR, AccessError, Analyst, Spender, check_name, key_id, matches, new_key, wait
+from core.privacy.access import (
+    CURATOR,
+    WINDOW,
+    AccessError,
+    Analyst,
+    Count,
+    Spender,
+    check_name,
+    key_id,
+    matches,
+    new_key,
+    throttle,
+    too_many,
+)
 from core.privacy.marks import public
 from core.privacy.population import Population
 
@@ -215,11 +228,11 @@ class LedgerStore(Protocol):
     def analysts(self) -> Sequence[Analyst]:
         """Every analyst's record, in the order added."""
 
-    def reserve_attempt(self, source: str, claimed: str | None, now: float
-                        ) -> tuple[int, float | None, int | None]:
-        """In one step: the failures in a row from source and the time of the last, then, unless that source must
-        still wait (core.privacy.access.wait), a new attempt logged as failed until `confirm_attempt` (so that attempts
-        racing each other all count): (failures, last, its id or None when it must wait)."""
+    def reserve_attempt(self, source: str, claimed: str | None, now: float) -> tuple[float, str, int | None]:
+        """In one step: count the failures of source and of the claimed key id (core.privacy.access.throttle), then,
+        unless either must still wait, log a new attempt as failed until `confirm_attempt` (so that attempts racing
+        each other all count): (seconds to wait, the count that binds, the attempt's id or None when it must
+        wait)."""
 
     def confirm_attempt(self, attempt: int) -> None:
         """Mark a reserved attempt as passed."""
@@ -300,13 +313,12 @@ class MemoryStore:
     def analysts(self) -> Sequence[Analyst]:
         return tuple(self._analysts.values())
 
-    def reserve_attempt(self, source: str, claimed: str | None, now: float
-                        ) -> tuple[int, float | None, int | None]:
-        failures, last = _failures_in_a_row([(a["time"], a["ok"]) for a in self._attempts if a["source"] == source])
-        if wait(failures, last, now) > 0:
-            return failures, last, None
+    def reserve_attempt(self, source: str, claimed: str | None, now: float) -> tuple[float, str, int | None]:
+        left, binding = throttle(*_failures(self._attempts, source, claimed, now), now)
+        if left > 0:
+            return left, binding, None
         self._attempts.append(dict(time=now, source=source, claimed=claimed, ok=False))
-        return failures, last, len(self._attempts) - 1
+        return 0.0, binding, len(self._attempts) - 1
 
     def confirm_attempt(self, attempt: int) -> None:
         self._attempts[attempt]["ok"] = True
@@ -666,16 +678,16 @@ class Ledger:
 
     def sign_in(self, key: str, source: str, now: float | None = None) -> Spender:
         """An analyst's spender from their access key; AccessError in one sentence for a wrong, revoked or expired
-        key, or for a source that must wait after too many failures (core.privacy.access: throttled, every attempt
-        logged, the key never kept)."""
+        key, or for a source or key id that must wait after too many failures (core.privacy.access: throttled, every
+        attempt logged, the key never kept)."""
         now = time.time() if now is None else now
         claimed = key_id(key)
         with self._lock:
-            failures, last, attempt = self._store.reserve_attempt(source, claimed, now)
+            left, binding, attempt = self._store.reserve_attempt(source, claimed, now)
         if attempt is None:  # throttled: the key is not looked at, and the attempt does not count
-            left = wait(failures, last, now)
-            _LOG.warning("sign-in refused: %d failures in a row from %s; %.0f s to wait", failures, source, left)
-            raise AccessError(f"Too many failed sign-ins from this browser: wait {math.ceil(left)} s and try again.")
+            _LOG.warning("sign-in refused from %s: too many failures %s; %.0f s to wait", source,
+                         "with the key it claims" if binding == "key" else "from that source", left)
+            raise AccessError(too_many(left, binding, source))
         found = next((a for a in self.analysts() if a.key_id is not None and a.key_id == claimed), None)
         if found is None or not matches(key, found):
             _LOG.warning("failed sign-in from %s", source)
@@ -718,12 +730,16 @@ def _share_refusal(population: Population, cost: Pair, spent_of: SpentOf, spende
     return None
 
 
-def _failures_in_a_row(attempts: Sequence[tuple[float, bool]]) -> tuple[int, float | None]:
-    """(failures since the last success, the time of the last of them) from (time, ok) attempts, oldest first."""
-    failures, last = 0, None
-    for t, ok in attempts:
-        failures, last = (0, None) if ok else (failures + 1, t)
-    return failures, last
+def _failures(attempts: Sequence[dict], source: str, claimed: str | None, now: float) -> tuple[Count, Count]:
+    """The counts of core.privacy.access.throttle from attempts (dicts of time, source, claimed, ok), oldest first:
+    the source's failures in the last WINDOW seconds, and the claimed key id's since its last success, each as
+    (failures, the time of the last). SqliteStore.reserve_attempt counts the same in SQL."""
+    recent = [a["time"] for a in attempts if a["source"] == source and not a["ok"] and a["time"] > now - WINDOW]
+    in_a_row, last = 0, None
+    for a in attempts if claimed is not None else ():
+        if a["claimed"] == claimed:
+            in_a_row, last = (0, None) if a["ok"] else (in_a_row + 1, a["time"])
+    return (len(recent), max(recent, default=None)), (in_a_row, last)
 
 
 def _finishable(stored: Certification | None, uid: str, population: Population,

@@ -18,8 +18,10 @@ serialised by the write lock, so they can never both pass a cap. The file is in 
 connection waits up to `BUSY_TIMEOUT` seconds for the lock before giving up.
 
 Any failure of the file (unreadable, not a database, unwritable, locked past the timeout, written by a
-newer schema) raises `LedgerUnavailable` naming the path and what is wrong: a release is refused, never
-charged to nothing or to memory.
+newer schema, or altered: its schema row and its tables are not what any version wrote) raises
+`LedgerUnavailable` naming the path and what is wrong: a release is refused, never charged to nothing or to
+memory. What a file is comes from its tables and columns, read before anything is written: an altered file
+is refused untouched, and an older one is brought to today's schema keeping every column it has.
 """
 
 from __future__ import annotations
@@ -36,12 +38,12 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import LedgerUnavailable, Refused
-from core.privacy.access import AccessError, Analyst, wait
+from core.privacy.access import WINDOW, AccessError, Analyst, throttle
 from core.privacy.ledger import Caps, Certification, Change, Ledger, LedgerEntry, Pair, Refusal, ReleaseDetails
 from core.privacy.population import Population
 
 # 2 added entries.document; 3 the outcome "failed" with entries.reason, who spent each entry, the certifications,
-# the analysts and the sign-ins. An older file is brought up to 3 when opened.
+# the analysts and the sign-ins (_KNOWN). An older file is brought up to 3 when opened.
 SCHEMA_VERSION = 3
 BUSY_TIMEOUT = 10.0  # seconds a connection waits for another's write lock
 ENV_VAR = "PSP_LEDGER"
@@ -68,7 +70,39 @@ CREATE TABLE IF NOT EXISTS {name} (
     reason TEXT,
     spender TEXT NOT NULL DEFAULT 'curator'
 )"""
-_ENTRY_COLUMNS = "seq, uid, time, kind, key, label, epsilon, delta, coefficient, stages, outcome, value, low, high"
+
+# The columns of each table as this module has ever written them; entries alone changed between versions.
+_V1_ENTRIES = frozenset({"seq", "uid", "time", "kind", "key", "label", "epsilon", "delta", "coefficient", "stages",
+                         "outcome", "value", "low", "high"})
+_TABLES = {
+    "schema": frozenset({"version"}),
+    "entry_parts": frozenset({"uid", "part"}),
+    "caps": frozenset({"scope", "kind", "key", "label", "cap_epsilon", "cap_delta"}),
+    "certifications": frozenset({"uid", "entry", "opened", "plan", "summary", "state", "certificates",
+                                 "release_entry"}),
+    "analysts": frozenset({"name", "added", "share_epsilon", "share_delta", "key_id", "salt", "key_hash", "email",
+                           "expires", "revoked"}),
+    "sign_ins": frozenset({"seq", "time", "source", "claimed", "ok"}),
+}
+_Shape = dict[str, frozenset[str]]  # table -> its columns
+
+
+def _known(entries: frozenset[str], *tables: str) -> _Shape:
+    return {"entries": entries, **{t: _TABLES[t] for t in ("schema", "entry_parts", "caps", *tables)}}
+
+
+# Every (schema row, tables and columns) this module's history wrote. Version 3 came in two steps: first
+# entries.reason and the certifications, then entries.spender, the analysts and the sign-ins; a file of the first
+# step opened by the second gained the two tables but not the column. Nothing else is a ledger.
+_KNOWN: tuple[tuple[int, _Shape], ...] = (
+    (1, _known(_V1_ENTRIES)),
+    (2, _known(_V1_ENTRIES | {"document"})),
+    (3, _known(_V1_ENTRIES | {"document", "reason"}, "certifications")),
+    (3, _known(_V1_ENTRIES | {"document", "reason"}, "certifications", "analysts", "sign_ins")),
+    (3, _known(_V1_ENTRIES | {"document", "reason", "spender"}, "certifications", "analysts", "sign_ins")),
+)
+_TODAY = _KNOWN[-1][1]  # what _SCHEMA creates (tests/test_ledger_schema.py checks that they agree)
+_ALTERED = "it was altered or is not a ledger ({}), and is left untouched; restore it from a backup"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema (version INTEGER NOT NULL);
@@ -117,6 +151,7 @@ CREATE TABLE IF NOT EXISTS sign_ins (
     ok INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS sign_ins_by_source ON sign_ins (source, seq);
+CREATE INDEX IF NOT EXISTS sign_ins_by_claimed ON sign_ins (claimed, seq);
 """
 
 
@@ -182,15 +217,33 @@ def _real(x: float | None) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
-def _upgrade(db: sqlite3.Connection, version: int) -> None:
-    """Bring a version 1 or 2 file to SCHEMA_VERSION in the open transaction: SQLite cannot widen a CHECK, so the
-    entries move to a table of the new definition (every row, its seq and its charge unchanged)."""
-    columns = _ENTRY_COLUMNS + ("" if version == 1 else ", document")
+def _quoted(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _shape(db: sqlite3.Connection) -> _Shape:
+    """The file's tables (SQLite's own aside) and the columns of each, read without writing anything."""
+    tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+              if not r[0].startswith("sqlite_")]
+    return {t: frozenset(r[0] for r in db.execute("SELECT name FROM pragma_table_info(?)", (t,))) for t in tables}
+
+
+def _move_entries(db: sqlite3.Connection, old: frozenset[str]) -> int:
+    """Move the entries to a table of today's definition in the open transaction (SQLite cannot widen a CHECK in
+    place), copying every column the file's table and today's both have, as it is.
+
+    Returns how many of the file's columns today's lacks while they hold a value; then nothing is moved, since
+    moving would drop them."""
+    lost = sum(db.execute(f"SELECT 1 FROM entries WHERE {_quoted(c)} IS NOT NULL LIMIT 1").fetchone() is not None
+               for c in sorted(old - _TODAY["entries"]))
+    if lost:
+        return lost
+    kept = ", ".join(_quoted(c) for c in sorted(old & _TODAY["entries"]))
     db.execute(_ENTRIES.format(name="entries_new"))
-    db.execute(f"INSERT INTO entries_new ({columns}) SELECT {columns} FROM entries")
+    db.execute(f"INSERT INTO entries_new ({kept}) SELECT {kept} FROM entries")
     db.execute("DROP TABLE entries")
     db.execute("ALTER TABLE entries_new RENAME TO entries")
-    db.execute("UPDATE schema SET version = ?", (SCHEMA_VERSION,))
+    return 0
 
 
 # ------------------------------------------------------------------ the store
@@ -213,18 +266,51 @@ class SqliteStore:
             raise LedgerUnavailable(self._message(f"its folder cannot be created ({exc.strerror or exc})")) from None
         if self.path.exists() and not self.path.is_file():
             raise LedgerUnavailable(self._message("it is not a file"))
-        with self._transaction() as db:
-            for statement in _SCHEMA.split(";"):  # executescript would commit the open transaction
-                if statement.strip():
-                    db.execute(statement)
-            row = db.execute("SELECT version FROM schema").fetchone()
-            if row is None:
-                db.execute("INSERT INTO schema (version) VALUES (?)", (SCHEMA_VERSION,))
-            elif row[0] in (1, 2):
-                _upgrade(db, row[0])
-            elif row[0] != SCHEMA_VERSION:
+        with self._transaction(wal=False) as db:  # not even the journal mode is written before the file is checked
+            self._open(db)
+        with self._connect():  # WAL mode, once the file is known to be a ledger
+            pass
+
+    def _open(self, db: sqlite3.Connection) -> None:
+        """Create the schema in a new file, or bring a ledger of a known shape to SCHEMA_VERSION; refuse any other
+        file before writing anything to it."""
+        shape = _shape(db)
+        version = self._version(db, shape) if shape else None
+        if version is not None and shape["entries"] != _TODAY["entries"]:
+            lost = _move_entries(db, shape["entries"])
+            if lost:
                 raise LedgerUnavailable(self._message(
-                    f"its schema version is {row[0]}, and this program reads version {SCHEMA_VERSION}"))
+                    f"its log has {lost} column(s) holding values that this program's schema has no place for, "
+                    "so it is left untouched rather than lose them"))
+        for statement in _SCHEMA.split(";"):  # executescript would commit the open transaction
+            if statement.strip():
+                db.execute(statement)
+        if version is None:
+            db.execute("INSERT INTO schema (version) VALUES (?)", (SCHEMA_VERSION,))
+        elif version != SCHEMA_VERSION:
+            db.execute("UPDATE schema SET version = ?", (SCHEMA_VERSION,))
+
+    def _version(self, db: sqlite3.Connection, shape: _Shape) -> int:
+        """The schema version of a file with tables, when its one schema row and its tables and columns agree
+        with a version this module wrote (_KNOWN); LedgerUnavailable otherwise."""
+        if db.execute("SELECT 1 FROM sqlite_master WHERE type IN ('view', 'trigger')").fetchone():
+            raise LedgerUnavailable(self._message(_ALTERED.format("it has a view or trigger, which no ledger has")))
+        if shape.get("schema") != _TABLES["schema"]:
+            raise LedgerUnavailable(self._message(_ALTERED.format("its tables have no schema version")))
+        rows = db.execute("SELECT version FROM schema").fetchall()
+        if len(rows) != 1:
+            raise LedgerUnavailable(self._message(_ALTERED.format(
+                f"its schema table has {len(rows)} rows where a ledger has one")))
+        if type(rows[0][0]) is not int:
+            raise LedgerUnavailable(self._message(_ALTERED.format("its schema version is not a whole number")))
+        version = rows[0][0]
+        if version > SCHEMA_VERSION:
+            raise LedgerUnavailable(self._message(
+                f"its schema version is {version}, and this program reads version {SCHEMA_VERSION}"))
+        if (version, shape) not in _KNOWN:
+            raise LedgerUnavailable(self._message(_ALTERED.format(
+                f"its tables and columns are not those of its schema version {version}")))
+        return version
 
     def __repr__(self) -> str:
         return f"SqliteStore({str(self.path)!r})"
@@ -237,14 +323,14 @@ class SqliteStore:
                 "fix or move the file, or name another with --ledger or PSP_LEDGER")
 
     @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        """A connection in autocommit mode (transactions are explicit), WAL, the busy timeout; errors as
-        LedgerUnavailable."""
+    def _connect(self, wal: bool = True) -> Iterator[sqlite3.Connection]:
+        """A connection in autocommit mode (transactions are explicit), WAL (unless wal is False), the busy timeout;
+        errors as LedgerUnavailable."""
         db = None
         try:
             db = sqlite3.connect(self.path, timeout=self.timeout, isolation_level=None)
             db.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
-            if db.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower() != "wal":
+            if wal and db.execute("PRAGMA journal_mode = WAL").fetchone()[0].lower() != "wal":
                 raise LedgerUnavailable(self._message("it cannot be put in WAL mode"))
             db.execute("PRAGMA synchronous = FULL")
             yield db
@@ -255,9 +341,9 @@ class SqliteStore:
                 db.close()
 
     @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
+    def _transaction(self, wal: bool = True) -> Iterator[sqlite3.Connection]:
         """BEGIN IMMEDIATE (the write lock) ... COMMIT, or ROLLBACK on any exception."""
-        with self._connect() as db:
+        with self._connect(wal) as db:
             db.execute("BEGIN IMMEDIATE")
             try:
                 yield db
@@ -427,17 +513,21 @@ class SqliteStore:
         return [Analyst(name, (e, d), kid, salt, hashed, email, math.inf if expires is None else expires, bool(r))
                 for name, e, d, kid, salt, hashed, email, expires, r in rows]
 
-    def reserve_attempt(self, source: str, claimed: str | None, now: float) -> tuple[int, float | None, int | None]:
+    def reserve_attempt(self, source: str, claimed: str | None, now: float) -> tuple[float, str, int | None]:
+        """In one transaction, the counts of core.privacy.ledger._failures (the source's failures in the last WINDOW
+        seconds, the claimed key id's since its last success), the rule (throttle), and the attempt's row."""
         with self._transaction() as db:
-            last_ok = db.execute("SELECT COALESCE(MAX(seq), 0) FROM sign_ins WHERE source = ? AND ok = 1",
-                                 (source,)).fetchone()[0]
-            failures, last = db.execute("SELECT COUNT(*), MAX(time) FROM sign_ins WHERE source = ? AND seq > ?",
-                                        (source, last_ok)).fetchone()
-            if wait(failures, last, now) > 0:
-                return int(failures), last, None
+            by_source = db.execute("SELECT COUNT(*), MAX(time) FROM sign_ins WHERE source = ? AND ok = 0 AND time > ?",
+                                   (source, now - WINDOW)).fetchone()
+            by_key = db.execute("SELECT COUNT(*), MAX(time) FROM sign_ins WHERE claimed = ? AND seq > (SELECT "
+                                "COALESCE(MAX(seq), 0) FROM sign_ins WHERE claimed = ? AND ok = 1)",
+                                (claimed, claimed)).fetchone()  # claimed None: no key id, nothing counted
+            left, binding = throttle((int(by_source[0]), by_source[1]), (int(by_key[0]), by_key[1]), now)
+            if left > 0:
+                return left, binding, None
             cur = db.execute("INSERT INTO sign_ins (time, source, claimed, ok) VALUES (?, ?, ?, 0)",
                              (now, source, claimed))
-        return int(failures), last, int(cur.lastrowid)
+        return 0.0, binding, int(cur.lastrowid)
 
     def confirm_attempt(self, attempt: int) -> None:
         with self._transaction() as db:
