@@ -96,9 +96,12 @@ def acs_controls() -> None:
     cols[2].radio("Horizon", ("1-Year", "5-Year"), key="horizon", horizontal=True,
                   help="1-Year or 5-Year person files")
     sample = params.get("census_sample") is not None  # a SYNTHETIC sample is read from its own folder, never this one
-    st.text_input("Data folder", key="acs_root", placeholder=str(default_root()), disabled=sample,
-                  help="Folder laid out as folktables does, <folder>/<year>/<horizon>/psam_p<FIPS>.csv; "
-                  "empty means the default shown")
+    if params.locked():  # a server folder is the curator's to choose (core.data.acs.default_root), and never shown
+        st.caption("Census files are read from the census folder this deployment's curator set.")
+    else:
+        st.text_input("Data folder", key="acs_root", placeholder=str(default_root()), disabled=sample,
+                      help="Folder laid out as folktables does, <folder>/<year>/<horizon>/psam_p<FIPS>.csv; "
+                      "empty means the default shown")
     n_col, seed_col, button_col, _ = st.columns(4, vertical_alignment="bottom")
     # value=None lets the field be emptied: empty means the whole population.
     n_col.number_input("Sample size n", step=10_000, key="acs_n", value=None, **limits("acs_n"),
@@ -110,11 +113,14 @@ def acs_controls() -> None:
                 help="Simulate draws from the population as the paper's experiments do; n may then exceed the "
                 "population, one person may fill several rows, and the guarantee per person holds only by group "
                 "privacy (the Report states it)")
-    st.checkbox("Download missing files", key="download", disabled=sample,
-                help="Fetch missing person files from the Census Bureau (www2.census.gov), with a progress bar")
+    refused = loaded.write_refusal()
+    st.checkbox("Download missing files", key="download", disabled=sample or refused is not None,
+                help=refused or "Fetch missing person files from the Census Bureau (www2.census.gov), with a "
+                "progress bar")
+    where = "" if params.locked() else "the path it is expected at and "  # a publish-only page names no server path
     st.caption("A download shows its megabytes as they arrive. The census site is not always reachable: a missing "
-               "file is then reported within 10 s, with the path it is expected at and the address it is published "
-               "at, so it can be fetched by hand.")
+               f"file is then reported within 10 s, with {where}the address it is published at, so it can be fetched "
+               "by hand.")
     encoding_control()
     census_sample_controls()
 
@@ -157,20 +163,18 @@ def census_sample_controls() -> None:
         if rows is not None:
             back_col.button("Use the census files instead", key="use_census_files", on_click=use_census_files,
                             icon=":material/undo:")
+        refused = loaded.write_refusal()
         if make_col.button("Make a SYNTHETIC census sample", key="make_census_sample", icon=":material/science:",
-                           help="Made once and kept: later clicks and sessions read it"):
-            make_and_read(chosen)
+                           disabled=refused is not None, help=refused or "Made once and kept: later clicks and "
+                           "sessions read it"):
+            make_and_read(chosen)  # a reader's button is off: loading these settings says why, once
 
 
 def missing_census_files() -> list[str]:
     """The chosen states whose census file is not in the data folder ([] when the settings name no state, year or
     horizon the census has: loading says why)."""
-    from core.data import acs  # folktables loads only for census data
-
     try:
-        spec = loaded.data_spec()
-        root = spec.census_root()
-        return [s for s in spec.states if not acs.census_path(root, s, spec.year, spec.horizon).is_file()]
+        return loaded.missing_files(loaded.data_spec())
     except PspError:
         return []
 
@@ -187,10 +191,10 @@ def use_census_files() -> None:
 def sample_in_use(rows: int) -> None:
     from core.data.census_sample import folder  # the generator loads only for a SYNTHETIC sample
 
+    kept = "a folder of its own" if params.locked() else md(str(folder(rows)))  # a publish-only page names no path
     st.info(f"**{SYNTHETIC_CENSUS}.** The census source reads a SYNTHETIC sample, not census files: {rows:,} made-up "
-            f"records per state in the census layout, kept in {md(str(folder(rows)))}. Everything made from it says "
-            "SYNTHETIC, and the privacy ledger keeps its charges apart from the real people of these states.",
-            icon=":material/science:")
+            f"records per state in the census layout, kept in {kept}. Everything made from it says SYNTHETIC, and the "
+            "privacy ledger keeps its charges apart from the real people of these states.", icon=":material/science:")
 
 
 def make_and_read(rows: int) -> None:
@@ -201,9 +205,10 @@ def make_and_read(rows: int) -> None:
     start = time.perf_counter()
     try:
         spec = SyntheticCensusSpec(params.get("states"), params.get("year"), params.get("horizon"), rows)
+        loaded.check_writes(spec)  # the rule of who may write, asked again at the click
         loaded.make_sample(spec, bar)
     except (PspError, OSError) as exc:
-        st.error(message(exc))
+        st.error(loaded.without_paths(message(exc)) if params.locked() else message(exc))
         return
     st.session_state["census_sample"] = rows
     what = loaded.sample_words(spec)
@@ -214,7 +219,8 @@ def make_and_read(rows: int) -> None:
 
 IDENTITY = ("How the privacy ledger knows an upload: a census person file by the persons it holds (its state and "
             "survey, as the census folder's), any other CSV by its rows — renaming or reordering its columns, "
-            "reordering its rows, rescaling a column or saving it again keeps the budget it has spent.")
+            "reordering its rows, coding its labels another way, rescaling a column or saving it again keeps the "
+            "budget it has spent.")
 
 
 def census_folder_hint() -> str:

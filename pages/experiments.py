@@ -19,6 +19,7 @@ from core.errors import PspError
 from core.teaching.experiments import FIGURES
 from ui import experiment_figures as plots
 from ui import experiment_runs as runs
+from ui import loaded
 from ui.boot import through_navigation
 from ui.charts import chart
 from ui.experiment_claims import CLAIMS, tab_label
@@ -128,9 +129,10 @@ def run_quick(figure: str, out: Path) -> None:
 def quick(figure: str) -> None:
     st.markdown("#### The quick preset")
     out = runs.quick_dir(figure)
-    if st.button(QUICK_LABEL, key=f"experiments_quick_{figure}",
-                 help="Fewer repetitions on a reduced grid (docs/experiments.md, --quick), on two processes. Every "
-                 "task is cached on the server's disk, so running it again computes nothing."):
+    refused = loaded.write_refusal()  # a run writes its tasks on the server's disk: not a reader's to start
+    if st.button(QUICK_LABEL, key=f"experiments_quick_{figure}", disabled=refused is not None,
+                 help=refused or "Fewer repetitions on a reduced grid (docs/experiments.md, --quick), on two "
+                 "processes. Every task is cached on the server's disk, so running it again computes nothing."):
         run_quick(figure, out)
     try:
         rows = runs.read_file(out / f"{figure}.csv", figure, "your last quick run")

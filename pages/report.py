@@ -64,15 +64,31 @@ def build(record: release.PublishedRelease) -> dict:
 
 def ledger_account(people: Population) -> dict:
     """What the durable ledger holds on these people: spent, cap, remaining and every charged release (private
-    outputs and public settings only); the certificates of a release certified first are named by its coefficient."""
+    outputs and public settings only); the certificates of a release certified first are named by its coefficient.
+    A reader's history lists publications only (sees_every_charge)."""
     book = release.ledger()
     (spent_e, spent_d), (cap_e, cap_d), (left_e, left_d) = book.spent(people), book.cap(people), book.remaining(people)
     bought = {c.entry: c for c in book.certifications(people)}
+    every = sees_every_charge()
     history = [dict(time=datetime.fromtimestamp(e.time, UTC).isoformat(timespec="seconds"), epsilon=e.epsilon,
                     delta=e.delta, by=e.spender, **what_it_bought(e, bought.get(e.uid)))
-               for e in book.entries(people)]
+               for e in book.entries(people) if every or is_publication(e)]
     return dict(population=people.describe(), spent_epsilon=spent_e, spent_delta=spent_d, cap_epsilon=cap_e,
                 cap_delta=cap_d, remaining_epsilon=left_e, remaining_delta=left_d, history=history)
+
+
+def sees_every_charge() -> bool:
+    """Whether this browser may see the charges that published nothing (certificates drawing, open, closed or failed,
+    with their λ̂min and test; failed releases): only whoever may spend (ui.access). A reader sees publications only."""
+    try:
+        return access.spend_refusal() is None
+    except PspError:  # an unusable ledger cannot tell who this is
+        return False
+
+
+def is_publication(e: LedgerEntry) -> bool:
+    """Whether a charge published its release: it kept the release's private document (as Ledger.publications)."""
+    return e.details is not None and bool(e.details.document)
 
 
 CERTIFICATES = {"drawing": "certificates, being drawn", "open": "certificates, waiting for their release",
@@ -111,7 +127,7 @@ def kept_entry() -> LedgerEntry | None:
 
 def ledger_history() -> None:
     """Without a publication on the loaded data's people: what the durable ledger holds on them (certificates bought,
-    failed releases)."""
+    failed releases), for whoever may spend; a reader's lists publications only, so none here."""
     try:
         account = ledger_account(loaded.data_spec().population())
     except PspError:  # no data, or an unusable ledger: there is nothing to show
@@ -256,9 +272,9 @@ def by_address(wanted: str) -> None:
         st.error(message(exc))
         return
     if entry is None:
-        shown = wanted if len(wanted) <= 40 else wanted[:40] + "…"
-        st.warning(f"This server has published nothing at the address “release={shown}”; here is everything it has "
-                   "published.", icon=":material/link_off:")
+        quoted = "this address" if params.looks_like_key(wanted) else f"the address “release={params.shown(wanted)}”"
+        st.warning(f"This server has published nothing at {quoted}; here is everything it has published.",
+                   icon=":material/link_off:")
         index()
         return
     # Any people's publication: its privacy unit is worded from the document, never from the loaded data's kind.

@@ -154,6 +154,6 @@ def test_an_unusable_methods_link_gives_the_default_and_a_notice(raw):
     assert not at.exception, [e.value for e in at.exception]
     assert at.multiselect(key="methods").value == list(METHODS) == params.PARAMS["methods"].default
     notice = " ".join(w.value for w in at.sidebar.warning)
-    shown = raw if len(raw) <= 40 else raw[:40] + "…"
+    shown = raw if len(raw) <= 20 else raw[:20] + "…"
     assert f"methods={shown} (" in notice and "could not be used" in notice, notice
     assert len(notice) < 300  # a long value is cut short

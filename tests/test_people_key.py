@@ -109,7 +109,7 @@ def test_the_exact_sum_that_turns_a_column_does_not_overflow():
     a = np.full(10_000, 2**40, np.int64)
     assert _exact_dot(a, a) == 10_000 * 2**80
     small = np.arange(-500, 500, dtype=np.int64)
-    assert _exact_dot(small, small[::-1]) == int(sum(int(u) * int(v) for u, v in zip(small, small[::-1])))
+    assert _exact_dot(small, small[::-1]) == int(sum(int(u) * int(v) for u, v in zip(small, small[::-1], strict=True)))
 
 
 @pytest.mark.parametrize("content", [b"x,y\n1,a\n2,b\n3,c\n", b"x,y\n1,\n2,1\n", b"x,y\n1,nan\n2,1\n",

@@ -25,7 +25,6 @@ from core.privacy.access import (
     loopback,
     refusal,
     source,
-    trusted_proxies,
 )
 from ui import keys, params, release
 
@@ -52,8 +51,7 @@ def _source() -> str:
     """Where this browser connects from, for throttling failed sign-ins (core.privacy.access.source: an address,
     never a key), believing a forwarding header only from the proxies the deployment names (PSP_TRUSTED_PROXIES
     or the secret trusted_proxies)."""
-    trusted = trusted_proxies(lambda name: params._deployment(name, None))
-    return source(st.context.ip_address, _headers(), trusted)
+    return source(st.context.ip_address, _headers(), params.trusted_proxies())
 
 
 def _on_this_machine() -> bool:

@@ -22,6 +22,7 @@ from core.estimator.model import ModelSpec
 from core.mechanisms.pipeline import make_rng, prepare_spec, run_private
 from core.privacy.accounting import make_budget
 from core.privacy.gaussian import DEFAULT_CALIBRATION
+from ui import params
 
 
 @st.cache_resource(show_spinner=False)
@@ -83,7 +84,7 @@ def unknown_page(url: str | None, paths: set[str], base: str = "") -> str | None
 def unknown_page_notice(paths: set[str]) -> None:
     """Say so when the link named a page that does not exist, instead of silently showing Start."""
     name = unknown_page(st.context.url, paths, st.get_option("server.baseUrlPath") or "")
-    if name is not None:
-        shown = name if len(name) <= 40 else name[:40] + "…"
-        st.warning(f"There is no page “{shown}”; this is the Start page. The pages are listed in the sidebar.",
+    if name is not None:  # quoted short, and never when it looks like an access key (ui.params)
+        shown = "at this address" if params.looks_like_key(name) else f"“{params.shown(name)}”"
+        st.warning(f"There is no page {shown}; this is the Start page. The pages are listed in the sidebar.",
                    icon=":material/link_off:")

@@ -62,7 +62,7 @@ def coordinate_options(names: tuple[str, ...]) -> tuple[str, ...]:
     if chosen not in options:
         st.session_state["coordinate"] = ""
         if chosen != names[first]:  # a link's (or another data set's) coordinate: say so, naming it
-            shown = chosen if len(chosen) <= 40 else chosen[:40] + "…"
+            shown = params.shown(chosen)
             moved = DataError(f"in the centred census encoding the intercept is {PAPER_INTERCEPT}.", "encoding")
             centred = " " + message(moved) if asks_paper_intercept(chosen, names) else ""
             st.warning(f"The coordinate “{shown}” is not a feature of these data, so “{names[first]}” is used; "

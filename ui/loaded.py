@@ -4,10 +4,16 @@ Which data and which model are core's identity objects (`core.data.spec`, `core.
 settings by `data_spec()` and `model_spec()`: they are the only keys of the data and fit caches, of the ledger (by
 `population()`, the people in the data) and of every staleness check. Synthetic and census data and their fits are
 cached per server on those keys (public settings name them); an upload's, in its own session only.
+
+Loading census data may write or fetch files on the server (a SYNTHETIC sample's, a census download): whether this
+browser may is one rule, `write_refusal()`, which every caller asks (loading, from any page or link, and the Data
+page's buttons). In a publish-only deployment a reader may not, a link never names a server folder, and no error names
+a server path.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -23,7 +29,13 @@ from core.estimator.problem import Problem
 from core.mechanisms.fallback import falls_back
 from core.mechanisms.pipeline import prepare_spec
 from ui import keys
-from ui.params import get
+from ui.params import get, locked
+
+WRITES_REFUSED = ("Only a signed-in analyst or the data's curator can write files on this server (make a SYNTHETIC "
+                  "census sample, download census files, run an experiment's preset); sign in with the sidebar's "
+                  "Analyst access key, or ask the curator.")
+# An absolute path (POSIX or Windows), but not a web address's "//host/…": no server path reaches a publish-only page.
+_PATH = re.compile(r"(?<![\w:/.~-])(?:~|[A-Za-z]:)?[/\\][^\s,;()\"'“”]+")
 
 
 @dataclass(frozen=True)
@@ -64,9 +76,10 @@ def data_spec() -> DataSpec:
     if source == "acs" and get("census_sample") is not None:
         return SyntheticCensusSpec(get("states"), get("year"), get("horizon"), get("census_sample"), get("acs_n"),
                                    get("sample_seed"), get("with_replacement"), get("encoding"))
-    if source == "acs":
-        return AcsSpec(get("states"), get("year"), get("horizon"), get("acs_root") or None, get("acs_n"),
-                       get("sample_seed"), get("download"), get("with_replacement"), get("encoding"))
+    if source == "acs":  # a publish-only deployment reads its curator's census folder only (core.data.acs.default_root)
+        root = None if locked() else get("acs_root") or None
+        return AcsSpec(get("states"), get("year"), get("horizon"), root, get("acs_n"), get("sample_seed"),
+                       get("download"), get("with_replacement"), get("encoding"))
     upload = keys.UPLOAD.get()
     if upload is None:
         raise DataError("no file uploaded yet: choose a CSV on the Data page")
@@ -109,13 +122,71 @@ def _session_cached(key: tuple, make: Callable[[], Any]) -> Any:
 
 
 def dataset() -> Dataset:
-    """The loaded data set (cached on its spec); raises InputError with the library's message."""
+    """The loaded data set (cached on its spec); raises InputError with the library's message (in a publish-only
+    deployment, without a server path). Files are written or fetched only for a browser the rule lets."""
     spec = data_spec()
     upload = keys.UPLOAD.get()
     if upload is not None and isinstance(spec, CsvSpec | PumsSpec) and spec.digest == upload.spec.digest:
         return _session_cached((spec, None), lambda: spec.load(upload.content))  # any label column of the upload
-    fetch_files(spec)
-    return _load(spec)
+    try:
+        check_writes(spec)
+        fetch_files(spec)
+        return _load(spec)
+    except (PspError, OSError) as exc:
+        if locked():
+            raise DataError(without_paths(exc.template if isinstance(exc, PspError) else str(exc)),
+                            getattr(exc, "setting", None)) from None
+        raise
+
+
+def write_refusal() -> str | None:
+    """Why this browser may not write or fetch files on this server (make a SYNTHETIC census sample, download census
+    files, run an experiment's preset), or None: the one rule. Anyone may outside a publish-only deployment; in one,
+    only whoever may spend (a signed-in analyst: there the server's own browser is a reader too), and the curator
+    from the command line."""
+    if not locked():
+        return None
+    from ui import access  # here, not above: ui.access imports ui.release, which imports this module
+
+    try:
+        return None if access.spend_refusal() is None else WRITES_REFUSED
+    except PspError:  # an unusable ledger cannot tell who this is: nobody writes
+        return WRITES_REFUSED
+
+
+def missing_files(spec: DataSpec) -> list[str]:
+    """The states whose file a census spec reads and this server does not have yet (a SYNTHETIC sample's, or census
+    files); [] for other data. DataError for a state, year or horizon the census does not have."""
+    from core.data import acs, census_sample  # folktables loads only for census data
+
+    if isinstance(spec, SyntheticCensusSpec):
+        return census_sample.missing(spec.states, spec.year, spec.horizon, spec.rows)
+    if isinstance(spec, AcsSpec):
+        root = spec.census_root()
+        return [s for s in spec.states if not acs.census_path(root, s, spec.year, spec.horizon).is_file()]
+    return []
+
+
+def check_writes(spec: DataSpec) -> None:
+    """DataError, before anything is written or fetched, when loading spec would make or download files this browser
+    may not (write_refusal); in a publish-only deployment, missing census files are named without their path."""
+    if not isinstance(spec, SyntheticCensusSpec | AcsSpec):
+        return
+    missing = missing_files(spec)
+    if not missing:
+        return
+    why = write_refusal()
+    if why is not None:
+        raise DataError(why)
+    if isinstance(spec, AcsSpec) and not spec.download and locked():
+        raise DataError(f"The census files of {', '.join(missing)} (ACS {spec.year} {spec.horizon}) are not on this "
+                        "server yet: download them with {download}, or make a SYNTHETIC census sample "
+                        "({census_sample}).", "download")
+
+
+def without_paths(text: str) -> str:
+    """A message with every absolute path in it replaced by words: a publish-only page names no server path."""
+    return _PATH.sub("(a path on this server)", text)
 
 
 class ProgressBar:

@@ -4,7 +4,9 @@ Every setting has a key, a default and a parser; its range is core.settings's. `
 st.session_state from the link's query parameters (or the defaults) on a session's first run; widgets use the same
 keys; `sync_url()` runs last and writes every non-default setting back into the URL, so a link reproduces the view.
 A link value that cannot be used is replaced by its default and named in a notice (ui.keys.IGNORED), never an error
-page. Deployment settings (publish-only, the default cap) are read here too, from the environment or the secrets.
+page; a notice quotes at most QUOTED characters of a link, and never one that looks like an access key (dropped from
+the session and the URL unread). Deployment settings (publish-only, the default cap) are read here too, from the
+environment or the secrets.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import difflib
 import math
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +29,7 @@ from core.estimator.geometry import MAX_RADIUS, MIN_RADIUS
 from core.mechanisms.fallback import FALLBACK_CHOICES
 from core.mechanisms.table import COVERAGES, TOGETHER
 from core.methods.compare import METHODS, check_methods
+from core.privacy.access import trusted_proxies as access_trusted_proxies
 from core.privacy.accounting import RELEASE_SPLIT
 from core.privacy.charge import default_cap
 from core.privacy.gaussian import CALIBRATIONS, DEFAULT_CALIBRATION
@@ -168,20 +172,53 @@ STREAMLIT_LINK_KEYS = ("embed", "embed_options")  # Streamlit's own link paramet
 RELEASE = "release"  # the Report's permanent address of a publication, /report?release=<its ledger uid>: no setting
 
 
+QUOTED = 20  # the most characters of a link's text a notice quotes: a hand-made link may carry anything
+# An access key (core.privacy.access: psp-<8 hex>-<secret>), or any long token mixing lower case, upper case and
+# digits, as a secret does (a census feature name has no digits; a ledger uid has no upper case).
+_KEY = re.compile(r"psp-[0-9a-f]{8}", re.IGNORECASE)
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{24,}")
+KEY_NOTICE = "what looks like an access key: dropped and not shown; sign in from the sidebar instead"
+FOLDER_NOTICE = "a folder on this server: this deployment reads census files only from its curator's census folder"
+
+
+def looks_like_key(text: str) -> bool:
+    """Whether a link's text looks like an access key or another secret (never shown, never kept)."""
+    if _KEY.search(text):
+        return True
+    return any(re.search("[a-z]", t) and re.search("[A-Z]", t) and re.search("[0-9]", t) for t in _TOKEN.findall(text))
+
+
+def shown(text: str) -> str:
+    """A link's text as a notice may quote it: at most QUOTED characters, cut with an ellipsis."""
+    return text if len(text) <= QUOTED else text[:QUOTED] + "…"
+
+
 def _unknown(key: str, raw: str) -> None:
     """A notice for a link parameter that is no setting of the app, with the closest setting's name."""
     close = difflib.get_close_matches(key, list(PARAMS), n=1, cutoff=0.5)
     hint = f"; did you mean {close[0]}?" if close else ""
-    _ignored(key if len(key) <= 40 else key[:40] + "…", raw, f"not a setting of this app{hint}")
+    _ignored(shown(key), raw, f"not a setting of this app{hint}")
 
 
 def _ignored(key: str, raw: str, why: str) -> Any:
-    """The default of key, with a notice naming the link's value, why it could not be used and, for a setting with a
-    control of its own (ui.labels), that control."""
-    shown = raw if len(raw) <= 40 else raw[:40] + "…"  # a hand-made link may carry anything
+    """The default of key, with a notice naming the link's value (cut short), why it could not be used and, for a
+    setting with a control of its own (ui.labels), that control."""
     where = f"; set it with {control(key)}" if key in LABELS else ""
-    keys.IGNORED.setdefault([]).append(f"{key}={shown} ({why}{where})")
+    _notice(f"{key}={shown(raw)} ({why}{where})")
     return PARAMS[key].default if key in PARAMS else None
+
+
+def _notice(text: str) -> None:
+    keys.IGNORED.setdefault([]).append(text)
+
+
+def _withhold_keys() -> None:
+    """Drop from the link, before anything reads it, every parameter whose name or value looks like an access key:
+    the notice names the parameter (not a key-looking name) and never quotes the value, and nothing logs it."""
+    for key in list(st.query_params):
+        if looks_like_key(key) or any(looks_like_key(raw) for raw in st.query_params.get_all(key)):
+            del st.query_params[key]
+            _notice(f"{'a parameter' if looks_like_key(key) else key} ({KEY_NOTICE})")
 
 
 def keep_alive() -> None:
@@ -201,6 +238,7 @@ def fill() -> bool:
     whatever the link or the session say."""
     new = not any(key in st.session_state for key in PARAMS)
     if new:
+        _withhold_keys()
         for key in st.query_params:
             if key not in PARAMS and key not in (*STREAMLIT_LINK_KEYS, RELEASE):
                 _unknown(key, st.query_params.get(key) or "")
@@ -210,6 +248,10 @@ def fill() -> bool:
     if locked():  # nothing a user types, in a widget or a link, reaches these
         st.session_state["mode"] = "publish"
         st.session_state["noise_seed"] = None
+        if st.session_state["acs_root"]:  # a server folder is the curator's to choose, never a visitor's
+            st.session_state["acs_root"] = ""
+            if new:
+                _notice(f"acs_root ({FOLDER_NOTICE})")
     return new
 
 
@@ -250,6 +292,12 @@ def deployment_caps() -> tuple[float, float]:
     """The default cap a new ledger file starts with: core.privacy.charge.default_cap over PSP_CAP_EPSILON,
     PSP_CAP_DELTA or the secrets of the same names, as the command line reads them."""
     return default_cap(lambda name: _deployment(name, None))
+
+
+def trusted_proxies() -> tuple:
+    """The proxies whose forwarding headers name the browser: core.privacy.access.trusted_proxies over
+    PSP_TRUSTED_PROXIES or the secret trusted_proxies."""
+    return access_trusted_proxies(lambda name: _deployment(name, None))
 
 
 def get(key: str) -> Any:

@@ -1,0 +1,41 @@
+"""A reader's link on a real publish-only server: asking for a SYNTHETIC census sample writes nothing, says why in
+one sentence and names no server path.
+
+The server's cache ($XDG_CACHE_HOME) and data folder ($XDG_DATA_HOME) are the test's own; the browser, on the
+server's machine, is a reader there (publish-only: nobody spends, or writes, without signing in). Screenshots and the
+server's log go to test-artifacts/ as in test_browser.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_browser import CHROMIUM_ARGS, chromium, screenshot, serve, settle
+
+from ui.loaded import WRITES_REFUSED
+
+pytestmark = pytest.mark.browser  # a real browser: the full lane only
+
+
+def test_a_readers_census_sample_link_writes_nothing_on_a_publish_only_server(tmp_path, monkeypatch):
+    executable = chromium()
+    sync_api = pytest.importorskip("playwright.sync_api")
+    cache, data = tmp_path / "cache", tmp_path / "data"
+    cache.mkdir()
+    data.mkdir()
+    for name, value in (("PSP_PUBLISH_ONLY", "1"), ("XDG_CACHE_HOME", str(cache)), ("XDG_DATA_HOME", str(data))):
+        monkeypatch.setenv(name, value)  # serve() hands the environment to the server
+    with serve("streamlit-reader.log", ledger=tmp_path / "ledger.sqlite3") as url:
+        monkeypatch.undo()  # the server's folders only: Playwright's driver and Chromium keep theirs elsewhere
+        with sync_api.sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+            tab = browser.new_page(viewport={"width": 1400, "height": 1000})
+            tab.set_default_timeout(60_000)
+            tab.goto(f"{url}/data?source=acs&census_sample=1234&states=WY,VT")
+            settle(tab)
+            tab.locator('[data-testid="stAlertContentError"]').get_by_text(WRITES_REFUSED).wait_for()
+            screenshot(tab, "reader-census-sample")
+            page = tab.locator("body").inner_text()
+            assert str(tmp_path) not in page and "private-single-parameter" not in page
+            assert tab.get_by_role("button", name="Make a SYNTHETIC census sample").is_disabled()
+            browser.close()
+    assert not list(cache.rglob("*")) and not list(data.rglob("*"))
