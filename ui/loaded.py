@@ -148,6 +148,9 @@ def write_refusal() -> str | None:
         return None
     from ui import access  # here, not above: ui.access imports ui.release, which imports this module
 
+    if keys.ANALYST.get() is None and not (access.identity_provider() and st.user.is_logged_in):
+        return WRITES_REFUSED  # nobody signed in: a reader, told so without opening (or creating) the ledger
+
     try:
         return None if access.spend_refusal() is None else WRITES_REFUSED
     except PspError:  # an unusable ledger cannot tell who this is: nobody writes
