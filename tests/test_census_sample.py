@@ -273,8 +273,8 @@ def another_process(monkeypatch) -> None:
 
 
 def test_the_generator_writes_the_same_bytes_every_time(tmp_path):
-    (one, sha), = synthetic_pums.write_synthetic_pums_digests(tmp_path / "a", [SMALL], rows=ROWS)
-    (two, again), = synthetic_pums.write_synthetic_pums_digests(tmp_path / "b", [SMALL], rows=ROWS)
+    ((one, sha),) = synthetic_pums.write_synthetic_pums(tmp_path / "a", [SMALL], rows=ROWS).items()
+    ((two, again),) = synthetic_pums.write_synthetic_pums(tmp_path / "b", [SMALL], rows=ROWS).items()
     assert one.read_bytes() == two.read_bytes() and sha == again == hashlib.sha256(one.read_bytes()).hexdigest()
     assert synthetic_pums.synthetic_pums_digest(ROWS, SMALL, census_sample.SEED) == sha  # in memory, no file
     assert synthetic_pums.synthetic_pums_digest(ROWS, "VT", census_sample.SEED) != sha

@@ -61,14 +61,15 @@ def make(states: tuple[str, ...], year: int, horizon: str, rows: int,
         raise DataError(f"a SYNTHETIC census sample is made in the layout of survey years {FIRST_YEAR} and later, "
                         f"got {year}; choose a later {{year}}", "year")
     try:
-        written = synthetic_pums.write_synthetic_pums_digests(folder(rows), todo, year, horizon, rows, SEED,
-                                                              progress=progress)
+        written = synthetic_pums.write_synthetic_pums(folder(rows), todo, year, horizon, rows, SEED,
+                                                      progress=progress)
     except OSError as exc:
         raise DataError(f"the SYNTHETIC census sample could not be written in {folder(rows)} "
                         f"({exc.strerror or type(exc).__name__}): make that folder writable, or start the app (or the "
                         "command) with XDG_CACHE_HOME naming a writable folder") from None
     with _LOCK:
-        _EXPECTED.update({(state, int(year), rows, SEED): sha for state, (_, sha) in zip(todo, written, strict=True)})
+        _EXPECTED.update({(state, int(year), rows, SEED): sha
+                          for state, sha in zip(todo, written.values(), strict=True)})
     for state in states:
         check(state, year, horizon, rows)
     return folder(rows)

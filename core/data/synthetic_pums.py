@@ -686,8 +686,10 @@ def write_synthetic_pums(
     seed: int = 0,
     model: str = "state",
     progress: Progress | None = None,
-) -> list[Path]:
-    """Write each state's SYNTHETIC file where folktables looks: <root>/<year>/<horizon>/psam_p<FIPS>.csv.
+) -> dict[Path, str]:
+    """Write each state's SYNTHETIC file where folktables looks: <root>/<year>/<horizon>/psam_p<FIPS>.csv. Returns
+    each path written, in the order of states, with the SHA-256 hex digest of the bytes written to it (hashed on
+    their way out, not read back: what was written, whatever the file holds later).
 
     rows applies to every state (default: the size of the state's census file); each state draws from its
     own stream of `seed`, so a state's file does not depend on which other states are written. model:
@@ -695,22 +697,6 @@ def write_synthetic_pums(
     given, is told the share done after each state's records are drawn and after each batch written, so a screen
     can show a file of the default size (tens of seconds) being made.
     """
-    return [path for path, _ in write_synthetic_pums_digests(root, states, year, horizon, rows, seed, model,
-                                                             progress)]
-
-
-def write_synthetic_pums_digests(
-    root: str | os.PathLike,
-    states: list[str] | tuple[str, ...],
-    year: int = 2018,
-    horizon: str = "1-Year",
-    rows: int | None = None,
-    seed: int = 0,
-    model: str = "state",
-    progress: Progress | None = None,
-) -> list[tuple[Path, str]]:
-    """write_synthetic_pums, each path with the SHA-256 hex digest of the bytes written to it (hashed on their way
-    out, not read back: what was written, whatever the file holds later)."""
     if horizon not in HORIZONS:
         raise ValueError(f"horizon must be '1-Year' or '5-Year', got {horizon!r}")
     sizes = {state: default_rows(state) if rows is None else rows for state in states}
@@ -718,13 +704,13 @@ def write_synthetic_pums_digests(
         _check(n, state, int(year))
         planted_design(state, model)
     told = progress or (lambda share: None)
-    written = []
+    written: dict[Path, str] = {}
     for k, (state, n) in enumerate(sizes.items()):
         table = _pums_table(n, state, seed, int(year), model)
         told((k + 0.5) / len(sizes))  # drawing the records takes about as long as writing them
         path = Path(root) / str(year) / horizon / f"psam_p{_STATE_CODES[state]}.csv"
         path.parent.mkdir(parents=True, exist_ok=True)
-        written.append((path, _write(table, path, lambda done, k=k: told((k + 0.5 + 0.5 * done) / len(sizes)))))
+        written[path] = _write(table, path, lambda done, k=k: told((k + 0.5 + 0.5 * done) / len(sizes)))
     return written
 
 
