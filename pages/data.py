@@ -208,7 +208,7 @@ def make_and_read(rows: int) -> None:
         loaded.check_writes(spec)  # the rule of who may write, asked again at the click
         loaded.make_sample(spec, bar)
     except (PspError, OSError) as exc:
-        st.error(loaded.without_paths(message(exc)) if params.locked() else message(exc))
+        st.error(message(exc))
         return
     st.session_state["census_sample"] = rows
     what = loaded.sample_words(spec)

@@ -27,6 +27,7 @@ from core.privacy.access import (
     source,
 )
 from ui import keys, params, release
+from ui.labels import message
 
 _LOG = logging.getLogger("psp.access")
 KEY_FIELD = "access_key"  # the sign-in form's key field, emptied by its own callback
@@ -69,7 +70,7 @@ def spender() -> Spender | None:
             return release.ledger().analyst_spender(name)
         except PspError as exc:  # revoked, expired or gone: signed out at once, the whole page redrawn
             keys.ANALYST.pop()
-            keys.SIGNED_OUT.set(str(exc))
+            keys.SIGNED_OUT.set(message(exc))
             st.rerun()  # from a fragment too: the sidebar must not still name the analyst
     if identity_provider() and st.user.is_logged_in and st.user.get("email"):
         found = release.ledger().by_email(str(st.user.get("email")))
@@ -157,7 +158,7 @@ def sign_in(key: str) -> None:
     try:
         who = release.ledger().sign_in(key, _source())
     except PspError as exc:
-        keys.SIGNED_OUT.set(str(exc))
+        keys.SIGNED_OUT.set(message(exc))
         return
     keys.ANALYST.set(who.name)
     keys.SIGNED_OUT.pop()

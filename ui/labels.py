@@ -53,8 +53,21 @@ def capitalised(text: str) -> str:
 
 def message(exc: Exception) -> str:
     """An error's message as the app shows it: a sentence (its first letter a capital) that names the page's control
-    for any of core's errors (core.errors.PspError), never a command-line option."""
-    return capitalised(exc.render(control) if isinstance(exc, PspError) else str(exc))
+    for any of core's errors (core.errors.PspError), never a command-line option; in a publish-only deployment
+    without a server path."""
+    from ui.params import locked  # here: ui.params names controls through this module
+
+    said = capitalised(exc.render(control) if isinstance(exc, PspError) else str(exc))
+    return without_paths(said) if locked() else said
+
+
+# An absolute path (POSIX or Windows), but not a web address's "//host/…": no server path reaches a publish-only page.
+_PATH = re.compile(r"(?<![\w:/.~-])(?:~|[A-Za-z]:)?[/\\][^\s,;()\"'“”]+")
+
+
+def without_paths(text: str) -> str:
+    """A message with every absolute path in it replaced by words."""
+    return _PATH.sub("(a path on this server)", text)
 
 
 # An experiment's metrics and x variables (core.teaching.experiments.plan), as axis titles: j is the released

@@ -13,7 +13,6 @@ a server path.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -34,8 +33,6 @@ from ui.params import get, locked
 WRITES_REFUSED = ("Only a signed-in analyst or the data's curator can write files on this server (make a SYNTHETIC "
                   "census sample, download census files, run an experiment's preset); sign in with the sidebar's "
                   "Analyst access key, or ask the curator.")
-# An absolute path (POSIX or Windows), but not a web address's "//host/…": no server path reaches a publish-only page.
-_PATH = re.compile(r"(?<![\w:/.~-])(?:~|[A-Za-z]:)?[/\\][^\s,;()\"'“”]+")
 
 
 @dataclass(frozen=True)
@@ -122,21 +119,18 @@ def _session_cached(key: tuple, make: Callable[[], Any]) -> Any:
 
 
 def dataset() -> Dataset:
-    """The loaded data set (cached on its spec); raises InputError with the library's message (in a publish-only
-    deployment, without a server path). Files are written or fetched only for a browser the rule lets."""
+    """The loaded data set (cached on its spec); raises InputError with the library's message. Files are written or
+    fetched only for a browser the rule lets (write_refusal)."""
     spec = data_spec()
     upload = keys.UPLOAD.get()
     if upload is not None and isinstance(spec, CsvSpec | PumsSpec) and spec.digest == upload.spec.digest:
         return _session_cached((spec, None), lambda: spec.load(upload.content))  # any label column of the upload
+    check_writes(spec)
     try:
-        check_writes(spec)
         fetch_files(spec)
         return _load(spec)
-    except (PspError, OSError) as exc:
-        if locked():
-            raise DataError(without_paths(exc.template if isinstance(exc, PspError) else str(exc)),
-                            getattr(exc, "setting", None)) from None
-        raise
+    except OSError as exc:  # a file system's error, in words (ui.labels.message keeps a server path off the page)
+        raise DataError(f"the data could not be read: {exc}") from None
 
 
 def write_refusal() -> str | None:
@@ -185,11 +179,6 @@ def check_writes(spec: DataSpec) -> None:
         raise DataError(f"The census files of {', '.join(missing)} (ACS {spec.year} {spec.horizon}) are not on this "
                         "server yet: download them with {download}, or make a SYNTHETIC census sample "
                         "({census_sample}).", "download")
-
-
-def without_paths(text: str) -> str:
-    """A message with every absolute path in it replaced by words: a publish-only page names no server path."""
-    return _PATH.sub("(a path on this server)", text)
 
 
 class ProgressBar:
