@@ -59,22 +59,38 @@ def build(record: release.PublishedRelease) -> dict:
     data, p = loaded.dataset(), record.plan
     rep = published_report(record.run, p.name, p.budget, p.data, p.model, data.n, data.d, data.feature_names,
                            data.privacy_unit)
-    return rep | {"ledger": ledger_account(p.data.population())}
+    return rep | {"ledger": ledger_account(p.data.population(), record.uid)}
 
 
-def ledger_account(people: Population) -> dict:
-    """What the durable ledger holds on these people: spent, cap, remaining and every charged release (private
-    outputs and public settings only); the certificates of a release certified first are named by its coefficient.
-    A reader's history lists publications only (sees_every_charge)."""
+def ledger_account(people: Population, uid: str | None = None) -> dict:
+    """What the durable ledger held on these people when the entry uid was charged (it included; None: now): spent,
+    and every charged release (private outputs and public settings only), the certificates of a release certified
+    first named by its coefficient. The log is append-only, so a publication's account never changes (what came
+    later is `since_then`). A reader's history lists publications only (sees_every_charge)."""
     book = release.ledger()
-    (spent_e, spent_d), (cap_e, cap_d), (left_e, left_d) = book.spent(people), book.cap(people), book.remaining(people)
+    entries = book.entries(people) if uid is None else book.entries_until(people, uid)
+    spent_e, spent_d = book.spent(people) if uid is None else book.spent_until(people, uid)
     bought = {c.entry: c for c in book.certifications(people)}
     every = sees_every_charge()
     history = [dict(time=datetime.fromtimestamp(e.time, UTC).isoformat(timespec="seconds"), epsilon=e.epsilon,
                     delta=e.delta, by=e.spender, **what_it_bought(e, bought.get(e.uid)))
-               for e in book.entries(people) if every or is_publication(e)]
-    return dict(population=people.describe(), spent_epsilon=spent_e, spent_delta=spent_d, cap_epsilon=cap_e,
-                cap_delta=cap_d, remaining_epsilon=left_e, remaining_delta=left_d, history=history)
+               for e in entries if every or is_publication(e)]
+    return dict(population=people.describe(), spent_epsilon=spent_e, spent_delta=spent_d, history=history)
+
+
+def since_then(people: Population, uid: str) -> str:
+    """A dated line, apart from the document: what was charged on these people after the entry uid, and where their
+    budget stands now."""
+    book = release.ledger()
+    later = len(book.entries(people)) - len(book.entries_until(people, uid))
+    (spent_e, spent_d), (cap_e, cap_d), (left_e, left_d) = book.spent(people), book.cap(people), book.remaining(people)
+    then_e, then_d = book.spent_until(people, uid)
+    now = shown_time(datetime.now(UTC))
+    after = ("nothing more has been charged on these people since" if later == 0 else
+             f"{later} more charge{'s' if later > 1 else ''} on these people since spent ε = {spent_e - then_e:g}, "
+             f"δ = {max(0.0, spent_d - then_d):.3g}")
+    return (f"Now ({now}), apart from the document: {after}; in all ε = {spent_e:g}, δ = {spent_d:.3g} of the data "
+            f"curator's cap ε = {cap_e:g}, δ = {cap_d:g} is spent, and ε = {left_e:g}, δ = {left_d:.3g} remains.")
 
 
 def sees_every_charge() -> bool:
@@ -134,7 +150,7 @@ def ledger_history() -> None:
         return
     if account["history"]:
         st.markdown("##### Privacy ledger of these people (releases of every session)")
-        bullets(ledger_rows({"ledger": account}))
+        bullets(ledger_rows({"ledger": account}, "Spent on these people"))
 
 
 def bullets(rows: list[tuple[str, str]]) -> None:
@@ -203,15 +219,15 @@ def document_downloads(doc: dict, page: str, stem: str) -> None:
                        "application/json", icon=":material/data_object:", help="The same values, machine-readable")
 
 
-def show_table(doc: dict, source: str) -> None:
-    """A regression table: its findings in words, the table and its forest plot, then the guarantee and the ledger."""
+def show_table(doc: dict, source: str, people: Population, uid: str) -> None:
+    """A regression table: its findings in words, the table and its forest plot, then the guarantee and the ledger
+    (ledger_section)."""
     st.markdown(f"**Data** · {md(doc['data']['source'])} · n = {doc['data']['n']:,}, d = {doc['data']['d']}")
     st.markdown("\n".join(f"- {md(line)}" for line in table_summary(doc)))
     release_cards.table_view(doc, "report_table")
     st.success(md(table_guarantee(doc)), icon=":material/verified_user:")
     st.info(md(privacy_unit(doc, source)), icon=":material/person:")
-    st.markdown("##### Privacy ledger of these people")
-    bullets(ledger_rows(doc))
+    ledger_section(doc, people, uid)
     with st.container(horizontal=True):
         document_downloads(doc, table_html(doc, source), "private_table")
 
@@ -258,8 +274,7 @@ def last_on_loaded_data() -> None:
         return
     st.caption(f"Its permanent address: {address(record.uid)}")
     show(rep, source)
-    st.markdown("##### Privacy ledger of these people")
-    bullets(ledger_rows(rep))
+    ledger_section(rep, record.plan.data.population(), record.uid)
     downloads(rep, record, source)
 
 
@@ -283,19 +298,25 @@ def by_address(wanted: str) -> None:
 
 
 def publication(entry: LedgerEntry, kept: dict, source: str) -> None:
-    """One publication read back from the ledger (kept: its document), with the ledger's account of its people as of
-    now; source as for `show`."""
-    doc = kept | {"ledger": ledger_account(entry.population), "address": address(entry.uid)}
+    """One publication read back from the ledger (kept: its document), with the ledger's account of its people as it
+    stood when it was published (and, apart, a dated line of now); source as for `show`."""
+    doc = kept | {"ledger": ledger_account(entry.population, entry.uid), "address": address(entry.uid)}
     what = "a regression table" if "table" in doc else "a release"
     st.info(f"Read back from the privacy ledger: {what} on {entry.population.describe()}, charged {charged(entry)}. "
             f"Showing it again charges nothing. Its permanent address: {doc['address']}", icon=":material/history:")
     if "table" in doc:
-        show_table(doc, source)
+        show_table(doc, source, entry.population, entry.uid)
         return
     show(doc, source)
+    ledger_section(doc, entry.population, entry.uid)
+    downloads(doc, None, source)
+
+
+def ledger_section(doc: dict, people: Population, uid: str) -> None:
+    """The document's ledger of its people as it stood when it was published, then, apart, the dated line of now."""
     st.markdown("##### Privacy ledger of these people")
     bullets(ledger_rows(doc))
-    downloads(doc, None, source)
+    st.caption(md(since_then(people, uid)))
 
 
 def charged(entry: LedgerEntry) -> str:

@@ -127,8 +127,8 @@ def test_a_bare_report_lists_every_publication_by_people_newest_first_in_words()
 
 
 def test_a_published_table_reads_in_words_with_odds_ratios_and_its_total_cost():
+    published(LOGISTIC, "logistic", 1)  # an earlier release on the same people: the table's page prints both
     uid = published_table(LOGISTIC)
-    published(LOGISTIC, "logistic", 1)  # a later release on the same people: the page prints both
     at = report({"release": uid})
     shown = text(at)
     assert "Private estimates of 2 coefficients" in shown and "odds" in shown
@@ -172,3 +172,21 @@ def test_a_tables_words_state_each_row_the_sign_and_the_odds():
     doc |= dict(guarantee=dict(epsilon=2.0, delta=1e-6), ledger=dict(history=[
         dict(epsilon=2.0, delta=1e-6), dict(epsilon=3.0, delta=1e-6)]))
     assert "everything in it is (5, 2e-06)-differentially private" in table_guarantee(doc)
+
+
+def test_a_publication_reads_the_same_after_later_releases_on_its_people(downloads):
+    """A permanent address shows the document as it was published, its own budget and words; what its people spent
+    later is a dated line apart, never folded into the document."""
+    first = published(ROBUST, "robust")
+    at = report({"release": first})
+    before, page = json.loads(downloads["application/json"][1]), text(at)
+    published(ROBUST, "robust")  # later releases on the same people
+    published(ROBUST, "robust")
+    at = report({"release": first})
+    after = json.loads(downloads["application/json"][1])
+    assert after == before  # the document, its ledger section included, byte for byte
+    now = [c.value for c in at.caption if c.value.startswith("Now (")]
+    assert len(now) == 1 and "2 more charges on these people since spent ε = 16" in now[0]
+    assert [line for line in text(at).splitlines() if not line.startswith("Now (")] == [
+        line for line in page.splitlines() if not line.startswith("Now (")]
+    assert "(ε, δ) = (8, 1e-06)-differentially private" in text(at) and "everything in it is" not in text(at)

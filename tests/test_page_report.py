@@ -462,13 +462,14 @@ def test_the_report_shows_the_ledger_of_these_people(downloads):
     assert not at.exception
     doc = json.loads(downloads["application/json"][1])
     ledger = doc["ledger"]
-    assert (ledger["spent_epsilon"], ledger["cap_epsilon"], ledger["remaining_epsilon"]) == (6.0, 10.0, 4.0)
+    assert (ledger["spent_epsilon"], ledger["spent_delta"]) == (6.0, 2e-6)  # as it stood when this was published
     assert [h["epsilon"] for h in ledger["history"]] == [3.0, 3.0]
     assert ledger["history"][0]["value"] == first.run.release.value
     assert ledger["history"][0]["outcome"] == first.run.release.status
     html = downloads["text/html"][1].decode()
-    assert "Privacy ledger" in html and "Remaining" in html
-    assert "Spent on these people" in page_text(at)
+    assert "Privacy ledger" in html and "Spent on these people when this was published" in html
+    assert "Spent on these people when this was published" in page_text(at)
+    assert "ε = 4, δ = 8e-06 remains" in page_text(at) and "remains" not in html  # now: apart, and not exported
     # Each charge's time, short and unbroken in print (the JSON keeps the ISO time).
     stamps = [datetime.fromisoformat(h["time"]).strftime("%Y-%m-%d %H:%M UTC") for h in ledger["history"]]
     assert all(f"<th>{stamp}</th>" in html and stamp in page_text(at) for stamp in stamps)

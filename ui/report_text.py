@@ -242,11 +242,10 @@ def shown_time(moment: datetime) -> str:
     return f"{moment.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
 
 
-def ledger_rows(rep: dict) -> list[tuple[str, str]]:
+def ledger_rows(rep: dict, spent: str = "Spent on these people when this was published") -> list[tuple[str, str]]:
+    """A document's ledger of its people (as it stood when it was published, unless spent says otherwise)."""
     g = rep["ledger"]
-    rows = [("Spent on these people", f"ε = {g['spent_epsilon']:g}, δ = {g['spent_delta']:g}"),
-            ("Cap (the data curator's)", f"ε = {g['cap_epsilon']:g}, δ = {g['cap_delta']:g}"),
-            ("Remaining", f"ε = {g['remaining_epsilon']:g}, δ = {g['remaining_delta']:g}")]
+    rows = [(spent, f"ε = {g['spent_epsilon']:g}, δ = {g['spent_delta']:g}")]
     for h in g["history"]:
         what = h.get("outcome", "charged")
         value = "" if h.get("value") is None else f": {num(h['value'])} {interval(h['interval'])}"

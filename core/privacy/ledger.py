@@ -436,6 +436,21 @@ class Ledger:
             spent = [self._spent_part(p) for p in population.parts()]
         return max(s[0] for s in spent), max(s[1] for s in spent)
 
+    def entries_until(self, population: Population, uid: str) -> tuple[LedgerEntry, ...]:
+        """The entries charged to any part of the population up to and including the entry uid, oldest first: the
+        log as it stood when that entry was charged (it is append-only, so this never changes); () for an uid that
+        is not among them."""
+        entries = self.entries(population)
+        ends = next((i for i, e in enumerate(entries) if e.uid == uid), None)
+        return () if ends is None else entries[:ends + 1]
+
+    def spent_until(self, population: Population, uid: str) -> Pair:
+        """spent(population) as it stood when the entry uid was charged (it included)."""
+        upto = {e.uid for e in self.entries_until(population, uid)}
+        with self._lock:
+            spent = [_fsum_spent([e for e in self._store.entries(p) if e.uid in upto]) for p in population.parts()]
+        return max(s[0] for s in spent), max(s[1] for s in spent)
+
     def remaining(self, population: Population, spender: Spender = CURATOR) -> Pair:
         """The largest (epsilon, delta) a draw on the population by spender may still cost, each at least 0: what the
         cap leaves and, for an analyst, what their share leaves too."""
