@@ -18,7 +18,7 @@ from core.mechanisms.certificates import RecursiveBound
 from core.mechanisms.curvature import APPROXIMATE_NOTE
 from core.mechanisms.inference import OFF_MODEL
 from core.mechanisms.pipeline import PrivateRun, Problem
-from core.mechanisms.release import Release
+from core.mechanisms.release import FITTED, RIDGE, TARGETS, Release, interval_target
 from core.mechanisms.stability import StabilityTest
 from core.mechanisms.table import EACH, TOGETHER, TableRelease
 from core.methods.compare import Comparison, MethodTrials
@@ -78,18 +78,21 @@ SEEDED_WARNING = (
 )
 
 
+def target_of(release: dict) -> str | None:
+    """What a document's interval covers (core.mechanisms.release.FITTED or RIDGE): its interval_target, or, for a
+    document kept before it had one, what its status and its certified curvature say."""
+    if "interval_target" in release:
+        return release["interval_target"]
+    return interval_target(release["status"], (release.get("fallback_curvature") or {}).get("bound") is not None)
+
+
 def interval_scope(release: dict) -> str:
     """One sentence: what a released interval covers (Algorithm 5's, or the fallback's, with or without a certified
     curvature), against a population confidence interval, which it is not. Each covers a coefficient of the fit on
     these n rows, under the noise."""
-    curvature = release.get("fallback_curvature") or {}
-    if release["status"] != "fallback":
-        target = "uᵀθ(Pₙ), the coefficient fitted on these n rows"
-    elif curvature.get("bound") is not None:
-        target = ("uᵀθ(Pₙ), the coefficient fitted on these n rows, approximately (to first order in the noise, "
-                  "with coverage measured rather than proven)")
-    else:
-        target = "uᵀθ_λ(Pₙ), the coefficient of the ridge-regularised fit on these n rows"
+    target = TARGETS[target_of(release)]
+    if release["status"] == "fallback" and target_of(release) == FITTED:
+        target += ", approximately (to first order in the noise, with coverage measured rather than proven)"
     return (f"This private interval covers {target}, and accounts for the privacy noise only; it is not a "
             "confidence interval for a population coefficient, which would also have to account for the sampling "
             "variability of the n rows.")
@@ -167,7 +170,8 @@ def run_dict(run: PrivateRun) -> dict:
             sigma=r.sigma, interval=r.interval, interval_level=r.interval_level, w_bar=r.w_bar,
             calibration=r.calibration, u_theta=r.u_theta, noise_sd=r.noise_sd,
             oracle_interval=r.oracle_interval, z=r.z,
-            branch=r.branch, interval_note=r.interval_note, fallback_epsilon=r.fallback_epsilon,
+            branch=r.branch, interval_target=r.interval_target, interval_note=r.interval_note,
+            fallback_epsilon=r.fallback_epsilon,
             fallback_delta=r.fallback_delta, fallback_shares=r.fallback_shares,
             fallback_probe=None if r.fallback_probe is None else public(r.fallback_probe).values(),
             fallback_lambda_reg=r.fallback_lambda_reg,
@@ -409,8 +413,8 @@ def table_document(t: TableRelease, source: str, n: int, d: int, model: ModelSpe
     stay out."""
     b = t.budget
     rows = [] if t.values is None else [
-        dict(name=name, value=v, low=lo, high=hi, half_width=h)
-        for name, v, (lo, hi), h in zip(t.names, t.values, t.intervals, t.half_widths, strict=True)]
+        dict(name=name, value=v, low=lo, high=hi, half_width=h, target=target)
+        for name, v, (lo, hi), h, target in zip(t.names, t.values, t.intervals, t.half_widths, t.targets, strict=True)]
     fb = t.fallback
     return clean(dict(
         data=dict(source=source, n=n, d=d, loss=model.loss, domain=model.domain, radius=model.radius,
@@ -445,6 +449,7 @@ def table_note(t: TableRelease) -> str:
     """What a table's intervals cover, in words."""
     if t.status == "bottom":
         return "Nothing was released, so there is no interval."
+    ridge = [name for name, target in zip(t.names, t.targets, strict=True) if target == RIDGE]
     if t.k == 1:
         covers = f"The interval covers its coefficient of the fit on these rows with probability ≥ {t.level:g}"
     elif t.coverage == EACH:
@@ -455,8 +460,11 @@ def table_note(t: TableRelease) -> str:
                   f"≥ {t.level:g} (each at {t.row_level:.4g})")
     if t.status == "released":
         return f"{covers} when the lower certificate holds (probability ≥ 1 − {t.lambda_min.delta:.2g})."
+    pulled = "" if not ridge else (
+        f" For {', '.join(ridge)}, where too little curvature was certified, that coefficient is of the fallback's "
+        "ridge-regularised fit, pulled toward 0 by the ridge, not of the fit on these rows.")
     return (f"{covers} when the curvature's lower bound holds ({APPROXIMATE_NOTE}); each row's width comes from a "
-            "private estimate of the curvature along that coefficient, its noise accounted for.")
+            f"private estimate of the curvature along that coefficient, its noise accounted for.{pulled}")
 
 
 def _sign(lo: float, hi: float, where: str, noise: str = "the privacy noise") -> str:
@@ -468,7 +476,8 @@ def _sign(lo: float, hi: float, where: str, noise: str = "the privacy noise") ->
 
 
 def _odds(rep: dict, value: float, lo: float, hi: float, name: str | None = None) -> str:
-    """A logistic coefficient as an odds ratio, in words: for a census indicator, one group's odds against another's."""
+    """A logistic coefficient as an odds ratio, in words: for a census indicator, one group's odds against another's
+    (only where the range is the fitted coefficient's: the ridge's would be read as the data's odds)."""
     d, name = rep["data"], name or rep["coefficient"]["name"]
     outcome = d.get("outcome") or "the outcome y = 1"
     ratio = f"{math.exp(value):.3g} (range {math.exp(lo):.3g} to {math.exp(hi):.3g})"
@@ -487,15 +496,18 @@ def plain_summary(rep: dict, epsilon: float, delta: float, unit: str = "person")
         return [f"Nothing was released for {name}: {r['reason']}."]
     lo, hi = r["interval"]
     level = f"{r['interval_level']:.0%}"
-    out = [f"The private estimate of the coefficient of {name} is {r['value']:.3g}, with a {level} range from "
-           f"{lo:.3g} to {hi:.3g} (± {(hi - lo) / 2:.2g}), for the people in these data.",
-           _sign(lo, hi, "in these data")]
-    if rep["data"]["loss"] == "logistic":
-        out.append(_odds(rep, r["value"], lo, hi))
-    curvature = r.get("fallback_curvature") or {}
-    if r["status"] == "fallback" and curvature.get("bound") is None:
-        out.append("The range is wide because too little curvature could be certified privately at this budget; "
-                   "more rows or a larger ε would narrow it.")
+    if target_of(r) == RIDGE:  # the range is for the ridge's coefficient: said so, and no odds-ratio range
+        out = [f"The private estimate of the coefficient of {name} is {r['value']:.3g}. Its {level} range, from "
+               f"{lo:.3g} to {hi:.3g}, is for the coefficient of a ridge-regularised fit on these data, which the "
+               "ridge pulls toward 0: too little curvature could be certified privately at this budget for a range "
+               "of the coefficient fitted on these data (more rows or a larger ε would allow one).",
+               _sign(lo, hi, "for the ridge-regularised fit on these data")]
+    else:
+        out = [f"The private estimate of the coefficient of {name} is {r['value']:.3g}, with a {level} range from "
+               f"{lo:.3g} to {hi:.3g} (± {(hi - lo) / 2:.2g}), for the people in these data.",
+               _sign(lo, hi, "in these data")]
+        if rep["data"]["loss"] == "logistic":
+            out.append(_odds(rep, r["value"], lo, hi))
     if r.get("population"):
         plo, phi = r["population"]["interval"]
         out.append(f"For the population these people were sampled from, the {level} range is {plo:.3g} to "
@@ -520,16 +532,29 @@ def first_sentence(doc: dict) -> str:
     if "table" not in doc:
         r = doc["release"]
         first = plain_summary(doc, 1.0, 0.0)[0]
-        if not logistic or r["value"] is None:
+        if not logistic or r["value"] is None or target_of(r) == RIDGE:
             return first
         lo, hi = r["interval"]
         return f"{first[:-1]}; odds ratio {_ratio(r['value'], lo, hi)}."
     rows = doc["table"]["rows"]
     if not rows:
         return f"A regression table: nothing was released ({doc['table']['reason']})."
+    ridge = [row_target(doc, i) == RIDGE for i in range(len(rows))]
     return "A regression table: " + "; ".join(
-        f"{r['name']} {r['value']:.3g} ({r['low']:.3g} to {r['high']:.3g}"
-        + (f", odds ratio {_ratio(r['value'], r['low'], r['high'])})" if logistic else ")") for r in rows) + "."
+        f"{r['name']} {r['value']:.3g} ({'ridge-regularised fit, ' if pulled else ''}{r['low']:.3g} to {r['high']:.3g}"
+        + (f", odds ratio {_ratio(r['value'], r['low'], r['high'])})" if logistic and not pulled else ")")
+        for r, pulled in zip(rows, ridge, strict=True)) + "."
+
+
+def row_target(doc: dict, i: int) -> str:
+    """What row i of a table's document covers (FITTED or RIDGE): its target, or, for a document kept before rows had
+    one, whether the fallback certified that row's curvature."""
+    row = doc["table"]["rows"][i]
+    if "target" in row:
+        return row["target"]
+    curvature = (doc.get("fallback") or {}).get("curvature") or []
+    certified = i >= len(curvature) or curvature[i].get("bound") is not None
+    return interval_target(doc["table"]["status"], certified) or FITTED
 
 
 def _ratio(value: float, lo: float, hi: float) -> str:
@@ -561,14 +586,19 @@ def plain_table_summary(doc: dict, epsilon: float, delta: float, unit: str = "pe
              if together(t) else
              f"each range holds with probability {t['level']:.0%} on its own (not all {k} together).")
     out = [f"Private estimates of {k} coefficient{'s' if k > 1 else ''} for the people in these data; {holds}"]
-    for r in t["rows"]:
+    for i, r in enumerate(t["rows"]):
         lo, hi = r["low"], r["high"]
+        if row_target(doc, i) == RIDGE:  # the ridge's coefficient: said so, and no odds-ratio range
+            out.append(f"{r['name']}: {r['value']:.3g}; its range, {lo:.3g} to {hi:.3g}, is for a "
+                       f"ridge-regularised fit pulled toward 0 (the range {_short_sign(lo, hi)}), not for the "
+                       "coefficient fitted on these data.")
+            continue
         line = f"{r['name']}: {r['value']:.3g}, range {lo:.3g} to {hi:.3g} (the range {_short_sign(lo, hi)})."
         out.append(line + (" " + _odds(doc, r["value"], lo, hi, r["name"]) if logistic else ""))
-    curvature = (doc.get("fallback") or {}).get("curvature") or []
-    if t["status"] == "fallback" and any(c.get("bound") is None for c in curvature):
-        out.append("Some ranges are wide because too little curvature could be certified privately at this budget; "
-                   "more rows or a larger ε would narrow them.")
+    if any(row_target(doc, i) == RIDGE for i in range(k)):
+        out.append("Where too little curvature could be certified privately at this budget, a range is for the "
+                   "ridge-regularised fit only; more rows or a larger ε would allow a range of the fitted "
+                   "coefficient.")
     out.append(_privacy_words(epsilon, delta, unit))
     return out
 

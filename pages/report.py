@@ -18,9 +18,10 @@ from urllib.parse import urlsplit, urlunsplit
 import streamlit as st
 
 from core.errors import PspError
+from core.mechanisms.release import RIDGE
 from core.privacy.ledger import Certification, LedgerEntry
 from core.privacy.population import Population
-from core.report import PUBLICATION_PATH, first_sentence, interval_scope, published_report
+from core.report import PUBLICATION_PATH, first_sentence, interval_scope, published_report, target_of
 from ui import access, loaded, params, release, release_cards, session
 from ui.boot import through_navigation
 from ui.export import rerun_download
@@ -75,7 +76,11 @@ def ledger_account(people: Population, uid: str | None = None) -> dict:
     history = [dict(time=datetime.fromtimestamp(e.time, UTC).isoformat(timespec="seconds"), epsilon=e.epsilon,
                     delta=e.delta, by=e.spender, **what_it_bought(e, bought.get(e.uid)))
                for e in entries if every or is_publication(e)]
-    return dict(population=people.describe(), spent_epsilon=spent_e, spent_delta=spent_d, history=history)
+    account = dict(population=people.describe(), spent_epsilon=spent_e, spent_delta=spent_d, history=history)
+    if uid is None:  # now, no document: where the budget stands too
+        (cap_e, cap_d), (left_e, left_d) = book.cap(people), book.remaining(people)
+        account |= dict(cap_epsilon=cap_e, cap_delta=cap_d, remaining_epsilon=left_e, remaining_delta=left_d)
+    return account
 
 
 def since_then(people: Population, uid: str) -> str:
@@ -165,7 +170,10 @@ def show(rep: dict, source: str) -> None:
     value, detail = headline(rep)
     shown = [(f"Released value · {md(coefficient(rep))}", value, "The private estimate of the coefficient")]
     if r["interval"] is not None:
-        shown.append((f"{r['interval_level']:.0%} private range", interval(r["interval"]),
+        ridge = target_of(r) == RIDGE
+        shown.append((f"{r['interval_level']:.0%} private range" + (" of the ridge fit" if ridge else ""),
+                      interval(r["interval"]), "For the coefficient of the ridge-regularised fit on these data, pulled "
+                      "toward 0 by the ridge: no range of the fitted coefficient could be certified" if ridge else
                       "For the people in these data, allowing for the privacy noise"))
     if r.get("population"):
         shown.append((f"{r['interval_level']:.0%} population range (approx.)", interval(r["population"]["interval"]),

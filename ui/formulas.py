@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from core.estimator.geometry import Geometry
+from core.mechanisms.release import FITTED, RIDGE
 from ui.format import num
 
 
@@ -72,8 +73,10 @@ CALIBRATIONS = {  # the Gaussian noise: σ(ε_c, δ_c) of the release, and the f
                 "each never larger than the paper's",
 }
 PRIVATE_INTERVAL = "T ± z_{1−a/2} σ w̄"
-# What every private interval covers, in words: shown wherever one is (SPEC §4).
+# What every private interval covers, in words: shown wherever one is (SPEC §4); the fallback's interval without a
+# certified curvature covers the ridge-regularised fit's coefficient (core.mechanisms.release.TARGETS) and says so.
 INTERVAL_LABEL = "interval (privacy noise only)"
+INTERVAL_LABELS = {FITTED: INTERVAL_LABEL, RIDGE: "interval of the ridge fit (privacy noise only)"}
 POPULATION_LABEL = "population interval (approx.)"
 POPULATION_MEANING = (
     "An interval for the coefficient in the population the rows were sampled from: it adds the sampling error of "
@@ -84,6 +87,10 @@ INTERVAL_MEANING = (
     "over the privacy noise only. It does not account for which people happened to be sampled, so it is not a "
     "confidence interval for a population parameter, which would be wider."
 )
+INTERVAL_MEANINGS = {FITTED: INTERVAL_MEANING, RIDGE: (
+    "Too little curvature could be certified for an interval of the coefficient fitted on these n rows: this one is "
+    "for the coefficient of the fallback's ridge-regularised fit, which the ridge pulls toward 0, and covers it with "
+    "the stated probability over the privacy noise only.")}
 ORACLE_INTERVAL = "T ± z_{1−a/2} σ ω"
 THRESHOLD = "2ε_c / (1 + Φ⁻¹(1 − δ_c/2)²)"  # the right side of (14)
 

@@ -29,7 +29,9 @@ from ui.formulas import (
     DELTA_BASIC,
     EPSILON_BASIC,
     INTERVAL_LABEL,
+    INTERVAL_LABELS,
     INTERVAL_MEANING,
+    INTERVAL_MEANINGS,
     ORACLE_INTERVAL,
     POPULATION_LABEL,
     POPULATION_MEANING,
@@ -115,8 +117,9 @@ def release_card(run: PrivateRun, name: str, problem: Problem | None) -> None:
              "test (14) fails, or nothing (⊥)"),
             (label(r, "value", "Released value T"), num(r.value),
              "The private estimate of the coefficient: the fitted value plus Gaussian noise, uᵀθ(Pₙ) + σ ω Z"),
-            (label(r, "interval", f"{level} {INTERVAL_LABEL}"), interval(r.interval),
-             f"{INTERVAL_MEANING} Formula: {PRIVATE_INTERVAL}"),
+            (label(r, "interval", f"{level} {INTERVAL_LABELS.get(r.interval_target, INTERVAL_LABEL)}"),
+             interval(r.interval), f"{INTERVAL_MEANINGS.get(r.interval_target, INTERVAL_MEANING)} Formula: "
+             f"{PRIVATE_INTERVAL}"),
         ]
         if r.population is not None:
             shown.append((label(r, "population", f"{level} {POPULATION_LABEL}"), interval(r.population.interval),
@@ -144,7 +147,7 @@ def release_card(run: PrivateRun, name: str, problem: Problem | None) -> None:
                 sketch("release_density", density_figure, r)
             formulas(RELEASE_FORMULAS)
         if released or fell_back:
-            st.caption(INTERVAL_MEANING)
+            st.caption(INTERVAL_MEANINGS[r.interval_target])
 
 
 # ---------------------------------------------------------------- the budget and the summary
@@ -241,8 +244,8 @@ def summary(run: PrivateRun, name: str, seed: int | None) -> None:
     noise = noise_source(seed, "noise from OS entropy, drawn anew only by “Draw fresh noise” or a private setting")
     if r.status in ("released", "fallback"):
         how = "" if r.status == "released" else " by objective perturbation (the test (14) failed)"
-        st.markdown(f"**Released**{how} `{name}`: T = **{num(r.value)}**, {r.interval_level:.0%} {INTERVAL_LABEL} "
-                    f"{interval(r.interval)} · {noise}")
+        st.markdown(f"**Released**{how} `{name}`: T = **{num(r.value)}**, {r.interval_level:.0%} "
+                    f"{INTERVAL_LABELS[r.interval_target]} {interval(r.interval)} · {noise}")
     else:
         st.markdown(f"**⊥ — nothing released** for `{name}`: {r.reason} · {noise}")
 

@@ -246,6 +246,9 @@ def ledger_rows(rep: dict, spent: str = "Spent on these people when this was pub
     """A document's ledger of its people (as it stood when it was published, unless spent says otherwise)."""
     g = rep["ledger"]
     rows = [(spent, f"ε = {g['spent_epsilon']:g}, δ = {g['spent_delta']:g}")]
+    if "cap_epsilon" in g:  # an account of now (no document's): the cap and what remains
+        rows += [("Cap (the data curator's)", f"ε = {g['cap_epsilon']:g}, δ = {g['cap_delta']:g}"),
+                 ("Remaining", f"ε = {g['remaining_epsilon']:g}, δ = {g['remaining_delta']:g}")]
     for h in g["history"]:
         what = h.get("outcome", "charged")
         value = "" if h.get("value") is None else f": {num(h['value'])} {interval(h['interval'])}"

@@ -37,6 +37,20 @@ ALGORITHM5_NOTE = (
     "(1 − a)(1 − δₐ), 1 − a its stated level."
 )
 BOTTOM_NOTE = "No value was released, so there is no interval."
+# What a released interval covers, the one wording of every surface: the coefficient fitted on the rows (Algorithm 5's
+# interval, and the fallback's where the curvature at the released point was certified), or that of the fallback's
+# ridge-regularised fit (without a certified curvature), which the ridge pulls toward 0.
+FITTED, RIDGE = "fitted", "ridge"
+TARGETS = {FITTED: "uᵀθ(Pₙ), the coefficient fitted on these n rows",
+           RIDGE: "uᵀθ_λ(Pₙ), the coefficient of the ridge-regularised fit on these n rows, pulled toward 0 by the "
+                  "ridge (no range for the coefficient fitted on these rows could be certified)"}
+
+
+def interval_target(status: str, curvature_certified: bool) -> str | None:
+    """FITTED or RIDGE: what the interval of a release of this status covers (None: no interval)."""
+    if status == BOTTOM:
+        return None
+    return FITTED if status == RELEASED or curvature_certified else RIDGE
 
 
 @dataclass(frozen=True)
@@ -111,12 +125,19 @@ class Release:
     fallback_interval: CurvatureInterval | None = None
     population: PopulationInterval | None = None
 
-    PUBLIC_PROPERTIES = ("branch",)  # a function of status alone (core.privacy.marks.PublicView)
+    PUBLIC_PROPERTIES = ("branch", "interval_target")  # functions of private outputs (core.privacy.marks.PublicView)
 
     @property
     def branch(self) -> str | None:
         """Which mechanism produced the value: "algorithm5", "objective_perturbation", or None (bottom)."""
         return BRANCHES[self.status]
+
+    @property
+    def interval_target(self) -> str | None:
+        """What the interval covers: FITTED (u^T theta(P_n)) or RIDGE (u^T theta_lam(P_n), the fallback's interval
+        without a certified curvature); None for bottom. A function of the status and whether the curvature was
+        certified."""
+        return interval_target(self.status, self.fallback_interval is not None)
 
     @property
     def noise_sd(self) -> float:

@@ -37,7 +37,7 @@ from core.mechanisms.curvature import CurvatureProbe
 from core.mechanisms.fallback import FallbackDraw, fallback_draw
 from core.mechanisms.full_vector import FullVectorRelease, algorithm3_scale, gaussian_step
 from core.mechanisms.pipeline import certificates, check_fallback_accounting, fallback_probe
-from core.mechanisms.release import BOTTOM, FALLBACK, RELEASED
+from core.mechanisms.release import BOTTOM, FALLBACK, RELEASED, interval_target
 from core.mechanisms.split import release_event_budget
 from core.mechanisms.stability import StabilityTest, solver_slack
 from core.privacy.accounting import Budget
@@ -119,6 +119,15 @@ class TableRelease:
     @property
     def row_level(self) -> float:
         return row_level(self.level, self.k, self.coverage)
+
+    @property
+    def targets(self) -> tuple[str, ...]:
+        """What each row's interval covers (core.mechanisms.release.FITTED or RIDGE; () for bottom): a fallback's row
+        without a certified curvature covers the ridge-regularised fit's coefficient."""
+        if self.values is None:
+            return ()
+        certified = (True,) * self.k if self.fallback is None else tuple(i is not None for i in self.fallback.intervals)
+        return tuple(interval_target(self.status, c) for c in certified)
 
 
 def _half_width(noise_scale: float, lam0: float, g: Geometry, level: float) -> float:
