@@ -15,7 +15,7 @@ The packages, from the bottom up (tests/test_layers.py keeps every import pointi
 
 The names below are the public API, imported when first used (so `import core` costs nothing). Modules of an
 earlier, flat layout (`core.pipeline`, `core.accounting`, ...) still import, as the modules they became: a script
-written against them (a downloaded reproduce script) keeps working. Formulas: docs/SPEC.md.
+written against them (a downloaded reproduce script) keeps working. Formulas: docs/method.md.
 """
 
 from __future__ import annotations

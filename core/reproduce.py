@@ -2,7 +2,7 @@
 
 The run is its plan (`core.plan.ReleasePlan`), checked when it was made: the data spec (`core.data.spec`), the model
 spec (`core.estimator.model`), the coefficient (a feature by its name, or a direction u), the total budget (ε, δ) with
-its split's weights as given and its accounting (`core.privacy.accounting`, SPEC section 6), the calibration of
+its split's weights as given and its accounting (`core.privacy.accounting`, docs/method.md §9), the calibration of
 σ(ε_c, δ_c) of (7), the interval level, the fallback setting and the noise seed.
 `script` and `notebook` write the same code: load the data from the spec, `prepare_spec` (stage 0,
 the fit of (1)), `run_private` with `make_rng(seed)` (stages 1-4: Algorithms 2 and 4, the test (14),

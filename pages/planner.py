@@ -86,15 +86,16 @@ def model_controls() -> None:
     """The shared model settings and the level (ui.params settings, as on the Pipeline page)."""
     col_dom, col_r, col_reg, col_lev = st.columns(4)
     domain = col_dom.radio("Covariate domain 𝒳", DOMAINS, key="domain", horizontal=True,
-                           help="cube [−1, 1]^d (test (14b)) or ball ‖x‖₂ ≤ R (test (14a)), SPEC §2")
+                           help="cube [−1, 1]^d (test (14b)) or ball ‖x‖₂ ≤ R (test (14a)), docs/method.md §2")
     col_r.number_input("Ball radius R", value=None, min_value=0.0, step=0.5, format="%g", key="radius",
                        disabled=domain != "ball", placeholder="empty = √d, the ball around the cube",
-                       help="R = rad₂(𝒳) of the ball domain, so G₀ = R·sup|h′| and G₁ = R²·sup h″ (SPEC §2). Census "
+                       help="R = rad₂(𝒳) of the ball domain, so G₀ = R·sup|h′| and G₁ = R²·sup h″ (docs/method.md §2). "
+                       "Census "
                        f"income rows lie in R = {RADII_WORDS}")
     col_reg.number_input("λ_reg", min_value=0.0, step=1e-3, format="%g", key="lam_reg",
                          help="λ_reg ≥ 0 of the ridge term (λ_reg/2)‖θ‖² in the estimator (1)")
     col_lev.slider("Interval level 1 − a", min_value=0.50, max_value=0.99, step=0.01, key="level",
-                   help="Level 1 − a of the private interval T ± z σ w̄ (SPEC §4)")
+                   help="Level 1 − a of the private interval T ± z σ w̄ (docs/method.md §7)")
 
 
 def assumptions() -> Assumptions:
@@ -146,7 +147,7 @@ def plan_view(p: Plan) -> None:
         ("Test (14), noise-free certificates", verdict, "Condition (14) at λ̂min and λ̂max with N̂ = N (no noise)"),
         ("P(test passes)", f"{100 * p.pass_probability:.1f} %",
          "Probability that (14) passes under the certificates' Laplace noise (Algorithms 2 and 4)"),
-        (f"Half-width at level {p.assumptions.level:g}", half, "z₁₋ₐ/₂ · σ(ε_c, δ_c) · w̄ (SPEC §4), at the "
+        (f"Half-width at level {p.assumptions.level:g}", half, "z₁₋ₐ/₂ · σ(ε_c, δ_c) · w̄ (docs/method.md §7), at the "
          "noise-free λ̂min, widened by the fit's certified tolerance as the release does"),
         ("A table's half-width, all d rows", "— (fallback)" if p.table_half_width is None else
          num(p.table_half_width),

@@ -42,7 +42,7 @@ def folktables_frame(root, states):
 
 
 def reference_encoding(df):
-    """SPEC section 7 written out column by column with pandas, independently of core.data.acs."""
+    """docs/method.md §10 written out column by column with pandas, independently of core.data.acs."""
     occ = df["OCCP"]
     groups = [(10, 960), (1005, 1980), (2001, 2920), (3000, 3550), (3601, 4655), (4700, 5940), (6005, 7640)]
     cols = [

@@ -1,4 +1,4 @@
-"""The comparison methods and the privacy totals: parameters equal SPEC's formulas, errors match scales."""
+"""The comparison methods and the privacy totals: parameters equal docs/method.md §8's formulas, errors match scales."""
 
 import math
 

@@ -157,9 +157,9 @@ def test_fig6_is_labelled_synthetic_and_has_three_privacy_levels(fig6):
 
 
 def test_fig6_safe_test_never_passes_and_the_baselines_improve_with_n(fig6):
-    """With SPEC's constants (14) needs n ~ 1e9 on data conditioned like this (docs/experiments.md): Algorithm 5
-    alone is bottom on the whole grid. The paper's rule (objective perturbation when lambda_hat_min = 0) releases
-    at n = 1e4, where nothing is certified, and is bottom at n = 4e5, eps = 8, once lambda_hat_min > 0 but (14)
+    """With the constants of docs/method.md §6, (14) needs n ~ 1e9 on data conditioned like this (docs/experiments.md):
+    Algorithm 5 alone is bottom on the whole grid. The paper's rule (objective perturbation when lambda_hat_min = 0)
+    releases at n = 1e4, where nothing is certified, and is bottom at n = 4e5, eps = 8, once lambda_hat_min > 0 but (14)
     still fails; the app's fallback (whenever (14) fails) always releases."""
     _, rows = fig6
     for panel in ("eps=2", "eps=4", "eps=8"):
@@ -262,7 +262,7 @@ def test_fig7_michigan_schooling(tmp_path):
     rows = read(tmp_path / "fig7.csv")
     assert {r["data"] for r in rows} == {"SYNTHETIC census"}
     _, _, theta = experiments._population(str(tmp_path / ".census"), "MI")
-    assert theta[3] == pytest.approx(3.0, rel=0.15)  # schooling, SPEC section 7's 4th feature
+    assert theta[3] == pytest.approx(3.0, rel=0.15)  # schooling, the 4th feature (docs/method.md §10)
     for panel in ("eps=2", "eps=4", "eps=8"):
         assert [m for _, m in series(rows, panel, "local", "release_rate")] == [0.0, 0.0]
         small, large = series(rows, panel, "oracle", "abs_error_fit")

@@ -32,7 +32,7 @@ units = st.builds(PrivacyUnit, st.sampled_from(["row", "person"]), st.one_of(st.
 @settings(max_examples=300, deadline=None)
 @given(epsilons, deltas, weights)
 def test_a_basic_split_composes_to_its_total(epsilon, delta, split):
-    """Basic composition (SPEC section 6) of the three stages, written out here: eps_a + eps_b + 2 eps_c and
+    """Basic composition (docs/method.md §9) of the three stages, written out here: eps_a + eps_b + 2 eps_c and
     e^(eps_a + eps_b) (delta_a + delta_b) + (1 + e^eps_c) delta_c. Each is at most the total (never a bit past
     it) and within RELATIVE of it, every stage's share is positive, and the shares follow the weights."""
     b = make_budget(epsilon, delta, split, "basic")

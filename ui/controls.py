@@ -89,13 +89,13 @@ def budget_controls() -> None:
     col_e.select_slider(
         "Total ε (log scale)", log_options(EPS_GRID, params.get("epsilon")), key="epsilon", format_func="{:g}".format,
         persist_state=KEEP,
-        help=f"Total ε of Algorithm 5. Basic composition (SPEC §6, Lemma 2.5): ε = {EPSILON_BASIC}; "
+        help=f"Total ε of Algorithm 5. Basic composition (docs/method.md §9, Lemma 2.5): ε = {EPSILON_BASIC}; "
         "PLD accounting solves the stages so that the privacy-loss-distribution total is ε",
     )
     col_d.select_slider(
         "Total δ (log scale)", log_options(DELTA_GRID, params.get("delta")), key="delta", format_func="{:g}".format,
         persist_state=KEEP,
-        help=f"Total δ. Basic composition (SPEC §6): δ = {DELTA_BASIC}, with δ_a, δ_b "
+        help=f"Total δ. Basic composition (docs/method.md §9): δ = {DELTA_BASIC}, with δ_a, δ_b "
         "the certificates' failure probabilities (Proposition 6.1) and δ_c that of σ(ε_c, δ_c) in (7)",
     )
     # In a popover: changed less often than ε and δ, and a new tab then fetches no number box's code (about a dozen
@@ -108,10 +108,10 @@ def budget_controls() -> None:
             col.number_input(f"Split {weight}", min_value=low, max_value=high, step=0.5, format="%g",
                              key=f"split{stage.share}", persist_state=KEEP,
                              help=f"Weight {weight} from {low:g} to {high:g}: {split_help(stage)}; δ is split in the "
-                             "same proportions (SPEC §6)")
+                             "same proportions (docs/method.md §9)")
         st.radio(
             "Accounting", ACCOUNTINGS, key="accounting", horizontal=True, persist_state=KEEP,
-            help="How the total (ε, δ) is split into the stages: basic composition (SPEC §6, Lemma 2.5) or "
+            help="How the total (ε, δ) is split into the stages: basic composition (docs/method.md §9, Lemma 2.5) or "
             "privacy-loss distributions (dp_accounting, docs/privacy.md), which leave each stage a little more",
         )
         st.radio(
@@ -137,13 +137,14 @@ def model_controls() -> None:
     domain = col_dom.radio(
         "Covariate domain 𝒳", DOMAINS, key="domain", horizontal=True,
         help="cube [−1, 1]^d (test (14b), d_p = d) or ball ‖x‖₂ ≤ R (test (14a), d_p = 1); "
-        "rows outside 𝒳 are projected onto it before the fit (SPEC §2)",
+        "rows outside 𝒳 are projected onto it before the fit (docs/method.md §2)",
     )
     col_r.number_input(  # value=None makes the box clearable: empty = the default radius
         "Ball radius R", value=None, min_value=MIN_RADIUS, max_value=MAX_RADIUS, step=0.5, format="%g", key="radius",
         disabled=domain != "ball",
         placeholder="empty = the data's public bound, else √d",
-        help="R = rad₂(𝒳) = r of the ball domain, so G₀ = r·sup|h′| and G₁ = r²·sup h″ (SPEC §2). Empty: the bound the "
+        help="R = rad₂(𝒳) = r of the ball domain, so G₀ = r·sup|h′| and G₁ = r²·sup h″ (docs/method.md §2). "
+        "Empty: the bound the "
         f"data source guarantees (census rows: {RADII_WORDS}), else √d, the ball around the cube",
     )
     low, high = params.PARAMS["response_bound"].bounds
@@ -155,7 +156,8 @@ def model_controls() -> None:
     )
     col_lev.slider(
         "Interval level 1 − a", min_value=0.50, max_value=0.99, step=0.01, key="level",
-        help=f"Level 1 − a of the intervals {PRIVATE_INTERVAL} (private) and {ORACLE_INTERVAL} (oracle), SPEC §4",
+        help=f"Level 1 − a of the intervals {PRIVATE_INTERVAL} (private) and {ORACLE_INTERVAL} (oracle), "
+             "docs/method.md §7",
     )
     st.segmented_control(
         "When the stability test (14) fails", ("auto", "on", "off"), key="fallback", required=True,

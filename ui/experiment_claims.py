@@ -48,14 +48,15 @@ _SAFE_TEST = Finding(
     "passes only from n ≈ 2.3·10⁹ on the cube [−1, 1]¹⁷ and from n ≈ 3.1·10⁸ on the ball of radius 3 (the paper's "
     "encoding, which the census figures use), at ε = 4 "
     "(at ε = 1: 9.0·10⁹ and 1.2·10⁹). So Algorithm 5 without fallback returns ⊥ on the whole grid of the figure. "
-    "Proven, with SPEC's conservative readings: the binding term of (14) is √d_p·κ̂·s₁.",
+    "Proven, with the project's conservative readings (docs/method.md §12): the binding term of (14) is "
+    "√d_p·κ̂·s₁.",
 )
 _HYPOTHESIS = Finding(
     "HYPOTHESIS, not proven",
     "The noise-free certificate λ̂min turns positive near n ≈ 4.2·10⁵ (cube, ε = 4; 2.3·10⁵ on the ball), which "
     "is where the paper's transition sits. The paper's variant (objective perturbation whenever λ̂min = 0, "
     "Algorithm 5 otherwise) changes branch there, which fits the printed figures if its test used less conservative "
-    "constants than SPEC's. The safe test needs about 5,000 times more data.",
+    "constants than the project's (docs/method.md §12). The safe test needs about 5,000 times more data.",
 )
 _FULL_RUN = Finding(
     "Measured in the full run",
@@ -93,7 +94,8 @@ CLAIMS: dict[str, Claim] = {
                     "doubles. The full run (25 repetitions, d = 5, 10, 20) gives 0.35–0.36 at n/d = 800, 0.17 at "
                     "1600, 0.08 at 3200, 0.040 at 6400 and 0.020 at 12800, for every d."),
             Finding("Different in detail", "The threshold is higher here: λ̂min = 0 in 92–100 % of runs at n/d = 400 "
-                    "and never from 800 (about n/d ≈ 450), where SPEC §8 reads the paper as n/d ≤ 160. With "
+                    "and never from 800 (about n/d ≈ 450), where the paper's Fig. 1 shows "
+                    "n/d ≤ 160 (docs/method.md §11). With "
                     "k = ln(1/(2δ))/ε ≈ 13 the count needs about 13 recursion steps below λmin before anything is "
                     "certified; the paper's exact recursion constants or split may differ."),
         ),
@@ -123,7 +125,8 @@ CLAIMS: dict[str, Claim] = {
             Finding("Not reproduced with safe constants", "The improvement over objective perturbation: at "
                     "n = 10⁶ Algorithm 5's privacy error is 1.4× larger than objective perturbation's at d = 5 "
                     "(1.2e-4 against 8.6e-5), equal at d = 10, and 1.9× smaller only at d = 20 (8.2e-5 against "
-                    "1.5e-4). It stays 5–9× above the oracle: SPEC's conservative constants and a third of ε for "
+                    "1.5e-4). It stays 5–9× above the oracle: the conservative constants of docs/method.md §12 and a "
+                    "third of ε for "
                     "the release. Against θ* (the error the paper plots) every method but output perturbation and "
                     "default DP-SGD sits at the sampling error of θ(Pₙ), about twice the score-attack rate."),
             Finding("DP-SGD", "With default hyper-parameters it levels off near 2·10⁻³; tuned on the fit over a "

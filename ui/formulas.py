@@ -2,7 +2,7 @@
 
 STAGES names the stages of Algorithm 5 for the Pipeline's cards, the Budget card, the settings' help, the
 Report and the teaching snapshot. COMPOSITION and its parts are the basic composition of the stages
-(Lemma 2.5, SPEC §6). Each `Formulas` is the LaTeX of one card's "Formulas" expander. Text only: nothing here
+(Lemma 2.5, docs/method.md §9). Each `Formulas` is the LaTeX of one card's "Formulas" expander. Text only: nothing here
 draws on the page.
 """
 
@@ -68,13 +68,15 @@ ACCOUNTINGS = {  # how each accounting totals the stages
     "pld": f"{ACCOUNTING_NAMES['pld']}: δ = δ_a + δ_b + δ_PLD(ε)",
 }
 CALIBRATIONS = {  # the Gaussian noise: σ(ε_c, δ_c) of the release, and the fallback's objective perturbation (15)
-    "paper": "the paper's closed forms: σ(ε, δ) of (7), and (15)'s noise as SPEC reads it",
+    "paper": "the paper's closed forms: σ(ε, δ) of (7), and (15)'s noise in the project's conservative reading "
+             "(docs/method.md §12)",
     "analytic": "exact: the analytic Gaussian mechanism (Balle & Wang 2018) and (15)'s noise by its privacy profile, "
                 "each never larger than the paper's",
 }
 PRIVATE_INTERVAL = "T ± z_{1−a/2} σ w̄"
-# What every private interval covers, in words: shown wherever one is (SPEC §4); the fallback's interval without a
-# certified curvature covers the ridge-regularised fit's coefficient (core.mechanisms.release.TARGETS) and says so.
+# What every private interval covers, in words: shown wherever one is (docs/method.md §7); the fallback's interval
+# without a certified curvature covers the ridge-regularised fit's coefficient (core.mechanisms.release.TARGETS) and
+# says so.
 INTERVAL_LABEL = "interval (privacy noise only)"
 INTERVAL_LABELS = {FITTED: INTERVAL_LABEL, RIDGE: "interval of the ridge fit (privacy noise only)"}
 POPULATION_LABEL = "population interval (approx.)"
@@ -156,7 +158,7 @@ LAMBDA_MAX_FORMULAS = Formulas("Formulas: (12) and Algorithm 4", (
     r"\quad \hat N = N + \mathrm{Lap}(1/\varepsilon_b),\quad k = \ln(1/(2\delta_b))/\varepsilon_b",
     r"m = \max(0, \lfloor \hat N - k \rfloor),\quad \hat\lambda_{\max} = "
     r"\min\big(\inf\{\lambda \ge 0 : R_\uparrow^m(\lambda) \ge G_1\},\ G_1\big) \qquad \text{(Algorithm 4)}",
-), "m uses N̂: the paper prints N − k in step iii, which would not be private (SPEC §4).")
+), "m uses N̂: the paper prints N − k in step iii, which would not be private (docs/method.md §5).")
 
 _RATIO_BOUND = {
     "cube": r"A = \frac{1 + \sqrt{d_p}\,\kappa\frac{\gamma}{1-\gamma}}"
@@ -180,8 +182,8 @@ def test_formulas(domain: str) -> Formulas:
         r"\ \gamma' = \alpha r\, t(R_l)",
         _RATIO_BOUND["cube" if domain == "cube" else "ball"],
         r"\max(A, B)^2 - 1 \le \frac{2\varepsilon_c}{1 + \Phi^{-1}(1 - \delta_c/2)^2} \qquad \text{(14)}",
-    ), "Conservative readings (SPEC §4): γ/(1−γ) where (14) prints γ/(1+γ); β with r²; s₂ with the square; "
-       "4d_p s₂/λ₀ on the lower side. The test also requires λ̂_min > 0, (C1) at λ̂_min, αrt < 1, β < 1, "
+    ), "Conservative readings (docs/method.md §12): γ/(1−γ) where (14) prints γ/(1+γ); β with 1 − αrt; s₂ with the "
+       "square; 4d_p s₂/λ₀ on the lower side. The test also requires λ̂_min > 0, (C1) at λ̂_min, αrt < 1, β < 1, "
        "R_l > 0, γ' < 1 and positive denominators.")
 
 

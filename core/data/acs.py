@@ -1,4 +1,4 @@
-"""ACS income (section 4.2; SPEC section 7): census person files through folktables, 17 features.
+"""ACS income (section 4.2; docs/method.md §10): census person files through folktables, 17 features.
 
 folktables supplies what it does well: the state codes and file locations
 (`<root>/<year>/<horizon>/psam_p<FIPS>.csv`) and ACSIncome's filter (AGEP > 16, PINCP > 100,
@@ -43,7 +43,7 @@ from core.privacy.unit import PrivacyUnit
 
 # ACSIncome's filter and our features read exactly these columns.
 COLUMNS = ("AGEP", "COW", "SCHL", "MAR", "OCCP", "WKHP", "SEX", "RAC1P", "PINCP", "PWGTP")
-# Occupation groups 1-7 by OCCP range (SPEC section 7); 7700-9830 is the reference group.
+# Occupation groups 1-7 by OCCP range (docs/method.md §10); 7700-9830 is the reference group.
 OCCUPATION_RANGES = ((10, 960), (1005, 1980), (2001, 2920), (3000, 3550), (3601, 4655), (4700, 5940), (6005, 7640))
 HORIZONS = ("1-Year", "5-Year")
 PROBE_SECONDS = 10.0  # how long an unreachable census site may keep the caller waiting
@@ -289,14 +289,14 @@ def _header(source: str | os.PathLike | bytes, label: str) -> list[str]:
 
 
 def encode_acs_income(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """ACSIncome's filter, then the 17 features of SPEC section 7 and y = +1 iff PINCP > 40000."""
+    """ACSIncome's filter, then the 17 features of docs/method.md §10 and y = +1 iff PINCP > 40000."""
     df = fk_acs.adult_filter(frame)
     col = {c: df[c].to_numpy(dtype=np.float64) for c in COLUMNS}
     return encode_features(col), np.where(col["PINCP"] > 40000, 1.0, -1.0)
 
 
 def encode_features(col: dict[str, np.ndarray]) -> np.ndarray:
-    """The 17 features of SPEC section 7 from float columns (NaN = missing) of filtered records."""
+    """The 17 features of docs/method.md §10 from float columns (NaN = missing) of filtered records."""
     n = col["AGEP"].shape[0]
     X = np.zeros((n, len(FEATURE_NAMES)))
     X[:, 0] = 1.0

@@ -1,4 +1,4 @@
-"""The census income encodings: the paper's 17 features (SPEC section 7), and the same features centred.
+"""The census income encodings: the paper's 17 features (docs/method.md §10), and the same features centred.
 
 Every sensitivity of the pipeline grows with the radius r of the ball that holds the rows (G0 = sup|h'| r,
 G1 = ||h''|| r^2, section 2.1.1), and the ball is centred at 0. The paper's encoding puts its indicators in

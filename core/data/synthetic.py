@@ -1,4 +1,4 @@
-"""The paper's simulation (section 4.1; SPEC section 7), and its logistic counterpart.
+"""The paper's simulation (section 4.1; docs/method.md §10), and its logistic counterpart.
 
 theta* = norm * v/||v|| with v ~ N(0, I_d); x_i ~ Uni[-1,1]^d;
 robust:   y_i = <theta*, x_i> + noise * Laplace(1);

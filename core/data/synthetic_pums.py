@@ -8,7 +8,7 @@ identifiers, person variables, allocation flags and 80 replicate weights) with p
 ranges, and are written where folktables looks for them: <root>/<year>/<horizon>/psam_p<FIPS>.csv.
 
 The income label is planted: for every record that passes ACSIncome's filter (AGEP > 16, PINCP > 100,
-WKHP > 0, PWGTP >= 1), the 17 features of SPEC section 7 are computed and y = +1 is drawn with
+WKHP > 0, PWGTP >= 1), the 17 features of docs/method.md §10 are computed and y = +1 is drawn with
 probability sigmoid(<theta, x>); PINCP is then set above 40000 exactly when y = +1, so a logistic fit on
 the filtered records recovers the planted theta (planted_theta(state)). Every file (at least MIN_ROWS rows)
 holds, among records that pass the filter, each edge occupation code of EDGE_OCCP and one missing OCCP, and
@@ -52,13 +52,13 @@ from core.data.acs import HORIZONS, OCCUPATION_RANGES, encode_features
 PLANTED_THETA = np.array(
     [-1.5, 0.8, 1.8, 2.0, 0.3, 1.0, 1.2, 0.2, 1.1, -0.9, -0.2, 0.3, 0.5, -0.4, 0.4, -0.3, -1.0]
 )
-# Group boundaries and neighbours of SPEC section 7, plus 9920 (unemployed, no work in 5 years).
+# Group boundaries and neighbours of docs/method.md §10, plus 9920 (unemployed, no work in 5 years).
 EDGE_OCCP = (
     10, 960, 1005, 1555, 1980, 2001, 2920, 3000, 3550, 3601, 4655, 4700, 5940, 6005, 7640, 7700, 9830, 9920
 )
 MIN_ROWS = 100  # room for the edge-code records and the records that fail each filter condition
 
-# 2018 census occupation codes of the eight groups of SPEC section 7 (the last one is the reference).
+# 2018 census occupation codes of the eight groups of docs/method.md §10 (the last one is the reference).
 _OCCP_GROUPS = (
     (10, 20, 40, 51, 52, 60, 101, 102, 110, 120, 135, 136, 137, 140, 150, 160, 205, 220, 230, 300, 310, 335, 340,
      350, 360, 410, 420, 425, 440, 500, 510, 520, 530, 540, 565, 600, 630, 640, 650, 700, 705, 710, 725, 726, 735,
@@ -169,7 +169,7 @@ class Design:
     theta: the planted coefficients, in the order of core.data.acs.FEATURE_NAMES.
     female: share of women. race: weights of RAC1P 1..9. married: factor on the age curve of being married.
     schooling: weights of SCHL 1..24 among adults. hours: mean and spread of WKHP (for those not at exactly 40),
-    full_time: share at exactly 40 hours. occupations: shares of the eight occupation groups of SPEC section 7
+    full_time: share at exactly 40 hours. occupations: shares of the eight occupation groups of docs/method.md §10
     (the last is the reference group), then of 9920. classes: shares of COW 1..9, then of a missing COW.
     """
 

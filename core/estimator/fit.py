@@ -2,7 +2,7 @@
 
 theta(P_n) = argmin F(theta), F(theta) = (1/n) sum_i h(<theta, x_i>, y_i) + (lam_reg/2) ||theta||^2
 (+ b^T theta for objective perturbation (15)). The Hessian H = (1/n) sum_i h''(<theta, x_i>, y_i) x_i x_i^T
-is reported WITHOUT lam_reg (SPEC section 1).
+is reported WITHOUT lam_reg (docs/method.md §1).
 
 How the fit stays exact for every input the domain admits:
 - Stopping rule in absolute terms. The gradient is an average of terms x_i h'(.) of norm <= G0 = sup|h'| r,

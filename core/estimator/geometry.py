@@ -1,4 +1,4 @@
-"""Covariate domains and the constants they imply (SPEC section 2).
+"""Covariate domains and the constants they imply (docs/method.md §2).
 
 For a GLM loss, G0 = sup|h'| r, G1 = ||h''|| r^2 and G2 = ||h'''|| r^3 with r = rad_2(X)
 (section 2.1.1). The gradient set is an l_inf ball of radius G0/sqrt(d) on the cube and an
@@ -62,7 +62,7 @@ class Geometry:
 
 
 def make_geometry(loss: Loss, domain: str, d: int, radius: float | None = None) -> Geometry:
-    """Constants of SPEC section 2 for `loss` on `domain` in dimension `d`."""
+    """Constants of docs/method.md §2 for `loss` on `domain` in dimension `d`."""
     if domain not in DOMAINS:
         raise DataError(f"unknown domain {domain!r}; choose 'cube' or 'ball'")
     if d < 1:

@@ -1,4 +1,4 @@
-"""GLM losses l_theta(x, y) = h(<theta, x>, y) of Examples 1-4 (SPEC section 1).
+"""GLM losses l_theta(x, y) = h(<theta, x>, y) of Examples 1-4 (docs/method.md §1).
 
 Each loss gives h, h' and h'' in the linear predictor t = <theta, x>, vectorised over
 samples, together with the sup-norm bounds that set the constants G0, G1, G2 (section 2.1.1).

@@ -89,7 +89,7 @@ class ModelSpec:
         return self.response_bound
 
     def geometry(self, d: int) -> Geometry:
-        """The constants of SPEC section 2 for this model in dimension d (resolving defaults first)."""
+        """The constants of docs/method.md §2 for this model in dimension d (resolving defaults first)."""
         spec = self.resolve(d)
         return make_geometry(get_loss(spec.loss), spec.domain, d, spec.radius)
 

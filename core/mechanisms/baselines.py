@@ -1,10 +1,10 @@
-"""The paper's comparison methods for u^T theta (section 4; SPEC section 5), each at a total (eps, delta).
+"""The paper's comparison methods for u^T theta (section 4; docs/method.md §8), each at a total (eps, delta).
 
 - oracle: u^T theta(P_n) + Delta(P_n, u) sigma(eps, delta) Z. NOT private: Delta is local.
 - output_perturbation: u^T theta_lam + (2 G0/(n lam)) sigma(eps, delta) Z, lam = 1e-2 by default
   (||theta_lam(P_n) - theta_lam(P'_n)||_2 <= 2 G0/(n lam), so this is (eps, delta)-DP).
 - objective_perturbation (15): argmin L_n + b^T theta + (lam/2)||theta||^2, lam = 4 G1/(n eps),
-  b ~ N(0, s^2 I), s by the calibration (core.mechanisms.full_vector.op_parameters): SPEC's conservative
+  b ~ N(0, s^2 I), s by the calibration (core.mechanisms.full_vector.op_parameters): docs/method.md §12's conservative
   reconstruction of the printed variance ("paper"), or the exact, smaller one ("analytic").
 - fallback_budget: what objective perturbation gets when lambda_hat_min = 0 in the paper's section 4.2 variant
   (core.methods.compare's local_with_fallback): the budget Algorithm 5's later stages would have used.
@@ -110,7 +110,7 @@ def fallback_budget(budget: Budget) -> tuple[float, float]:
 
     Stage 1 is pure eps_a-DP; the other branch would spend eps_b + 2 eps_c and, by Lemma 2.2,
     delta_b + (1 + e^eps_c) delta_c beyond stage 1's failure probability delta_a. Giving the fallback
-    the same keeps the total within the basic composition of SPEC section 6.
+    the same keeps the total within the basic composition of docs/method.md §9.
     """
     b, c = budget.lambda_max, budget.release
     return b.epsilon + 2.0 * c.epsilon, b.delta + (1.0 + math.exp(c.epsilon)) * c.delta

@@ -1,4 +1,4 @@
-"""DP-SGD for the GLM losses (SPEC section 5), a comparison method for u^T theta.
+"""DP-SGD for the GLM losses (docs/method.md §8), a comparison method for u^T theta.
 
 Abadi et al. (2016), "Deep learning with differential privacy": each of T steps draws a Poisson
 sample (every record independently with probability q), clips each per-example gradient to l2 norm

@@ -6,7 +6,7 @@ Both certified algorithms take a TOTAL (eps, delta):
 - Algorithm 7 runs Algorithm 6 with the recursion of Corollary 6.2 at (eps/2, delta/2) on the
   statistic lambda_min + lam_reg, then noise W sigma(eps/2, delta/2) (Proposition 7.1).
 
-The methods of the paper's Figure 5 (section 4, SPEC section 5), each returning a VectorRelease:
+The methods of the paper's Figure 5 (section 4, docs/method.md §8), each returning a VectorRelease:
 - oracle_vector: theta(P_n) + N(0, Delta(P_n)^2 sigma(eps, delta)^2 I), Delta(P_n) the local
   parameter sensitivity (3a) (parameter_sensitivity). NOT private: Delta(P_n) is local.
 - output_perturbation_vector: theta_lam + N(0, (2 G0/(n lam))^2 sigma(eps, delta)^2 I), lam = 1e-2.
@@ -272,7 +272,7 @@ def op_parameters(g: Geometry, n: int, epsilon: float, delta: float, calibration
     """(lambda_reg, s) of (15) from public facts only: the domain's constants, n, (epsilon, delta) and the ridge's
     constant c (PAPER_RIDGE unless given).
 
-    lambda_reg = c G1/(n eps). "paper": SPEC section 5's conservative reading of the printed variance, s = (2 r/(n
+    lambda_reg = c G1/(n eps). "paper": docs/method.md §12's conservative reading of the printed variance, s = (2 r/(n
     eps)) [sqrt(2 ln(4/delta)) + sqrt(2 ln(4/delta) + 2 eps)] (eps/2 for the regulariser's Jacobian, eps/2 for the
     Gaussian), proven for c = 4 only. "analytic": the Jacobian's ratio is at most 1 + G1/(n lambda_reg) = 1 + eps/c
     (one row's rank-one term, not two), and the Gaussian's loss at most R/kappa + 1/(2 kappa^2) with R Rayleigh, so

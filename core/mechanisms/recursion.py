@@ -49,7 +49,7 @@ def t_bound(lam: float, g: Geometry, n: int) -> float:
     """Parameter change bound (9): t(lam) = (1 - sqrt(1 - 8 alpha r G0/(lam n))) / (2 alpha r).
 
     +inf when lam <= 0 or the square root's argument is negative. The constant is 8, as in (9);
-    section 6.2.2 prints 4, the unsafe reading (SPEC section 3).
+    section 6.2.2 prints 4, the unsafe reading (docs/method.md §12).
     """
     if lam <= 0:
         return math.inf

@@ -6,7 +6,7 @@
   (core.mechanisms.fallback replaces that bottom by objective perturbation when asked for).
 - BaselineRelease: one release of u^T theta by a comparison method (core.mechanisms.baselines, core.mechanisms.dp_sgd,
 core.methods.compare). The private interval uses only lambda_hat_min (post-processing): Delta <= 2 G0/(n lam0) and
-g <= gamma give omega <= w_bar = 2 G0 / (n lam0 (1 - gamma)) (SPEC section 4).
+g <= gamma give omega <= w_bar = 2 G0 / (n lam0 (1 - gamma)) (docs/method.md §7).
 The fit is exact to its certified tolerance only, so the noise multiplier is (omega + E)/(1 - eta) with
 the test's fit_slack E and fit_ratio eta (core.mechanisms.stability), and the interval widens to match.
 """
@@ -195,7 +195,7 @@ def _omega(delta_u: float, fit: FitResult, g: Geometry, u: np.ndarray) -> float:
 def interval_half_width(test: StabilityTest, g: Geometry, n: int, s: float, level: float) -> tuple[float, float]:
     """(w_bar, half-width) of Algorithm 5's private interval from a passed test (14), as release() forms them.
 
-    w_bar = 2 G0/(n lam0 (1 - gamma)) bounds omega of (11) (SPEC section 4); the fit's certified tolerance
+    w_bar = 2 G0/(n lam0 (1 - gamma)) bounds omega of (11) (docs/method.md §7); the fit's certified tolerance
     (fit_slack E, fit_ratio eta of core.mechanisms.stability) widens it to (w_bar (1 + eta) + E)/(1 - eta), and the
     half-width is z_{1-a/2} s w_bar + l(lam0), l the solver slack of the exact u^T theta(P_n).
     """

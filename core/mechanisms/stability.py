@@ -1,7 +1,7 @@
 """Stage 3: the propose-test-release check, condition (14), with the constants (13).
 
 Everything here is a function of the private lambda_hat_min, lambda_hat_max and public constants,
-so the whole result is private. Readings fixed by SPEC section 4 (all the safe direction):
+so the whole result is private. Readings of docs/method.md §12 (all the safe direction):
 - beta = ||h''|| r^2 / ((1 - alpha r t) n lam0)            (13) prints it without r (Lemma 8.1);
 - s2 = ||h''|| / (n (1 - beta) (1 - alpha r t)^2)           (13) prints no square (Lemma 8.2);
 - gamma/(1 - gamma) in (14a/b), as in (11) and Propositions 8.2/8.3, not the printed gamma/(1+gamma);

@@ -1,6 +1,6 @@
 """A private regression table: k coefficients of theta(P_n) (or all d) in one release, at one budget.
 
-The table spends what one coefficient's release spends (core.mechanisms.pipeline, SPEC sections 4 and 6: the same
+The table spends what one coefficient's release spends (core.mechanisms.pipeline, docs/method.md §7 and §9: the same
 Budget, split and fallback) and runs the same stages. Stages 1-3 (lambda_hat_min, lambda_hat_max and the test (14))
 involve no direction, so they run once. The release event's (eps', delta') = (2 eps_c, (1 + e^eps_c) delta_c) then goes
 to one mechanism on the whole vector, chosen by the test's private outcome as a single release chooses:

@@ -17,7 +17,7 @@ document's list of such entries (`core.report.compare_not_private`) is derived f
 and a method whose values are not private says so in its own `private` flag.
 
 Each draw also keeps its interval at the comparison's level 1 - a, for the methods that state one:
-Algorithm 5's private interval T +- (z_{1-a/2} sigma w_bar + l(lam0)) (SPEC section 4), the
+Algorithm 5's private interval T +- (z_{1-a/2} sigma w_bar + l(lam0)) (docs/method.md §7), the
 fallback's (core.mechanisms.fallback), and the oracle's T +- z_{1-a/2} Delta(P_n, u) sigma, exact since its noise
 is Gaussian with that scale (NOT private). `summarise` turns a method's K draws into its release
 rate, its coverage of u^T theta(P_n) and of u^T theta*, and its median half-width, each rate with a
@@ -118,7 +118,7 @@ class MethodSummary:
     the releases alone, private exactly when `private` is, as is median_half_width (the median over the
     released draws of each interval's half-width; None without an interval or a release).
     coverage_fit: the share of released draws whose interval holds u^T theta(P_n), the sample's
-    coefficient Algorithm 5's interval is for (w.p. >= (1 - a)(1 - delta_a), SPEC section 4); the
+    coefficient Algorithm 5's interval is for (w.p. >= (1 - a)(1 - delta_a), docs/method.md §7); the
     fallback's interval is for u^T theta_lam(P_n) instead, and is counted against the same target.
     coverage_star: the same for u^T theta* (None unless theta* is known, i.e. synthetic data). Both are
     None for a method without an interval or without a release, and are NOT private: the first is

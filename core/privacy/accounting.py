@@ -1,4 +1,4 @@
-"""The privacy budget: a total (eps, delta) split into the stages' parameters (SPEC section 6).
+"""The privacy budget: a total (eps, delta) split into the stages' parameters (docs/method.md §9).
 
 Basic composition, re-derived from Lemma 2.5 with the certificates as M0 (pure eps_a + eps_b,
 failure probability <= delta_a + delta_b) and the release as M1 ((2 eps_c, (1 + e^eps_c) delta_c),
@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 DEFAULT_SPLIT = (1.0, 1.0, 1.0)  # the paper's equal thirds, which its experiments (and core.teaching.experiments) use
 # What the app, the command line and the planner start from: 5 % of eps to each certificate, 90 % to the release
 # event. Measured on synthetic data, Algorithm 5 passes wherever it did with equal thirds and its interval is about
-# half as wide; when (14) fails, the fallback inherits at least 90 % of eps (docs/experiments.md, "The default").
+# half as wide; when (14) fails, the fallback inherits at least 90 % of eps (docs/experiments.md, "The publish
+# default").
 RELEASE_SPLIT = (1.0, 1.0, 18.0)
 MIN_WEIGHT, MAX_WEIGHT = 1e-3, 1e3  # a split weight's range: a ratio of a million between stages is already extreme
 ACCOUNTINGS = ("basic", "pld")
@@ -56,7 +57,7 @@ class StageBudget:
 class Budget:
     """A total budget, its split, the per-stage values and the basic-composition total they give.
 
-    accounting says how the stages were solved from the total: "basic" (SPEC section 6) or "pld"
+    accounting says how the stages were solved from the total: "basic" (docs/method.md §9) or "pld"
     (privacy-loss distributions). epsilon_pld is the epsilon the PLD route guarantees for these
     stages at delta_total: the accountant's figure, or the basic one where the accountant's
     pessimistic grid (up to ~3 steps of PLD_GRID) leaves it above that; both bounds are valid.
@@ -84,7 +85,7 @@ class Budget:
 
 
 def basic_composition(a: StageBudget, b: StageBudget, c: StageBudget) -> tuple[float, float]:
-    """(eps_total, delta_total) of SPEC section 6 for the stage parameters a, b and c."""
+    """(eps_total, delta_total) of docs/method.md §9 for the stage parameters a, b and c."""
     eps = a.epsilon + b.epsilon + 2.0 * c.epsilon
     delta = math.exp(a.epsilon + b.epsilon) * (a.delta + b.delta) + (1.0 + math.exp(c.epsilon)) * c.delta
     return eps, delta
@@ -303,7 +304,7 @@ def generic_profile(epsilon: NDArray[np.float64], eps0: float, delta0: float) ->
 
 
 def basic_profile(b: Budget, epsilon: NDArray[np.float64]) -> NDArray[np.float64]:
-    """delta(eps) of the three stages by basic composition (Lemma 2.5, as in SPEC section 6):
+    """delta(eps) of the three stages by basic composition (Lemma 2.5, as in docs/method.md §9):
 
         delta(eps) = min(1, e^(eps_a + eps_b) (delta_a + delta_b) + delta_r(eps - eps_a - eps_b))
                      for eps >= eps_a + eps_b, and delta(eps) = 1 below,

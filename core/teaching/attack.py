@@ -2,7 +2,7 @@
 them, and the membership game. Teaching only: everything here reads both data sets, so nothing is private.
 
 - neighbours: P (the data) and P' (row i replaced by the row that pulls u^T theta the other way most): data sets
-  of the same n that differ in one row, the unit of the guarantee (SPEC section 1).
+  of the same n that differ in one row, the unit of the guarantee (docs/method.md §1).
 - laws: stage by stage, exactly, on the branch most likely on P: the noisy counts of Algorithms 2 and 4 (Laplace,
   and the law of m = max(0, floor(N_hat - k)) they release), then T of Algorithm 5 (Gaussian at the branch's
   certificates, with each data set's own modulus omega of (11)).

@@ -1,4 +1,4 @@
-"""The paper's figures (section 4; SPEC section 8), reproduced from fresh data sets.
+"""The paper's figures (section 4; docs/method.md §11), reproduced from fresh data sets.
 
 `python -m core experiment {fig1,...,fig7} --out DIR` draws, for every repetition, a fresh data set (seeded
 from --seed), runs every method of the figure at the same total (eps, delta) through core's own mechanisms,

@@ -9,7 +9,7 @@ accounting, the calibration and the interval level — and gets, by the project'
   m = max(0, floor(N - k)) steps of the recursions (10) and (12) inverted, with t(lam) of (9) and the constants
   (13)), and the probability that it passes under the certificates' Laplace noise
   (core.teaching.whatif.pass_probability);
-- the half-width of Algorithm 5's private interval (SPEC section 4), z_{1-a/2} sigma(eps_c, delta_c) w_bar with
+- the half-width of Algorithm 5's private interval (docs/method.md §7), z_{1-a/2} sigma(eps_c, delta_c) w_bar with
   w_bar = 2 G0/(n lam0 (1 - gamma)), lam0 = lambda_hat_min + lambda_reg at its noise-free value, sigma of (7)
   (or the analytic calibration), widened by the fit's certified tolerance exactly as core.mechanisms.release widens it;
 - inverted, by bisection over the same functions: the smallest total epsilon that meets a target half-width,
@@ -118,7 +118,7 @@ class Assumptions:
 
     @cached_property
     def geometry(self) -> Geometry:
-        """The constants G0, G1, r, d_p of SPEC section 2 for this loss and domain."""
+        """The constants G0, G1, r, d_p of docs/method.md §2 for this loss and domain."""
         return self.model.geometry(self.d)
 
     @property
@@ -137,7 +137,7 @@ class Assumptions:
         return a, b, c
 
     def budget(self) -> Budget:
-        """The total (epsilon, delta) solved into the three stages by the chosen accounting (SPEC section 6)."""
+        """The total (epsilon, delta) solved into the three stages by the chosen accounting (docs/method.md §9)."""
         return make_budget(float(self.epsilon), float(self.delta), self.weights, self.accounting)
 
 
