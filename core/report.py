@@ -78,6 +78,23 @@ SEEDED_WARNING = (
 )
 
 
+# What the first screen says of a fallback's interval, which is first order in the privacy noise (docs/privacy.md,
+# "Curvature at the released point"): its level is not shown as certain.
+MEASURED_NOT_PROVEN = ("its coverage is measured, not proven, and fell short of the stated level on samples of a few "
+                       "hundred rows: 87 to 89 % in docs/curvature_proof.md")
+
+
+def level_words(release: dict) -> str:
+    """An interval's level as the first screen states it: "95%" where it is proven (Algorithm 5's), "approximate 95%"
+    for the fallback's, first order in the noise."""
+    level = f"{release['interval_level']:.0%}"
+    return level if release["status"] != "fallback" else f"approximate {level}"
+
+
+def _a(words: str) -> str:
+    return "an" if words[:1] in "aeiou8" else "a"
+
+
 def target_of(release: dict) -> str | None:
     """What a document's interval covers (core.mechanisms.release.FITTED or RIDGE): its interval_target, or, for a
     document kept before it had one, what its status and its certified curvature say."""
@@ -495,7 +512,7 @@ def plain_summary(rep: dict, epsilon: float, delta: float, unit: str = "person")
     if r["value"] is None:
         return [f"Nothing was released for {name}: {r['reason']}."]
     lo, hi = r["interval"]
-    level = f"{r['interval_level']:.0%}"
+    level = level_words(r)
     if target_of(r) == RIDGE:  # the range is for the ridge's coefficient: said so, and no odds-ratio range
         out = [f"The private estimate of the coefficient of {name} is {r['value']:.3g}. Its {level} range, from "
                f"{lo:.3g} to {hi:.3g}, is for the coefficient of a ridge-regularised fit on these data, which the "
@@ -503,16 +520,17 @@ def plain_summary(rep: dict, epsilon: float, delta: float, unit: str = "person")
                "of the coefficient fitted on these data (more rows or a larger ε would allow one).",
                _sign(lo, hi, "for the ridge-regularised fit on these data")]
     else:
-        out = [f"The private estimate of the coefficient of {name} is {r['value']:.3g}, with a {level} range from "
-               f"{lo:.3g} to {hi:.3g} (± {(hi - lo) / 2:.2g}), for the people in these data.",
+        caveat = f" ({MEASURED_NOT_PROVEN})" if r["status"] == "fallback" else ""
+        out = [f"The private estimate of the coefficient of {name} is {r['value']:.3g}, with {_a(level)} {level} range "
+               f"from {lo:.3g} to {hi:.3g} (± {(hi - lo) / 2:.2g}), for the people in these data{caveat}.",
                _sign(lo, hi, "in these data")]
         if rep["data"]["loss"] == "logistic":
             out.append(_odds(rep, r["value"], lo, hi))
     if r.get("population"):
         plo, phi = r["population"]["interval"]
-        out.append(f"For the population these people were sampled from, the {level} range is {plo:.3g} to "
-                   f"{phi:.3g} (approximate: it holds only if the rows are a random sample and the logistic model is "
-                   f"right; {OFF_MODEL}). "
+        out.append(f"For the population these people were sampled from, the {r['interval_level']:.0%} range is "
+                   f"{plo:.3g} to {phi:.3g} (approximate: it holds only if the rows are a random sample and the "
+                   f"logistic model is right; {OFF_MODEL}). "
                    + _sign(plo, phi, "in the population", "the sampling and the privacy noise"))
     out.append(_privacy_words(epsilon, delta, unit))
     return out
@@ -581,10 +599,13 @@ def plain_table_summary(doc: dict, epsilon: float, delta: float, unit: str = "pe
     if t["status"] == "bottom" or not t["rows"]:
         return [f"Nothing was released: {t['reason']}.", _privacy_words(epsilon, delta, unit)]
     k, logistic = len(t["rows"]), doc["data"]["loss"] == "logistic"
-    holds = (f"the range holds with probability {t['level']:.0%}." if k == 1 else
-             f"the {k} ranges hold together with probability {t['level']:.0%} (each at {t['row_level']:.3g})."
+    level = level_words(dict(interval_level=t["level"], status=t["status"]))
+    holds = (f"the range holds with probability {level}." if k == 1 else
+             f"the {k} ranges hold together with probability {level} (each at {t['row_level']:.3g})."
              if together(t) else
-             f"each range holds with probability {t['level']:.0%} on its own (not all {k} together).")
+             f"each range holds with probability {level} on its own (not all {k} together).")
+    if t["status"] == "fallback":
+        holds = f"{holds[:-1]}: {MEASURED_NOT_PROVEN}."
     out = [f"Private estimates of {k} coefficient{'s' if k > 1 else ''} for the people in these data; {holds}"]
     for i, r in enumerate(t["rows"]):
         lo, hi = r["low"], r["high"]

@@ -21,7 +21,7 @@ from core.errors import PspError
 from core.mechanisms.release import RIDGE
 from core.privacy.ledger import Certification, LedgerEntry
 from core.privacy.population import Population
-from core.report import PUBLICATION_PATH, first_sentence, interval_scope, published_report, target_of
+from core.report import PUBLICATION_PATH, first_sentence, interval_scope, level_words, published_report, target_of
 from ui import access, loaded, params, release, release_cards, session
 from ui.boot import through_navigation
 from ui.export import rerun_download
@@ -171,7 +171,7 @@ def show(rep: dict, source: str) -> None:
     shown = [(f"Released value · {md(coefficient(rep))}", value, "The private estimate of the coefficient")]
     if r["interval"] is not None:
         ridge = target_of(r) == RIDGE
-        shown.append((f"{r['interval_level']:.0%} private range" + (" of the ridge fit" if ridge else ""),
+        shown.append((f"{level_words(r).capitalize()} private range" + (" of the ridge fit" if ridge else ""),
                       interval(r["interval"]), "For the coefficient of the ridge-regularised fit on these data, pulled "
                       "toward 0 by the ridge: no range of the fitted coefficient could be certified" if ridge else
                       "For the people in these data, allowing for the privacy noise"))
