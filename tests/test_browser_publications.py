@@ -68,7 +68,8 @@ def test_a_manager_finds_every_publication_and_opens_each_by_its_address(browser
         for link in links:  # the list is drawn after its heading: read it once both entries are on screen
             link.wait_for()
         index = tab.locator('[data-testid="stMainBlockContainer"]').inner_text()
-        assert "female" in index and "A regression table: x0 " in index and "odds ratio" in index
+        assert "female" in index and "A regression table: x0 " in index
+        assert all(p["words"][:40] in index for p in (table, census))  # each with its first sentence
         assert all(link.count() == 1 for link in links)
         check_clean(tab, "60-report-index")
     finally:
@@ -82,7 +83,10 @@ def test_a_manager_finds_every_publication_and_opens_each_by_its_address(browser
         text(tab, "Read back from the privacy ledger").wait_for()
         shown = tab.locator('[data-testid="stMain"]').inner_text()
         assert "The private estimate of the coefficient of female" in shown
-        assert "the odds of earning over $40,000 for women are" in shown  # odds ratios, in words
+        if "ridge-regularised" in census["words"]:  # no curvature certified on this draw: the ridge fit's range
+            assert "is for the coefficient of a ridge-regularised fit" in shown and "the odds of" not in shown
+        else:
+            assert "the odds of earning over $40,000 for women are" in shown  # odds ratios, in words
         assert "Privacy: whether any one person's data" in shown
         sidebar = tab.locator('section[data-testid="stSidebar"]').inner_text()
         assert "Reading a publication" in sidebar and "n = " not in sidebar  # no data loaded for it
@@ -97,7 +101,8 @@ def test_a_manager_finds_every_publication_and_opens_each_by_its_address(browser
         tab.goto(f"{server}{table['address']}")
         settle(tab)
         text(tab, "Private estimates of 2 coefficients").wait_for()
-        assert "multiplies the odds" in tab.locator('[data-testid="stMain"]').inner_text()
+        assert ("multiplies the odds" in tab.locator('[data-testid="stMain"]').inner_text()) == (
+            "odds ratio" in table["words"])  # for the rows whose range is the fitted coefficient's
         check_clean(tab, "63-report-permanent-address-table")
     finally:
         fresh.close()

@@ -55,6 +55,12 @@ def published_table(spec: SyntheticSpec) -> str:
     return entry.uid
 
 
+def fitted(uid: str) -> bool:
+    """Whether the publication's interval is for the coefficient fitted on its rows (not the fallback's ridge fit's,
+    as where its draw certified no curvature)."""
+    return json.loads(open_ledger().publication(uid).details.document)["release"]["interval_target"] == "fitted"
+
+
 def report(query: dict[str, str] | None = None, **settings: object) -> AppTest:
     """The Report opened from a link in a fresh browser: the app's default data loaded (small here), no release."""
     at = new_app(120, query=query, **{"n": 2_000, **settings})
@@ -81,7 +87,8 @@ def test_a_permanent_address_opens_its_publication_in_words_and_charges_nothing(
     shown = text(at)
     assert "Read back from the privacy ledger" in shown and "charges nothing" in shown
     assert "n = 6,000, d = 3" in shown  # the publication's own data, not the loaded data's (n = 2,000)
-    assert "The private estimate of the coefficient of x1" in shown and "multiplies the odds" in shown
+    assert "The private estimate of the coefficient of x1" in shown
+    assert ("multiplies the odds" in shown) == (fitted(uid))  # an odds ratio only for a range of the fitted coefficient
     assert f"release={uid}" in shown  # its address, on its face
     assert "Privacy: whether any one" in shown  # the budget of everything the page prints, in words
     assert charged() == before
@@ -122,7 +129,8 @@ def test_a_bare_report_lists_every_publication_by_people_newest_first_in_words()
     assert shown.index(f"release={second}") < shown.index(f"release={first}")
     line = next(li for li in shown.splitlines() if f"release={second}" in li)
     assert "x2" in line and re.search(r"The private estimate of the coefficient of x2 is -?\d", line)
-    assert re.search(r"odds ratio [\d.e+-]+ \([\d.e+-]+ to [\d.e+-]+\)", line)  # the logistic loss's natural scale
+    odds = re.search(r"odds ratio [\d.e+-]+ \([\d.e+-]+ to [\d.e+-]+\)", line)  # the logistic loss's natural scale
+    assert bool(odds) == fitted(second)  # where the range is the fitted coefficient's
     assert "A regression table: x0 " in shown
 
 
