@@ -4,7 +4,7 @@ The packages, from the bottom up (tests/test_layers.py keeps every import pointi
 
 - `privacy`: whom a guarantee protects and what is spent, by whom (population, unit, marks, gaussian, accounting,
   access, ledger, ledger_store, charge);
-- `data`: which data (dataset, synthetic, acs, csvfile, synthetic_pums, spec);
+- `data`: which data (dataset, synthetic, acs, csvfile, formats, synthetic_pums, spec);
 - `estimator`: the estimator (1) and its certified fit (losses, geometry, rounding, model, kernels, fit, problem);
 - `mechanisms`: the paper's algorithms and the baselines (recursion, certificates, stability, release, pipeline,
   fallback, curvature, inference, full_vector, table, baselines, dp_sgd, trial);

@@ -73,8 +73,10 @@ class _Parser(argparse.ArgumentParser):
 
 def _add_data_options(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--data", metavar="FILE.csv",
-                     help="CSV with a header; column y (or --response) is the label, the rest features")
+    src.add_argument("--data", metavar="FILE",
+                     help="a file of rows, by its extension: CSV with a header (.csv), Parquet (.parquet), Stata "
+                     "(.dta), SPSS (.sav), SAS (.sas7bdat) or SAS XPORT (.xpt); column y (or --response) is the "
+                     "label, the rest features")
     src.add_argument("--synthetic", action="store_true", help="draw the paper's simulation (section 4.1)")
     src.add_argument("--acs-root", metavar="DIR", help="ACS person files: <DIR>/<year>/<horizon>/psam_pNN.csv")
     src.add_argument("--pums", metavar="FILE.csv", help="one ACS PUMS person file of your own")

@@ -14,8 +14,8 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from core.data import Dataset
-from core.data.csvfile import header
 from core.data.encoding import CENTRED_INTERCEPT, ENCODINGS, RADII
+from core.data.formats import UPLOAD_TYPES, header
 from core.data.spec import SAMPLE_ROWS, SYNTHETIC_CENSUS, SyntheticCensusSpec
 from core.errors import DataError, PspError
 from core.estimator.problem import default_coordinate
@@ -218,9 +218,9 @@ def make_and_read(rows: int) -> None:
 
 
 IDENTITY = ("How the privacy ledger knows an upload: a census person file by the persons it holds (its state and "
-            "survey, as the census folder's), any other CSV by its rows — renaming or reordering its columns, "
-            "reordering its rows, coding its labels another way, rescaling a column or saving it again keeps the "
-            "budget it has spent.")
+            "survey, as the census folder's), any other file by its rows — renaming or reordering its columns, "
+            "reordering its rows, coding its labels another way, rescaling a column, saving it again or converting "
+            "it to another format keeps the budget it has spent.")
 
 
 def census_folder_hint() -> str:
@@ -239,9 +239,10 @@ def upload_controls() -> None:
                  "φ(s) = log(1 + eˢ) + log(1 + e⁻ˢ); logistic: y is a binary label (0/1, −1/+1 or true/false). "
                  "An ACS PUMS person file is always logistic.")
     st.file_uploader(
-        LABELS["data"][0], type="csv", key="upload_file", on_change=store_upload,
-        help="An ACS PUMS person file (its header names PINCP; encoded as the ACS income problem) or any CSV "
-        "with a header, a column y (label or response) and numeric features. " + census_folder_hint(),
+        LABELS["data"][0], type=list(UPLOAD_TYPES), key="upload_file", on_change=store_upload,
+        help="An ACS PUMS person file (a CSV whose header names PINCP; encoded as the ACS income problem) or any "
+        "file of rows — CSV with a header, Parquet, Stata (.dta), SPSS (.sav), SAS (.sas7bdat) or SAS XPORT (.xpt) — "
+        "with a column y (label or response) and numeric features. " + census_folder_hint(),
     )
     st.caption(IDENTITY)
     if upload is None:
@@ -263,7 +264,7 @@ def upload_controls() -> None:
                      help="The column to model (a label for the logistic loss, a response for the robust one); "
                      "every other column is a feature. Which column it is does not change whose budget it spends.")
     response, loss = params.get("response"), params.get("upload_loss")
-    st.caption(f"**{md(upload.name)}** · CSV, response column {response}, {loss} loss")
+    st.caption(f"**{md(upload.name)}** · {upload.spec.format}, response column {response}, {loss} loss")
 
 
 def source_controls() -> None:

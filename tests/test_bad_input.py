@@ -158,7 +158,7 @@ def with_nan(X: np.ndarray, i: int, j: int) -> np.ndarray:
 LIBRARY = [
     # files
     library("missing file", lambda: read_csv("nope.csv"), DataError, "data file not found: nope.csv",
-            app=("data", "check the path passed to “CSV file” on the Data page")),
+            app=("data", "check the path passed to “Data file” on the Data page")),
     library("empty file", lambda: read_csv(written("empty")), DataError, "is empty"),
     library("header only", lambda: read_csv(written("header_only")), DataError, "no data rows"),
     library("no y column", lambda: read_csv(written("no_y")), DataError, "no column named 'y'"),
@@ -644,7 +644,8 @@ def test_every_problem_of_a_file_is_reported_at_once_and_no_cell_is_quoted():
 
 
 def test_app_messages_start_with_a_capital_unless_they_start_with_a_name():
-    assert message(DataError("no file uploaded yet: choose a CSV on the Data page")).startswith("No file uploaded")
+    uploaded = message(DataError("no file uploaded yet: choose a data file on the Data page"))
+    assert uploaded.startswith("No file uploaded")
     assert message(DataError("refused: this draw costs")).startswith("Refused:")
     assert message(DataError("people.csv has no column named 'y'")).startswith("people.csv has")  # a file's name
     assert message(DataError("ε = 8 is weak")).startswith("ε = 8")

@@ -14,8 +14,8 @@ from core.errors import PspError
 
 # setting -> (the widget's label, the page it is on); the labels are those of pages/data.py and ui/controls.py.
 LABELS: dict[str, tuple[str, str]] = {
-    "data": ("CSV file", "Data"),
-    "pums": ("CSV file", "Data"),
+    "data": ("Data file", "Data"),
+    "pums": ("Data file", "Data"),
     "loss": ("Loss", "Data"),
     "domain": ("Covariate domain 𝒳", "Pipeline"),
     "radius": ("Ball radius R", "Pipeline"),

@@ -79,7 +79,7 @@ def data_spec() -> DataSpec:
                        get("download"), get("with_replacement"), get("encoding"))
     upload = keys.UPLOAD.get()
     if upload is None:
-        raise DataError("no file uploaded yet: choose a CSV on the Data page")
+        raise DataError("no file uploaded yet: choose a data file on the Data page")
     if isinstance(upload.spec, CsvSpec):
         return replace(upload.spec, response=get("response"))
     return replace(upload.spec, encoding=get("encoding"))

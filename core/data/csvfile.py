@@ -1,5 +1,9 @@
 """A user's CSV file: a header, a response column (label or response; `y` unless another is named), every other
-column a numeric feature."""
+column a numeric feature.
+
+Every format a user's file may come in (core.data.formats) is read into the same `Table` and ends in the same
+`table_dataset` (the response column, the features, one message naming every offending cell) and `canonical` (the
+rows the people's key is made of), so a file's format changes neither what is fitted nor whose budget it spends."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import io
 import math
 import os
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -57,73 +62,48 @@ def decode(content: bytes, name: str) -> str:
         raise DataError(f"{name} is not a text CSV file") from None
 
 
-def csv_table(text: str) -> np.ndarray | None:
-    """Every column of a CSV's text (its header skipped) in the canonical form of core.data.rows (rows by columns),
-    or None when some column cannot be put in it, a row has another number of cells than the header, or there is no
-    row: what the people of a CSV are keyed on."""
-    sep = delimiter(text)
-    with warnings.catch_warnings():  # a header-only file is None below
-        warnings.simplefilter("ignore", UserWarning)
-        try:
-            table = np.loadtxt(io.StringIO(text), delimiter=sep, skiprows=1, dtype=np.float64, ndmin=2)
-        except ValueError:
-            table = None
-    if table is not None:
-        return table if table.shape[0] and np.isfinite(table).all() else None
-    reader = csv.reader(io.StringIO(text), delimiter=sep)
-    width = len(next(reader, []))
-    rows = [r for r in reader if any(c.strip() for c in r)]
-    if not rows or width == 0 or any(len(r) != width for r in rows):
-        return None
-    columns = [canonical_column(c) for c in zip(*rows, strict=True)]
-    return None if any(c is None for c in columns) else np.column_stack(columns)
+@dataclass(frozen=True)
+class Table:
+    """A file's columns as its reader found them, before any is checked: the one form every format's reader gives
+    (this module for a CSV, core.data.formats for the others), from which both the Dataset (table_dataset) and the
+    people's key (canonical) are made, so that no format has rules of its own."""
+
+    names: tuple[str, ...]
+    # each column's numbers (NaN where a cell is missing), or its cells as text ("" where one is empty)
+    columns: tuple[np.ndarray | tuple[str, ...], ...]
+    rows: tuple[int, ...] | None = None  # each row's number in the file when some were skipped (else 1, 2, ...)
+    short: tuple[tuple[int, int], ...] = ()  # a CSV's rows with another number of cells: (row, cells)
+    nan: str = "missing"  # what a NaN among numbers is: a missing cell, or (a CSV's written "nan") "nonfinite"
+
+    @property
+    def n(self) -> int:
+        return len(self.columns[0]) if self.columns else 0
 
 
-def _parse(text: str, label: str, response: str = "y") -> Dataset:
+def csv_columns(text: str, label: str, response: str = "y") -> Table:
+    """A CSV's text as a Table (DataError for a file with no header)."""
     sep = delimiter(text)
     header = next(csv.reader(io.StringIO(text), delimiter=sep), None)
     if not header or not any(h.strip() for h in header):
         raise DataError(f"{label} is empty; it needs a header line with a column named {response}")
-    names = [h.strip() for h in header]
-    if response not in names:
-        raise DataError(f"{label} has no column named {response!r} (columns: {', '.join(names)}); choose the label "
-                        "column with {response}", "response")
-    dupes = sorted({h for h in names if names.count(h) > 1})
-    if dupes:
-        raise DataError(f"{label} repeats the column name(s) {', '.join(dupes)}; give every column a unique name")
-    yi = names.index(response)
+    names = tuple(h.strip() for h in header)
     try:
-        with warnings.catch_warnings():  # a header-only file is reported below, in words
+        with warnings.catch_warnings():  # a header-only file is reported by table_dataset, in words
             warnings.simplefilter("ignore", UserWarning)
             data = np.loadtxt(io.StringIO(text), delimiter=sep, skiprows=1, dtype=np.float64, ndmin=2)
     except ValueError:
-        data = _read_slowly(text, names, yi, label, sep)
-    if data.shape[0] == 0:
-        raise DataError(f"{label} has a header but no data rows")
-    if data.shape[1] != len(names):
-        raise DataError(f"{label} has {len(names)} header names but {data.shape[1]} values per row")
-    bad = ~np.isfinite(data)
-    if bad.any():
-        found = {(names[j], "nonfinite"): [int(i) + 1 for i in np.flatnonzero(bad[:, j])]
-                 for j in range(len(names)) if bad[:, j].any()}
-        raise DataError(_problems(label, found, [], len(names)))
-    features = [j for j in range(len(names)) if j != yi]
-    return Dataset(
-        X=np.ascontiguousarray(data[:, features]),
-        y=data[:, yi].copy(),
-        feature_names=tuple(names[j] for j in features),
-        source=label,
-    )
+        data = None
+    if data is not None and data.shape[0] == 0:
+        return Table(names, tuple(np.empty(0) for _ in names))
+    if data is not None and data.shape[1] == len(names):
+        return Table(names, tuple(data[:, j] for j in range(len(names))), nan="nonfinite")
+    return _cells(text, names, sep)
 
 
-MAX_LISTED = 6  # problems named in one message; the rest are counted
-
-
-def _read_slowly(text: str, names: list[str], yi: int, label: str, sep: str) -> np.ndarray:
-    """The careful reader behind the fast one: accepts a label's words (core.data.rows.LABEL_WORDS), and finds every
-    offending cell, reported together (by column and kind, with how many rows and the first; never a cell's value)."""
-    rows, short = [], []
-    found: dict[tuple[str, str], list[int]] = {}
+def _cells(text: str, names: tuple[str, ...], sep: str) -> Table:
+    """The careful reader behind the fast one: every cell as text, rows of another length set aside (blank lines
+    skipped), so that table_dataset can name every offending cell."""
+    rows, numbers, short = [], [], []
     reader = csv.reader(io.StringIO(text), delimiter=sep)
     next(reader)
     for r, cells in enumerate(reader, start=1):
@@ -132,16 +112,83 @@ def _read_slowly(text: str, names: list[str], yi: int, label: str, sep: str) -> 
         if len(cells) != len(names):
             short.append((r, len(cells)))
             continue
-        row = []
-        for j, c in enumerate(cells):
-            value, kind = _number(c, j == yi)
-            if kind is not None:
-                found.setdefault((names[j], kind), []).append(r)
-            row.append(value)
-        rows.append(row)
-    if found or short:
-        raise DataError(_problems(label, found, short, len(names)))
-    return np.array(rows, dtype=np.float64).reshape(len(rows), len(names))
+        rows.append(cells)
+        numbers.append(r)
+    columns = tuple(zip(*rows, strict=True)) if rows else tuple(() for _ in names)
+    return Table(names, columns, tuple(numbers), tuple(short))
+
+
+def canonical(table: Table) -> np.ndarray | None:
+    """Every column of a Table in the canonical form of core.data.rows (rows by columns), or None when some column
+    cannot be put in it, a row has another number of cells, or there is no row: what the people are keyed on."""
+    if table.short or not table.n:
+        return None
+    columns = [canonical_column(c) if isinstance(c, tuple) else c if np.isfinite(c).all() else None
+               for c in table.columns]
+    return None if any(c is None for c in columns) else np.column_stack(columns)
+
+
+def csv_table(text: str) -> np.ndarray | None:
+    """A CSV's text in the canonical form (canonical), or None when it has none."""
+    try:
+        return canonical(csv_columns(text, "the file"))
+    except DataError:
+        return None
+
+
+def _parse(text: str, label: str, response: str = "y") -> Dataset:
+    return table_dataset(csv_columns(text, label, response), label, response)
+
+
+def table_dataset(table: Table, label: str, response: str = "y") -> Dataset:
+    """A Table as a Dataset, `response` its label or response column and every other column a feature: the one step
+    every format ends in. A defect is a DataError naming the columns, the kinds of problem and the rows, never a
+    cell's value."""
+    names = list(table.names)
+    if response not in names:
+        raise DataError(f"{label} has no column named {response!r} (columns: {', '.join(names)}); choose the label "
+                        "column with {response}", "response")
+    dupes = sorted({h for h in names if names.count(h) > 1})
+    if dupes:
+        raise DataError(f"{label} repeats the column name(s) {', '.join(dupes)}; give every column a unique name")
+    yi = names.index(response)
+    rows = table.rows or range(1, table.n + 1)
+    values, found = [], []
+    for j, column in enumerate(table.columns):
+        numbers, kinds = _column(column, j == yi, table.nan)
+        values.append(numbers)
+        found += [((names[j], kind), [rows[i] for i in where], j) for kind, where in kinds.items()]
+    if found or table.short:
+        found.sort(key=lambda f: (f[1][0], f[2]))  # as a reader meets them: by row, then column
+        raise DataError(_problems(label, {k: rs for k, rs, _ in found}, list(table.short), len(names)))
+    if table.n == 0:
+        raise DataError(f"{label} has a header but no data rows")
+    features = [j for j in range(len(names)) if j != yi]
+    return Dataset(
+        X=np.column_stack([values[j] for j in features]) if features else np.empty((table.n, 0)),
+        y=values[yi].copy(),
+        feature_names=tuple(names[j] for j in features),
+        source=label,
+    )
+
+
+def _column(column: np.ndarray | tuple[str, ...], is_label: bool, nan: str) -> tuple[np.ndarray, dict[str, list]]:
+    """A column's numbers and where each kind of problem is (row indices from 0)."""
+    if not isinstance(column, tuple):
+        numbers = np.asarray(column, dtype=np.float64)
+        lost = np.isnan(numbers) if nan == "missing" else np.zeros(numbers.shape, dtype=bool)
+        odd = ~np.isfinite(numbers) & ~lost
+        return numbers, {kind: np.flatnonzero(bad).tolist() for kind, bad in (("missing", lost), ("nonfinite", odd))
+                         if bad.any()}
+    cells = [_number(c, is_label) for c in column]
+    kinds: dict[str, list] = {}
+    for i, (_, kind) in enumerate(cells):
+        if kind is not None:
+            kinds.setdefault(kind, []).append(i)
+    return np.array([v for v, _ in cells], dtype=np.float64), kinds
+
+
+MAX_LISTED = 6  # problems named in one message; the rest are counted
 
 
 KINDS = {"missing": "is missing (an empty cell)", "text": "holds text, not a number",

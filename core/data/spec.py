@@ -4,7 +4,8 @@
 - `AcsSpec`: ACS income from the census person files of some states (section 4.2);
 - `SyntheticCensusSpec`: the same problem on a SYNTHETIC census sample (core.data.census_sample): made-up
   records in the census layout, described and keyed as such, never as census data;
-- `CsvSpec`: a CSV file with a `y` column, by the SHA-256 digest of its bytes;
+- `CsvSpec`: a user's file of rows with a `y` column, by the SHA-256 digest of its bytes: a CSV, or a Parquet,
+  Stata, SPSS or SAS file (core.data.formats; its format is its name's extension);
 - `PumsSpec`: an ACS PUMS person file of one's own, by the digest of its bytes.
 
 Each spec has `load()` (the data set), `describe()` (the source and its settings in words,
@@ -30,9 +31,10 @@ from typing import TypeAlias
 
 import numpy as np
 
-from core.data.csvfile import csv_table, decode, header, read_csv_bytes
+from core.data.csvfile import canonical, header, read_csv_bytes
 from core.data.dataset import Dataset
 from core.data.encoding import ENCODING_WORDS, LIBRARY_ENCODING, RADII, check_encoding, encode, feature_names
+from core.data.formats import CSV, format_of, read_dataset, read_table
 from core.data.rows import check_key, earlier_key, rows_key
 from core.data.synthetic import MAX_ROWS, synthetic
 from core.errors import DataError, InputError, check_seed
@@ -319,8 +321,9 @@ class _FileSpec:
 
 @dataclass(frozen=True)
 class CsvSpec(_FileSpec):
-    """A CSV file with a header and a response column (`y` unless another is named); the loss is the user's choice
-    (fixed_loss None)."""
+    """A user's file of rows with a response column (`y` unless another is named), every other column a feature: a
+    CSV, or any format of core.data.formats, by its name's extension (the class keeps its first format's name); the
+    loss is the user's choice (fixed_loss None)."""
 
     # who the rows are: core.data.rows.rows_key of its canonical table ("" when it has none: it cannot be charged)
     key: str = ""
@@ -357,12 +360,18 @@ class CsvSpec(_FileSpec):
 
     default_domain = "cube"
 
+    @property
+    def format(self) -> str:
+        """The file's format in words (CSV, Parquet, Stata, SPSS, SAS, SAS XPORT), by its name's extension."""
+        return format_of(self.name) or "data"
+
     def load(self, content: bytes | None = None) -> Dataset:
-        data = read_csv_bytes(self._content(content), self.name, self.response)
+        data = read_dataset(self._content(content), self.name, self.response)
         return replace(data, source=self.describe())
 
     def describe(self) -> str:
-        return f"CSV file {self.name}" + ("" if self.response == "y" else f", response column {self.response}")
+        column = "" if self.response == "y" else f", response column {self.response}"
+        return f"{self.format} file {self.name}{column}"
 
 
 @dataclass(frozen=True)
@@ -426,17 +435,21 @@ def _people(content: bytes, name: str) -> tuple:
 
 
 def _keys(content: bytes, name: str) -> tuple[str, str]:
-    """A CSV's people: the key of its canonical table (core.data.rows; "" when it has none) and its earlier key."""
+    """A file's people: the key of the canonical table of the Table its format's reader gives (core.data.rows,
+    core.data.csvfile.canonical; "" when it has none), and, for a CSV, the key it was charged under before that form
+    (no other format was charged then: "")."""
     try:
-        text = decode(content, name)
-    except DataError:  # not text: no rows to key
-        return "", earlier_key(content, None)
+        key = rows_key(canonical(read_table(content, name)))
+    except DataError:  # unreadable, or another format than its name says: no rows to key
+        key = ""
+    if format_of(name) != CSV:
+        return key, ""
     try:
         then = read_csv_bytes(content, name, header(content, name)[0])  # as keyed then: the first column as y
         numbers = np.column_stack([then.X, then.y])
     except DataError:
         numbers = None
-    return rows_key(csv_table(text)), earlier_key(content, numbers)
+    return key, earlier_key(content, numbers)
 
 
 def is_pums(content: bytes) -> bool:
@@ -446,8 +459,10 @@ def is_pums(content: bytes) -> bool:
 
 
 def file_spec(name: str, content: bytes) -> CsvSpec | PumsSpec:
-    """The spec of an uploaded file: a PUMS person file when its header names PINCP, else a CSV."""
-    return (PumsSpec if is_pums(content) else CsvSpec).from_bytes(name, content)
+    """The spec of an uploaded file: a PUMS person file when it is a CSV whose header names PINCP, else a file of rows
+    in the format its extension names (core.data.formats; load() refuses an extension no reader takes)."""
+    pums = format_of(name) == CSV and is_pums(content)
+    return (PumsSpec if pums else CsvSpec).from_bytes(name, content)
 
 
 def model_loss(spec: DataSpec, chosen: str | None, default: str = "robust") -> str:
