@@ -20,7 +20,11 @@ PAGES = (  # (file, title, icon, URL path)
     ("pages/report.py", "Report", ":material/description:", "report"),
     ("pages/experiments.py", "Experiments", ":material/science:", "experiments"),
 )
-page = st.navigation([st.Page(file, title=title, icon=icon, url_path=path, default=not path)
+# A publish-only deployment lists only what works there: the pages closed in publish mode keep their address (and
+# say why they are closed) but leave the menu.
+hidden = set(params.TEACHING_ONLY_PAGES) if params.locked() else set()
+page = st.navigation([st.Page(file, title=title, icon=icon, url_path=path, default=not path,
+                              visibility="hidden" if path in hidden else "visible")
                       for file, title, icon, path in PAGES])
 if page.url_path == "":  # Streamlit shows the default page for a path that names none: say so
     boot.unknown_page_notice({path for *_, path in PAGES})

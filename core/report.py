@@ -16,6 +16,7 @@ from core.data.spec import DataSpec
 from core.estimator.model import ModelSpec
 from core.mechanisms.certificates import RecursiveBound
 from core.mechanisms.curvature import APPROXIMATE_NOTE
+from core.mechanisms.forecast import LOGISTIC_PLAUSIBLE
 from core.mechanisms.inference import OFF_MODEL
 from core.mechanisms.pipeline import PrivateRun, Problem
 from core.mechanisms.release import FITTED, RIDGE, TARGETS, Release, interval_target
@@ -497,7 +498,7 @@ def _odds(rep: dict, value: float, lo: float, hi: float, name: str | None = None
     (only where the range is the fitted coefficient's: the ridge's would be read as the data's odds)."""
     d, name = rep["data"], name or rep["coefficient"]["name"]
     outcome = d.get("outcome") or "the outcome y = 1"
-    ratio = f"{math.exp(value):.3g} (range {math.exp(lo):.3g} to {math.exp(hi):.3g})"
+    ratio = f"{_times(value)} ({_ratio_range(lo, hi)})"
     if name in (d.get("groups") or {}):
         group, others = d["groups"][name]
         return f"Other things equal, the odds of {outcome} for {group} are {ratio} times those for {others}."
@@ -576,7 +577,23 @@ def row_target(doc: dict, i: int) -> str:
 
 
 def _ratio(value: float, lo: float, hi: float) -> str:
-    return f"{math.exp(value):.3g} ({math.exp(lo):.3g} to {math.exp(hi):.3g})"
+    return f"{_times(value)} ({_ratio_range(lo, hi).removeprefix('range ')})"
+
+
+EXTREME = 1_000.0  # an odds ratio past this (or below its inverse) is read in words, not in digits
+
+
+def _times(log_ratio: float) -> str:
+    """An odds ratio exp(log_ratio) for a reader: three digits, or in words past EXTREME either way."""
+    x = math.exp(min(log_ratio, 700.0))
+    return f"over {EXTREME:,.0f}" if x > EXTREME else f"under 1/{EXTREME:,.0f}" if x < 1 / EXTREME else f"{x:.3g}"
+
+
+def _ratio_range(lo: float, hi: float) -> str:
+    """An odds ratio's range in words: "range a to b", or "uninformative: from … to …" where it runs from below 1/100
+    to above 100 (core.mechanisms.forecast's plausible half-range, ln 100), which tells a reader nothing."""
+    span = _times(lo) if _times(lo) == _times(hi) else f"{_times(lo)} to {_times(hi)}"
+    return f"uninformative: from {span}" if lo < -LOGISTIC_PLAUSIBLE and hi > LOGISTIC_PLAUSIBLE else f"range {span}"
 
 
 PUBLICATION_PATH = "/report?release="  # a publication's permanent address on the app, after its server's address

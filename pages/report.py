@@ -51,6 +51,7 @@ from ui.report_text import (
 
 through_navigation()  # a deep link's first run on a fresh server goes through app.py
 UID = re.compile(r"[0-9a-f]{32}")  # a ledger entry's uid, as a permanent address names it
+TRAILING = ").,;:!?'\"»”’>]"  # punctuation a pasted address may carry at its end
 
 # ---------------------------------------------------------------- page
 
@@ -251,44 +252,48 @@ def main() -> None:
     if wanted is not None:
         by_address(wanted)
         return
-    last_on_loaded_data()
-    index()
+    if last_on_loaded_data():
+        index()
 
 
-def last_on_loaded_data() -> None:
-    """The last publication on the loaded data's people: this session's, else the ledger's newest; else a line."""
+def last_on_loaded_data() -> bool:
+    """The last publication on the loaded data's people: this session's, else the ledger's newest; else the index of
+    everything published, then a line. Whether the index is still to be drawn."""
     source = params.get("source")  # the loaded data's kind: these documents are of their people
     kept = kept_entry()
     kept_doc = None if kept is None else json.loads(kept.details.document)
     if kept_doc is not None and "table" in kept_doc:  # a table is the newest: it is the subject
         publication(kept, kept_doc, source)
-        return
+        return True
     try:
         record = release.published()  # matched on the loaded data's settings, so the data must load
     except (PspError, OSError) as exc:
         st.error(message(exc))
-        return
+        return True
     if record is None and kept is not None:
         publication(kept, kept_doc, source)
-        return
-    if record is None:
+        return True
+    if record is None:  # nothing on the loaded data's people: what this server did publish comes first
+        index()
         nothing()
         ledger_history()
-        return
+        return False
     try:
         rep = build(record)
     except (PspError, OSError) as exc:  # the data could not be reloaded for n and d
         st.error(message(exc))
-        return
+        return True
     st.caption(f"Its permanent address: {address(record.uid)}")
     show(rep, source)
     ledger_section(rep, record.plan.data.population(), record.uid)
     downloads(rep, record, source)
+    return True
 
 
 def by_address(wanted: str) -> None:
     """The publication at a permanent address, read from the ledger (no data settings, no charge); an address that
     names none gets one sentence and the index, never another release."""
+    wanted = wanted.strip().rstrip(TRAILING).lower()  # as a mail client or a slide may have left it
     try:
         entry = release.ledger().publication(wanted) if UID.fullmatch(wanted) else None
     except PspError as exc:  # an unusable ledger

@@ -1,5 +1,5 @@
 """A reader's link on a real publish-only server: asking for a SYNTHETIC census sample writes nothing, says why in
-one sentence and names no server path.
+one sentence and names no server path; the menu lists only the pages that work there.
 
 The server's cache ($XDG_CACHE_HOME) and data folder ($XDG_DATA_HOME) are the test's own; the browser, on the
 server's machine, is a reader there (publish-only: nobody spends, or writes, without signing in). Screenshots and the
@@ -37,5 +37,10 @@ def test_a_readers_census_sample_link_writes_nothing_on_a_publish_only_server(tm
             page = tab.locator("body").inner_text()
             assert str(tmp_path) not in page and "private-single-parameter" not in page
             assert tab.get_by_role("button", name="Make a SYNTHETIC census sample").is_disabled()
+            menu = tab.locator('[data-testid="stSidebarNav"]').inner_text()  # only what works here is listed
+            assert "Report" in menu and "Compare" not in menu and "Attacker" not in menu
+            tab.goto(f"{url}/compare")  # a closed page keeps its address and says why
+            settle(tab)
+            tab.get_by_text("teaching mode only").first.wait_for()
             browser.close()
     assert not list(cache.rglob("*")) and not list(data.rglob("*"))

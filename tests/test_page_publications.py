@@ -198,3 +198,23 @@ def test_a_publication_reads_the_same_after_later_releases_on_its_people(downloa
     assert [line for line in text(at).splitlines() if not line.startswith("Now (")] == [
         line for line in page.splitlines() if not line.startswith("Now (")]
     assert "(ε, δ) = (8, 1e-06)-differentially private" in text(at) and "everything in it is" not in text(at)
+
+
+def test_an_address_in_capitals_or_with_trailing_punctuation_opens_its_publication():
+    uid = published(ROBUST, "robust")
+    for pasted in (uid.upper(), f"{uid})", f"{uid}.", f" {uid}”"):
+        shown = text(report({"release": pasted}))
+        assert "Read back from the privacy ledger" in shown and "published nothing" not in shown, pasted
+
+
+def test_a_bare_report_leads_with_what_was_published():
+    published(ROBUST, "robust")  # other people than the loaded data's
+    at = report()
+
+    def in_order(node) -> list[str]:  # the main area's texts, top to bottom
+        own = [node.value] if isinstance(getattr(node, "value", None), str) else []
+        return own + [t for child in getattr(node, "children", {}).values() for t in in_order(child)]
+
+    shown = "\n".join(in_order(at.main))
+    assert shown.index("Everything this server has published") < shown.index(
+        "Nothing has been published on these people yet")

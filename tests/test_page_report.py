@@ -520,3 +520,13 @@ def test_the_summary_speaks_in_words_with_an_odds_ratio_and_no_formula():
     assert straddles.count("The range includes 0") == 2
     other = " ".join(plain_summary(_census_rep(name="hours"), 4.0, 1e-6))
     assert "one more unit of hours (as encoded) multiplies the odds of earning over $40,000" in other
+
+
+def test_an_extreme_odds_ratio_range_reads_in_words():
+    """Ranges of odds ratios past 1/1,000 or 1,000 read in words, and one from below 1/100 to above 100 says it tells
+    nothing (never "1.79e-07 to 3.35e+06")."""
+    odds = next(line for line in plain_summary(_census_rep(-0.27, (-15.5, 15.0), (-16.0, 16.0)), 4.0, 1e-6)
+                if "odds" in line)
+    assert "(uninformative: from under 1/1,000 to over 1,000) times those for men" in odds
+    assert "e+" not in odds and "e-" not in odds
+    assert "(range 0.756 to 0.771)" in " ".join(plain_summary(_census_rep(), 4.0, 1e-6))

@@ -283,6 +283,10 @@ def _deployment(name: str, default: Any) -> Any:
         return default
 
 
+TEACHING_ONLY_PAGES = ("compare", "attacker")  # the pages (by URL path) that read the data without privacy: closed in
+# publish mode, and left out of a publish-only deployment's menu
+
+
 def locked() -> bool:
     """Whether the deployment is locked to publish mode (PSP_PUBLISH_ONLY or the secret publish_only)."""
     return str(_deployment("publish_only", "")).strip().lower() in ("1", "true", "yes")
