@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import math
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -279,7 +280,19 @@ def _add_analyst_commands(lsub: argparse._SubParsersAction, where: str) -> None:
     revoke = asub.add_parser("revoke", help="revoke an analyst at once (what they spent stays spent)")
     revoke.add_argument("name")
     revoke.add_argument("--ledger", default=None, metavar="PATH", help=where)
-    listing = asub.add_parser("list", help="every analyst, their share and state (never a key or its hash)")
+    change = asub.add_parser("change", help="change an analyst's share or expiry, or reinstate a revoked one (what "
+                             "they spent stays spent); every change is logged with who made it")
+    change.add_argument("name")
+    change.add_argument("--epsilon", type=float, default=None, help="their new share of each people's epsilon cap")
+    change.add_argument("--delta", type=float, default=None, help="their new share of each people's delta cap")
+    expiry = change.add_mutually_exclusive_group()
+    expiry.add_argument("--expires-days", type=float, default=None, help="the access expires this many days from now")
+    expiry.add_argument("--never-expires", action="store_true", help="the access no longer expires")
+    expiry.add_argument("--expire-now", action="store_true", help="end the access now (as revoking does)")
+    change.add_argument("--reinstate", action="store_true", help="lift a revocation")
+    change.add_argument("--ledger", default=None, metavar="PATH", help=where)
+    listing = asub.add_parser("list", help="every analyst, their share and state (never a key or its hash), and every "
+                              "change to them with who made it")
     listing.add_argument("--ledger", default=None, metavar="PATH", help=where)
 
 
@@ -520,18 +533,38 @@ def _analyst_dict(a: Analyst) -> dict:
 def cmd_ledger_analyst(args: argparse.Namespace) -> dict:
     ledger = open_charged(args.ledger, default_cap())
     if args.analyst_command == "list":
-        return dict(ledger=str(ledger), analysts=[_analyst_dict(a) for a in ledger.analysts()])
+        return dict(ledger=str(ledger), analysts=[_analyst_dict(a) for a in ledger.analysts()],
+                    changes=[dict(time=iso_time(c.time), analyst=c.name, change=c.change, by=c.by)
+                             for c in ledger.analyst_changes()])
     if args.analyst_command == "revoke":
         return dict(ledger=str(ledger), analyst=_analyst_dict(ledger.revoke_analyst(args.name)))
-    if args.expires_days is not None and not args.expires_days > 0:
-        raise InputError(f"--expires-days must be a positive number of days, got {args.expires_days:g}")
-    expires = math.inf if args.expires_days is None else time.time() + 86_400 * args.expires_days
+    if args.analyst_command == "change":
+        return dict(ledger=str(ledger), analyst=_analyst_dict(_change_analyst(ledger, args)))
+    expires = math.inf if args.expires_days is None else _days_from_now(args.expires_days)
     key = ledger.add_analyst(args.name, (args.epsilon, args.delta), args.email, expires)
     added = dict(ledger=str(ledger), analyst=args.name, share=_pair((args.epsilon, args.delta)))
     if key is None:
         return added | dict(signs_in_with=f"the identity provider's e-mail {args.email}")
     return added | dict(key=key, note="The key is shown this once and kept only as a salted hash: hand it to the "
                         "analyst, who enters it once per browser session (the sidebar's Analyst sign-in).")
+
+
+def _days_from_now(days: float) -> float:
+    if not days > 0:
+        raise InputError(f"--expires-days must be a positive number of days, got {days:g}")
+    return time.time() + 86_400 * days
+
+
+def _change_analyst(ledger: Ledger, args: argparse.Namespace) -> Analyst:
+    """`ledger analyst change`: the share (either part kept when not given), the expiry, a reinstatement."""
+    found = next((a for a in ledger.analysts() if a.name == args.name), None)
+    share = None
+    if found is not None and (args.epsilon is not None or args.delta is not None):
+        share = (found.share[0] if args.epsilon is None else args.epsilon,
+                 found.share[1] if args.delta is None else args.delta)
+    expires = (_days_from_now(args.expires_days) if args.expires_days is not None else math.inf if
+               args.never_expires else time.time() if args.expire_now else None)
+    return ledger.change_analyst(args.name, share, expires, False if args.reinstate else None)
 
 
 def cmd_ledger_publications(args: argparse.Namespace) -> dict:
@@ -567,9 +600,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(f"error: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
         return 2
-    if isinstance(doc, str):  # a CSV export, or a release's document as the ledger keeps it
-        sys.stdout.write(doc)
-        return 0
-    json.dump(doc, sys.stdout, indent=2, allow_nan=False)
-    sys.stdout.write("\n")
+    try:
+        if isinstance(doc, str):  # a CSV export, or a release's document as the ledger keeps it
+            sys.stdout.write(doc)
+        else:
+            json.dump(doc, sys.stdout, indent=2, allow_nan=False)
+            sys.stdout.write("\n")
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader left (`| head`): what was done stands; say nothing, as other tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the interpreter's last flush is quiet
     return 0

@@ -18,6 +18,7 @@ from core.privacy.ledger_store import (
     _ENTRIES,
     _KNOWN,
     _TODAY,
+    SCHEMA_VERSION,
     SqliteStore,
     _key_json,
     _move_entries,
@@ -66,6 +67,9 @@ HISTORY = {  # name: (schema row, statements, index in _KNOWN)
     "1 then 2": (2, _V1_ENTRIES.format(more="") + ";" + _V1_REST + "ALTER TABLE entries ADD COLUMN document TEXT;", 1),
     "3 first": (3, _V3_FIRST, 2),
     "3 first, reopened": (3, _V3_FIRST + _ACCESS, 3),
+    "3": (3, _V1_ENTRIES.replace("'fallback')", "'fallback', 'failed')").format(
+        more=", document TEXT, reason TEXT, spender TEXT NOT NULL DEFAULT 'curator'") + ";" + _V1_REST
+        + _CERTIFICATIONS + _ACCESS + "CREATE INDEX sign_ins_by_claimed ON sign_ins (claimed, seq);", 4),
 }
 # (seq, uid, population, epsilon, delta, details): seqs with gaps, so a renumbering shows.
 ENTRIES = [(5, "e1", CA_MI, 1.5, 2e-6, {"coefficient": "female", "stages": json.dumps({"release": [1.5, 2e-6]}),
@@ -140,7 +144,7 @@ def test_a_new_file_has_exactly_todays_known_shape(tmp_path):
     path.write_bytes(b"")  # an empty file is a new ledger
     SqliteStore(path)
     db = sqlite3.connect(path)
-    assert _shape(db) == _TODAY and db.execute("SELECT version FROM schema").fetchall() == [(3,)]
+    assert _shape(db) == _TODAY and db.execute("SELECT version FROM schema").fetchall() == [(SCHEMA_VERSION,)]
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     db.close()
 
@@ -155,8 +159,8 @@ def test_an_older_file_keeps_every_row_and_column(tmp_path, name):
     before = dump(path)
     ledger = Ledger(store=SqliteStore(path))
     after = dump(path)
-    assert after["schema"] == [{"version": 3}] and _shape(sqlite3.connect(path)) == _TODAY
-    for table in ("entry_parts", "caps", "certifications", "analysts", "sign_ins"):
+    assert after["schema"] == [{"version": SCHEMA_VERSION}] and _shape(sqlite3.connect(path)) == _TODAY
+    for table in ("entry_parts", "caps", "certifications", "analysts", "sign_ins", "analyst_changes"):
         assert after[table] == before.get(table, []), table
     old = {r["uid"]: r for r in before["entries"]}
     assert {r["uid"] for r in after["entries"]} == set(old)
@@ -173,6 +177,7 @@ def test_an_older_file_keeps_every_row_and_column(tmp_path, name):
 
 
 ALTERATIONS = {
+    "today's, row set to 3": ("UPDATE schema SET version = 3",),
     "today's, row set to 2": ("UPDATE schema SET version = 2",),
     "today's, row set to 1": ("UPDATE schema SET version = 1",),
     "a version that is no whole number": ("UPDATE schema SET version = 2.5",),
@@ -217,7 +222,7 @@ def test_a_downgraded_file_cannot_give_an_analyst_her_share_back(tmp_path):
     todays(path)
     alter(path, "UPDATE schema SET version = 2")
     assert "not those of its schema version 2" in refused_untouched(path)
-    alter(path, "UPDATE schema SET version = 3")  # the curator restores the row
+    alter(path, f"UPDATE schema SET version = {SCHEMA_VERSION}")  # the curator restores the row
     ledger = open_ledger(path)
     assert ledger.remaining(CA, ANA)[0] == pytest.approx(0.5) and ledger.spent_by(CA, "ana") == (2.0, 0.0)
     assert [e.spender for e in ledger.entries(CA)] == ["ana", "curator"]

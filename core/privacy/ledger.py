@@ -46,6 +46,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from core.errors import BudgetError, Refused
@@ -179,6 +180,17 @@ AnalystOf = Callable[[str], "Analyst | None"]  # an analyst's record by name, as
 Refusal = Callable[[SpentOf, "Caps | None", AnalystOf], "str | None"]
 
 
+@dataclass(frozen=True)
+class AnalystChange:
+    """One change to the curator's record of the analysts: when (seconds since the epoch), whose record, what changed
+    in words, and who changed it (the command line acts as the curator)."""
+
+    time: float
+    name: str
+    change: str
+    by: str
+
+
 class LedgerStore(Protocol):
     """Where a ledger keeps its entries, caps, certifications, analysts and sign-ins: `MemoryStore` for the life of
     the process, `core.privacy.ledger_store.SqliteStore` in a file."""
@@ -222,11 +234,15 @@ class LedgerStore(Protocol):
     def update_details(self, uid: str, details: ReleaseDetails) -> None:
         """Set the release details of an entry (its charge is never changed)."""
 
-    def put_analyst(self, analyst: Analyst, new: bool) -> None:
-        """Add (new: refused if the name is taken) or replace an analyst's record."""
+    def put_analyst(self, analyst: Analyst, new: bool, change: str, by: str) -> None:
+        """Add (new: refused if the name is taken) or replace an analyst's record, and log the change in words and who
+        made it, in one step."""
 
     def analysts(self) -> Sequence[Analyst]:
         """Every analyst's record, in the order added."""
+
+    def analyst_changes(self) -> Sequence[AnalystChange]:
+        """Every change to the analysts' records, oldest first."""
 
     def reserve_attempt(self, source: str, claimed: str | None, now: float) -> tuple[float, str, int | None]:
         """In one step: count the failures of source and of the claimed key id (core.privacy.access.throttle), then,
@@ -252,6 +268,7 @@ class MemoryStore:
         self._by_part: dict[Population, list[LedgerEntry]] = {}
         self._certifications: dict[str, Certification] = {}
         self._analysts: dict[str, Analyst] = {}
+        self._changes: list[AnalystChange] = []
         self._attempts: list[dict] = []
 
     def append(self, entry: LedgerEntry) -> None:
@@ -305,13 +322,18 @@ class MemoryStore:
     def certifications(self, part: Population) -> Sequence[Certification]:
         return tuple(c for c in self._certifications.values() if part in c.population.parts())
 
-    def put_analyst(self, analyst: Analyst, new: bool) -> None:
+    def put_analyst(self, analyst: Analyst, new: bool, change: str, by: str) -> None:
         if new and analyst.name in self._analysts:
-            raise AccessError(f"an analyst named {analyst.name} exists already")
+            raise AccessError(f"an analyst named {analyst.name} exists already; change their record with `ledger "
+                              "analyst change`")
         self._analysts[analyst.name] = analyst
+        self._changes.append(AnalystChange(time.time(), analyst.name, change, by))
 
     def analysts(self) -> Sequence[Analyst]:
         return tuple(self._analysts.values())
+
+    def analyst_changes(self) -> Sequence[AnalystChange]:
+        return tuple(self._changes)
 
     def reserve_attempt(self, source: str, claimed: str | None, now: float) -> tuple[float, str, int | None]:
         left, binding = throttle(*_failures(self._attempts, source, claimed, now), now)
@@ -641,7 +663,7 @@ class Ledger:
     # ------------------------------------------------------------ analysts (core.privacy.access)
 
     def add_analyst(self, name: str, share: Pair, email: str | None = None,
-                    expires: float = math.inf) -> str | None:
+                    expires: float = math.inf, by: str = CURATOR.name) -> str | None:
         """Register an analyst who may spend `share` of each people's cap: signing in by the identity provider's
         e-mail when given, else by an access key, returned here once and kept only as its salted hash."""
         checked = _check_pair(share, f"the share of {name}")
@@ -652,19 +674,38 @@ class Ledger:
             analyst = Analyst(name, checked, kid, salt, hashed, expires=expires)
         else:
             analyst = Analyst(name, checked, email=email.strip().lower(), expires=expires)
+        signs_in = f"e-mail {analyst.email}" if email is not None else "an access key"
         with self._lock:
-            self._store.put_analyst(analyst, new=True)
+            self._store.put_analyst(analyst, True, f"added with a share of ε = {checked[0]:g}, δ = {checked[1]:g}, "
+                                    f"signing in with {signs_in}, {_expiry_words(expires)}", by)
         return key
 
-    def revoke_analyst(self, name: str) -> Analyst:
+    def revoke_analyst(self, name: str, by: str = CURATOR.name) -> Analyst:
         """Revoke an analyst at once: every later spend or sign-in of theirs is refused (what they spent stays)."""
+        return self.change_analyst(name, revoked=True, by=by)
+
+    def change_analyst(self, name: str, share: Pair | None = None, expires: float | None = None,
+                       revoked: bool | None = None, by: str = CURATOR.name) -> Analyst:
+        """Change an analyst's share, expiry (seconds since the epoch; inf: never) or revocation (False reinstates),
+        logged with who made the change (`analyst_changes`); what they spent stays spent, and a smaller share than
+        they have spent leaves them nothing more to spend. AccessError for an unknown name or no change."""
         found = self._analyst(name)
         if found is None:
-            raise AccessError(f"no analyst named {name} in the ledger {self._store}")
-        revoked = replace(found, revoked=True)
+            raise AccessError(f"no analyst named {name} in the ledger {self._store}; `ledger analyst list` lists them")
+        changed = replace(found, share=found.share if share is None else _check_pair(share, f"the share of {name}"),
+                          expires=found.expires if expires is None else expires,
+                          revoked=found.revoked if revoked is None else revoked)
+        words = _change_words(found, changed)
+        if not words:
+            raise AccessError(f"nothing to change for {name}: name a new share, expiry or reinstatement")
         with self._lock:
-            self._store.put_analyst(revoked, new=False)
-        return revoked
+            self._store.put_analyst(changed, False, words, by)
+        return changed
+
+    def analyst_changes(self) -> tuple[AnalystChange, ...]:
+        """Every change to the analysts' records, oldest first, with who made it."""
+        with self._lock:
+            return tuple(self._store.analyst_changes())
 
     def analysts(self) -> tuple[Analyst, ...]:
         with self._lock:
@@ -679,9 +720,10 @@ class Ledger:
         """The spender of an analyst who may spend now, by name; AccessError (one sentence) otherwise. An app checks
         its signed-in analyst on every run with it, so a revocation ends an open session at once."""
         found = self._analyst(name)
-        why = "no such analyst" if found is None else found.why_not(time.time() if now is None else now)
+        why = (f"no analyst named {name} is registered in this ledger" if found is None else
+               found.why_not(time.time() if now is None else now))
         if why is not None:
-            raise AccessError(f"Signed out: {why}.")
+            raise AccessError(f"{why[:1].upper()}{why[1:]}, so {name} cannot spend.")
         return Spender("analyst", name)
 
     def by_email(self, email: str, now: float | None = None) -> Spender | None:
@@ -743,6 +785,25 @@ def _share_refusal(population: Population, cost: Pair, spent_of: SpentOf, spende
                     f"({spent_e:g}, {spent_d:g}) on {part.describe()}, and their share is ({share_e:g}, {share_d:g}). "
                     "The data's curator sets the shares.")
     return None
+
+
+def _expiry_words(expires: float) -> str:
+    if math.isinf(expires):
+        return "never expiring"
+    return f"expiring {datetime.fromtimestamp(expires, UTC):%Y-%m-%d %H:%M} UTC"
+
+
+def _change_words(before: Analyst, after: Analyst) -> str:
+    """What changed between two records of one analyst, in words ("" for nothing)."""
+    said = []
+    if after.share != before.share:
+        said.append(f"share ε = {before.share[0]:g}, δ = {before.share[1]:g} → ε = {after.share[0]:g}, "
+                    f"δ = {after.share[1]:g}")
+    if after.expires != before.expires:
+        said.append(f"{_expiry_words(before.expires)} → {_expiry_words(after.expires)}")
+    if after.revoked != before.revoked:
+        said.append("revoked" if after.revoked else "reinstated")
+    return "; ".join(said)
 
 
 def _failures(attempts: Sequence[dict], source: str, claimed: str | None, now: float) -> tuple[Count, Count]:

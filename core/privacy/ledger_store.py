@@ -39,12 +39,23 @@ from typing import Any
 
 from core.errors import LedgerUnavailable, Refused
 from core.privacy.access import WINDOW, AccessError, Analyst, throttle
-from core.privacy.ledger import Caps, Certification, Change, Ledger, LedgerEntry, Pair, Refusal, ReleaseDetails
+from core.privacy.ledger import (
+    AnalystChange,
+    Caps,
+    Certification,
+    Change,
+    Ledger,
+    LedgerEntry,
+    Pair,
+    Refusal,
+    ReleaseDetails,
+)
 from core.privacy.population import Population
 
 # 2 added entries.document; 3 the outcome "failed" with entries.reason, who spent each entry, the certifications,
-# the analysts and the sign-ins (_KNOWN). An older file is brought up to 3 when opened.
-SCHEMA_VERSION = 3
+# the analysts and the sign-ins; 4 the log of changes to the analysts (_KNOWN). An older file is brought up to 4 when
+# opened.
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT = 10.0  # seconds a connection waits for another's write lock
 ENV_VAR = "PSP_LEDGER"
 APP_DIR = "private-single-parameter"
@@ -83,6 +94,7 @@ _TABLES = {
     "analysts": frozenset({"name", "added", "share_epsilon", "share_delta", "key_id", "salt", "key_hash", "email",
                            "expires", "revoked"}),
     "sign_ins": frozenset({"seq", "time", "source", "claimed", "ok"}),
+    "analyst_changes": frozenset({"seq", "time", "name", "change", "by"}),
 }
 _Shape = dict[str, frozenset[str]]  # table -> its columns
 
@@ -100,6 +112,8 @@ _KNOWN: tuple[tuple[int, _Shape], ...] = (
     (3, _known(_V1_ENTRIES | {"document", "reason"}, "certifications")),
     (3, _known(_V1_ENTRIES | {"document", "reason"}, "certifications", "analysts", "sign_ins")),
     (3, _known(_V1_ENTRIES | {"document", "reason", "spender"}, "certifications", "analysts", "sign_ins")),
+    (4, _known(_V1_ENTRIES | {"document", "reason", "spender"}, "certifications", "analysts", "sign_ins",
+               "analyst_changes")),
 )
 _TODAY = _KNOWN[-1][1]  # what _SCHEMA creates (tests/test_ledger_schema.py checks that they agree)
 _ALTERED = "it was altered or is not a ledger ({}), and is left untouched; restore it from a backup"
@@ -152,6 +166,13 @@ CREATE TABLE IF NOT EXISTS sign_ins (
 );
 CREATE INDEX IF NOT EXISTS sign_ins_by_source ON sign_ins (source, seq);
 CREATE INDEX IF NOT EXISTS sign_ins_by_claimed ON sign_ins (claimed, seq);
+CREATE TABLE IF NOT EXISTS analyst_changes (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    time REAL NOT NULL,
+    name TEXT NOT NULL,
+    change TEXT NOT NULL,
+    by TEXT NOT NULL
+);
 """
 
 
@@ -493,10 +514,13 @@ class SqliteStore:
                            "VALUES (?, ?, ?, ?, ?, ?)",
                            (_scope(part), part.kind, _key_json(part), part.label, cap[0], cap[1]))
 
-    def put_analyst(self, a: Analyst, new: bool) -> None:
+    def put_analyst(self, a: Analyst, new: bool, change: str, by: str) -> None:
         with self._transaction() as db:
             if new and db.execute("SELECT 1 FROM analysts WHERE name = ?", (a.name,)).fetchone():
-                raise AccessError(f"an analyst named {a.name} exists already")
+                raise AccessError(f"an analyst named {a.name} exists already; change their record with `ledger "
+                                  "analyst change`")
+            db.execute("INSERT INTO analyst_changes (time, name, change, by) VALUES (?, ?, ?, ?)",
+                       (time.time(), a.name, change, by))
             db.execute("INSERT OR REPLACE INTO analysts (name, added, share_epsilon, share_delta, key_id, salt, "
                        "key_hash, email, expires, revoked) VALUES (?, COALESCE((SELECT added FROM analysts WHERE "
                        "name = ?), ?), ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -506,6 +530,11 @@ class SqliteStore:
     def analysts(self) -> Sequence[Analyst]:
         with self._connect() as db:
             return self._analysts(db)
+
+    def analyst_changes(self) -> Sequence[AnalystChange]:
+        with self._connect() as db:
+            rows = db.execute("SELECT time, name, change, by FROM analyst_changes ORDER BY seq").fetchall()
+        return tuple(AnalystChange(*row) for row in rows)
 
     def _analysts(self, db: sqlite3.Connection) -> list[Analyst]:
         rows = db.execute("SELECT name, share_epsilon, share_delta, key_id, salt, key_hash, email, expires, revoked "
