@@ -172,6 +172,12 @@ def table_section(problem: Problem) -> None:
                "the test passes, else the fallback), of which the chosen coefficients are published.")
     every = list(problem.feature_names)
     chosen = [name for name in params.get("coordinates") if name in every] or every  # the link's, on these data
+    unknown = [params.shown(name) for name in params.get("coordinates") if name not in every]
+    if unknown:  # a link's names these data do not have: said, never dropped in silence
+        st.warning(f"The table's coefficient{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} from the link "
+                   f"{'are not features' if len(unknown) > 1 else 'is not a feature'} of these data, so "
+                   f"{'they were' if len(unknown) > 1 else 'it was'} left out; choose the coefficients under "
+                   "“Coefficients of the table”.", icon=":material/link_off:")
     # In a popover: its list is drawn only when opened, so a new tab does not fetch the list's code.
     with st.popover(f"Coefficients of the table: {coefficients_label(chosen, every)}", icon=":material/checklist:"):
         names = st.multiselect("Coefficients of the table", every, default=chosen, key="table_names",

@@ -104,3 +104,13 @@ def test_the_tables_coefficients_are_kept_in_the_link():
     assert again.multiselect(key="table_names").value == ["x2", "x0"]
     at.multiselect(key="table_names").set_value(["x0", "x1", "x2"]).run()
     assert "coordinates" not in at.query_params
+
+
+def test_a_links_unknown_coefficients_are_named_not_dropped_in_silence():
+    at = new_app(300, query={"coordinates": "x9,x0,zz", **{k: str(v) for k, v in LOGISTIC.items()}})
+    at.run()
+    at.switch_page("pages/pipeline.py").run()
+    assert not at.exception, at.exception
+    assert at.multiselect(key="table_names").value == ["x0"]
+    (said,) = [w.value for w in at.warning if "from the link" in w.value]
+    assert "x9, zz from the link are not features of these data" in said
