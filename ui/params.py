@@ -41,7 +41,7 @@ SOURCES = {
     "synthetic_robust": "Synthetic robust regression",
     "synthetic_logistic": "Synthetic logistic regression",
     "acs": "ACS income (census files)",
-    "upload": "Upload a CSV",
+    "upload": "Upload a data file",
 }
 MODES = {"teaching": "Teaching", "publish": "Publish"}
 CENSUS_SAMPLE = "ACS income (a SYNTHETIC census sample: no real person)"  # the census source reading made-up records
