@@ -46,7 +46,7 @@ def private_cards(run: PrivateRun, b: Budget, name: str, problem: Problem, publi
     cards.lambda_max_card(run, shown)
     cards.test_card(run, b, shown, problem.geometry, problem.n)
     release_cards.release_card(run, name, shown)
-    release_cards.budget_card(b, run.lambda_max is not None)
+    release_cards.budget_card(b, run.lambda_max is not None, run.release)
 
 
 def teaching(problem: Problem, data: Dataset, b: Budget, top: DeltaGenerator) -> None:

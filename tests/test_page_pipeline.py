@@ -798,3 +798,28 @@ def test_waiting_certificates_and_a_budget_no_plan_accepts_show_a_message_not_an
     assert_clean(at)
     assert any("“Accounting” on the Pipeline page" in e.value for e in at.error)
     assert at.button(key="certify").disabled and at.button(key="release").disabled
+
+
+def test_a_fallbacks_budget_card_says_what_ran_and_spent():
+    """The Budget card's rows are Algorithm 5's; when the test fails, it says what the fallback ran on them and spent,
+    and the parts add up to what the fallback had."""
+    from core.data.spec import SyntheticSpec
+    from core.estimator.model import ModelSpec
+    from core.mechanisms.pipeline import prepare_spec
+    from core.mechanisms.split import FallbackBudget
+    from core.plan import ReleasePlan, execute
+    from core.privacy.accounting import make_budget
+    from ui.release_cards import fallback_spent
+
+    spec = SyntheticSpec("logistic", 500, 3, 1.0, 1.0, 11)
+    p = prepare_spec(spec.load(), ModelSpec("logistic").resolve(3), spec)
+    run = execute(ReleasePlan(data=spec, model=p.model, target=0, name="x0", budget=make_budget(2.0, 1e-6),
+                              fallback=True, seed=4), p)
+    r = run.release
+    assert r.status == "fallback"
+    said = fallback_spent(r, run.lambda_max is not None)
+    split = FallbackBudget(r.fallback_epsilon, r.fallback_delta, r.fallback_shares, 0.0)
+    assert sum(split.op) + sum(split.curvature) == pytest.approx(r.fallback_epsilon + r.fallback_delta)
+    assert "Algorithm 5's Gaussian release did not run" in said and "objective perturbation (15) spent" in said
+    assert ("stage 2's (not reached)" in said) == (run.lambda_max is None)
+    assert ("private reading of the curvature" in said) == (r.fallback_probe is not None)

@@ -14,6 +14,7 @@ import streamlit as st
 
 from core.mechanisms.pipeline import PrivateRun, Problem
 from core.mechanisms.release import Release
+from core.mechanisms.split import FallbackBudget
 from core.privacy.accounting import Budget, basic_shares
 from core.report import together
 from core.teaching.diagnosis import MOSTLY_PROJECTED, bottom_advice
@@ -181,18 +182,34 @@ def budget_table(b: Budget, reached_stage2: bool) -> pd.DataFrame:
     })
 
 
+def fallback_spent(r: Release, reached_stage2: bool) -> str:
+    """What the fallback ran on the budget the table's Algorithm 5 rows did not spend (core.mechanisms.split)."""
+    split = FallbackBudget(r.fallback_epsilon, r.fallback_delta, r.fallback_shares, 0.0)
+    (op_e, op_d), (cv_e, cv_d) = split.op, split.curvature
+    rows = "stage 4's row" if reached_stage2 else "stage 4's row and of stage 2's (not reached)"
+    probe = "" if r.fallback_probe is None else (
+        f", less a private reading of the curvature drawn with the certificates (ε = {num(r.fallback_probe.epsilon)})")
+    return (f"The test (14) failed, so Algorithm 5's Gaussian release did not run: the budget of {rows} went to the "
+            f"fallback{probe}, (ε, δ) = ({num(r.fallback_epsilon)}, {num(r.fallback_delta)}), of which objective "
+            f"perturbation (15) spent ({num(op_e)}, {num(op_d)}) and the curvature at the released point "
+            f"({num(cv_e)}, {num(cv_d)}). The totals below are unchanged.")
+
+
 BUDGET_FORMATS = {"weight": "%.4f", "ε of the stage": "%.6g", "δ of the stage": "%.4e", "ε counted": "%.6g",
                   "δ counted": "%.4e"}
 
 
-def budget_card(b: Budget, reached_stage2: bool) -> None:
-    """Each stage's (ε, δ) and the totals they compose to."""
+def budget_card(b: Budget, reached_stage2: bool, r: Release | None = None) -> None:
+    """Each stage's (ε, δ) and the totals they compose to; for a release r that fell back, what the fallback ran and
+    spent in their place."""
     with st.container(border=True):
         card_title(f"Budget · {b.accounting} accounting")
         st.markdown(guarantee(b))
         table = budget_table(b, reached_stage2)
         st.markdown(markdown_table(pd.DataFrame({column: table[column].map(BUDGET_FORMATS[column].__mod__)
                                                  if column in BUDGET_FORMATS else table[column] for column in table})))
+        if r is not None and r.status == "fallback" and r.fallback_shares is not None:
+            st.info(fallback_spent(r, reached_stage2), icon=":material/alt_route:")
         st.caption("“Counted” is what each stage adds to the basic-composition totals (the release costs 2ε_c and "
                    "(1 + e^ε_c)δ_c; the certificates' δ grow by e^(ε_a+ε_b)), so those columns add up to the "
                    "basic-composition totals below.")
