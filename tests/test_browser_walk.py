@@ -68,6 +68,9 @@ CONTRASTS = """() => {
     const layers = [];
     for (const e of stack.length ? stack : []) {
       if (e !== el && el.contains(e)) continue;
+      // HTML text sits on its ancestors' backgrounds, never on a neighbour that happens to lie under its centre (a
+      // slider's thumb under its value); an SVG text sits on the shapes drawn before it, its siblings.
+      if (!(el instanceof SVGElement) && !e.contains(el)) continue;
       const c = paint(e);
       if (c[3] > 0) { layers.push(c); if (c[3] >= 1) return composite(layers); }
     }
