@@ -84,13 +84,13 @@ def ledger_account(people: Population, uid: str | None = None) -> dict:
     return account
 
 
-def since_then(people: Population, uid: str) -> str:
-    """A dated line, apart from the document: what was charged on these people after the entry uid, and where their
-    budget stands now."""
+def since_then(people: Population, uid: str, then: tuple[float, float]) -> str:
+    """A dated line, apart from the document: what was charged on these people after the entry uid (then: what they
+    had spent with it, the document's ledger section), and where their budget stands now."""
     book = release.ledger()
     later = len(book.entries(people)) - len(book.entries_until(people, uid))
     (spent_e, spent_d), (cap_e, cap_d), (left_e, left_d) = book.spent(people), book.cap(people), book.remaining(people)
-    then_e, then_d = book.spent_until(people, uid)
+    then_e, then_d = then
     now = shown_time(datetime.now(UTC))
     after = ("nothing more has been charged on these people since" if later == 0 else
              f"{later} more charge{'s' if later > 1 else ''} on these people since spent ε = {spent_e - then_e:g}, "
@@ -329,7 +329,7 @@ def ledger_section(doc: dict, people: Population, uid: str) -> None:
     """The document's ledger of its people as it stood when it was published, then, apart, the dated line of now."""
     st.markdown("##### Privacy ledger of these people")
     bullets(ledger_rows(doc))
-    st.caption(md(since_then(people, uid)))
+    st.caption(md(since_then(people, uid, (doc["ledger"]["spent_epsilon"], doc["ledger"]["spent_delta"]))))
 
 
 def charged(entry: LedgerEntry) -> str:

@@ -184,7 +184,7 @@ def budget_table(b: Budget, reached_stage2: bool) -> pd.DataFrame:
 
 def fallback_spent(r: Release, reached_stage2: bool) -> str:
     """What the fallback ran on the budget the table's Algorithm 5 rows did not spend (core.mechanisms.split)."""
-    split = FallbackBudget(r.fallback_epsilon, r.fallback_delta, r.fallback_shares, 0.0)
+    split = FallbackBudget(r.fallback_epsilon, r.fallback_delta, r.fallback_shares, 0.0)  # the ridge shares nothing
     (op_e, op_d), (cv_e, cv_d) = split.op, split.curvature
     rows = "stage 4's row" if reached_stage2 else "stage 4's row and of stage 2's (not reached)"
     probe = "" if r.fallback_probe is None else (

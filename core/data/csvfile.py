@@ -128,14 +128,6 @@ def canonical(table: Table) -> np.ndarray | None:
     return None if any(c is None for c in columns) else np.column_stack(columns)
 
 
-def csv_table(text: str) -> np.ndarray | None:
-    """A CSV's text in the canonical form (canonical), or None when it has none."""
-    try:
-        return canonical(csv_columns(text, "the file"))
-    except DataError:
-        return None
-
-
 def _parse(text: str, label: str, response: str = "y") -> Dataset:
     return table_dataset(csv_columns(text, label, response), label, response)
 

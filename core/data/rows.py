@@ -7,8 +7,8 @@ other column names or order, other row order, line endings, quoting, a byte-orde
 one key and so one budget. A file that cannot be put in this form (a missing cell, a column of three words) has no
 key: it cannot be charged, and no digest of its bytes stands in.
 
-`core.data.csvfile.csv_table` reads a CSV this way. `earlier_key` is the key uploads were charged under before
-this form (kept, so that what was spent on a file then still counts against the same rows now:
+`core.data.csvfile.canonical` puts a file's table (any format's) in this form. `earlier_key` is the key uploads
+were charged under before it (kept, so that what was spent on a file then still counts against the same rows now:
 core.privacy.population.Population.file).
 """
 

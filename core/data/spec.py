@@ -31,7 +31,7 @@ from typing import TypeAlias
 
 import numpy as np
 
-from core.data.csvfile import canonical, header, read_csv_bytes
+from core.data.csvfile import canonical, table_dataset
 from core.data.dataset import Dataset
 from core.data.encoding import ENCODING_WORDS, LIBRARY_ENCODING, RADII, check_encoding, encode, feature_names
 from core.data.formats import CSV, format_of, read_dataset, read_table
@@ -437,19 +437,20 @@ def _people(content: bytes, name: str) -> tuple:
 def _keys(content: bytes, name: str) -> tuple[str, str]:
     """A file's people: the key of the canonical table of the Table its format's reader gives (core.data.rows,
     core.data.csvfile.canonical; "" when it has none), and, for a CSV, the key it was charged under before that form
-    (no other format was charged then: "")."""
+    (no other format was charged then: ""), both from that one reading of the file."""
+    csv = format_of(name) == CSV
     try:
-        key = rows_key(canonical(read_table(content, name)))
+        table = read_table(content, name)
     except DataError:  # unreadable, or another format than its name says: no rows to key
-        key = ""
-    if format_of(name) != CSV:
-        return key, ""
+        return "", earlier_key(content, None) if csv else ""
+    if not csv:
+        return rows_key(canonical(table)), ""
     try:
-        then = read_csv_bytes(content, name, header(content, name)[0])  # as keyed then: the first column as y
+        then = table_dataset(table, name, table.names[0])  # as keyed then: the first column as y
         numbers = np.column_stack([then.X, then.y])
     except DataError:
         numbers = None
-    return key, earlier_key(content, numbers)
+    return rows_key(canonical(table)), earlier_key(content, numbers)
 
 
 def is_pums(content: bytes) -> bool:

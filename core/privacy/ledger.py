@@ -467,10 +467,10 @@ class Ledger:
         return () if ends is None else entries[:ends + 1]
 
     def spent_until(self, population: Population, uid: str) -> Pair:
-        """spent(population) as it stood when the entry uid was charged (it included)."""
-        upto = {e.uid for e in self.entries_until(population, uid)}
-        with self._lock:
-            spent = [_fsum_spent([e for e in self._store.entries(p) if e.uid in upto]) for p in population.parts()]
+        """spent(population) as it stood when the entry uid was charged (it included): each part's sum over the entries
+        that charged it, the most of any part."""
+        upto = self.entries_until(population, uid)
+        spent = [_fsum_spent([e for e in upto if part in e.population.parts()]) for part in population.parts()]
         return max(s[0] for s in spent), max(s[1] for s in spent)
 
     def remaining(self, population: Population, spender: Spender = CURATOR) -> Pair:
