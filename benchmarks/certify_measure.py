@@ -9,10 +9,10 @@ draws releases through core, nothing re-implemented, and counts what they give:
 - one coefficient (`female`, `schooling`), as the preview and the Release button draw it:
       c = certify(problem, j, budget, make_rng(None), True)
       release = finish(problem, c, make_rng(None), calibration, 0.95, True).release
-  certified: release.fallback_curvature.bound is not None and the released half-width is not the worst-case one
-  (core.mechanisms.fallback.fallback_half_width at the release's lambda_hat_min, lam and s), i.e. the interval is the
-  curvature interval (a bound whose ridge bias could not be bounded, lam >= lambda_hat/2, leaves the worst-case
-  interval: counted apart as "gated");
+  certified: release.fallback_curvature.bound is not None and the released half-width is not the ridge coefficient's
+  (core.mechanisms.fallback.fallback_half_width at the release's lam and s), i.e. the interval is the proven
+  curvature interval (a bound that does not localise the fit, q >= 1, leaves the ridge's interval: counted apart as
+  "gated");
 - a 4-row table (`female,schooling,working_age,hours`):
       release_table(problem, TABLE, budget, make_rng(None), calibration, 0.95, fallback=True)
   certified: the fallback ran and every row's interval is a curvature interval (table.fallback.intervals holds no
@@ -130,8 +130,7 @@ def single(problem, se196: np.ndarray, coefficient: str, budget, calibration: st
     out.update(covered=bool(lo <= truth <= hi), halves=(half,), ratios=(half / se196[j],))
     cv = r.fallback_curvature
     if r.status == FALLBACK and cv is not None and cv.bound is not None:
-        wide = fallback_half_width(c.lambda_min.lambda_hat, r.fallback_lambda_reg, r.fallback_noise_scale, LEVEL,
-                                   problem.geometry)
+        wide = fallback_half_width(r.fallback_lambda_reg, r.fallback_noise_scale, LEVEL, problem.geometry)
         used = not math.isclose(half, wide, rel_tol=TOL, abs_tol=1e-12)
         # core's own record of which interval it gave: the curvature interval's parts
         noted = r.fallback_interval is not None

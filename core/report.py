@@ -15,7 +15,7 @@ import numpy as np
 from core.data.spec import DataSpec
 from core.estimator.model import ModelSpec
 from core.mechanisms.certificates import RecursiveBound
-from core.mechanisms.curvature import APPROXIMATE_NOTE
+from core.mechanisms.curvature import PROVEN_NOTE
 from core.mechanisms.forecast import LOGISTIC_PLAUSIBLE
 from core.mechanisms.inference import OFF_MODEL
 from core.mechanisms.pipeline import PrivateRun, Problem
@@ -79,17 +79,24 @@ SEEDED_WARNING = (
 )
 
 
-# What the first screen says of a fallback's interval, which is first order in the privacy noise (docs/privacy.md,
-# "Curvature at the released point"): its level is not shown as certain.
+# What the first screen says of a fallback's interval in a document published while that interval was first order in
+# the privacy noise (one without interval_proven): its level is not shown as certain. Every interval released now is
+# proven (docs/privacy.md, "Curvature at the released point").
 MEASURED_NOT_PROVEN = ("its coverage is measured, not proven, and fell short of the stated level on samples of a few "
                        "hundred rows: 87 to 89 % in docs/curvature_proof.md")
 
 
+def proven(release: dict) -> bool:
+    """Whether a document's interval is proven: Algorithm 5's always, the fallback's when the document says so (one
+    published before the fallback's intervals were proven does not)."""
+    return release["status"] != "fallback" or bool(release.get("interval_proven") or release.get("proven"))
+
+
 def level_words(release: dict) -> str:
-    """An interval's level as the first screen states it: "95%" where it is proven (Algorithm 5's), "approximate 95%"
-    for the fallback's, first order in the noise."""
+    """An interval's level as the first screen states it: "95%" where it is proven, "approximate 95%" in a document
+    whose fallback interval was first order in the noise (`proven`)."""
     level = f"{release['interval_level']:.0%}"
-    return level if release["status"] != "fallback" else f"approximate {level}"
+    return level if proven(release) else f"approximate {level}"
 
 
 def _a(words: str) -> str:
@@ -109,7 +116,7 @@ def interval_scope(release: dict) -> str:
     curvature), against a population confidence interval, which it is not. Each covers a coefficient of the fit on
     these n rows, under the noise."""
     target = TARGETS[target_of(release)]
-    if release["status"] == "fallback" and target_of(release) == FITTED:
+    if not proven(release):  # a document published while the fallback's interval was first order
         target += ", approximately (to first order in the noise, with coverage measured rather than proven)"
     return (f"This private interval covers {target}, and accounts for the privacy noise only; it is not a "
             "confidence interval for a population coefficient, which would also have to account for the sampling "
@@ -189,6 +196,7 @@ def run_dict(run: PrivateRun) -> dict:
             calibration=r.calibration, u_theta=r.u_theta, noise_sd=r.noise_sd,
             oracle_interval=r.oracle_interval, z=r.z,
             branch=r.branch, interval_target=r.interval_target, interval_note=r.interval_note,
+            interval_proven=r.interval is not None,
             fallback_epsilon=r.fallback_epsilon,
             fallback_delta=r.fallback_delta, fallback_shares=r.fallback_shares,
             fallback_probe=None if r.fallback_probe is None else public(r.fallback_probe).values(),
@@ -438,7 +446,7 @@ def table_document(t: TableRelease, source: str, n: int, d: int, model: ModelSpe
         data=dict(source=source, n=n, d=d, loss=model.loss, domain=model.domain, radius=model.radius,
                   lambda_reg=model.lam_reg),
         table=dict(status=t.status, reason=t.reason, level=t.level, coverage=t.coverage, row_level=t.row_level,
-                   rows=rows, interval_note=table_note(t)),
+                   rows=rows, interval_note=table_note(t), proven=t.values is not None),
         lambda_min=public(t.lambda_min).values(),  # the certificates' private outputs only
         lambda_max=None if t.lambda_max is None else public(t.lambda_max).values(),
         test=test_dict(t.test),
@@ -481,8 +489,8 @@ def table_note(t: TableRelease) -> str:
     pulled = "" if not ridge else (
         f" For {', '.join(ridge)}, where too little curvature was certified, that coefficient is of the fallback's "
         "ridge-regularised fit, pulled toward 0 by the ridge, not of the fit on these rows.")
-    return (f"{covers} when the curvature's lower bound holds ({APPROXIMATE_NOTE}); each row's width comes from a "
-            f"private estimate of the curvature along that coefficient, its noise accounted for.{pulled}")
+    return (f"{covers} ({PROVEN_NOTE}); each row's width comes from a private bound on the curvature along that "
+            f"coefficient, its noise accounted for.{pulled}")
 
 
 def _sign(lo: float, hi: float, where: str, noise: str = "the privacy noise") -> str:
@@ -521,7 +529,7 @@ def plain_summary(rep: dict, epsilon: float, delta: float, unit: str = "person")
                "of the coefficient fitted on these data (more rows or a larger ε would allow one).",
                _sign(lo, hi, "for the ridge-regularised fit on these data")]
     else:
-        caveat = f" ({MEASURED_NOT_PROVEN})" if r["status"] == "fallback" else ""
+        caveat = "" if proven(r) else f" ({MEASURED_NOT_PROVEN})"
         out = [f"The private estimate of the coefficient of {name} is {r['value']:.3g}, with {_a(level)} {level} range "
                f"from {lo:.3g} to {hi:.3g} (± {(hi - lo) / 2:.2g}), for the people in these data{caveat}.",
                _sign(lo, hi, "in these data")]
@@ -616,12 +624,12 @@ def plain_table_summary(doc: dict, epsilon: float, delta: float, unit: str = "pe
     if t["status"] == "bottom" or not t["rows"]:
         return [f"Nothing was released: {t['reason']}.", _privacy_words(epsilon, delta, unit)]
     k, logistic = len(t["rows"]), doc["data"]["loss"] == "logistic"
-    level = level_words(dict(interval_level=t["level"], status=t["status"]))
+    level = level_words(dict(interval_level=t["level"], status=t["status"], proven=t.get("proven")))
     holds = (f"the range holds with probability {level}." if k == 1 else
              f"the {k} ranges hold together with probability {level} (each at {t['row_level']:.3g})."
              if together(t) else
              f"each range holds with probability {level} on its own (not all {k} together).")
-    if t["status"] == "fallback":
+    if not proven(dict(status=t["status"], proven=t.get("proven"))):
         holds = f"{holds[:-1]}: {MEASURED_NOT_PROVEN}."
     out = [f"Private estimates of {k} coefficient{'s' if k > 1 else ''} for the people in these data; {holds}"]
     for i, r in enumerate(t["rows"]):

@@ -102,7 +102,7 @@ def test_the_probe_is_kept_with_the_certificates_and_finishing_reads_it_back(log
     split = fallback_budget_split(p.budget, 0.0, 1, logistic.geometry, logistic.n, 0.0, p.level, p.calibration, True,
                                   stand_in(0.0, drawn))
     assert r.fallback_shares == split.shares and r.fallback_epsilon == split.epsilon
-    assert ahead["wide"] == pytest.approx(fallback_half_width(0.0, r.fallback_lambda_reg, r.fallback_noise_scale,
+    assert ahead["wide"] == pytest.approx(fallback_half_width(r.fallback_lambda_reg, r.fallback_noise_scale,
                                                               p.level, logistic.geometry), rel=1e-12)
     old = certify(logistic, 0, p.budget, make_rng(5), True, counts(w.certified)[:2])
     assert old.probe is None

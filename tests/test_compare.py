@@ -17,6 +17,7 @@ from core.data.spec import SyntheticSpec
 from core.errors import InputError
 from core.estimator.model import ModelSpec
 from core.mechanisms.baselines import fallback_budget
+from core.mechanisms.curvature import ridge_quantile
 from core.mechanisms.full_vector import objective_perturbation_parameters
 from core.mechanisms.pipeline import make_rng, prepare_spec
 from core.mechanisms.release import directional_sensitivity
@@ -111,9 +112,9 @@ def test_fallback_releases_count_as_released_and_are_reported_apart(hard):
     assert 0 < s.fallback.k < 200
     assert s.released.k == s.fallback.k == sum(m.fallbacks) == sum(v is not None for v in m.values)
     assert s.coverage_fit.n == s.fallback.k
-    # each fallback interval is z_{0.95} s / lam + l(lam), with lambda_hat_min = 0 (core.mechanisms.fallback)
+    # each fallback interval is the ridge coefficient's t_d s / lam + l(lam) at level 0.9 (core.mechanisms.fallback)
     lam, noise = objective_perturbation_parameters(problem, *fallback_budget(budget))
-    expected = norm.ppf(0.95) * noise / lam + solver_slack(lam, problem.geometry)
+    expected = ridge_quantile(problem.d, 0.9) * noise / lam + solver_slack(lam, problem.geometry)
     assert s.median_half_width == pytest.approx(expected, rel=1e-12)
 
 

@@ -19,7 +19,6 @@ from core.data import synthetic
 from core.mechanisms.curvature import (
     LOG_SHARE,
     SPREAD_X,
-    cap_quantile,
     curvature,
     curvature_interval,
     curvature_intervals,
@@ -255,7 +254,7 @@ def test_curvature_interval_covers_the_fit_on_these_rows():
     half = np.median((hi - lo) / 2)
     worst = stats.norm.ppf(0.95) * runs[0].fallback_noise_scale / runs[0].fallback_lambda_reg
     assert half < worst / 100
-    assert "approximate" in runs[0].interval_note and "uᵀθ(Pₙ)" in runs[0].interval_note
+    assert "proven" in runs[0].interval_note and "uᵀθ(Pₙ)" in runs[0].interval_note
 
 
 def _exact_miss(kappa, scale, family, s, bias, top=math.inf):
@@ -317,28 +316,43 @@ def test_spread_quantile_is_the_joint_laws_quantile():
 
 
 def test_curvature_interval_reads_the_noisy_log_norm_and_is_capped():
-    """One set of bounds at a released point: each row's half-width is kappa exp(l~ + e_l) + slack, kappa shared,
-    unless (q s + bias)/lambda_hat is smaller, bias = |lam - lam_reg| ||theta_hat||; noise + bias + slack = half; a
-    huge log-norm meets the cap."""
+    """One set of bounds at a released point, each half-width recomputed here from docs/privacy.md's theorem: the main
+    term min(kappa exp(l~ + e_l), q s/lambda_hat) at the level left once delta_1, ||b||'s tail (a/10) and U's (a/5)
+    are taken out, kappa shared and solved without bias; the ridge bias U beta_lam; the remainder
+    sqrt(U/lambda_hat) c_bar ((e^A - 1) + k(a_D) e^A); the slack. A huge log-norm meets the cap."""
     p = _sample(20_000, 3, 7)
     point = p.fit.theta + 0.01
     lam, s, level = 1e-4, 2e-3, 0.95
     cs = curvatures(p, point, p.fit.lam_reg, np.eye(3), 6.0, 1e-6, 0.01, make_rng(3))
     cis = curvature_intervals(p, point, cs, s, lam, level)
-    q, theta = cap_quantile(level), float(np.linalg.norm(point))
-    assert cis[0].point_norm == theta and p.fit.lam_reg == 0
-    kappa = spread_quantile(cs[0].scale_2, cs[0].family, s, lam * theta, 1 - level, q * s + lam * theta)
+    theta, r = float(np.linalg.norm(point)), p.geometry.r
+    assert cis[0].point_norm == theta and p.fit.lam_reg == 0 and r == math.sqrt(3)
+    main = 1 - (0.05 * 0.7 - cs[0].delta)
+    q = normal_quantile(1 - 0.1 * (1 - main) / 2)
+    kappa = spread_quantile(cs[0].scale_2, cs[0].family, s, 0.0, 1 - main, q * s)
+    slack = cis[0].slack
+    beta = lam * (theta + slack)
+    c_bar = s * math.sqrt(stats.chi2.ppf(1 - 0.005, 3)) + beta
+    ratio = r * c_bar * math.exp(r * slack) / cs[0].lambda_hat
+    a_d = -math.log(1 - ratio)
+    reach = a_d + r * slack
+    phi, psi = (1 - math.exp(-a_d)) / a_d, (math.exp(a_d) - 1) / a_d
+    k = max((1 - phi) / phi, (psi - 1) / psi)
     for c, ci in zip(cs, cis, strict=True):
-        core = min(kappa * math.exp(c.log_norm), (q * s + lam * theta) / c.lambda_hat)
-        assert ci.half == pytest.approx(core + ci.slack, rel=1e-12)
-        assert ci.noise + ci.bias + ci.slack == pytest.approx(ci.half, rel=1e-12) and ci.bias > 0
+        first = min(kappa * math.exp(c.log_norm), q * s / c.lambda_hat)
+        remainder = math.sqrt(c.bound / c.lambda_hat) * c_bar * (math.expm1(reach) + k * math.exp(reach))
+        assert ci.half == pytest.approx(first + c.bound * beta + remainder + slack, rel=1e-9)
+        assert ci.noise + ci.bias + ci.remainder + ci.slack == pytest.approx(ci.half, rel=1e-12) and ci.bias > 0
+        assert ci.reach == pytest.approx(reach, rel=1e-12) and 0 < ratio < 1
         assert c.bound >= math.exp(c.log_norm)  # U adds the tail at beta to the same estimate
     huge = replace(cs[0], log_norm=50.0)
     cap = curvature_interval(p, point, huge, s, lam, level)
-    assert cap.half == pytest.approx((q * s + lam * theta) / huge.lambda_hat + cap.slack, rel=1e-12)
+    assert cap.noise == pytest.approx(q * s / huge.lambda_hat, rel=1e-12)
     # a step-2 draw so far down that kappa exp(l~) would pass what a float holds: every row takes the cap
     tiny = curvature_intervals(p, point, (replace(cs[0], log_norm=-2000.0), cs[1]), s, lam, level)
-    assert [t.half for t in tiny] == pytest.approx([cap.half] * 2, rel=1e-12)
+    assert [t.noise for t in tiny] == pytest.approx([cap.noise] * 2, rel=1e-12)
+    # noise whose norm the certified curvature cannot hold (q >= 1): no interval
+    assert curvature_interval(p, point, cs[0], cs[0].lambda_hat / r, lam, level) is None
 
 
 @pytest.mark.audit

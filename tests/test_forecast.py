@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from core.data.spec import SyntheticSpec
 from core.estimator.model import ModelSpec
@@ -74,7 +75,7 @@ def test_where_the_curvature_is_certified_the_half_width_lies_in_the_forecast(pr
         c = certify(problem, 1, b, make_rng(seed), True)
         f = ahead(problem, c)
         run = finish(problem, c, make_rng(seed + 100), "paper", 0.95, True)
-        assert run.release.fallback_curvature.bound is not None
+        assert run.release.fallback_interval is not None  # the proven interval was given
         assert f.certified is not None and f.certified > 0.95 and not f.uninformative
         inside += f.low <= half(run) <= f.high
     assert inside == 20
@@ -93,7 +94,7 @@ def test_the_worst_case_is_the_fallback_with_nothing_certified(problem):
     eps = 2 * b.release.epsilon + b.lambda_max.epsilon / 2
     dlt = b.lambda_max.delta + (1 + math.exp(b.release.epsilon)) * b.release.delta
     # the split is chosen from the probe, not yet drawn: the widest over the rule's grid
-    halves = [fallback_half_width(0.0, *op_parameters(problem.geometry, problem.n, eps - share * eps, dlt / 2), 0.95,
+    halves = [fallback_half_width(*op_parameters(problem.geometry, problem.n, eps - share * eps, dlt / 2), 0.95,
                                   problem.geometry) for share in SHARE_GRID]
     assert wide == pytest.approx(max(halves), rel=1e-12) and max(halves) > min(halves)
     assert plausible == LOGISTIC_PLAUSIBLE == math.log(100)
@@ -115,14 +116,18 @@ def test_the_certification_chance_is_step_ones_by_simulation(problem, mu_factor)
     mu = (20 + 5 * mu_factor) * step  # near the threshold: step 1 subtracts about 25 G1/n at these shares
     share, delta_share, log_share = CURVATURE_SHARE
     curvature = (share * 2.0, delta_share * 1e-6)
-    chance, need, _, scale = certification_chance(g, n, mu, curvature, log_share, 0.95)
+    s, lam = 1e-9, 1.0  # noise too small to raise the bar above step 2's
+    chance, need, _, scale = certification_chance(g, n, mu, curvature, log_share, 0.95, s, lam)
     assert need == step
     assert scale == step / (share * 2.0 * (1 - log_share))  # step 1's share of the curvature's ε
     delta_1 = delta_share * 1e-6  # the Laplace branch of log_noise keeps all of the curvature's δ for step 1
     draws = mu - scale * math.log(1 / (2 * delta_1)) + np.random.default_rng(0).laplace(0, scale, 200_000)
     assert chance == pytest.approx(float(np.mean(draws > need)), abs=0.006)
-    higher, *_ = certification_chance(g, n, 2 * mu, curvature, log_share, 0.95)
+    higher, *_ = certification_chance(g, n, 2 * mu, curvature, log_share, 0.95, s, lam)
     assert higher >= chance
+    # larger noise: the proven interval needs lambda_hat above r s chi_3(0.995) e^{r l(lam)}, not only above G1/n
+    noisy, floor, *_ = certification_chance(g, n, mu, curvature, log_share, 0.95, 10 * mu, lam)
+    assert floor == pytest.approx(g.r * 10 * mu * math.sqrt(stats.chi2.ppf(0.995, 3)), rel=1e-6) and noisy < 1e-6
 
 
 def test_the_count_hint_is_a_lower_bound_but_one_time_in_ten_thousand(problem):

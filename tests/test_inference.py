@@ -30,20 +30,24 @@ def _curvature(bound, lambda_hat=0.01):
 
 
 def test_fallback_population_uses_U_with_its_own_quantile_and_bias():
-    ci = CurvatureInterval(half=0.0, noise=0.0, bias=0.002, slack=1e-8, level=0.9, quantile=1.7, point_norm=5.0)
-    lam, lam_reg = 1e-4, 2e-5
-    p = fallback_population(-0.3, ci, 1e-3, _curvature(40.0), lam, lam_reg, 100_000, "logistic")
+    ci = CurvatureInterval(half=0.05 + 0.002 + 0.01 + 1e-8, noise=0.05, bias=0.002, slack=1e-8, level=0.9, quantile=1.7,
+                           point_norm=5.0, remainder=0.01, reach=0.1, c_bar=1e-3)
+    p = fallback_population(-0.3, ci, 1e-3, _curvature(40.0), 100_000, "logistic")
     assert p.level == 0.9 and p.privacy_sd == pytest.approx(0.04)
     # U bounds ||(H + lam_reg I)^-1 u||, the problem's own matrix: the sampling sd is sqrt(U/n)
     sampling = math.sqrt(40.0 / 100_000)
     assert p.sampling_sd == pytest.approx(sampling)
-    # the union bound's quantile (U's tail takes BOUND_SHARE of a = 0.1), bias |lam - lam_reg| U ||theta_hat||
+    # the private interval's noise term and the sampling term at the union bound's quantile (U's tail takes
+    # BOUND_SHARE of a = 0.1) add in quadrature; its bias, remainder and slack are kept whole
     q = normal_quantile(1 - (1 - BOUND_SHARE) * 0.1 / 2)
-    half = q * math.hypot(0.04, sampling) + (lam - lam_reg) * 40.0 * 5.0 + 1e-8
-    assert p.interval == pytest.approx((-0.3 - half, -0.3 + half))
-    assert fallback_population(-0.3, None, 1e-3, _curvature(40.0), lam, 0.0, 100_000, "logistic") is None
-    assert fallback_population(-0.3, ci, 1e-3, _curvature(None), lam, 0.0, 100_000, "logistic") is None
-    assert fallback_population(-0.3, ci, 1e-3, _curvature(40.0), lam, 0.0, 100_000, "robust") is None
+    half = math.hypot(0.05, q * sampling) + 0.002 + 0.01 + 1e-8
+    assert p.interval == pytest.approx((-0.3 - half, -0.3 + half), rel=1e-12)
+    # with no sampling at all it is the private interval itself
+    assert fallback_population(-0.3, ci, 1e-3, _curvature(40.0), 10**30, "logistic").interval == pytest.approx(
+        (-0.3 - ci.half, -0.3 + ci.half), rel=1e-12)
+    assert fallback_population(-0.3, None, 1e-3, _curvature(40.0), 100_000, "logistic") is None
+    assert fallback_population(-0.3, ci, 1e-3, _curvature(None), 100_000, "logistic") is None
+    assert fallback_population(-0.3, ci, 1e-3, _curvature(40.0), 100_000, "robust") is None
 
 
 @pytest.mark.slow

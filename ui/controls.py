@@ -164,7 +164,8 @@ def model_controls() -> None:
         format_func={"auto": "fall back for logistic data", "on": "fall back to objective perturbation",
                      "off": "release ⊥ (plain Algorithm 5)"}.get,
         help="Fall back: release by objective perturbation (15) at the release stage's own budget, so the total "
-        "guarantee is the same; its interval covers the ridge-regularised coefficient, to first order. "
+        "guarantee is the same; its interval covers the fitted coefficient where the private curvature proves it, "
+        "else the ridge-regularised one. "
         "Off: plain Algorithm 5, which releases nothing (⊥) when the test fails.",
     )
 

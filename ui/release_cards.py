@@ -101,7 +101,7 @@ def curvature_caption(r: Release) -> str:
 def release_card(run: PrivateRun, name: str, problem: Problem | None) -> None:
     """Stage 4; problem is None in publish mode, where only the value and its private interval are shown."""
     r = run.release
-    level = f"{r.interval_level:.0%}" if r.status != "fallback" else f"≈{r.interval_level:.0%}"  # first order
+    level = f"{r.interval_level:.0%}"  # every interval released is proven (docs/privacy.md)
     released, fell_back = r.status == "released", r.status == "fallback"
     with st.container(border=True):
         card_title(RELEASE.heading(f" of `{name}`"))

@@ -23,14 +23,23 @@ term of norm at most g = G1/n, and lam_reg is the problem's public ridge:
    ln(1 + g/(lambda_hat - g)) = -ln(1 - g/lambda_hat), and Delta bounds its change (propose-test-release: the pair is
    (eps_1 + eps_2, delta_1)-DP). U = exp(l~ + (Delta/eps_2) ln(1/(2 beta)) + e_l) >= ||v(theta_hat)|| w.p. 1 - beta.
 
-The interval reads step 2's noisy log-norm itself, not only U. With l~ = ln ||v|| + L (rounding aside), L step 2's
-noise, independent of objective perturbation's b, the error is at most ||v|| (s |Z| + bias), Z standard normal and
-bias = |lam - lam_reg| ||theta_hat||, so it is at most exp(l~) e^{-L} (s |Z| + bias). The interval
-T +- (min(kappa exp(l~ + e_l), cap) + l(lam)), cap = (q s + bias)/lambda_hat (||v|| <= 1/lambda_hat on step 1's
-event), is calibrated in the two noises' joint law: kappa is solved so that P(s |Z| + bias > min(kappa e^L, q s + bias))
-is the miss rate (`spread_quantile`), the case lambda_hat ||v|| = 1, where the miss is largest. U's union bound charged
-every row the tail of L at beta. H(theta_hat) stands in for H_bar (first order in the noise: an approximation, so its
-coverage is measured, docs/experiments.md).
+The interval (`curvature_intervals`) is proven (docs/privacy.md, "Curvature at the released point"). Both losses
+satisfy |h'''| <= h'', so for ||x|| <= r the Hessians at two points a distance D apart agree within a factor e^{rD}
+(generalised self-concordance, Bach 2010). With c = b + (lam - lam_reg) theta_hat, ||c|| <= c_bar on the event
+||b|| <= s chi_d(1 - B_SHARE a), a = 1 - level, and mu(theta_hat) >= e^{-r l} lambda_hat on step 1's event, the ball
+of radius D_bar = -ln(1 - q)/r, q = r c_bar e^{r l}/lambda_hat, around theta_hat holds the fit theta(P_n) whenever
+q < 1 (which proves that the fit exists): the interval is certified only then. Against the data-only
+v* = (H(theta(P_n)) + lam_reg I)^-1 u the error is -v*^T b - (lam - lam_reg) v*^T theta_hat - R, v*^T b exactly
+normal and independent of step 2's noise L, and the half-width is
+
+    min(kappa exp(l~ + e_l), q_0 s/lambda_hat)           (kappa in the joint law of Z and L, no bias: `capped_halves`)
+  + U beta_lam                                           (ridge bias, beta_lam = |lam - lam_reg| (||theta_hat|| + l))
+  + sqrt(U/lambda_hat) c_bar ((e^A - 1) + k(a_D) e^A)    (the Hessians between theta_hat and theta(P_n), `sc_factor`;
+                                                          a_D = -ln(1 - q), A = a_D + r l)
+  + l(lam),
+
+missing with probability at most delta_1 + B_SHARE a (||b||) + BOUND_SHARE a (U) + the first term's share, the rest of
+a (`main_level`).
 """
 
 from __future__ import annotations
@@ -38,14 +47,16 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import special
+from scipy import integrate, special, stats
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.optimize import brentq
 
 from core.estimator.fit import residuals, weighted_gram
+from core.estimator.geometry import Geometry
 from core.estimator.problem import Problem
 from core.estimator.rounding import UNIT, gamma, hessian_error
 from core.mechanisms.stability import solver_slack
@@ -57,8 +68,9 @@ from core.privacy.marks import NOT_PRIVATE
 LOG_SHARE = 0.3
 BOUND_SHARE = 0.2  # the share of the interval's miss rate a = 1 - level that U's tail takes where U is used
 CAP_SHARE = 0.1  # what the curvature interval's cap alone may miss, of a, within the joint law's a
-APPROXIMATE_NOTE = ("approximate: first order in the privacy noise (the Hessian at the released point stands in for "
-                    "the Hessians between it and the fit on these rows); coverage measured, not proven")
+B_SHARE = 0.1  # the share of a that the tail of the privacy noise's norm ||b|| takes (`curvature_intervals`)
+PROVEN_NOTE = ("proven at every n: the interval is given only where the private curvature localises the fit on these "
+               "rows, which then exists")
 
 
 @dataclass(frozen=True)
@@ -357,10 +369,11 @@ def curvatures(problem: Problem, point: NDArray, ridge: float, directions: NDArr
 
 @dataclass(frozen=True)
 class CurvatureInterval:
-    """T +- half, half = core + slack, core = min(kappa exp(l~ + e_l), (q s + bias)/lambda_hat) (module docstring),
-    bias = |lam - lam_reg| point_norm: noise is what core would be without the ridge bias, bias what the bias adds,
-    slack the solver's l(lam). quantile is the cap's q, `cap_quantile(level)`; point_norm ||theta_hat||. All private
-    (functions of private outputs and public constants)."""
+    """T +- half, half = noise + bias + remainder + slack (module docstring): noise the first term,
+    min(kappa exp(l~ + e_l), q s/lambda_hat) at `main_level(level, delta)`; bias U beta_lam; remainder the Hessians'
+    term; slack the solver's l(lam). quantile is the cap's q (`cap_quantile` at that level); point_norm ||theta_hat||;
+    reach A = a_D + r l, the self-concordance length between theta_hat and theta(P_n) at most; c_bar the bound on
+    ||b + (lam - lam_reg) theta_hat||. All private (functions of private outputs and public constants)."""
 
     half: float
     noise: float
@@ -369,6 +382,9 @@ class CurvatureInterval:
     level: float
     quantile: float
     point_norm: float
+    remainder: float
+    reach: float
+    c_bar: float
 
 
 def curvature_interval(problem: Problem, point: NDArray, c: Curvature, s: float, lam: float,
@@ -377,40 +393,106 @@ def curvature_interval(problem: Problem, point: NDArray, c: Curvature, s: float,
     return curvature_intervals(problem, point, (c,), s, lam, level)[0]
 
 
-def capped_halves(log_norms: Sequence[float], lambda_hat: float, scale: float, family: str, s: float, bias: float,
-                  level: float) -> tuple[tuple[float, float], ...]:
-    """Each row's (min(kappa exp(l~ + e_l), cap), the same without the ridge bias) for the noisy log-norms l~ + e_l of
-    one set of bounds (module docstring): one kappa for all, in the joint law of the two noises at the miss rate
-    a = 1 - level, the cap (q s + bias)/lambda_hat, q = `cap_quantile(level)`, alone missing CAP_SHARE a."""
-    miss, q = 1.0 - level, cap_quantile(level)
-    top, top_0 = q * s + bias, q * s  # the caps, per unit of 1/lambda_hat
-    cap, cap_0 = top / lambda_hat, top_0 / lambda_hat
+def capped_halves(log_norms: Sequence[float], lambda_hat: float, scale: float, family: str, s: float,
+                  level: float) -> tuple[float, ...]:
+    """Each row's min(kappa exp(l~ + e_l), cap) for the noisy log-norms l~ + e_l of one set of bounds (module
+    docstring): one kappa for all, in the joint law of the two noises at the miss rate a = 1 - level, the cap
+    q s/lambda_hat, q = `cap_quantile(level)`, alone missing CAP_SHARE a."""
+    cap = cap_quantile(level) * s / lambda_hat
     # Past kappa = cap / exp(least), every row's interval is its cap; a row so far down that this passes e^700 gives
     # every row its cap (wider than needed for the others, never narrower).
     least = min(log_norms)
     if math.log(cap) - least > _LOG_CEILING:
-        kappa = kappa_0 = math.inf
+        kappa = math.inf
     else:
-        kappa = spread_quantile(scale, family, s, bias, miss, top, math.exp(math.log(cap) - least))
-        kappa_0 = spread_quantile(scale, family, s, 0.0, miss, top_0, math.exp(math.log(cap_0) - least))
+        kappa = spread_quantile(scale, family, s, 0.0, 1.0 - level, cap * lambda_hat,
+                                math.exp(math.log(cap) - least))
+    # min(kappa e^x, cap) in logarithms: kappa e^x may pass a float's range
+    return tuple(math.exp(min(math.log(kappa) + x, math.log(cap))) for x in log_norms)
 
-    def under(k: float, c: float, x: float) -> float:  # min(k e^x, c) in logarithms: k e^x may pass a float's range
-        return math.exp(min(math.log(k) + x, math.log(c)))
 
-    return tuple((under(kappa, cap, x), under(kappa_0, cap_0, x)) for x in log_norms)
+def main_level(level: float, delta: float) -> float:
+    """The first term's level: 1 less the rest of a = 1 - level once step 1's delta, the tail of ||b|| (B_SHARE a) and
+    U's (BOUND_SHARE a) are taken out (module docstring). NaN when nothing is left."""
+    miss = (1.0 - level) * (1.0 - B_SHARE - BOUND_SHARE) - delta
+    return 1.0 - miss if miss > 0 else math.nan
+
+
+def sc_factor(a: float) -> float:
+    """k(a) = max((1 - phi)/phi, (psi - 1)/psi), phi = (1 - e^-a)/a, psi = (e^a - 1)/a: the norm of G (I + G)^-1 for
+    every symmetric G with eigenvalues in [phi - 1, psi - 1], the mean Hessian over a segment of self-concordance
+    length a against its end's (about a/2)."""
+    if a <= 0:
+        return 0.0
+    phi, psi = -math.expm1(-a) / a, math.expm1(a) / a
+    return max((1.0 - phi) / phi, (psi - 1.0) / psi)
+
+
+def localising_floor(g: Geometry, s: float, lam: float, level: float) -> float:
+    """r s chi_d(1 - B_SHARE a) e^{r l(lam)}: the least lambda_hat with q < 1 when theta_hat = 0 brings no ridge bias,
+    so a bound below it never gives the interval. Public numbers only (core.mechanisms.split reads it)."""
+    return g.r * noise_norm_bound(s, g.d, B_SHARE * (1.0 - level)) * math.exp(g.r * solver_slack(lam, g))
+
+
+def growth(q: float, r_slack: float) -> tuple[float, float]:
+    """(A, (e^A - 1) + k(a_D) e^A) for the localisation ratio q < 1, a_D = -ln(1 - q), A = a_D + r l: the reach
+    between theta_hat and theta(P_n) and the remainder's factor (module docstring)."""
+    a_d = -math.log1p(-q)
+    reach = a_d + r_slack
+    return reach, math.expm1(reach) + sc_factor(a_d) * math.exp(reach)
+
+
+def noise_norm_bound(s: float, d: int, miss: float) -> float:
+    """s chi_d(1 - miss): ||b|| for b ~ N(0, s^2 I_d) exceeds it with probability miss."""
+    return s * math.sqrt(float(special.chdtri(d, miss)))
+
+
+def ridge_quantile(d: int, level: float) -> float:
+    """t with P((||Z|| + |Z_1|)/2 > t) = 1 - level for Z ~ N(0, I_d): given Z_1 = z, the event is
+    ||Z_{2..d}||^2 > 4t^2 - 4t|z| (certain for |z| >= t), so the miss is 2 (P(Z_1 > t) + int_0^t phi(z)
+    P(chi^2_{d-1} > 4t(t - z)) dz); z_{1 - a/2} when d = 1."""
+    return _ridge_quantile(int(d), float(level))
+
+
+@lru_cache(maxsize=256)
+def _ridge_quantile(d: int, level: float) -> float:
+    z = normal_quantile(0.5 + level / 2.0)
+    if d == 1:
+        return z
+
+    def miss(t: float) -> float:
+        inner = integrate.quad(lambda x: stats.norm.pdf(x) * stats.chi2.sf(4.0 * t * (t - x), d - 1), 0.0, t,
+                               epsabs=1e-13, epsrel=1e-11)[0]
+        return 2.0 * (float(stats.norm.sf(t)) + inner) - (1.0 - level)
+
+    return brentq(miss, z, noise_norm_bound(1.0, d, 1.0 - level), xtol=1e-12)
 
 
 def curvature_intervals(problem: Problem, point: NDArray, cs: tuple[Curvature, ...], s: float, lam: float,
                         level: float) -> tuple[CurvatureInterval | None, ...]:
-    """The interval of the module docstring at `level` for each of the bounds cs, one set drawn at `point` with the
-    problem's ridge lam_reg (they share lambda_hat and step 2's noise, so one kappa serves all, `capped_halves`): None
-    without step 2. The ridge bias per unit of ||v||, |lam - lam_reg| ||theta_hat||, reads the released point only."""
+    """The proven interval of the module docstring at `level` for each of the bounds cs, one set drawn at `point`
+    with the problem's ridge lam_reg (they share lambda_hat, ||b|| and step 2's noise, so one kappa serves all): None
+    without step 2, or where the curvature does not localise the fit (q >= 1), or when step 1's delta leaves no miss
+    rate to the first term. Each covers u^T theta(P_n) except with probability 1 - level, whatever the data."""
     first = cs[0]
-    if first.bound is None:
+    target = main_level(level, first.delta)
+    if first.bound is None or math.isnan(target):
         return tuple(None for _ in cs)
+    r, slack = problem.geometry.r, solver_slack(lam, problem.geometry)
     point_norm = float(np.linalg.norm(point))
-    halves = capped_halves([c.log_norm for c in cs], first.lambda_hat, first.scale_2, first.family, s,
-                           abs(lam - problem.fit.lam_reg) * point_norm, level)
-    slack, q = solver_slack(lam, problem.geometry), cap_quantile(level)
-    return tuple(CurvatureInterval(half=core + slack, noise=noise, bias=core - noise, slack=slack, level=level,
-                                   quantile=q, point_norm=point_norm) for core, noise in halves)
+    beta_lam = abs(lam - problem.fit.lam_reg) * (point_norm + slack)
+    c_bar = noise_norm_bound(s, problem.d, B_SHARE * (1.0 - level)) + beta_lam
+    q = r * c_bar * math.exp(r * slack) / first.lambda_hat
+    if not q < 1:
+        return tuple(None for _ in cs)
+    reach, grow = growth(q, r * slack)
+    mains = capped_halves([c.log_norm for c in cs], first.lambda_hat, first.scale_2, first.family, s, target)
+    return tuple(_interval(main, c.bound, first.lambda_hat, beta_lam, c_bar * grow, slack, level,
+                           cap_quantile(target), point_norm, reach, c_bar) for main, c in zip(mains, cs, strict=True))
+
+
+def _interval(main: float, bound: float, lambda_hat: float, beta_lam: float, spread: float, slack: float,
+              level: float, quantile: float, point_norm: float, reach: float, c_bar: float) -> CurvatureInterval:
+    bias, remainder = bound * beta_lam, math.sqrt(bound / lambda_hat) * spread
+    return CurvatureInterval(half=main + bias + remainder + slack, noise=main, bias=bias, slack=slack, level=level,
+                             quantile=quantile, point_norm=point_norm, remainder=remainder, reach=reach, c_bar=c_bar)

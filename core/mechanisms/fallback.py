@@ -8,12 +8,11 @@ fallback"). The branch is a function of the private certificates only. Part of i
 core.mechanisms.split's rule, pays for a private bound on the curvature at the released point
 (core.mechanisms.curvature), which gives the interval its width.
 
-The interval is core.mechanisms.curvature's, for u^T theta(P_n) (first order), when the curvature was certified.
-Without it, the worst-case one: objective perturbation's theta_hat estimates u^T theta_lam(P_n), the coefficient of the
-lam-regularised fit; to first order u^T (theta_hat - theta_lam) = -u^T H_lam^{-1} b, of standard deviation at most
-s / lambda_min(H_lam), with lambda_hat_min + lam (lam alone when lambda_hat_min = 0) for lambda_min(H_lam)
-(docs/privacy.md). The fallback's guarantee is proven under basic composition only, so it refuses a budget solved by
-privacy-loss distributions.
+The interval is core.mechanisms.curvature's, for u^T theta(P_n), where the private curvature localises the fit
+(proven at every n). Without it, objective perturbation's theta_hat is read as an estimate of u^T theta_lam(P_n), the
+coefficient of the lam-regularised fit, whose interval `fallback_half_width` is proven for every data set, with no
+certificate at all (docs/privacy.md). The fallback's guarantee is proven under basic composition only, so it refuses
+a budget solved by privacy-loss distributions.
 """
 
 from __future__ import annotations
@@ -27,13 +26,14 @@ from core.errors import InputError, NoMinimizerError
 from core.estimator.geometry import Geometry
 from core.estimator.problem import Problem
 from core.mechanisms.curvature import (
-    APPROXIMATE_NOTE,
     BOUND_SHARE,
+    PROVEN_NOTE,
     Curvature,
     CurvatureInterval,
     CurvatureProbe,
     curvature_intervals,
     curvatures,
+    ridge_quantile,
 )
 from core.mechanisms.full_vector import objective_perturbation_vector
 from core.mechanisms.inference import fallback_population
@@ -41,7 +41,6 @@ from core.mechanisms.release import FALLBACK, Release
 from core.mechanisms.split import FallbackBudget, fallback_budget_split, stand_in
 from core.mechanisms.stability import solver_slack
 from core.privacy.accounting import Budget
-from core.privacy.gaussian import normal_quantile
 
 FALLBACK_CHOICES = ("auto", "on", "off")  # the default, "auto", on every surface
 
@@ -54,30 +53,30 @@ def falls_back(choice: str, loss: str) -> bool:
     return choice == "on" or (choice == "auto" and loss == "logistic")
 
 
-def fallback_half_width(lambda_hat_min: float, lam: float, s: float, level: float, g: Geometry) -> float:
-    """z_{1-a/2} s / (lambda_hat_min + lam), plus the solver's tolerance l(lam) (core.mechanisms.stability).
+def fallback_half_width(lam: float, s: float, level: float, g: Geometry) -> float:
+    """ridge_quantile(d, level) s/lam + l(lam): an interval for u^T theta_lam(P_n), the coefficient of the
+    lam-regularised fit, proven for every data set (docs/privacy.md, "Algorithm 5 with fallback").
 
-    A first-order interval for u^T theta_lam(P_n): the sd of u^T H_lam^{-1} b is at most
-    s / lambda_min(H_lam), and lambda_hat_min + lam stands in for lambda_min(H_lam) (lam alone when
-    lambda_hat_min = 0). Private: a function of lambda_hat_min and public constants.
+    Subtracting the first-order conditions, u^T (theta_hat - theta_lam) = -u^T A^-1 b with A = H_bar + lam I, H_bar the
+    mean Hessian between the two (positive semidefinite, whatever b did to it), so 0 <= A^-1 <= I/lam; over such
+    matrices u^T M b is at most (||b|| + |u^T b|)/(2 lam) in size (the positive eigenvalue of (b u^T + u b^T)/2), and
+    u^T b ~ N(0, s^2) is b's first coordinate in a basis starting with u. Plus the solver's tolerance l(lam)
+    (core.mechanisms.stability). Private: a function of public constants.
     """
-    q = normal_quantile(0.5 + level / 2.0)
-    return q * s / (max(lambda_hat_min, 0.0) + lam) + solver_slack(lam, g)
+    return ridge_quantile(g.d, level) * s / lam + solver_slack(lam, g)
 
 
 def interval_note(level: float, lam: float, c: Curvature | None = None) -> str:
-    """What the fallback's interval covers, in words."""
-    if c is not None and c.bound is not None:
+    """What the fallback's interval covers, in words: c is the curvature when its interval was given."""
+    if c is not None:
         return (f"Objective perturbation (fallback): the interval covers uᵀθ(Pₙ), the coefficient fitted on "
-                f"these rows, with probability {level:g} when the curvature's lower bound holds (probability ≥ "
-                f"1 − {c.delta:.2g}) ({APPROXIMATE_NOTE}); its width comes from a private estimate of the curvature at "
-                "the released point, its noise accounted for, and it accounts for the fallback's ridge.")
-    return (
-        f"Objective perturbation (fallback): the interval covers uᵀθ_λ(Pₙ), the coefficient of the fit "
-        f"regularised by λ = {lam:.3g} (not the unregularised uᵀθ(Pₙ)), to first order in the "
-        f"noise, with probability {level:g} when the lower certificate holds (probability ≥ 1 − δₐ); "
-        "the curvature it uses is the certified bound at the unregularised fit."
-    )
+                f"these rows, with probability ≥ {level:g} ({PROVEN_NOTE}); its width comes from a private bound on "
+                "the curvature at the released point, its noise accounted for, and it accounts for the fallback's "
+                "ridge.")
+    return (f"Objective perturbation (fallback): the interval covers uᵀθ_λ(Pₙ), the coefficient of the fit "
+            f"regularised by λ = {lam:.3g} and pulled toward 0 by it (not the unregularised uᵀθ(Pₙ)), with "
+            f"probability ≥ {level:g}, proven for every data set; no interval for the fitted coefficient could be "
+            "proven at this n and ε.")
 
 
 @dataclass(frozen=True)
@@ -117,7 +116,7 @@ def fallback_draw(problem: Problem, directions: np.ndarray, lambda_hat_min: floa
     cs = curvatures(problem, op.value, problem.fit.lam_reg, directions, *split.curvature, BOUND_SHARE * (1.0 - level),
                     rng, split.log_share)
     cis = curvature_intervals(problem, op.value, cs, s, lam, level)
-    wide = fallback_half_width(lambda_hat_min, lam, s, level, problem.geometry)
+    wide = fallback_half_width(lam, s, level, problem.geometry)
     return FallbackDraw(split, op.value, lam, s, cs, cis,
                         tuple(wide if ci is None else ci.half for ci in cis))
 
@@ -167,6 +166,6 @@ def fallback_release(
         fallback_curvature=c,
         fallback_interval=ci,
         interval_note=interval_note(level, lam, c if ci is not None else None),
-        population=fallback_population(value, ci, s, c, lam, problem.fit.lam_reg, problem.n,
+        population=fallback_population(value, ci, s, c, problem.n,
                                        problem.geometry.loss.name),
     )

@@ -7,7 +7,7 @@ constants G1, r). Nothing else is read, so a forecast costs no budget.
 
 - The test passed: Algorithm 5's half-width is known exactly now (core.mechanisms.release).
 - The fallback (core.mechanisms.fallback): objective perturbation's (lam, s) are public, so the half-width it gets
-  WITHOUT a curvature bound, `fallback_half_width`, is exact now. With one, it is about q s ||v|| +
+  WITHOUT a curvature interval, `fallback_half_width`, is exact now. With one, it is about q s ||v|| +
   |lam - lam_reg| ||v|| ||theta_hat|| + l(lam), ||v|| = ||(H + lam_reg I)^-1 u|| (core.mechanisms.curvature, which
   reads step 2's estimate of ||v|| with its noise): between q s / (lambda_hat_max + lam_reg) (||v|| >=
   1/(lambda_max + lam_reg)) and q s / mu_low, the interval's cap at step 1's likely low draw, plus the ridge bias,
@@ -116,10 +116,10 @@ def forecast(g: Geometry, model: ModelSpec, n: int, budget: Budget, test: Stabil
                         "the test (14) failed and the fallback is off: nothing will be released", "")
     split = fallback_budget_split(budget, lambda_min, 1, g, n, model.lam_reg, level, calibration, probed, curvature)
     lam, s = split.op_parameters(g, n, calibration)
-    wide = fallback_half_width(lambda_min, lam, s, level, g)
+    wide = fallback_half_width(lam, s, level, g)
     stand_in = lambda_min if lambda_min > 0 else hint
     chance, need, centre, scale_1 = certification_chance(g, n, stand_in + model.lam_reg, split.curvature,
-                                                         split.log_share, level)
+                                                         split.log_share, level, s, lam)
     likely_low = max(centre - scale_1 * math.log(1.0 / (2.0 * (1.0 - LIKELY))), need)
     if not stand_in > 0:  # no private word on the curvature at the fit, so no chance is given
         chance, likely_low = None, need
@@ -131,8 +131,9 @@ def forecast(g: Geometry, model: ModelSpec, n: int, budget: Budget, test: Stabil
     which = "λ̂min" if lambda_min > 0 else "stage 1's count at its 99.99 % lower quantile"
     odds = ("unknown: no curvature was certified at the fit" if chance is None else
             f"about {chance:.0%} (step 1's Laplace draw, with {which} for the curvature)")
-    how = (f"the fallback: without a certified curvature bound its half-width is exactly {wide:.3g} (objective "
-           f"perturbation's noise over λ̂min + λ); the chance that the bound is certified — when the curvature at the "
+    how = (f"the fallback: without a proven curvature interval its half-width is exactly {wide:.3g} (objective "
+           f"perturbation's noise over λ, for the ridge's coefficient); "
+           f"the chance that the bound is certified — when the curvature at the "
            f"released point is at least about {need:.3g} — is {odds}; with it the half-width lies near "
            f"{narrow[0]:.3g} to {narrow[1]:.3g}, plus a ridge bias not forecast")
     if chance is not None and chance >= 1.0 - WARN_AT:
@@ -172,5 +173,5 @@ def worst_case(g: Geometry, model: ModelSpec, n: int, budget: Budget, calibratio
     eps, dlt = unspent_budget(budget, 0.0, probed=True)
     op = ((eps * (1.0 - share), dlt * (1.0 - DELTA_SHARE)) for share in SHARE_GRID)
     ridge = fallback_ridge(calibration)
-    wide = max(fallback_half_width(0.0, *op_parameters(g, n, *o, calibration, ridge), level, g) for o in op)
+    wide = max(fallback_half_width(*op_parameters(g, n, *o, calibration, ridge), level, g) for o in op)
     return wide, plausible_half_range(model)

@@ -9,8 +9,8 @@ lam_reg included (with lam_reg > 0 the equality holds only approximately), and e
 bound:
 
 - Algorithm 5: u^T (H + lam_reg I)^-1 u <= 1/lam0, lam0 = lambda_hat_min + lam_reg (certified at theta(P_n));
-- the fallback with a certified curvature: ||(H(theta_hat) + lam_reg I)^-1 u|| <= U (core.mechanisms.curvature), at
-  the released point, which stands in for the fit to first order.
+- the fallback with a proven curvature interval: ||(H(theta_hat) + lam_reg I)^-1 u|| <= U (core.mechanisms.curvature),
+  at the released point, which stands in for the fit to first order (only for the sampling term).
 
 The population interval adds the two normal errors in quadrature, q sqrt(sd_privacy^2 + sd_sampling^2), and keeps the
 private interval's other terms (ridge bias, solver slack). It costs no budget: a function of private outputs and n.
@@ -56,15 +56,17 @@ def algorithm5_population(value: float, level: float, noise_sd: float, slack: fl
                     slack)
 
 
-def fallback_population(value: float, ci: CurvatureInterval | None, s: float, c: Curvature, lam: float,
-                        lam_reg: float, n: int, loss: str) -> PopulationInterval | None:
-    """The fallback with a curvature bound U: privacy sd s U, sampling sd sqrt(U/n), at the quantile of an interval
-    that uses U (core.mechanisms.curvature.bound_quantile), with the ridge bias |lam - lam_reg| U ||theta_hat|| and the
-    curvature interval's slack."""
+def fallback_population(value: float, ci: CurvatureInterval | None, s: float, c: Curvature, n: int,
+                        loss: str) -> PopulationInterval | None:
+    """The fallback with a proven curvature interval: privacy sd s U, sampling sd sqrt(U/n); the interval's noise
+    term and the sampling term at the quantile of an interval that uses U (core.mechanisms.curvature.bound_quantile)
+    add in quadrature, and its other terms (ridge bias, the Hessians' remainder, slack) are kept whole, so that with
+    no sampling it is the private interval itself."""
     if loss != "logistic" or ci is None or c.bound is None:
         return None
-    bias = abs(lam - lam_reg) * c.bound * ci.point_norm
-    return _combine(value, ci.level, bound_quantile(ci.level), s * c.bound, math.sqrt(c.bound / n), bias + ci.slack)
+    sampling = math.sqrt(c.bound / n)
+    half = math.hypot(ci.noise, bound_quantile(ci.level) * sampling) + ci.half - ci.noise
+    return PopulationInterval((value - half, value + half), ci.level, s * c.bound, sampling)
 
 
 def _combine(value: float, level: float, q: float, privacy_sd: float, sampling_sd: float,

@@ -65,9 +65,9 @@ class Release:
     reason : why (the failed condition for bottom and for fallback).
     value : T, the released value (None for bottom). Private.
     interval : released: T +- (z_{1-a/2} sigma w_bar + l(lam0)), covering u^T theta(P_n) w.p. >=
-        (1-a)(1-delta_a). fallback: core.mechanisms.curvature's interval for u^T theta(P_n) (first order) when the
-        curvature was certified, else T +- (z_{1-a/2} s / (lambda_hat_min + lam) + l(lam)) (s / lam when lambda_hat_min
-        = 0), covering u^T theta_lam(P_n), the coefficient of the fit regularised by the fallback's lam
+        (1-a)(1-delta_a). fallback: core.mechanisms.curvature's proven interval for u^T theta(P_n) where the curvature
+        localises the fit, else T +- (t_d s / lam + l(lam)) (core.mechanisms.fallback.fallback_half_width), covering
+        u^T theta_lam(P_n), the coefficient of the fit regularised by the fallback's lam
         (core.mechanisms.fallback). Private.
     interval_note : what the interval covers, in words.
     interval_level : 1 - a.

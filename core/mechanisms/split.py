@@ -15,12 +15,13 @@ Planner:
 - in the Planner, its assumed lambda_min.
 
 For each candidate (the curvature's share of epsilon, step 2's share of that) on a public grid, the rule computes at
-the stand-in the chance that step 1 certifies enough for the curvature interval and the interval's multiplier kappa
-of ||v||, averaged over three quantiles of step 1's draw (core.mechanisms.curvature.spread_quantile, with objective
-perturbation's s and without the ridge bias: ||theta_hat|| is not known before the release), and keeps
-the narrowest whose chance is at least CERTIFY_AT, or the likeliest to certify when none is. Without any
-stand-in (a certification drawn before the probe existed), or where no split has even a HOPELESS chance, the fixed
-shares CURVATURE_SHARE and TABLE_SHARES apply.
+the stand-in the chance that step 1's bound clears both step 2's threshold and the proven interval's localising floor
+(core.mechanisms.curvature.localising_floor, which rises with objective perturbation's s), and the half-width
+averaged over three quantiles of step 1's draw: the proven interval's where the bound clears them (without the ridge
+bias: ||theta_hat|| is not known before the release), the ridge coefficient's where it does not. It keeps the
+narrowest whose chance is at least CERTIFY_AT, or, when none is, the narrowest on average. Without a stand-in (a
+certification drawn before the probe existed) or with one at 0, the fixed shares CURVATURE_SHARE and TABLE_SHARES
+apply.
 
 Privacy (docs/privacy.md, "The fallback's split"): the probe is pure eps_p-DP; the split is a function of private
 outputs and public numbers, so each branch of what follows is a fixed mechanism of fixed total (eps', delta'), and
@@ -37,16 +38,22 @@ from functools import lru_cache
 from core.estimator.geometry import Geometry
 from core.mechanisms.baselines import fallback_budget
 from core.mechanisms.curvature import (
+    B_SHARE,
     BOUND_SHARE,
     LOG_SHARE,
     CurvatureProbe,
     cap_quantile,
+    growth,
+    localising_floor,
+    main_level,
+    noise_norm_bound,
+    ridge_quantile,
     spread_quantile,
     step_one_budget,
 )
 from core.mechanisms.full_vector import PAPER_RIDGE, op_parameters
+from core.mechanisms.stability import solver_slack
 from core.privacy.accounting import Budget, release_event_delta
-from core.privacy.gaussian import normal_quantile
 
 # The fixed shares (the curvature's of the fallback's epsilon, of its delta, step 2's of the curvature's epsilon), for
 # one direction and for a table's k >= 2: what applies without a stand-in. Chosen by measurement on SYNTHETIC census
@@ -57,7 +64,6 @@ SHARE_GRID = tuple(round(0.05 * i, 2) for i in range(2, 15))  # the curvature's 
 LOG_GRID = (0.3, 0.5, 0.7)  # step 2's share of the curvature's epsilon
 DELTA_SHARE = 0.5  # the curvature's share of delta (delta enters only through logarithms)
 CERTIFY_AT = 0.95  # the chance, at the stand-in, that a chosen split certifies the curvature
-HOPELESS = 1e-3  # below this chance for every split the stand-in says nothing, and the fixed shares apply
 # Step 1's Laplace draw at its 15, 50 and 85 % quantiles, in units of its scale: the width is averaged over them, so a
 # split whose bound sits near the threshold, where the width grows fast, pays for it.
 LAPLACE_POINTS = (math.log(0.3), 0.0, -math.log(0.3))
@@ -148,14 +154,16 @@ def curvature_shares(k: int) -> tuple[float, float, float]:
 
 
 def certification_chance(g: Geometry, n: int, mu: float, curvature: tuple[float, float], log_share: float,
-                         level: float, k: int = 1) -> tuple[float, float, float, float]:
+                         level: float, s: float, lam: float, k: int = 1) -> tuple[float, float, float, float]:
     """(the chance that step 1 of core.mechanisms.curvature certifies enough for the curvature interval, its threshold,
     step 1's median bound and its Laplace scale) at the curvature's (epsilon, delta) for curvature mu at the released
-    point: step 2, and with it the interval, runs when lambda_hat > G1/n. The rounding bound e is left out: tiny beside
+    point, objective perturbation's noise s and ridge lam: step 2 runs when lambda_hat > G1/n, and the interval is
+    given when lambda_hat also passes core.mechanisms.curvature.localising_floor (a released point of norm 0; its
+    ridge bias raises the bar, so the chance is, if anything, too high). The rounding bound e is left out: tiny beside
     G1/n at census sizes."""
     eps_1, _, _, delta_1 = step_one_budget(k, *curvature, BOUND_SHARE * (1.0 - level), log_share)
-    need = g.G1 / n
-    scale_1 = need / eps_1
+    step = g.G1 / n
+    need, scale_1 = max(step, localising_floor(g, s, lam, level)), step / eps_1
     centre = mu - scale_1 * math.log(1.0 / (2.0 * delta_1))
     t = need - centre  # the Laplace draw must be at least t
     chance = 1.0 - 0.5 * math.exp(t / scale_1) if t <= 0 else 0.5 * math.exp(-t / scale_1)
@@ -177,40 +185,43 @@ def choose_shares(g: Geometry, n: int, k: int, epsilon: float, delta: float, lev
 @lru_cache(maxsize=1024)  # the preview, the release and the Planner's searches ask the same question again
 def _choose(g: Geometry, n: int, k: int, epsilon: float, delta: float, level: float, lam_reg: float,
             calibration: str, mu: float) -> tuple[float, float, float]:
-    best, best_key = curvature_shares(k), (True, math.inf, math.inf)
+    if not mu + lam_reg > 0:  # a reading at or below 0 says nothing the fixed shares do not
+        return curvature_shares(k)
+    best, best_key = curvature_shares(k), (True, math.inf)
     for share in SHARE_GRID:
         curvature = (share * epsilon, DELTA_SHARE * delta)
         lam, s = op_parameters(g, n, epsilon - curvature[0], delta - curvature[1], calibration,
                                fallback_ridge(calibration))
         for log_share in LOG_GRID:
-            chance, need, centre, scale_1 = certification_chance(g, n, mu + lam_reg, curvature, log_share, level, k)
-            if chance < CERTIFY_AT:  # ranked by its chance alone: the width decides among the likely ones only
-                key = (True, -chance, math.inf)
-            else:
-                key = (False, 0.0, _width(g, n, k, curvature, log_share, level, s, lam, mu + lam_reg, need,
-                                          [centre + scale_1 * x for x in LAPLACE_POINTS]))
+            chance, need, centre, scale_1 = certification_chance(g, n, mu + lam_reg, curvature, log_share, level, s,
+                                                                 lam, k)
+            # the likely ones first, each set by its width (which, below `need`, is the ridge's interval)
+            key = (chance < CERTIFY_AT, _width(g, n, k, curvature, log_share, level, s, lam, mu + lam_reg, need,
+                                               [centre + scale_1 * x for x in LAPLACE_POINTS]))
             if key < best_key:
                 best, best_key = (share, DELTA_SHARE, log_share), key
-    # No split has any chance at this stand-in (a reading at or below 0): it says nothing the fixed shares do not.
-    return curvature_shares(k) if -best_key[1] < HOPELESS and best_key[0] else best
+    return best
 
 
 def _width(g: Geometry, n: int, k: int, curvature: tuple[float, float], log_share: float, level: float, s: float,
            lam: float, mu: float, need: float, bounds: list[float]) -> float:
     """The interval's half-width per unit of ||v|| = 1/mu, averaged over step 1's bounds `bounds`: where a bound clears
-    `need`, the curvature interval's (core.mechanisms.curvature.capped_halves: kappa ||v|| under its cap
-    q s/lambda_hat; the ridge bias |lam - lam_reg| ||theta_hat|| is left out, ||theta_hat|| not being known before the
-    release); where it does not, the wide interval z s/lam (core.mechanisms.fallback's, with lambda_hat_min = 0)."""
+    `need`, the curvature interval's (core.mechanisms.curvature.curvature_intervals at a released point of norm 0, U
+    taken at ||v||; the ridge bias is left out, ||theta_hat|| not being known before the release); where it does not,
+    the fallback's interval for the ridge's coefficient (core.mechanisms.fallback.fallback_half_width)."""
     _, family, unit, _ = step_one_budget(k, *curvature, BOUND_SHARE * (1.0 - level), log_share)
-    q = cap_quantile(level)
+    target = main_level(level, curvature[1])
+    q, c_bar = cap_quantile(target), noise_norm_bound(s, g.d, B_SHARE * (1.0 - level))
+    slack = solver_slack(lam, g)
     total = 0.0
     for bound in bounds:
         if bound <= need:
-            total += normal_quantile(0.5 + level / 2.0) * s * mu / lam
+            total += ridge_quantile(g.d, level) * s * mu / lam
             continue
-        scale_2 = unit * -math.log1p(-need / bound)
-        kappa = spread_quantile(scale_2, family, s, 0.0, 1.0 - level, q * s, rtol=RULE_RTOL)
-        total += min(kappa, q * s * mu / bound)  # the interval's cap, q s/lambda_hat
+        scale_2 = unit * -math.log1p(-g.G1 / (n * bound))
+        kappa = spread_quantile(scale_2, family, s, 0.0, 1.0 - target, q * s, rtol=RULE_RTOL)
+        _, grow = growth(g.r * c_bar * math.exp(g.r * slack) / bound, g.r * slack)
+        total += min(kappa, q * s * mu / bound) + math.sqrt(mu / bound) * c_bar * grow
     return total / len(bounds)
 
 

@@ -17,7 +17,7 @@ The table's coverage (`COVERAGES`, a public choice): "together", the default, ma
 row's is at level 1 - a/k, so all k cover their theta_j(P_n) at once with probability >= 1 - a (Bonferroni); "each"
 gives every row its own interval at level 1 - a, as a regression table usually does, so each covers its coefficient
 with probability >= 1 - a and all k at once with probability >= 1 - k a only. Either holds on the certificate's event
-for the Gaussian step, to first order for the fallback (core.mechanisms.curvature's approximation). The choice is
+for the Gaussian step, and by the fallback's proven intervals (core.mechanisms.curvature, .fallback). The choice is
 public and made before any noise, so its privacy and its cost are the same: the Gaussian step's release is the same
 draw for draw, only its quantile moves; the fallback's split rule and its curvature bound read the row's level, so its
 split may differ.

@@ -37,7 +37,7 @@ def local_fallback_runner(t: Trial) -> Callable[[np.random.Generator], Draw]:
         if op is None:
             r = run.release
             return Draw(r.value, r.noise_sd, True, t.problem.fit.lam_reg, time.perf_counter() - start, r.interval)
-        half = fallback_half_width(0.0, op.lambda_reg, op.noise_scale, t.level, t.problem.geometry)
+        half = fallback_half_width(op.lambda_reg, op.noise_scale, t.level, t.problem.geometry)
         return Draw(op.value, op.noise_scale, True, t.problem.fit.lam_reg, time.perf_counter() - start,
                     (op.value - half, op.value + half), True)
 
