@@ -196,7 +196,7 @@ def run_dict(run: PrivateRun) -> dict:
             calibration=r.calibration, u_theta=r.u_theta, noise_sd=r.noise_sd,
             oracle_interval=r.oracle_interval, z=r.z,
             branch=r.branch, interval_target=r.interval_target, interval_note=r.interval_note,
-            interval_proven=r.interval is not None,
+            interval_proven=r.interval_proven,
             fallback_epsilon=r.fallback_epsilon,
             fallback_delta=r.fallback_delta, fallback_shares=r.fallback_shares,
             fallback_probe=None if r.fallback_probe is None else public(r.fallback_probe).values(),

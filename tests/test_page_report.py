@@ -443,10 +443,11 @@ def test_a_failed_test_on_logistic_data_falls_back_and_the_report_says_so(downlo
     assert "released by objective perturbation (15)" in text
     released = json.loads(downloads["application/json"][1])["release"]
     assert released["branch"] == "objective_perturbation"
-    # what the interval covers, in words: with the curvature certified at the released point, the fit on these
-    # rows, approximately
-    assert released["fallback_curvature"]["bound"] is not None and released["fallback_curvature"]["epsilon"] > 0
-    assert "approximately (to first order in the noise" in text and "regularised" not in text
+    # what the interval covers, in words: proven either way, the fit on these rows where the curvature interval was
+    # given, else the ridge-regularised fit's coefficient
+    assert released["fallback_curvature"]["epsilon"] > 0 and released["interval_proven"]
+    assert "approximate 95%" not in text and "to first order" not in text
+    assert ("regularised" not in text) == (released["fallback_interval"] is not None)
     # plain Algorithm 5 stays one click away
     at2, plain = publish_once(source="synthetic_logistic", n=5_000, epsilon=2.0, fallback="off")
     assert plain.run.release.status == "bottom"

@@ -80,8 +80,9 @@ def test_the_public_view_of_a_run_holds_private_outputs_only(problem):
     with pytest.raises(AttributeError, match="read only"):
         view.release = None
     assert set(view.release.values()) == {f for f in run.release.__dataclass_fields__} - not_private(run.release) | {
-        "branch", "interval_target"}
+        "branch", "interval_target", "interval_proven"}
     assert view.release.interval_target == "fitted"  # Algorithm 5's interval covers u^T theta(P_n)
+    assert view.release.interval_proven
 
 
 def test_certify_then_finish_is_run_private_draw_for_draw(problem):

@@ -125,7 +125,8 @@ class Release:
     fallback_interval: CurvatureInterval | None = None
     population: PopulationInterval | None = None
 
-    PUBLIC_PROPERTIES = ("branch", "interval_target")  # functions of private outputs (core.privacy.marks.PublicView)
+    # functions of private outputs (core.privacy.marks.PublicView)
+    PUBLIC_PROPERTIES = ("branch", "interval_target", "interval_proven")
 
     @property
     def branch(self) -> str | None:
@@ -138,6 +139,13 @@ class Release:
         without a certified curvature); None for bottom. A function of the status and whether the curvature was
         certified."""
         return interval_target(self.status, self.fallback_interval is not None)
+
+    @property
+    def interval_proven(self) -> bool:
+        """Whether the interval's coverage is proven: every interval released is (Algorithm 5's, the fallback's
+        curvature interval and the ridge coefficient's; docs/privacy.md); a document keeps it so that one published
+        before (without it) keeps its words."""
+        return self.interval is not None
 
     @property
     def noise_sd(self) -> float:
