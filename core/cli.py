@@ -61,7 +61,7 @@ from core.privacy.charge import SEEDED, default_cap, open_charged
 from core.privacy.gaussian import CALIBRATIONS, DEFAULT_CALIBRATION, check_total_budget, delta_warning
 from core.privacy.ledger import Ledger
 from core.privacy.ledger_store import default_ledger_path, iso_time, population_to_json
-from core.privacy.population import Population
+from core.privacy.population import SYNTHETIC_CENSUS, Population
 from core.report import PUBLICATION_PATH, compare_document, first_sentence, release_document
 from core.settings import check
 from core.teaching.diagnosis import Projection, fit_diagnosis, projection
@@ -248,7 +248,8 @@ def _add_ledger_commands(sub: argparse._SubParsersAction) -> None:
     cap.add_argument("--epsilon", type=float, required=True, help="cap on the summed epsilon")
     cap.add_argument("--delta", type=float, required=True, help="cap on the summed delta")
     which = cap.add_mutually_exclusive_group(required=True)
-    which.add_argument("--state", action="append", help="census state, repeatable (each state is capped)")
+    which.add_argument("--state", action="append", help="census state, repeatable: caps its ACS persons and every "
+                       "SYNTHETIC census sample of it")
     which.add_argument("--default", action="store_true", help="the cap of every population without its own")
     cap.add_argument("--year", type=int, default=2018, help="ACS survey year of --state (default 2018)")
     cap.add_argument("--horizon", choices=("1-Year", "5-Year"), default="1-Year", help="ACS horizon of --state")
@@ -470,7 +471,7 @@ def cmd_ledger_show(args: argparse.Namespace) -> dict:
     ledger = open_charged(args.ledger, default_cap())
     default, caps = ledger.caps()
     rows = []
-    for part in dict.fromkeys([*ledger.parts_charged(), *caps]):
+    for part in dict.fromkeys([*ledger.parts_charged(), *(p for p in caps if not _all_samples(p))]):
         cap = ledger.cap(part) if (default is not None or part in caps) else None
         rows.append(dict(population=_population(part), cap=_pair(cap), spent=_pair(ledger.spent(part)),
                          remaining=_pair(None if cap is None else ledger.remaining(part)),
@@ -479,6 +480,13 @@ def cmd_ledger_show(args: argparse.Namespace) -> dict:
                          open_certifications=[dict(certification=c.uid, opened=iso_time(c.opened), summary=c.summary)
                                               for c in ledger.open_certifications(part)]))
     return dict(ledger=str(ledger), default_cap=_pair(default), populations=rows)
+
+
+def _all_samples(p: Population) -> bool:
+    """Whether p is every SYNTHETIC census sample of a state (`Population.census_samples_of`, the one key of that
+    kind without a size): `set-cap --state` caps it for each state, so `ledger show` lists it only once charged, not
+    for every capped state of a curator who never made a sample."""
+    return p.kind == SYNTHETIC_CENSUS and len(p.key) == 3
 
 
 def _spent_by(ledger: Ledger, part: Population) -> dict:
@@ -493,9 +501,14 @@ def cmd_ledger_set_cap(args: argparse.Namespace) -> dict:
     if args.default:
         ledger.set_default_cap(cap)
         return dict(ledger=str(ledger), default_cap=_pair(ledger.default_cap))
-    population = Population.census(tuple(s.strip().upper() for s in args.state), args.year, args.horizon)
-    ledger.set_cap(population, cap)
-    return dict(ledger=str(ledger), population=_population(population), cap=_pair(ledger.cap(population)))
+    states = tuple(s.strip().upper() for s in args.state)
+    # A state names its census persons and the made-up persons of its SYNTHETIC census samples: both are capped.
+    capped = [Population.census(states, args.year, args.horizon),
+              *(Population.census_samples_of(s, args.year, args.horizon) for s in sorted(set(states)))]
+    for population in capped:
+        ledger.set_cap(population, cap)
+    return dict(ledger=str(ledger), populations=[dict(population=_population(p), cap=_pair(ledger.cap(p)))
+                                                 for p in capped])
 
 
 def _log(ledger: Ledger) -> list[dict]:

@@ -32,6 +32,7 @@ from core.data.spec import (
 from core.errors import DataError, InputError
 from core.privacy.ledger import Ledger
 from core.privacy.population import SYNTHETIC_CENSUS as KIND
+from core.privacy.population import Population
 from core.settings import RANGES
 from ui.labels import message
 from ui.params import PARAMS, link_value
@@ -96,7 +97,9 @@ def test_the_spec_says_synthetic_and_keys_a_population_of_its_own():
     real = AcsSpec(("CA", "MI")).population()
     assert people != real and not set(people.parts()) & set(real.parts())
     assert people.parts() == (SyntheticCensusSpec(("CA",), rows=ROWS).population(),
-                              SyntheticCensusSpec(("MI",), rows=ROWS).population())
+                              SyntheticCensusSpec(("MI",), rows=ROWS).population(),
+                              Population.census_samples_of("CA", 2018, "1-Year"),
+                              Population.census_samples_of("MI", 2018, "1-Year"))  # each state's samples share a cap
     same = {SyntheticCensusSpec(("MI", "CA"), rows=ROWS).population(),
             SyntheticCensusSpec(("CA", "MI"), rows=ROWS, n=50, with_replacement=True).population()}
     assert same == {people}  # the sample drawn from it chooses rows among the same made-up people

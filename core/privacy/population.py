@@ -13,7 +13,8 @@ budget; data of other people must not. A `Population` names the people and nothi
   their own population);
 - a SYNTHETIC census sample (core.data.census_sample): made-up persons in the census layout, a kind of their own
   keyed like census data plus the sample's size, so that no charge on them is ever counted against real people
-  of the same states, nor theirs against the sample.
+  of the same states, nor theirs against the sample. Every sample of a state, whatever its size, is also part of
+  that state's samples (`census_samples_of`), which a curator caps with the state's census data.
 
 Census populations of several states are made of the one-state populations (`parts`): a person of
 California is in "CA" and in "CA + MI", so a ledger charges and checks every part; a 5-Year survey is made
@@ -45,9 +46,10 @@ class Population:
     """The people in a data set: a kind ("acs", "file", "synthetic" or "synthetic_census") and a key tuple within it.
 
     Keys: acs ((sorted states), year, horizon); file (content key,) or (content key, earlier key); synthetic (loss,
-    n, d, theta_norm, noise_scale, seed); synthetic_census ((sorted states), year, horizon, rows per state). Only kind
-    and key are compared and hashed; label is the description shown in words (it never holds the digest: a digest
-    of the data is a function of the data, and must not be published).
+    n, d, theta_norm, noise_scale, seed); synthetic_census ((sorted states), year, horizon, rows per state), or
+    ((state,), year, horizon) for every sample of one state. Only kind and key are compared and hashed; label is the
+    description shown in words (it never holds the digest: a digest of the data is a function of the data, and must
+    not be published).
     """
 
     kind: str
@@ -93,14 +95,26 @@ class Population:
                  f"({rows:,} records per state, ACS {int(year)} {horizon} layout; no real person)")
         return cls(SYNTHETIC_CENSUS, (names, int(year), horizon, rows), label)
 
+    @classmethod
+    def census_samples_of(cls, state: str, year: int, horizon: str) -> Population:
+        """The made-up persons of every SYNTHETIC census sample of one state (any number of records, in the layout of
+        the ACS (year, horizon) person files): a part of each of them, so that a cap on it (`ledger set-cap --state`)
+        binds them all.
+
+        Parts only add checks, so this can only make caps stricter: the samples of one state, which are different
+        made-up persons, share one budget, and a cap given for one sample binds this part too (a ledger caps every
+        part of what it is given). That errs on the side of the people, as a curator who caps a state expects of every
+        population that names it."""
+        label = f"the made-up persons of every SYNTHETIC census-like sample of {state} ({int(year)}, {horizon})"
+        return cls(SYNTHETIC_CENSUS, ((state,), int(year), horizon), label)
+
     def parts(self) -> tuple[Population, ...]:
-        """The populations this one is the union of: for census data one per state and survey year (a 5-Year file
-        holds the records of its five 1-Year surveys, so it shares their people), for a SYNTHETIC census sample one
-        per state (each state's file is drawn alone), for a file its content key and its earlier key, else itself."""
+        """The populations this one is the union of, or is charged with: for census data one per state and survey
+        year (a 5-Year file holds the records of its five 1-Year surveys, so it shares their people), for a SYNTHETIC
+        census sample one per state (each state's file is drawn alone) and each state's samples of every size
+        (`census_samples_of`), for a file its content key and its earlier key, else itself."""
         if self.kind == SYNTHETIC_CENSUS:
-            states, year, horizon, rows = self.key
-            return (self,) if len(states) <= 1 else tuple(Population.census_sample((s,), year, horizon, rows)
-                                                         for s in states)
+            return self._sample_parts()
         if self.kind == FILE and len(self.key) == 2:
             return (Population(FILE, self.key[:1], self.label),
                     Population(FILE, self.key[1:], f"{self.describe()}, as keyed by earlier versions"))
@@ -111,6 +125,14 @@ class Population:
         if len(states) <= 1 and len(years) == 1:
             return (self,)
         return tuple(Population.census((s,), y, "1-Year") for s in states for y in years)
+
+    def _sample_parts(self) -> tuple[Population, ...]:
+        if len(self.key) == 3:  # every sample of one state
+            return (self,)
+        states, year, horizon, rows = self.key
+        own = (self,) if len(states) <= 1 else tuple(Population.census_sample((s,), year, horizon, rows)
+                                                     for s in states)
+        return own + tuple(Population.census_samples_of(s, year, horizon) for s in states)
 
     def describe(self) -> str:
         """Who these people are, in words (no digest, no count)."""
