@@ -79,9 +79,18 @@ def forecast_notice(f: dict | None, level: float) -> None:
     likely = f"±{num(f['low'])}" if f["low"] == f["high"] else f"between ±{num(f['low'])} and ±{num(f['high'])}"
     st.caption(f"Forecast: the {level:.0%} interval's half-width will likely be {likely}; {f['how']}.")
     if f["uninformative"]:
-        st.warning(f"This release may give an interval too wide to inform anyone: up to ±{num(f['high'])}, wider than "
-                   f"the coefficient's plausible range (±{num(f['plausible'])}). {f['advice']}",
-                   icon=":material/warning:")
+        st.warning(f"{too_wide_words(f)}: up to ±{num(f['high'])}, wider than the coefficient's plausible range "
+                   f"(±{num(f['plausible'])}). {f['advice']}", icon=":material/warning:")
+
+
+def too_wide_words(f: dict) -> str:
+    """The forecast's warning, with the chance of an uninformative interval where it is known."""
+    if f.get("informative") is None:
+        return "This release may give an interval too wide to inform anyone"
+    chance = 1.0 - f["informative"]
+    if chance >= 0.995:
+        return "This release will almost surely give an interval too wide to inform anyone"
+    return f"This release gives an interval too wide to inform anyone with probability about {chance:.0%}"
 
 
 def curvature_caption(r: Release) -> str:

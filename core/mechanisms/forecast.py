@@ -34,7 +34,7 @@ from core.estimator.geometry import Geometry
 from core.estimator.model import ModelSpec
 from core.estimator.problem import Problem
 from core.mechanisms.certificates import RecursiveBound, steps_to_invert
-from core.mechanisms.curvature import cap_quantile
+from core.mechanisms.curvature import B_SHARE, CurvatureProbe, cap_quantile, growth, noise_norm_bound
 from core.mechanisms.fallback import fallback_half_width
 from core.mechanisms.full_vector import op_parameters
 from core.mechanisms.recursion import down_recursion
@@ -68,9 +68,10 @@ HINT_MISS = 1e-4
 @dataclass(frozen=True)
 class Forecast:
     """The release's likely interval, before its noise: the branch, the half-width's likely range [low, high], the
-    fallback's exact half-width without a curvature bound (wide) and the chance one is certified, the coefficient's
-    plausible half-range (None when no public one is known), whether the interval will likely be too wide to inform
-    anyone, how it was obtained and what would help. Private: a function of private outputs and public facts."""
+    fallback's exact half-width without a curvature interval (wide) and the chance one is given (certified), the
+    coefficient's plausible half-range (None when no public one is known), the chance that the interval is narrower
+    than it (informative; None when unknown), whether an uninformative interval has a chance of at least WARN_AT, how
+    it was obtained and what would help. Private: a function of private outputs and public facts."""
 
     branch: str
     low: float | None
@@ -81,6 +82,7 @@ class Forecast:
     uninformative: bool
     how: str
     advice: str
+    informative: float | None = None
 
 
 def plausible_half_range(model: ModelSpec) -> float | None:
@@ -99,12 +101,14 @@ def count_hint(bound: RecursiveBound, g: Geometry, n: int, lam_reg: float) -> fl
 
 def forecast(g: Geometry, model: ModelSpec, n: int, budget: Budget, test: StabilityTest, lambda_min: float,
              lambda_max: float | None, calibration: str, level: float, fallback: bool,
-             hint: float = 0.0, probed: bool = False, curvature: float | None = None) -> Forecast:
+             hint: float = 0.0, probed: bool = False, curvature: float | None = None,
+             ceiling: float | None = None) -> Forecast:
     """The release's likely interval from the certificates (or assumed eigenvalues) and public facts (module
     docstring): lambda_min is lambda_hat_min (0 when nothing was certified), lambda_max lambda_hat_max (None when stage
     2 did not run: G1 bounds it); hint, `count_hint`, stands in for the curvature when lambda_hat_min is 0. probed and
     curvature are what core.mechanisms.split's rule reads: whether the probe was drawn, and the curvature the split is
-    chosen for."""
+    chosen for. ceiling, `probe_ceiling`, bounds the curvature at any point from above: the chance computed there
+    bounds the true one from above, and replaces a larger (or missing) one."""
     plausible = plausible_half_range(model)
     if test.passed:
         s = sigma(budget.release.epsilon, budget.release.delta, calibration)
@@ -121,28 +125,46 @@ def forecast(g: Geometry, model: ModelSpec, n: int, budget: Budget, test: Stabil
     chance, need, centre, scale_1 = certification_chance(g, n, stand_in + model.lam_reg, split.curvature,
                                                          split.log_share, level, s, lam)
     likely_low = max(centre - scale_1 * math.log(1.0 / (2.0 * (1.0 - LIKELY))), need)
+    which = "λ̂min" if lambda_min > 0 else "stage 1's count at its 99.99 % lower quantile"
     if not stand_in > 0:  # no private word on the curvature at the fit, so no chance is given
         chance, likely_low = None, need
     elif not lambda_min > 0:
         chance *= 1.0 - HINT_MISS  # the hint holds except with probability HINT_MISS
-    q, q_cap = normal_quantile(0.5 + level / 2.0), cap_quantile(level)  # ||v|| known, no cap: the low end
-    top = g.G1 if lambda_max is None else lambda_max
-    narrow = (q * s / (top + model.lam_reg) + solver_slack(lam, g), q_cap * s / likely_low + solver_slack(lam, g))
-    which = "λ̂min" if lambda_min > 0 else "stage 1's count at its 99.99 % lower quantile"
+    if ceiling is not None:  # the chance at the curvature's ceiling bounds it from above
+        top_chance = certification_chance(g, n, max(ceiling, 0.0) + model.lam_reg, split.curvature, split.log_share,
+                                          level, s, lam)[0]
+        if chance is None or top_chance < chance:
+            chance, which = top_chance, "the private reading of the curvature's ceiling, at its 99.99 % upper quantile"
+    narrow = _narrow(g, s, lam, level, likely_low, g.G1 if lambda_max is None else lambda_max, model.lam_reg)
     odds = ("unknown: no curvature was certified at the fit" if chance is None else
             f"about {chance:.0%} (step 1's Laplace draw, with {which} for the curvature)")
     how = (f"the fallback: without a proven curvature interval its half-width is exactly {wide:.3g} (objective "
-           f"perturbation's noise over λ, for the ridge's coefficient); "
-           f"the chance that the bound is certified — when the curvature at the "
-           f"released point is at least about {need:.3g} — is {odds}; with it the half-width lies near "
-           f"{narrow[0]:.3g} to {narrow[1]:.3g}, plus a ridge bias not forecast")
+           f"perturbation's noise over λ, for the ridge's coefficient); the chance that the interval for the fitted "
+           f"coefficient is given — when the certified curvature at the released point is at least about "
+           f"{need:.3g} — is {odds}; with it the half-width lies near {narrow[0]:.3g} to {narrow[1]:.3g}, plus a "
+           "ridge bias not forecast")
     if chance is not None and chance >= 1.0 - WARN_AT:
         low, high = narrow
     elif chance is not None and chance <= WARN_AT:
         low = high = wide
     else:  # either outcome: the range covers both
         low, high = min(narrow[0], wide), max(narrow[1], wide)
-    return _verdict("fallback", low, high, wide, chance, plausible, how)
+    informative = None if chance is None or plausible is None else (
+        chance * (narrow[1] < plausible) + (1.0 - chance) * (wide < plausible))
+    return _verdict("fallback", low, high, wide, chance, plausible, how, informative)
+
+
+def _narrow(g: Geometry, s: float, lam: float, level: float, low: float, top: float,
+            lam_reg: float) -> tuple[float, float]:
+    """The proven curvature interval's likely half-widths: q s ||v|| + l(lam) at ||v|| = 1/(lambda_max + lam_reg)
+    (its least), and at step 1's likely low draw `low` its cap q_0 s/low with the Hessians' remainder c_bar
+    ((e^A - 1) + k(a_D) e^A)/low at theta_hat = 0 (core.mechanisms.curvature), U and lambda_hat both at `low`."""
+    slack = solver_slack(lam, g)
+    q = normal_quantile(0.5 + level / 2.0)
+    c_bar = noise_norm_bound(s, g.d, B_SHARE * (1.0 - level))
+    ratio = g.r * c_bar * math.exp(g.r * slack) / low
+    remainder = c_bar * growth(ratio, g.r * slack)[1] / low if ratio < 1 else 0.0
+    return q * s / (top + lam_reg) + slack, cap_quantile(level) * s / low + remainder + slack
 
 
 def from_certificates(problem: Problem, c: Certified, calibration: str, level: float, fallback: bool) -> Forecast:
@@ -151,18 +173,33 @@ def from_certificates(problem: Problem, c: Certified, calibration: str, level: f
     lmax = None if c.lambda_max is None else c.lambda_max.lambda_hat
     hint = count_hint(c.lambda_min, problem.geometry, problem.n, problem.model.lam_reg)
     return forecast(problem.geometry, problem.model, problem.n, c.budget, c.test, c.lambda_min.lambda_hat, lmax,
-                    calibration, level, fallback, hint, c.probe is not None, stand_in(c.lambda_min.lambda_hat, c.probe))
+                    calibration, level, fallback, hint, c.probe is not None, stand_in(c.lambda_min.lambda_hat, c.probe),
+                    None if c.probe is None else probe_ceiling(c.probe))
+
+
+def probe_ceiling(probe: CurvatureProbe) -> float:
+    """The probe's reading at its 1 - HINT_MISS upper quantile: above mu_0 = lambda_min(C) except with probability
+    HINT_MISS, and mu_0 bounds the curvature at every point (C lies above every Hessian). Post-processing of the
+    reading (private, no budget)."""
+    return probe.reading + probe.scale * math.log(1.0 / (2.0 * HINT_MISS))
 
 
 def _verdict(branch: str, low: float, high: float, wide: float | None, chance: float | None,
-             plausible: float | None, how: str) -> Forecast:
-    """Whether an interval wider than the plausible half-range has a chance of at least WARN_AT, and what helps."""
-    likely_certified = chance is not None and chance >= 1.0 - WARN_AT
-    too_wide = plausible is not None and (
-        high >= plausible or (wide is not None and wide >= plausible and not likely_certified))
+             plausible: float | None, how: str, informative: float | None = None) -> Forecast:
+    """Whether an interval wider than the plausible half-range has a chance of at least WARN_AT (1 - informative where
+    that chance is known; else the likely range reaching past it, or the wide interval unless the curvature interval is
+    likely), and what helps."""
+    if plausible is not None and informative is None and wide is None:
+        informative = float(high < plausible)  # Algorithm 5's half-width is exact
+    if informative is not None:
+        too_wide = 1.0 - informative >= WARN_AT
+    else:
+        likely_certified = chance is not None and chance >= 1.0 - WARN_AT
+        too_wide = plausible is not None and (
+            high >= plausible or (wide is not None and wide >= plausible and not likely_certified))
     advice = ("More ε, more rows, or (for a table) fewer coefficients narrow it; the Planner shows where the "
               "curvature starts to be certified." if too_wide else "")
-    return Forecast(branch, low, high, wide, chance, plausible, too_wide, how, advice)
+    return Forecast(branch, low, high, wide, chance, plausible, too_wide, how, advice, informative)
 
 
 def worst_case(g: Geometry, model: ModelSpec, n: int, budget: Budget, calibration: str,
