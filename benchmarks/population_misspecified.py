@@ -1,13 +1,16 @@
-"""The population interval off the logistic model: its coverage of theta_pop on a misspecified population and on a
+"""The population interval off the logistic model: its coverage of theta_pop on two misspecified populations and on a
 well-specified control, beside the same interval with the exact (non-private) model-based or sandwich variance.
 
     python benchmarks/population_misspecified.py [--N 2000000] [--n 20000 100000] [--epsilon 4 8] [--samples 2000]
 
-Two finite populations of N rows share one design, x uniform on the cube [-1, 1]^3 (seeded), and differ in their labels:
+Three finite populations of N rows share one design, x uniform on the cube [-1, 1]^3 (seeded), and differ in their
+labels:
 
 - misspecified: P(y = 1 | x) = Phi(7 x0 (1 - x0^2) + 0.5 (x1 - x2)), a probit of a cubic, not logistic-linear in x:
   the probability rises steeply near x0 = 0 and falls back towards 1/2 at the cube's faces, where the fitted
   logistic model is most confident and the rows weigh most;
+- sine link: P(y = 1 | x) = 1 / (1 + exp(-(4 sin(3 x0) + 0.5 (x1 - x2)))), a logistic link of a sine, which turns back
+  past x0 = +-pi/6;
 - well-specified (the control): P(y = 1 | x) = 1 / (1 + exp(-x . theta*)), theta* the misspecified population's
   theta_pop, so both have about the same coefficient and the same model-based variance.
 
@@ -51,13 +54,19 @@ from core.privacy.accounting import RELEASE_SPLIT, make_budget  # noqa: E402
 from core.privacy.gaussian import normal_quantile  # noqa: E402
 
 D = 3
-KINDS = ("misspecified", "well-specified")
+KINDS = ("misspecified", "sine link", "well-specified")
 
 
 def misspecified_probability(X: np.ndarray) -> np.ndarray:
     """P(y = 1 | x) of the misspecified population (module docstring)."""
     x0, x1, x2 = X[:, 0], X[:, 1], X[:, 2]
     return norm.cdf(7.0 * x0 * (1.0 - x0 ** 2) + 0.5 * (x1 - x2))
+
+
+def sine_probability(X: np.ndarray) -> np.ndarray:
+    """P(y = 1 | x) of the sine-link population (module docstring)."""
+    x0, x1, x2 = X[:, 0], X[:, 1], X[:, 2]
+    return expit(4.0 * np.sin(3.0 * x0) + 0.5 * (x1 - x2))
 
 
 def labels(p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -90,11 +99,12 @@ def exact_variances(X: np.ndarray, y: np.ndarray, theta: np.ndarray, hessian: np
 def populations(N: int, j: int, seed: int) -> list[Population]:
     """The two populations of the module docstring, on one seeded design."""
     X = np.random.default_rng([seed, 0]).uniform(-1.0, 1.0, size=(N, D))
-    y_mis = labels(misspecified_probability(X), np.random.default_rng([seed, 1]))
     out = []
     for kind in KINDS:
         if kind == "misspecified":
-            y = y_mis
+            y = labels(misspecified_probability(X), np.random.default_rng([seed, 1]))
+        elif kind == "sine link":
+            y = labels(sine_probability(X), np.random.default_rng([seed, 3]))
         else:
             y = labels(expit(X @ out[0].theta), np.random.default_rng([seed, 2]))
         fit = prepare(X, y, "logistic").fit
@@ -104,12 +114,17 @@ def populations(N: int, j: int, seed: int) -> list[Population]:
     return out
 
 
-def quantile(status: str, level: float) -> float:
-    """The normal quantile the population interval uses: Algorithm 5's, or the fallback's curvature interval's
-    (core.mechanisms.curvature.bound_quantile)."""
-    if status == "released":
-        return normal_quantile(0.5 + level / 2.0)
-    return bound_quantile(level)
+def parts(release, level: float) -> tuple[float, float, float]:
+    """(the privacy noise's half-width term, the sampling quantile, the terms kept whole) of the release's population
+    interval, half = hypot(noise, q sampling_sd) + whole (core.mechanisms.inference): Algorithm 5's q privacy_sd and
+    its slack, or the fallback's curvature interval's noise term and the rest of its half-width."""
+    p = release.population
+    if release.status == "released":
+        q = normal_quantile(0.5 + level / 2.0)
+        noise = q * p.privacy_sd
+        return noise, q, (p.interval[1] - p.interval[0]) / 2.0 - q * math.hypot(p.privacy_sd, p.sampling_sd)
+    ci = release.fallback_interval
+    return ci.noise, bound_quantile(level), ci.half - ci.noise
 
 
 @dataclass
@@ -124,6 +139,7 @@ class Cell:
     sampling_sd: list[float] = field(default_factory=list)
     extras: list[float] = field(default_factory=list)
     quantiles: list[float] = field(default_factory=list)
+    noises: list[float] = field(default_factory=list)
 
     def add(self, release, level: float) -> None:
         self.samples += 1
@@ -132,16 +148,17 @@ class Cell:
         if p is None:
             return
         lo, hi = p.interval
-        half, q = (hi - lo) / 2.0, quantile(release.status, level)
-        extra = half - q * math.hypot(p.privacy_sd, p.sampling_sd)
-        if extra < -1e-9 * half:
-            raise RuntimeError("the population interval's parts do not add up; the quantile read here is not its own")
+        noise, q, extra = parts(release, level)
+        half = (hi - lo) / 2.0
+        if abs(math.hypot(noise, q * p.sampling_sd) + extra - half) > 1e-9 * half:
+            raise RuntimeError("the population interval's parts do not add up; the parts read here are not its own")
         self.values.append(release.value)
         self.halves.append(half)
         self.privacy_sd.append(p.privacy_sd)
         self.sampling_sd.append(p.sampling_sd)
         self.extras.append(extra)
         self.quantiles.append(q)
+        self.noises.append(noise)
 
     def row(self, target: float, sampling_var_n: float | None = None) -> str:
         """Coverage and median half-width: the release's own, or with the sampling sd replaced (sampling_var_n =
@@ -152,8 +169,8 @@ class Cell:
             halves = self.halves
         else:
             s = math.sqrt(sampling_var_n)
-            parts = zip(self.quantiles, self.privacy_sd, self.extras, strict=True)
-            halves = [q * math.hypot(p, s) + e for q, p, e in parts]
+            terms = zip(self.quantiles, self.noises, self.extras, strict=True)
+            halves = [math.hypot(w, q * s) + e for q, w, e in terms]
         covered = sum(abs(v - target) <= h for v, h in zip(self.values, halves, strict=True))
         r = rate(covered, len(halves))
         return (f"{len(halves)} | {covered}/{len(halves)} = {covered / len(halves):.1%} ({r.low:.3f}–{r.high:.3f}) | "
