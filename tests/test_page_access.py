@@ -103,6 +103,7 @@ def test_an_analyst_signs_in_spends_their_share_and_no_further(stranger, locked,
     assert not may_spend(to_pipeline(at))
     at = sign_in(start(epsilon=4.0), key)
     assert not at.exception and "ana" in sidebar_text(at)
+    assert "a reload or a new tab asks for your key again" in sidebar_text(at)  # why a reload signs out, said plainly
     assert may_spend(to_pipeline(at))
     at.button(key="release").click().run()
     assert charges() == [("ana", 4.0)]

@@ -31,6 +31,10 @@ from ui.labels import message
 
 _LOG = logging.getLogger("psp.access")
 KEY_FIELD = "access_key"  # the sign-in form's key field, emptied by its own callback
+# Why a reload signs an analyst out: whatever a browser kept to sign in again (a cookie, a link, local storage) could be
+# copied from it and spent with, and Streamlit cannot set a cookie that a page's scripts cannot read.
+TAB_ONLY = ("Signed in for this tab only: a reload or a new tab asks for your key again, since nothing that could "
+            "spend your share is kept in this browser.")
 
 
 def identity_provider() -> bool:
@@ -131,6 +135,7 @@ def sign_in_box(sb: DeltaGenerator) -> None:
         except PspError:  # no data loaded, or no cap: the ledger line says so
             pass
         if keys.ANALYST.get() is not None:
+            sb.caption(TAB_ONLY)
             sb.button("Sign out", key="sign_out", on_click=sign_out, icon=":material/logout:")
         return
     if not analysts:
