@@ -13,7 +13,9 @@ the certificates and the test first (a private preview the analyst may stop at),
 ledger owns the release between the two (core.privacy.ledger.Certification): the first phase opens a certification bound
 to the plan and the prepared rows (`plan_digests`) and keeps the certificates' released counts; the second names it,
 is refused for any other plan, rows or people, and releases once, from the certificates as the ledger kept them
-(`waiting` reads them back after a reload or a restart).
+(`waiting` reads them back after a reload or a restart). A regression table (`TablePlan`) is certified first the same
+way (`charge_and_certify`, then `charge_and_finish_table`): stages 1-3 do not depend on the coefficients, and its
+preview forecasts each row at its row level.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from core.mechanisms.pipeline import (
     planned_half_width,
     run_private,
 )
-from core.mechanisms.table import TOGETHER, TableRelease, check_coverage, release_table
+from core.mechanisms.table import TOGETHER, TableRelease, check_coverage, finish_table, release_table, row_level
 from core.privacy.access import Spender
 from core.privacy.accounting import Budget
 from core.privacy.charge import SEEDED, charge, phase_cost
@@ -130,8 +132,16 @@ def _charged(plan: _Plan, problem: Problem) -> None:
     _check_problem(plan, problem)
 
 
-def _target(plan: ReleasePlan) -> int | np.ndarray:
+def _target(plan: ReleasePlan | TablePlan) -> int | np.ndarray:
+    """The direction certificates are drawn for: stages 1-3 do not depend on it, so a table's first row serves."""
+    if isinstance(plan, TablePlan):
+        return plan.indices[0]
     return plan.target if isinstance(plan.target, int) else np.asarray(plan.target, dtype=np.float64)
+
+
+def _what(plan: ReleasePlan | TablePlan) -> str:
+    """What a plan releases, as the ledger records it: one coefficient's name, or a table's names joined by commas."""
+    return ",".join(plan.names) if isinstance(plan, TablePlan) else plan.name
 
 
 @contextmanager
@@ -161,11 +171,12 @@ def charge_and_execute(plan: ReleasePlan, problem: Problem, ledger: Ledger, *,
         return _record(plan, problem, ledger, entry, execute(plan, problem))
 
 
-def plan_digests(plan: ReleasePlan, problem: Problem) -> dict[str, str]:
+def plan_digests(plan: ReleasePlan | TablePlan, problem: Problem) -> dict[str, str]:
     """The SHA-256 of each part of a release plan that certificates are bound to (core.privacy.ledger.PLAN_PARTS): the
-    data spec, the prepared rows (`Problem.rows_digest`), the model, the target, the budget, the calibration, the level
-    and the fallback. Not the seed: a charged plan has none."""
-    parts = dict(data=plan.data, model=plan.model, target=(plan.target, plan.name), budget=plan.budget,
+    data spec, the prepared rows (`Problem.rows_digest`), the model, the target (a table's: its coefficients and
+    coverage), the budget, the calibration, the level and the fallback. Not the seed: a charged plan has none."""
+    target = ((plan.indices, plan.names, plan.coverage) if isinstance(plan, TablePlan) else (plan.target, plan.name))
+    parts = dict(data=plan.data, model=plan.model, target=target, budget=plan.budget,
                  calibration=plan.calibration, level=plan.level, fallback=plan.fallback)
     digests = {name: _digest(value) for name, value in parts.items()}
     return digests | {"rows": problem.rows_digest}
@@ -184,10 +195,10 @@ def _plain(value: object) -> object:
     raise TypeError(f"no digest for a {type(value).__name__}")
 
 
-def plan_summary(plan: ReleasePlan, problem: Problem) -> dict:
+def plan_summary(plan: ReleasePlan | TablePlan, problem: Problem) -> dict:
     """A release plan in public words, kept on its certification (a reader of the ledger sees what it was for)."""
     b = plan.budget
-    return dict(coefficient=plan.name, data=plan.data.describe(), epsilon=b.epsilon_total, delta=b.delta_total,
+    return dict(coefficient=_what(plan), data=plan.data.describe(), epsilon=b.epsilon_total, delta=b.delta_total,
                 split=list(b.split), calibration=plan.calibration, level=plan.level, fallback=plan.fallback,
                 release_cost=list(phase_cost(b, problem.privacy_unit, "release")))
 
@@ -197,54 +208,67 @@ class Waiting:
     """An open certification, the plan it was drawn for and its certificates (read back from the ledger on the plan's
     problem)."""
 
-    plan: ReleasePlan
+    plan: ReleasePlan | TablePlan
     certification: Certification
     certified: Certified
 
 
-def charge_and_certify(plan: ReleasePlan, problem: Problem, ledger: Ledger, *, spender: Spender) -> Waiting:
+def charge_and_certify(plan: ReleasePlan | TablePlan, problem: Problem, ledger: Ledger, *,
+                       spender: Spender) -> Waiting:
     """The first of two phases: charge everything but the release event (core.privacy.charge.phase_cost) and open its
     certification in the ledger in one transaction, then draw stages 1-3 and keep their private outputs there. The
     outputs are private; stopping here spends that much only. The certification may release once
-    (`charge_and_finish`), for this plan on these rows."""
+    (`charge_and_finish`, or `charge_and_finish_table` for a table's plan), for this plan on these rows."""
     _charged(plan, problem)
     cost = phase_cost(plan.budget, problem.privacy_unit, "certificates")
     entry, opened = ledger.open_certification(plan.data.population(), *cost, plan_digests(plan, problem),
                                               plan_summary(plan, problem), spender)
-    with _failure_recorded(ledger, entry, plan.name, plan, opened):
+    with _failure_recorded(ledger, entry, _what(plan), plan, opened):
         c = certify(problem, _target(plan), plan.budget, make_rng(None), plan.fallback)
         kept = dict(counts=counts(c), lambda_min=c.lambda_min.lambda_hat, passed=c.test.passed)
         return Waiting(plan, ledger.keep_certificates(opened.uid, json.dumps(kept)), c)
 
 
-def preview(plan: ReleasePlan, problem: Problem, c: Certified) -> dict:
+def preview(plan: ReleasePlan | TablePlan, problem: Problem, c: Certified) -> dict:
     """What certificates say their release will give, private values only: lambda_hat_min and lambda_hat_max, the
-    test (14), the branch ("released", "fallback" or "bottom", chosen by the certificates), when Algorithm 5 will
-    release its interval's half-width, known now (core.mechanisms.pipeline.planned_half_width), and the forecast of
-    the interval on every branch (core.mechanisms.forecast: the fallback's too, and whether it will be too wide)."""
-    half = planned_half_width(problem, c, plan.calibration, plan.level)
+    test (14), the branch ("released", "fallback" or "bottom", chosen by the certificates), when Algorithm 5 (or a
+    table's Gaussian step) will release its interval's half-width, known now, and the forecast of the interval on
+    every branch (core.mechanisms.forecast: the fallback's too, and whether it will be too wide). A table's preview
+    names its rows and their level: every row has the same forecast (nothing private tells the rows apart before
+    the release), so its `high` is the widest row's likely top."""
+    ahead = from_certificates(problem, c, plan.calibration, plan.level, plan.fallback, *_rows(plan))
+    if isinstance(plan, TablePlan):
+        half = ahead.low if c.test.passed else None
+        table = dict(rows=list(plan.names), coverage=plan.coverage,
+                     row_level=row_level(plan.level, len(plan.indices), plan.coverage))
+    else:
+        half, table = planned_half_width(problem, c, plan.calibration, plan.level), {}
     lmax = None if c.lambda_max is None else c.lambda_max.lambda_hat
-    ahead = from_certificates(problem, c, plan.calibration, plan.level, plan.fallback)
     return dict(lambda_min=c.lambda_min.lambda_hat, lambda_max=lmax,
                 test=dict(passed=c.test.passed, reason=c.test.reason), half_width=half,
                 branch="released" if c.test.passed else ("fallback" if plan.fallback else "bottom"),
-                forecast=asdict(ahead))
+                forecast=asdict(ahead)) | table
 
 
-def open_certification(plan: ReleasePlan, problem: Problem, ledger: Ledger) -> Certification | None:
+def _rows(plan: ReleasePlan | TablePlan) -> tuple[int, str]:
+    """(the number of rows, their coverage) that a plan's forecast is for."""
+    return (len(plan.indices), plan.coverage) if isinstance(plan, TablePlan) else (1, TOGETHER)
+
+
+def open_certification(plan: ReleasePlan | TablePlan, problem: Problem, ledger: Ledger) -> Certification | None:
     """The ledger's open certification of this plan on these rows (None without one), its certificates not read."""
     digests = plan_digests(plan, problem)
     return next((c for c in ledger.open_certifications(plan.data.population()) if c.plan == digests), None)
 
 
-def waiting(plan: ReleasePlan, problem: Problem, ledger: Ledger) -> Waiting | None:
+def waiting(plan: ReleasePlan | TablePlan, problem: Problem, ledger: Ledger) -> Waiting | None:
     """The open certification of this plan on these rows, read back from the ledger (None without one): after a
     reload, in another process or after a restart, as when it was drawn."""
     c = open_certification(plan, problem, ledger)
     return None if c is None else Waiting(plan, c, _read_back(plan, problem, c))
 
 
-def _read_back(plan: ReleasePlan, problem: Problem, c: Certification) -> Certified:
+def _read_back(plan: ReleasePlan | TablePlan, problem: Problem, c: Certification) -> Certified:
     """The certificates kept on c, rebuilt on the plan's problem from their released counts (no new noise); refused
     when they do not come out as they were drawn."""
     kept = json.loads(c.certificates or "{}")
@@ -318,10 +342,29 @@ def charge_and_release_table(plan: TablePlan, problem: Problem, ledger: Ledger, 
     recorded on that charge (failed, with its reason, on an error)."""
     _charged(plan, problem)
     entry = charge(ledger, plan.data.population(), plan.budget, problem.privacy_unit, plan.seed, spender=spender)
-    what = ",".join(plan.names)
-    with _failure_recorded(ledger, entry, what, plan):
-        t = execute_table(plan, problem)
-        document = table_report(plan, problem, t)
-        details = ReleaseDetails(what, stage_costs(plan.budget), t.status, document=document_text(document))
-        ledger.record_outcome(entry, details)
-        return t, document, replace(entry, details=details)
+    with _failure_recorded(ledger, entry, _what(plan), plan):
+        return _record_table(plan, problem, ledger, entry, execute_table(plan, problem))
+
+
+def charge_and_finish_table(plan: TablePlan, problem: Problem, ledger: Ledger, certification: str, *,
+                            spender: Spender) -> tuple[TableRelease, dict, LedgerEntry]:
+    """A table's second phase, as `charge_and_finish` is one coefficient's: the release event charged and the named
+    certification finished in one transaction (refused, charging nothing, for any other plan, rows or people, or once
+    released or closed), then the table from its certificates as the ledger kept them, recorded on this charge."""
+    _charged(plan, problem)
+    cost = phase_cost(plan.budget, problem.privacy_unit, "release")
+    entry, done = ledger.finish_certification(certification, plan.data.population(), *cost,
+                                              plan_digests(plan, problem), spender)
+    with _failure_recorded(ledger, entry, _what(plan), plan):
+        certified = _read_back(plan, problem, done)
+        t = finish_table(problem, certified, plan.indices, make_rng(None), plan.calibration, plan.level,
+                         plan.fallback, plan.coverage)
+        return _record_table(plan, problem, ledger, entry, t)
+
+
+def _record_table(plan: TablePlan, problem: Problem, ledger: Ledger, entry: LedgerEntry,
+                  t: TableRelease) -> tuple[TableRelease, dict, LedgerEntry]:
+    document = table_report(plan, problem, t)
+    details = ReleaseDetails(_what(plan), stage_costs(plan.budget), t.status, document=document_text(document))
+    ledger.record_outcome(entry, details)
+    return t, document, replace(entry, details=details)

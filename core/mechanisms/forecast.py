@@ -49,6 +49,8 @@ from core.mechanisms.split import (
     unspent_budget,
 )
 from core.mechanisms.stability import StabilityTest, solver_slack
+from core.mechanisms.table import TOGETHER, row_level
+from core.mechanisms.table import planned_half_width as table_half_width
 from core.privacy.accounting import Budget
 from core.privacy.gaussian import normal_quantile, sigma
 
@@ -102,37 +104,50 @@ def count_hint(bound: RecursiveBound, g: Geometry, n: int, lam_reg: float) -> fl
 def forecast(g: Geometry, model: ModelSpec, n: int, budget: Budget, test: StabilityTest, lambda_min: float,
              lambda_max: float | None, calibration: str, level: float, fallback: bool,
              hint: float = 0.0, probed: bool = False, curvature: float | None = None,
-             ceiling: float | None = None) -> Forecast:
+             ceiling: float | None = None, rows: int = 1, coverage: str = TOGETHER) -> Forecast:
     """The release's likely interval from the certificates (or assumed eigenvalues) and public facts (module
     docstring): lambda_min is lambda_hat_min (0 when nothing was certified), lambda_max lambda_hat_max (None when stage
     2 did not run: G1 bounds it); hint, `count_hint`, stands in for the curvature when lambda_hat_min is 0. probed and
     curvature are what core.mechanisms.split's rule reads: whether the probe was drawn, and the curvature the split is
     chosen for. ceiling, `probe_ceiling`, bounds the curvature at any point from above: the chance computed there
-    bounds the true one from above, and replaces a larger (or missing) one."""
+    bounds the true one from above, and replaces a larger (or missing) one. For a table of `rows` coefficients
+    (core.mechanisms.table), each row's forecast at its row level for `coverage`: the Gaussian step's half-width,
+    the same for every row, or the fallback's with its split for that many bounds."""
     plausible = plausible_half_range(model)
     if test.passed:
+        if rows > 1:
+            half = table_half_width(lambda_min, g, n, model.lam_reg, budget, rows, calibration, level, coverage)
+            if half is None:
+                return Forecast("bottom", None, None, None, None, plausible, False,
+                                "the test (14) passed but the table's Gaussian step will give ⊥ (C1 fails)", "")
+            return _verdict("released", half, half, None, None, plausible,
+                            "exact: the table's Gaussian step gives every row this half-width, from these "
+                            "certificates and public constants only")
         s = sigma(budget.release.epsilon, budget.release.delta, calibration)
         half = interval_half_width(test, g, n, s, level)[1]
         return _verdict("released", half, half, None, None, plausible,
                         "exact: Algorithm 5's half-width depends on these certificates and public constants only")
+    level = row_level(level, rows, coverage)
     if not fallback:
         return Forecast("bottom", None, None, None, None, plausible, False,
                         "the test (14) failed and the fallback is off: nothing will be released", "")
-    split = fallback_budget_split(budget, lambda_min, 1, g, n, model.lam_reg, level, calibration, probed, curvature)
+    split = fallback_budget_split(budget, lambda_min, rows, g, n, model.lam_reg, level, calibration, probed,
+                                  curvature)
     lam, s = split.op_parameters(g, n, calibration)
     wide = fallback_half_width(lam, s, level, g)
-    stand_in = lambda_min if lambda_min > 0 else hint
+    # The hint reads the same count less cautiously than lambda_hat_min: the larger, and nearer the curvature
+    stand_in = max(lambda_min, hint)
     chance, need, centre, scale_1 = certification_chance(g, n, stand_in + model.lam_reg, split.curvature,
-                                                         split.log_share, level, s, lam)
+                                                         split.log_share, level, s, lam, rows)
     likely_low = max(centre - scale_1 * math.log(1.0 / (2.0 * (1.0 - LIKELY))), need)
-    which = "λ̂min" if lambda_min > 0 else "stage 1's count at its 99.99 % lower quantile"
+    which = "λ̂min" if stand_in == lambda_min else "stage 1's count at its 99.99 % lower quantile"
     if not stand_in > 0:  # no private word on the curvature at the fit, so no chance is given
         chance, likely_low = None, need
-    elif not lambda_min > 0:
+    elif stand_in > lambda_min:
         chance *= 1.0 - HINT_MISS  # the hint holds except with probability HINT_MISS
     if ceiling is not None:  # the chance at the curvature's ceiling bounds it from above
         top_chance = certification_chance(g, n, max(ceiling, 0.0) + model.lam_reg, split.curvature, split.log_share,
-                                          level, s, lam)[0]
+                                          level, s, lam, rows)[0]
         if chance is None or top_chance < chance:
             chance, which = top_chance, "the private reading of the curvature's ceiling, at its 99.99 % upper quantile"
     narrow = _narrow(g, s, lam, level, likely_low, g.G1 if lambda_max is None else lambda_max, model.lam_reg)
@@ -167,14 +182,15 @@ def _narrow(g: Geometry, s: float, lam: float, level: float, low: float, top: fl
     return q * s / (top + lam_reg) + slack, cap_quantile(level) * s / low + remainder + slack
 
 
-def from_certificates(problem: Problem, c: Certified, calibration: str, level: float, fallback: bool) -> Forecast:
+def from_certificates(problem: Problem, c: Certified, calibration: str, level: float, fallback: bool,
+                      rows: int = 1, coverage: str = TOGETHER) -> Forecast:
     """The preview's forecast: `forecast` from certificates drawn on problem (their private outputs and its public
-    constants only)."""
+    constants only), for one coefficient or each row of a table of `rows`."""
     lmax = None if c.lambda_max is None else c.lambda_max.lambda_hat
     hint = count_hint(c.lambda_min, problem.geometry, problem.n, problem.model.lam_reg)
     return forecast(problem.geometry, problem.model, problem.n, c.budget, c.test, c.lambda_min.lambda_hat, lmax,
                     calibration, level, fallback, hint, c.probe is not None, stand_in(c.lambda_min.lambda_hat, c.probe),
-                    None if c.probe is None else probe_ceiling(c.probe))
+                    None if c.probe is None else probe_ceiling(c.probe), rows, coverage)
 
 
 def probe_ceiling(probe: CurvatureProbe) -> float:

@@ -208,13 +208,18 @@ def finish(problem: Problem, c: Certified, rng: np.random.Generator, calibration
     """Stage 4 from certified stages 1-3: Algorithm 5's release, or bottom, or (fallback) objective perturbation on
     the unspent budget. The branch depends on the private certificates only."""
     check_fallback_accounting(fallback, c.budget.accounting)
-    if c.drawn_on != _identity(problem):
-        raise InputError("these certificates were drawn on other data or another model; certify again")
+    check_certified(problem, c)
     f, g, b = problem.fit, problem.geometry, c.budget
     rel = release(f, g, c.u, c.test, b.release.epsilon, b.release.delta, rng, calibration, level)
     if fallback and not c.test.passed:
         rel = fallback_release(problem, c.u, c.lambda_min.lambda_hat, rel, b, rng, c.probe)
     return PrivateRun(budget=b, u=c.u, lambda_min=c.lambda_min, lambda_max=c.lambda_max, test=c.test, release=rel)
+
+
+def check_certified(problem: Problem, c: Certified) -> None:
+    """Certificates release only on the problem they were drawn on (its public identity)."""
+    if c.drawn_on != _identity(problem):
+        raise InputError("these certificates were drawn on other data or another model; certify again")
 
 
 def _identity(problem: Problem) -> tuple[DataSpec | None, ModelSpec, int, int]:

@@ -36,7 +36,7 @@ from core.mechanisms.certificates import RecursiveBound
 from core.mechanisms.curvature import CurvatureProbe
 from core.mechanisms.fallback import FallbackDraw, fallback_draw
 from core.mechanisms.full_vector import FullVectorRelease, algorithm3_scale, gaussian_step
-from core.mechanisms.pipeline import certificates, check_fallback_accounting, fallback_probe
+from core.mechanisms.pipeline import Certified, certify, check_certified, check_fallback_accounting
 from core.mechanisms.release import BOTTOM, FALLBACK, RELEASED, interval_target
 from core.mechanisms.split import release_event_budget
 from core.mechanisms.stability import StabilityTest, solver_slack
@@ -150,13 +150,26 @@ def release_table(problem: Problem, names: str | tuple[str | int, ...], budget: 
                   calibration: str = "paper", level: float = 0.95, fallback: bool = False,
                   coverage: str = TOGETHER) -> TableRelease:
     """The chosen coefficients in one release of `budget` (the module docstring), their intervals at `level` for all
-    rows at once or for each (`coverage`)."""
+    rows at once or for each (`coverage`): `certify`, then `finish_table` from those certificates, draw for draw."""
     check_fallback_accounting(fallback, budget.accounting)
     idx = coordinates(problem, names)
-    each = row_level(level, len(idx), coverage)  # checks the coverage before any noise
-    f, g = problem.fit, problem.geometry
-    lmin, lmax, test = certificates(problem, budget, rng)
-    probe = fallback_probe(problem, budget, lmin.lambda_hat, fallback, rng)
+    row_level(level, len(idx), coverage)  # checks the coverage before any noise
+    c = certify(problem, idx[0], budget, rng, fallback)
+    return finish_table(problem, c, idx, rng, calibration, level, fallback, coverage)
+
+
+def finish_table(problem: Problem, c: Certified, names: str | tuple[str | int, ...], rng: np.random.Generator,
+                 calibration: str = "paper", level: float = 0.95, fallback: bool = False,
+                 coverage: str = TOGETHER) -> TableRelease:
+    """The table's release from certificates drawn earlier (core.mechanisms.pipeline.certify: stages 1-3 and the probe
+    do not depend on the coefficients, so one set serves a table as it serves one coefficient); the branch depends on
+    the private certificates only."""
+    check_fallback_accounting(fallback, c.budget.accounting)
+    check_certified(problem, c)
+    idx = coordinates(problem, names)
+    each = row_level(level, len(idx), coverage)
+    f, g, budget = problem.fit, problem.geometry, c.budget
+    lmin, lmax, test, probe = c.lambda_min, c.lambda_max, c.test, c.probe
     fitted = tuple(float(f.theta[j]) for j in idx) if f.has_minimiser else tuple(float("nan") for _ in idx)
     common = dict(names=tuple(problem.feature_names[j] for j in idx), indices=idx, level=float(level),
                   budget=budget, calibration=calibration, lambda_min=lmin, lambda_max=lmax, test=test, probe=probe,
