@@ -125,7 +125,9 @@ def publish(problem: Problem, b: Budget) -> None:
         release_once(problem, b)  # checks again: another session may have spent since this page was drawn
     if waiting is not None and rest is not None:
         release_cards.preview_card(preview(waiting.plan, problem, waiting.certified), params.get("level"), rest)
-    others_waiting(None if waiting is None else waiting.certification.uid)  # this browser may spend, so close
+    table = release.table_certification(problem, tuple(table_names(problem)), b)  # its own section shows it
+    shown = {w.certification.uid for w in (waiting, table) if w is not None}
+    others_waiting(shown)  # this browser may spend, so close
     last_release(problem)
 
 
@@ -144,11 +146,12 @@ def last_release(problem: Problem) -> None:
     private_cards(rec.run, p.budget, p.name, problem, publish=True)
 
 
-def others_waiting(shown: str | None) -> None:
-    """Certificates bought on these people for other settings: what they were for, and a way to close them unspent
-    (never dropped silently). Drawn only for a browser that may spend."""
+def others_waiting(shown: set[str]) -> None:
+    """Certificates bought on these people for other settings (not the release's or the table's the page shows):
+    what they were for, and a way to close them unspent (never dropped silently). Drawn only for a browser that may
+    spend."""
     try:
-        others = [c for c in release.other_certifications() if c.uid != shown]
+        others = [c for c in release.other_certifications() if c.uid not in shown]
     except PspError:  # an unusable ledger: the refusal above already says so
         return
     for c in others:
@@ -171,7 +174,7 @@ def table_section(problem: Problem) -> None:
                "certificates and the test (14) once, then one mechanism on the whole vector (the Gaussian step if "
                "the test passes, else the fallback), of which the chosen coefficients are published.")
     every = list(problem.feature_names)
-    chosen = [name for name in params.get("coordinates") if name in every] or every  # the link's, on these data
+    chosen = table_names(problem)
     unknown = [params.shown(name) for name in params.get("coordinates") if name not in every]
     if unknown:  # a link's names these data do not have: said, never dropped in silence
         st.warning(f"The table's coefficient{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} from the link "
@@ -196,26 +199,64 @@ def table_section(problem: Problem) -> None:
         return
     if blocked:  # the release's own warning above says it in full; a table costs the same
         st.caption(f":material/block: {blocked}")
-    label = "Release the table (spends ε, δ)" if publish_mode else "Draw a table"
-    if st.button(label, key="release_table", disabled=not names or blocked is not None or why is not None,
-                 icon=":material/table_chart:",
-                 help="Fresh noise from the OS, charged per person before any noise" if publish_mode else
-                 "Teaching: the noise seed's draw (or fresh), never charged and never reported"):
-        try:
-            if publish_mode:
-                release.publish_table(problem, tuple(names), b, access.require())
-            else:
-                release.draw_table(problem, tuple(names), b)
-        except PspError as exc:
-            st.error(message(exc))
-            return
+    held = release.table_certification(problem, tuple(names), b) if publish_mode and names and why is None else None
+    first, rest = phase_costs(b) if publish_mode else (None, None)
+    with st.container(horizontal=True):
         if publish_mode:
-            st.rerun()  # the sidebar's ledger shows the new spend
+            certify = st.button("Certify the table first" + ("" if first is None else f" (spends ε = {first[0]:.3g})"),
+                                key="certify_table", icon=":material/fact_check:",
+                                disabled=(not names or blocked is not None or why is not None or held is not None
+                                          or first is None),
+                                help="Draws the certificates and the test (14) only, charged now, and forecasts each "
+                                     "row's interval; you may stop there, or release the table and spend the rest")
+        rest = rest if held is not None else None
+        label = ("Draw a table" if not publish_mode else "Release the table (spends ε, δ)" if rest is None
+                 else f"Release the table (spends the rest, ε = {rest[0]:.3g})")
+        go = st.button(label, key="release_table", disabled=not names or blocked is not None or why is not None,
+                       icon=":material/table_chart:",
+                       help="Fresh noise from the OS, charged per person before any noise" if publish_mode else
+                       "Teaching: the noise seed's draw (or fresh), never charged and never reported")
+    if publish_mode and certify:
+        table_step(release.certify_table_first, problem, names, b)
+    if go:
+        table_step(release.publish_table if publish_mode else None, problem, names, b)
+    if held is not None:
+        release_cards.table_preview_card(preview(held.plan, problem, held.certified), rest)
     record = release.table_record()
     if record is None:
         return
     fitted = None if publish_mode else dict(zip(record.release.names, record.release.fitted, strict=True))
     release_cards.table_view(record.document, "pipeline_table", fitted)
+
+
+def table_names(problem: Problem) -> list[str]:
+    """The table's coefficients the settings name: the link's, on these data, or every one."""
+    every = list(problem.feature_names)
+    return [name for name in params.get("coordinates") if name in every] or every
+
+
+def phase_costs(b: Budget) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
+    """What the certificates and the release event each cost a person of the loaded data; (None, None) for a budget
+    that cannot be phased (its card says why)."""
+    try:
+        return release.cost(b, "certificates"), release.cost(b, "release")
+    except PspError:
+        return None, None
+
+
+def table_step(step: Callable[[Problem, tuple[str, ...], Budget, Spender], object] | None, problem: Problem,
+               names: list[str], b: Budget) -> None:
+    """One step of the table: a teaching draw (step None), or a charged phase for whoever may spend from this
+    browser, then the whole app again so that the sidebar's ledger shows the new spend."""
+    try:
+        if step is None:
+            release.draw_table(problem, tuple(names), b)
+            return
+        step(problem, tuple(names), b, access.require())
+    except PspError as exc:
+        st.error(message(exc))
+        return
+    st.rerun()
 
 
 def coefficients_label(chosen: list[str], every: list[str]) -> str:

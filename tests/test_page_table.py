@@ -3,7 +3,10 @@ in publish mode with one charge of its total, and shown on the Report with its d
 
 from __future__ import annotations
 
+import pytest
 from apptest import new_app, on_page
+
+from core.privacy.ledger_store import open_ledger
 
 LOGISTIC = {"n": 200_000, "d": 3, "source": "synthetic_logistic"}
 
@@ -55,6 +58,32 @@ def test_a_published_table_is_one_charge_and_reaches_the_report(tmp_path, monkey
     assert "ε = 4, δ = 1e-06" in ledger and ledger.count("released") == 1
     labels = [b.label for b in at.get("download_button")]
     assert {"Download HTML report", "Download JSON", "Figure (SVG)"} <= set(labels)
+
+
+def test_a_table_is_certified_first_previewed_row_by_row_then_released_once(tmp_path, monkeypatch):
+    """Publish mode: Certify the table first charges the certificates only and shows each row's forecast; the page
+    drawn again (a reload) still shows it, from the ledger; Release spends the rest from those certificates, once."""
+    path = tmp_path / "ledger.sqlite3"
+    monkeypatch.setenv("PSP_LEDGER", str(path))
+    at = pipeline(mode="publish", n=20_000)
+    at.button(key="certify_table").click().run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    (people,) = open_ledger(path).parts_charged()
+    first = open_ledger(path).spent(people)
+    assert 0 < first[0] < 4.0 and len(open_ledger(path).entries(people)) == 1
+    at = pipeline(mode="publish", n=20_000)  # a reload: the certification is the ledger's, not the session's
+    assert any("Table certified, not yet released" in m.value for m in at.markdown)
+    (rows,) = [m.value for m in at.markdown if m.value.startswith("| Coefficient | Likely half-width |")]
+    assert all(f"| {name} |" in rows for name in ("x0", "x1", "x2"))
+    assert at.button(key="certify_table").disabled
+    go = at.button(key="release_table")
+    assert "spends the rest" in go.label
+    go.click().run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    assert list(at.table[-1].value["coefficient"]) == ["x0", "x1", "x2"]
+    assert not any("Table certified, not yet released" in m.value for m in at.markdown)
+    assert open_ledger(path).spent(people)[0] == pytest.approx(4.0, rel=1e-12)  # the two phases: the whole budget
+    assert len(open_ledger(path).entries(people)) == 2
 
 
 def test_the_forest_plot_draws_every_row_and_says_so():

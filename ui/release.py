@@ -27,6 +27,7 @@ from core.plan import (
     charge_and_certify,
     charge_and_execute,
     charge_and_finish,
+    charge_and_finish_table,
     charge_and_release_table,
     execute,
     execute_table,
@@ -271,11 +272,31 @@ def draw_table(problem: Problem, names: tuple[str, ...], budget: Budget) -> Tabl
 
 
 def publish_table(problem: Problem, names: tuple[str, ...], budget: Budget, spender: Spender) -> TableRecord:
-    """A published table: charged once to spender at its total per person before any noise, refused past the cap or
-    their share (nothing spent), recorded in the ledger with its document, and kept for the Report."""
+    """A published table — from this plan's open certification (core.plan.charge_and_finish_table, the release event
+    charged, once) or whole (charge_and_release_table) — charged to spender per person before any noise, refused past
+    the cap or their share (nothing spent), recorded in the ledger with its document, and kept for the Report."""
     p = table_plan(problem, names, budget)
-    release, document, _ = charge_and_release_table(p, problem, ledger(), spender=spender)
+    held = open_certification(p, problem, ledger())
+    if held is None:
+        release, document, _ = charge_and_release_table(p, problem, ledger(), spender=spender)
+    else:
+        release, document, _ = charge_and_finish_table(p, problem, ledger(), held.uid, spender=spender)
     return keys.TABLE.set(TableRecord(p, release, document, charged=True))
+
+
+def certify_table_first(problem: Problem, names: tuple[str, ...], budget: Budget, spender: Spender) -> None:
+    """A table's first phase (core.plan.charge_and_certify on its TablePlan): the certificates and the test, charged
+    before any noise; the ledger keeps the certification until the table is released from it."""
+    charge_and_certify(table_plan(problem, names, budget), problem, ledger(), spender=spender)
+
+
+def table_certification(problem: Problem, names: tuple[str, ...], budget: Budget) -> Waiting | None:
+    """The open certification of the table the settings name now, read back from the ledger (none for another
+    plan): the same after a reload, in a new tab or after a restart."""
+    try:
+        return waiting(table_plan(problem, names, budget), problem, ledger())
+    except PspError:  # settings no table can be made with (the page says why): nothing of theirs is waiting
+        return None
 
 
 def table_record() -> TableRecord | None:

@@ -71,6 +71,33 @@ def preview_card(seen: dict, level: float, rest: tuple[float, float]) -> None:
         forecast_notice(seen.get("forecast"), level)
 
 
+def table_preview_card(seen: dict, rest: tuple[float, float] | None) -> None:
+    """What a table's waiting certificates say its release will give, row by row (core.plan.preview: private values
+    only). Every row has the same forecast: nothing private tells the rows apart before the release."""
+    f = seen["forecast"]
+    with st.container(border=True):
+        card_title("Table certified, not yet released")
+        metric_row([
+            ("λ̂min", num(seen["lambda_min"]), "The certified lower bound of stage 1 (private)"),
+            ("Test (14)", "passed" if seen["test"]["passed"] else "failed", seen["test"]["reason"]),
+            ("Each row's level", f"{seen['row_level']:.3g}",
+             "All rows at once at the level chosen (each at this level)" if seen["coverage"] == "together" else
+             "Each row on its own at the level chosen"),
+        ])
+        likely = "—" if f["low"] is None else (f"±{num(f['low'])}" if f["low"] == f["high"]
+                                               else f"±{num(f['low'])} to ±{num(f['high'])}")
+        rows = pd.DataFrame({"Coefficient": seen["rows"], "Likely half-width": [likely] * len(seen["rows"])})
+        st.markdown(markdown_table(rows))
+        if f["low"] is not None:
+            st.caption(f"The widest row's half-width will likely be at most ±{num(f['high'])}; {f['how']}.")
+        if rest is not None:
+            st.markdown(f"Releasing spends the rest, ε = {rest[0]:.3g}, δ = {rest[1]:.3g}; stopping here spends "
+                        "nothing more. The privacy ledger keeps these certificates for this table only.")
+        if f["uninformative"]:
+            st.warning(f"{too_wide_words(f)}: up to ±{num(f['high'])}, wider than the coefficients' plausible range "
+                       f"(±{num(f['plausible'])}). {f['advice']}", icon=":material/warning:")
+
+
 def forecast_notice(f: dict | None, level: float) -> None:
     """The forecast of the release's interval (core.mechanisms.forecast), and a warning before an interval too wide to
     inform anyone is paid for."""
