@@ -365,10 +365,22 @@ def address(uid: str) -> str:
         PUBLICATION_PATH + uid
 
 
+PRINT_CSS = """<style>@media print {
+section[data-testid='stSidebar'], header, [data-testid='stToolbar'], .stButton, .stDownloadButton,
+[data-testid='stPageLink'] { display: none !important; }
+details::details-content { content-visibility: visible !important; display: block !important;
+                           block-size: auto !important; }
+details > summary svg { display: none !important; }
+[data-testid='stAppViewContainer'], [data-testid='stMain'] { height: auto !important; overflow: visible !important; }
+[data-testid='stMainBlockContainer'] { padding: 0 !important; max-width: none !important; }
+.psp-figure svg { width: 100% !important; height: auto !important; }
+}</style>"""  # a closed expander's content is in the page: printed open (Chromium's ::details-content)
+
+
 def print_style() -> None:
-    """Printed, the page is the document: no sidebar, header, toolbar or buttons."""
-    st.html("<style>@media print {section[data-testid='stSidebar'], header, [data-testid='stToolbar'], "
-            ".stButton, .stDownloadButton, [data-testid='stPageLink'] {display: none !important}}</style>")
+    """Printed, the page is the document: no sidebar, header, toolbar or buttons; the technical appendix open; the
+    figures across the page; no screen-height containers to leave a blank page."""
+    st.html(PRINT_CSS)
 
 
 def nothing() -> None:
