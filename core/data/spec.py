@@ -5,7 +5,8 @@
 - `SyntheticCensusSpec`: the same problem on a SYNTHETIC census sample (core.data.census_sample): made-up
   records in the census layout, described and keyed as such, never as census data;
 - `CsvSpec`: a user's file of rows with a `y` column, by the SHA-256 digest of its bytes: a CSV, or a Parquet,
-  Stata, SPSS or SAS file (core.data.formats; its format is its name's extension);
+  Stata, SPSS or SAS file (core.data.formats; its format is its name's extension); or the columns of a formula over
+  it and the codebook of their public ranges and levels (core.data.formula);
 - `PumsSpec`: an ACS PUMS person file of one's own, by the digest of its bytes.
 
 Each spec has `load()` (the data set), `describe()` (the source and its settings in words,
@@ -35,9 +36,10 @@ from core.data.csvfile import canonical, table_dataset
 from core.data.dataset import Dataset
 from core.data.encoding import ENCODING_WORDS, LIBRARY_ENCODING, RADII, check_encoding, encode, feature_names
 from core.data.formats import CSV, format_of, read_dataset, read_table
+from core.data.formula import Codebook, apply_formula, model_of
 from core.data.rows import check_key, earlier_key, rows_key
 from core.data.synthetic import MAX_ROWS, synthetic
-from core.errors import DataError, InputError, check_seed
+from core.errors import DataError, InputError, check_seed, flag
 from core.privacy.population import Population, seed_words
 
 SYNTHETIC_N = 100_000  # rows drawn when no n is given
@@ -323,30 +325,53 @@ class _FileSpec:
 class CsvSpec(_FileSpec):
     """A user's file of rows with a response column (`y` unless another is named), every other column a feature: a
     CSV, or any format of core.data.formats, by its name's extension (the class keeps its first format's name); the
-    loss is the user's choice (fixed_loss None)."""
+    loss is the user's choice (fixed_loss None).
+
+    With a formula and its codebook (core.data.formula) the features are the formula's encoded columns instead, and
+    the response is its label. Both are part of the spec's identity, so a cache keyed on the spec tells two models of
+    one file apart; the people (population) are still the file's rows as read, whatever the model."""
 
     # who the rows are: core.data.rows.rows_key of its canonical table ("" when it has none: it cannot be charged)
     key: str = ""
     response: str = "y"  # the label or response column; which one it is does not change who the rows are
     # the key its rows were charged under before the canonical form (core.data.rows.earlier_key)
     earlier: str = field(default="", repr=False)
+    formula: str = ""  # a model such as "y ~ age + C(region)"; "" fits every other column as it is
+    # the public range or levels of each variable the formula names (compared, so part of the identity; not shown)
+    codebook: Codebook | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        """A formula is checked against its codebook before any row is read; its label is the response."""
+        if not self.formula and self.codebook is None:
+            return
+        label = model_of(self.formula, self.codebook).label
+        if self.response not in ("y", label):
+            raise InputError(f"the formula names the label, {label}, left of ~; drop {{response}} or name {label} "
+                             "there", "response")
+        object.__setattr__(self, "response", label)
 
     @classmethod
-    def from_bytes(cls, name: str, content: bytes, response: str = "y") -> CsvSpec:
+    def from_bytes(cls, name: str, content: bytes, response: str = "y", formula: str = "",
+                   codebook: Codebook | None = None) -> CsvSpec:
         """The spec of an upload; pass the same bytes to load()."""
         checked = digest(content)  # first: it refuses anything but bytes
         key, earlier = _keys(content, name)
-        return cls(checked, name, None, key, response, earlier)
+        return cls(checked, name, None, key, response, earlier, formula, codebook)
 
     @classmethod
-    def from_path(cls, path: str | os.PathLike, response: str = "y") -> CsvSpec:
+    def from_path(cls, path: str | os.PathLike, response: str = "y", formula: str = "",
+                  codebook: Codebook | None = None) -> CsvSpec:
         """The spec of a file on disk (read once for its digest and key, again by load())."""
         content = _read(path, f"data file not found: {path}; check the path passed to {{data}}", setting="data")
         key, earlier = _keys(content, str(path))
-        return cls(digest(content), str(path), os.fspath(path), key, response, earlier)
+        return cls(digest(content), str(path), os.fspath(path), key, response, earlier, formula, codebook)
 
     def population(self) -> Population:
         """The rows by their canonical key, whatever the writing (core.data.rows); DataError for a file with none."""
+        if not self.key and self.formula:  # it loads under the formula, so loading it would not say why
+            raise DataError(f"{self.name} cannot be charged: one of its columns has a missing cell or more than two "
+                            "different words, so whose budget a release would spend is unknown; write each "
+                            "categorical variable's levels as numbers, in the file and in the codebook", "data")
         return Population.file(check_key(self.key, self.name), self.name, self.earlier)
 
     @property
@@ -358,7 +383,7 @@ class CsvSpec(_FileSpec):
         """A user's CSV declares no bound on ||x||_2: the ball's default radius is sqrt(d)."""
         return None
 
-    default_domain = "cube"
+    default_domain = "cube"  # with a formula, every row lies in it (core.data.formula)
 
     @property
     def format(self) -> str:
@@ -366,10 +391,16 @@ class CsvSpec(_FileSpec):
         return format_of(self.name) or "data"
 
     def load(self, content: bytes | None = None) -> Dataset:
-        data = read_dataset(self._content(content), self.name, self.response)
-        return replace(data, source=self.describe())
+        content = self._content(content)
+        if not self.formula:
+            return replace(read_dataset(content, self.name, self.response), source=self.describe())
+        X, y, names, _ = apply_formula(read_table(content, self.name), self.formula, self.codebook, self.name)
+        return Dataset(X=X, y=y, feature_names=names, source=self.describe())
 
     def describe(self) -> str:
+        if self.formula:
+            return (f"{self.format} file {self.name}, model {self.formula} (each numeric variable scaled to [−1, 1] "
+                    "by its public range in the codebook)")
         column = "" if self.response == "y" else f", response column {self.response}"
         return f"{self.format} file {self.name}{column}"
 
@@ -482,3 +513,23 @@ def model_loss(spec: DataSpec, chosen: str | None, default: str = "robust") -> s
         raise InputError(f"these data fix the loss to {fixed} ({why}); drop {{loss}} or pass {{loss}} {fixed}",
                          setting="loss")
     return fixed
+
+
+def infer_loss(spec: DataSpec, y: np.ndarray, chosen: str | None,
+               name: Callable[[str], str] = flag) -> tuple[str, str | None]:
+    """The loss to fit and, when the label chose it, a notice that says so (name words the loss's control, as
+    PspError.render does): the loss the source fixes or the user chose (model_loss), else, for a file's rows, logistic
+    when its label takes exactly two values and robust otherwise. A logistic loss for a label of more than two values
+    is a DataError that names the label."""
+    if spec.fixed_loss is not None:
+        return model_loss(spec, chosen), None
+    label, values = spec.response, np.unique(y).size
+    if chosen == "logistic" and values > 2:
+        raise DataError(f"the label {label} takes {values} values, but the logistic loss needs binary labels; recode "
+                        f"{label} into two values (such as 0 and 1) or pass {{loss}} robust", "loss")
+    if chosen is not None:
+        return chosen, None
+    if values == 2:
+        return "logistic", (f"the label {label} takes two values, so the loss is logistic; pass {name('loss')} robust "
+                            "to change it")
+    return "robust", None
