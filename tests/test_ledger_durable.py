@@ -21,13 +21,8 @@ from core.data import acs
 from core.data.spec import AcsSpec, CsvSpec, SyntheticSpec
 from core.errors import InputError, LedgerUnavailable, PspError, Refused
 from core.privacy.ledger import Ledger, ReleaseDetails
-from core.privacy.ledger_store import (
-    SqliteStore,
-    default_ledger_path,
-    open_ledger,
-    population_from_json,
-    population_to_json,
-)
+from core.privacy.ledger_rows import population_from_json, population_to_json
+from core.privacy.ledger_store import SqliteStore, default_ledger_path, open_ledger
 from core.privacy.population import Population
 
 CA = AcsSpec(("CA",)).population()

@@ -14,15 +14,14 @@ from core.data.spec import AcsSpec
 from core.errors import LedgerUnavailable, Refused
 from core.privacy.access import Spender
 from core.privacy.ledger import Ledger
+from core.privacy.ledger_rows import key_json, part_scope
 from core.privacy.ledger_store import (
     _ENTRIES,
     _KNOWN,
     _TODAY,
     SCHEMA_VERSION,
     SqliteStore,
-    _key_json,
     _move_entries,
-    _scope,
     _shape,
     open_ledger,
 )
@@ -88,14 +87,14 @@ def build(path: Path, name: str) -> None:
     db.execute("INSERT INTO schema VALUES (?)", (version,))
     for seq, uid, p, eps, delta, details in ENTRIES:
         row = {"seq": seq, "uid": uid, "time": f"2026-01-{seq:02d}T00:00:00+00:00", "kind": p.kind,
-               "key": _key_json(p), "label": p.label, "epsilon": eps, "delta": delta,
+               "key": key_json(p), "label": p.label, "epsilon": eps, "delta": delta,
                **{k: v for k, v in details.items() if k in columns}}
         if "reason" in columns and uid == "e3":
             row |= {"outcome": "failed", "reason": "the run ended", "stages": "{}"}
         db.execute(f"INSERT INTO entries ({', '.join(row)}) VALUES ({', '.join('?' * len(row))})", tuple(row.values()))
-        db.executemany("INSERT INTO entry_parts VALUES (?, ?)", [(uid, _scope(part)) for part in p.parts()])
+        db.executemany("INSERT INTO entry_parts VALUES (?, ?)", [(uid, part_scope(part)) for part in p.parts()])
     db.execute("INSERT INTO caps (scope, cap_epsilon, cap_delta) VALUES ('default', 10.0, 1e-5)")
-    db.execute("INSERT INTO caps VALUES (?, ?, ?, ?, 4.0, 1e-5)", (_scope(CA), CA.kind, _key_json(CA), CA.label))
+    db.execute("INSERT INTO caps VALUES (?, ?, ?, ?, 4.0, 1e-5)", (part_scope(CA), CA.kind, key_json(CA), CA.label))
     if "certifications" in _shape(db):
         db.execute("INSERT INTO certifications VALUES ('c1', 'e1', '2026-01-05T00:00:00+00:00', '{}', '{}', 'open', "
                    "'[1, 2]', NULL)")

@@ -33,7 +33,6 @@ import sqlite3
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +49,16 @@ from core.privacy.ledger import (
     Refusal,
     ReleaseDetails,
 )
+from core.privacy.ledger_rows import (
+    CERTIFICATIONS_SQL,
+    certification_from_row,
+    entry_from_row,
+    iso_time,
+    key_json,
+    part_scope,
+    sql_real,
+    tuples,
+)
 from core.privacy.population import Population
 
 # 2 added entries.document; 3 the outcome "failed" with entries.reason, who spent each entry, the certifications,
@@ -60,6 +69,7 @@ BUSY_TIMEOUT = 10.0  # seconds a connection waits for another's write lock
 ENV_VAR = "PSP_LEDGER"
 APP_DIR = "private-single-parameter"
 DEFAULT_SCOPE = "default"
+POSTGRES_SCHEMES = ("postgresql://", "postgres://")  # a ledger named so is a PostgresStore
 
 _ENTRIES = """
 CREATE TABLE IF NOT EXISTS {name} (
@@ -179,63 +189,37 @@ CREATE TABLE IF NOT EXISTS analyst_changes (
 # ------------------------------------------------------------------ where the file lives
 
 
-def default_ledger_path() -> Path:
-    """$PSP_LEDGER, else $XDG_DATA_HOME (or ~/.local/share)/private-single-parameter/ledger.sqlite3."""
+def is_postgres(where: str | os.PathLike) -> bool:
+    """Whether a ledger's place is a PostgreSQL URL (core.privacy.ledger_pg) rather than an SQLite file's path."""
+    return isinstance(where, str) and where.startswith(POSTGRES_SCHEMES)
+
+
+def default_ledger_path() -> Path | str:
+    """$PSP_LEDGER (a PostgreSQL URL as it is), else $XDG_DATA_HOME (or ~/.local/share)/private-single-parameter/
+    ledger.sqlite3."""
     given = os.environ.get(ENV_VAR)
     if given:
-        return Path(given).expanduser()
+        return given if is_postgres(given) else Path(given).expanduser()
     base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
     return Path(base) / APP_DIR / "ledger.sqlite3"
 
 
 def open_ledger(path: str | os.PathLike | None = None) -> Ledger:
-    """The durable ledger in the file at path (default `default_ledger_path()`), caps read from it."""
-    return Ledger(store=SqliteStore(default_ledger_path() if path is None else path))
+    """The durable ledger in the file at path (default `default_ledger_path()`), or in the PostgreSQL database of a
+    postgresql:// or postgres:// URL; caps read from it."""
+    where = default_ledger_path() if path is None else path
+    if is_postgres(where):
+        from core.privacy.ledger_pg import PostgresStore  # psycopg is loaded only for a PostgreSQL ledger
+
+        return Ledger(store=PostgresStore(where))
+    return Ledger(store=SqliteStore(where))
 
 
 # ------------------------------------------------------------------ populations as JSON
 
 
-def _lists(value: Any) -> Any:
-    return [_lists(v) for v in value] if isinstance(value, (tuple, list)) else value
 
 
-def _tuples(value: Any) -> Any:
-    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
-
-
-def population_to_json(population: Population) -> str:
-    """{"kind", "key" (tuples as lists), "label"} as JSON; `population_from_json` gives the same Population back."""
-    return json.dumps({"kind": population.kind, "key": _lists(population.key), "label": population.label},
-                      ensure_ascii=False, allow_nan=False)
-
-
-def population_from_json(text: str) -> Population:
-    """The Population `population_to_json` wrote (lists back to tuples, so it hashes and compares equal)."""
-    doc = json.loads(text)
-    return Population(doc["kind"], _tuples(doc["key"]), doc.get("label", ""))
-
-
-def _key_json(population: Population) -> str:
-    """The canonical JSON of a population's key: what a part is looked up by."""
-    return json.dumps(_lists(population.key), separators=(",", ":"), allow_nan=False)
-
-
-def _scope(part: Population) -> str:
-    return json.dumps([part.kind, _lists(part.key)], separators=(",", ":"), allow_nan=False)
-
-
-def iso_time(t: float) -> str:
-    return datetime.fromtimestamp(t, UTC).isoformat()
-
-
-def _epoch(text: str) -> float:
-    return datetime.fromisoformat(text).timestamp()
-
-
-def _real(x: float | None) -> float | None:
-    """A float for SQLite (which stores NaN as NULL; an infinite cap is kept as it is)."""
-    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
 def _quoted(name: str) -> str:
@@ -378,7 +362,7 @@ class SqliteStore:
     def _spent(self, db: sqlite3.Connection, part: Population, by: str | None = None) -> Pair:
         rows = db.execute(
             "SELECT e.epsilon, e.delta FROM entry_parts p JOIN entries e ON e.uid = p.uid WHERE p.part = ? "
-            "AND (? IS NULL OR e.spender = ?)", (_scope(part), by, by)).fetchall()
+            "AND (? IS NULL OR e.spender = ?)", (part_scope(part), by, by)).fetchall()
         return math.fsum(r[0] for r in rows), math.fsum(r[1] for r in rows)
 
     def _caps(self, db: sqlite3.Connection) -> Caps:
@@ -390,7 +374,7 @@ class SqliteStore:
             if scope == DEFAULT_SCOPE:
                 default = cap
             else:
-                caps[Population(kind, _tuples(json.loads(key)), label or "")] = cap
+                caps[Population(kind, tuples(json.loads(key)), label or "")] = cap
         return default, caps
 
     def spent(self, part: Population, by: str | None = None) -> Pair:
@@ -407,9 +391,9 @@ class SqliteStore:
         with self._connect() as db:
             rows = db.execute(
                 "SELECT e.* FROM entry_parts p JOIN entries e ON e.uid = p.uid WHERE p.part = ? ORDER BY e.seq",
-                (_scope(part),)).fetchall()
+                (part_scope(part),)).fetchall()
             names = [c[0] for c in db.execute("SELECT * FROM entries LIMIT 0").description]
-        return tuple(_entry(dict(zip(names, r, strict=True))) for r in rows)
+        return tuple(entry_from_row(dict(zip(names, r, strict=True))) for r in rows)
 
     def log(self) -> list[dict[str, Any]]:
         """The whole append-only log, oldest first: one dict per entry with its parts (for export)."""
@@ -432,8 +416,8 @@ class SqliteStore:
         found: dict[str, Population] = {}
         for kind, key, label, scope in rows:
             if scope not in found:
-                whole = Population(kind, _tuples(json.loads(key)), label)
-                found[scope] = next(p for p in whole.parts() if _scope(p) == scope)
+                whole = Population(kind, tuples(json.loads(key)), label)
+                found[scope] = next(p for p in whole.parts() if part_scope(p) == scope)
         return list(found.values())
 
     # -------------------------------------------------------------- writing
@@ -463,13 +447,13 @@ class SqliteStore:
 
     def certifications(self, part: Population) -> Sequence[Certification]:
         with self._connect() as db:
-            rows = db.execute(f"{_CERTIFICATIONS} JOIN entry_parts p ON p.uid = c.entry WHERE p.part = ? "
-                              "ORDER BY e.seq", (_scope(part),)).fetchall()
-        return tuple(_certification(r) for r in rows)
+            rows = db.execute(f"{CERTIFICATIONS_SQL} JOIN entry_parts p ON p.uid = c.entry WHERE p.part = ? "
+                              "ORDER BY e.seq", (part_scope(part),)).fetchall()
+        return tuple(certification_from_row(r) for r in rows)
 
     def _certification(self, db: sqlite3.Connection, uid: str) -> Certification | None:
-        row = db.execute(f"{_CERTIFICATIONS} WHERE c.uid = ?", (uid,)).fetchone()
-        return None if row is None else _certification(row)
+        row = db.execute(f"{CERTIFICATIONS_SQL} WHERE c.uid = ?", (uid,)).fetchone()
+        return None if row is None else certification_from_row(row)
 
     def _write_certification(self, db: sqlite3.Connection, c: Certification) -> None:
         db.execute("INSERT OR REPLACE INTO certifications (uid, entry, opened, plan, summary, state, certificates, "
@@ -486,10 +470,10 @@ class SqliteStore:
     def _insert(self, db: sqlite3.Connection, entry: LedgerEntry) -> None:
         p = entry.population
         db.execute("INSERT INTO entries (uid, time, kind, key, label, epsilon, delta, spender) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (entry.uid, iso_time(entry.time), p.kind, _key_json(p), p.label,
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (entry.uid, iso_time(entry.time), p.kind, key_json(p), p.label,
                                                        entry.epsilon, entry.delta, entry.spender))
         db.executemany("INSERT INTO entry_parts (uid, part) VALUES (?, ?)",
-                       [(entry.uid, _scope(part)) for part in p.parts()])
+                       [(entry.uid, part_scope(part)) for part in p.parts()])
         if entry.details is not None:
             self._write_details(db, entry.uid, entry.details)
 
@@ -501,8 +485,8 @@ class SqliteStore:
         stages = json.dumps({k: list(v) for k, v in d.stages.items()}, allow_nan=False)
         cur = db.execute("UPDATE entries SET coefficient = ?, stages = ?, outcome = ?, value = ?, low = ?, high = ?, "
                          "document = ?, reason = ? WHERE uid = ?",
-                         (d.coefficient, stages, d.outcome, _real(d.value), _real(d.low), _real(d.high), d.document,
-                          d.reason, uid))
+                         (d.coefficient, stages, d.outcome, sql_real(d.value), sql_real(d.low), sql_real(d.high),
+                          d.document, d.reason, uid))
         if cur.rowcount != 1:
             raise LedgerUnavailable(self._message(f"it has no entry {uid} to record the release on"))
 
@@ -512,7 +496,7 @@ class SqliteStore:
             for part in population.parts():
                 db.execute("INSERT OR REPLACE INTO caps (scope, kind, key, label, cap_epsilon, cap_delta) "
                            "VALUES (?, ?, ?, ?, ?, ?)",
-                           (_scope(part), part.kind, _key_json(part), part.label, cap[0], cap[1]))
+                           (part_scope(part), part.kind, key_json(part), part.label, cap[0], cap[1]))
 
     def put_analyst(self, a: Analyst, new: bool, change: str, by: str) -> None:
         with self._transaction() as db:
@@ -568,26 +552,8 @@ class SqliteStore:
                        (DEFAULT_SCOPE, cap[0], cap[1]))
 
 
-def _entry(row: dict[str, Any]) -> LedgerEntry:
-    population = Population(row["kind"], _tuples(json.loads(row["key"])), row["label"])
-    details = None
-    if row["outcome"] is not None:
-        stages = {k: (float(v[0]), float(v[1])) for k, v in json.loads(row["stages"] or "{}").items()}
-        details = ReleaseDetails(row["coefficient"] or "", stages, row["outcome"], row["value"], row["low"],
-                                 row["high"], row["document"], row["reason"])
-    return LedgerEntry(population, row["epsilon"], row["delta"], time=_epoch(row["time"]), uid=row["uid"],
-                       details=details, spender=row["spender"])
 
 
-# A certification with its people: those of the entry that charged its first phase.
-_CERTIFICATIONS = ("SELECT c.uid, c.entry, c.opened, c.plan, c.summary, c.state, c.certificates, c.release_entry, "
-                   "e.kind, e.key, e.label FROM certifications c JOIN entries e ON e.uid = c.entry")
-
-
-def _certification(row: Sequence[Any]) -> Certification:
-    uid, entry, opened, plan, summary, state, certificates, release_entry, kind, key, label = row
-    return Certification(uid, Population(kind, _tuples(json.loads(key)), label), entry, json.loads(plan),
-                         json.loads(summary), state, certificates, release_entry, _epoch(opened))
 
 
 def _explain(exc: sqlite3.Error) -> str:
