@@ -9,18 +9,22 @@ ledger refuses, end with exit status 2 and one line on stderr saying what is wro
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import io
 import json
 import math
 import os
+import sqlite3
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NoReturn
 
 from core.data import Dataset
 from core.data.encoding import CENTRED_INTERCEPT, DEFAULT_ENCODING, ENCODINGS, RADII, RADII_WORDS
+from core.data.formula import Codebook
 from core.data.spec import (
     MAX_SAMPLE_ROWS,
     MIN_SAMPLE_ROWS,
@@ -32,9 +36,10 @@ from core.data.spec import (
     PumsSpec,
     SyntheticCensusSpec,
     SyntheticSpec,
+    infer_loss,
     model_loss,
 )
-from core.errors import InputError, PspError, check_seed, flag
+from core.errors import InputError, LedgerUnavailable, PspError, check_seed, flag
 from core.estimator.geometry import DOMAINS
 from core.estimator.losses import LOSSES
 from core.estimator.model import ModelSpec
@@ -49,6 +54,7 @@ from core.plan import (
     charge_and_certify,
     charge_and_execute,
     charge_and_finish,
+    charge_and_finish_table,
     charge_and_release_table,
     execute,
     execute_table,
@@ -60,7 +66,8 @@ from core.privacy.accounting import ACCOUNTINGS, RELEASE_SPLIT, Budget, make_bud
 from core.privacy.charge import SEEDED, default_cap, open_charged
 from core.privacy.gaussian import CALIBRATIONS, DEFAULT_CALIBRATION, check_total_budget, delta_warning
 from core.privacy.ledger import Ledger
-from core.privacy.ledger_store import default_ledger_path, iso_time, population_to_json
+from core.privacy.ledger_rows import iso_time, population_to_json
+from core.privacy.ledger_store import POSTGRES_SCHEMES, SCHEMA_VERSION, SqliteStore, default_ledger_path, is_postgres
 from core.privacy.population import SYNTHETIC_CENSUS, Population
 from core.report import PUBLICATION_PATH, compare_document, first_sentence, release_document
 from core.settings import check
@@ -115,7 +122,8 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     _add_data_options(p)
     p.add_argument(
         "--loss", choices=sorted(LOSSES), default=None,
-        help="robust or logistic (default robust; census data are logistic)",
+        help="robust or logistic (default: logistic when the label takes two values, else robust; census data are "
+        "logistic)",
     )
     p.add_argument("--coordinate", help="column index (0-based, among the features) or name (required, but for a "
                    "table: release --coordinates)")
@@ -153,6 +161,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a regression table instead of --coordinate: comma-separated names or indices, or all; one "
                    "release of the same budget on the whole vector, these coordinates published, with intervals "
                    "that hold at once (see --coverage)")
+    p.add_argument("--formula", default=None,
+                   help='with --data and --codebook: the model as statisticians write it, e.g. "y ~ age + '
+                   'C(region)": each numeric variable scaled to [-1, 1] by its public range, C(v) coded against its '
+                   'first listed level, an Intercept unless "- 1"')
+    p.add_argument("--codebook", metavar="FILE.csv", default=None,
+                   help="with --formula: a CSV of variable,type,low,high,levels giving each variable's public facts, "
+                   "numeric with its range low..high or categorical with its levels a|b|c")
     p.add_argument("--coverage", default=None, choices=COVERAGES,
                    help="a table's intervals: together (the default), all rows covered at once with probability "
                    "--level, or each, every row on its own at --level, as regression tables usually print them")
@@ -264,6 +279,10 @@ def _add_ledger_commands(sub: argparse._SubParsersAction) -> None:
     exp = lsub.add_parser("export", help="the whole append-only log")
     exp.add_argument("--format", choices=("json", "csv"), default="json")
     exp.add_argument("--ledger", default=None, metavar="PATH", help=where)
+    move = lsub.add_parser("move", help="copy the SQLite ledger into an empty PostgreSQL ledger, in one "
+                           "transaction, and check that both show the same (the file is left as it is)")
+    move.add_argument("--to", required=True, metavar="URL", help="the PostgreSQL ledger, postgresql://user@host/db")
+    move.add_argument("--ledger", default=None, metavar="PATH", help=where)
 
 
 def _add_analyst_commands(lsub: argparse._SubParsersAction, where: str) -> None:
@@ -302,7 +321,9 @@ def spec_from_args(args: argparse.Namespace) -> DataSpec:
     sample = dict(n=args.n, sample_seed=args.sample_seed, with_replacement=args.with_replacement,
                   encoding=args.encoding)
     if args.data is not None:
-        return CsvSpec.from_path(args.data, args.response)
+        return CsvSpec.from_path(args.data, args.response, **_formula(args))
+    if _formula(args):
+        raise InputError("--formula and --codebook apply to a file of rows: add --data")
     if args.pums is not None:
         return PumsSpec.from_path(args.pums, **sample)
     if args.acs_root is not None:
@@ -312,6 +333,17 @@ def spec_from_args(args: argparse.Namespace) -> DataSpec:
         return SyntheticCensusSpec(tuple(args.state or ()), args.year, args.horizon, args.census_sample, **sample)
     n = SYNTHETIC_N if args.n is None else args.n
     return SyntheticSpec(args.loss or "robust", n, args.d, args.theta_norm, args.noise_scale, args.sample_seed)
+
+
+def _formula(args: argparse.Namespace) -> dict:
+    """release's --formula and its --codebook, read ({} without them)."""
+    formula, codebook = getattr(args, "formula", None), getattr(args, "codebook", None)
+    if formula is None and codebook is None:
+        return {}
+    if formula is None or codebook is None:
+        raise InputError("--formula and --codebook go together: the codebook gives the public range or levels of "
+                         "each variable the formula names")
+    return dict(formula=formula, codebook=Codebook.read(codebook))
 
 
 def load_dataset(args: argparse.Namespace) -> Dataset:
@@ -336,13 +368,16 @@ def _prepared(args: argparse.Namespace) -> tuple[Budget, DataSpec, Dataset, Prob
     check_seed(args.seed, "--seed")
     budget = make_budget(args.epsilon, args.delta, parse_split(args.split), args.accounting)
     spec = spec_from_args(args)
-    model = ModelSpec(model_loss(spec, args.loss), args.domain or spec.default_domain, args.radius, args.lambda_reg,
-                      args.response_bound)
+    model_loss(spec, args.loss)  # a loss the source contradicts is refused before any row is read
     data = spec.load()
+    loss, notice = infer_loss(spec, data.y, args.loss)
+    model = ModelSpec(loss, args.domain or spec.default_domain, args.radius, args.lambda_reg, args.response_bound)
     problem = prepare_spec(data, model, spec)
     where = projection(data.X, problem)
     _warn_projection(where)
     j = None if getattr(args, "coordinates", None) is not None else problem.coordinate(_coordinate(args))
+    if notice is not None:  # once the problem stands, so that a refusal stays one line
+        print(f"note: {notice}", file=sys.stderr)
     warning = delta_warning(args.delta, problem.n)
     if warning is not None:  # a warning, not a refusal: the app's default delta 1e-6 is above 1/n past a million rows
         print(f"warning: {warning}", file=sys.stderr)
@@ -410,14 +445,12 @@ def _publish(args: argparse.Namespace, plan: ReleasePlan, problem: Problem, ledg
 
 
 def _check_table_options(args: argparse.Namespace) -> None:
-    """A table is one release of the same budget as one coefficient's: only --coordinate, --repeat and the two
-    phases do not apply."""
+    """A table is one release of the same budget as one coefficient's, in one step or two: only --coordinate and
+    --repeat do not apply."""
     if args.coordinate is not None:
         raise InputError("give --coordinate (one coefficient) or --coordinates (a table), not both")
     if args.repeat != 1:
         raise InputError("--repeat does not apply to a table: run the command again for another draw")
-    if args.certify_first or args.finish:
-        raise InputError("a table is released in one step: drop --certify-first or --finish")
 
 
 def _release_table(args: argparse.Namespace, spec: DataSpec, problem: Problem, budget: Budget, fallback: bool,
@@ -426,10 +459,19 @@ def _release_table(args: argparse.Namespace, spec: DataSpec, problem: Problem, b
     plan = TablePlan(data=spec, model=problem.model, indices=idx, names=tuple(problem.feature_names[j] for j in idx),
                      budget=budget, calibration=args.calibration, level=args.level, fallback=fallback,
                      seed=args.seed, coverage=args.coverage or TOGETHER)
-    if ledger is not None:
-        entry = charge_and_release_table(plan, problem, ledger, spender=_spender(args, ledger))[2]
-        return entry.details.document + "\n"  # type: ignore[union-attr]
-    return table_report(plan, problem, execute_table(plan, problem))
+    if ledger is None:
+        return table_report(plan, problem, execute_table(plan, problem))
+    spender = _spender(args, ledger)
+    if args.certify_first:
+        w = charge_and_certify(plan, problem, ledger, spender=spender)
+        return dict(certification=w.certification.uid, coefficients=list(plan.names),
+                    preview=preview(plan, problem, w.certified),
+                    finish=f"run the same command with --finish {w.certification.uid} in place of --certify-first")
+    if args.finish:
+        entry = charge_and_finish_table(plan, problem, ledger, args.finish, spender=spender)[2]
+    else:
+        entry = charge_and_release_table(plan, problem, ledger, spender=spender)[2]
+    return entry.details.document + "\n"  # type: ignore[union-attr]
 
 
 def cmd_compare(args: argparse.Namespace) -> dict:
@@ -468,7 +510,12 @@ def _population(p: Population) -> dict:
 
 
 def cmd_ledger_show(args: argparse.Namespace) -> dict:
-    ledger = open_charged(args.ledger, default_cap())
+    return _show(open_charged(args.ledger, default_cap()))
+
+
+def _show(ledger: Ledger) -> dict:
+    """What `ledger show` prints: the caps, and per population its cap, spent, remaining, entries, spenders and open
+    certifications."""
     default, caps = ledger.caps()
     rows = []
     for part in dict.fromkeys([*ledger.parts_charged(), *(p for p in caps if not _all_samples(p))]):
@@ -595,9 +642,48 @@ def cmd_ledger_close(args: argparse.Namespace) -> dict:
     return dict(ledger=str(ledger), certification=closed.uid, state=closed.state, summary=closed.summary)
 
 
+def cmd_ledger_move(args: argparse.Namespace) -> dict:
+    """`ledger move --to URL`: copy the SQLite ledger into an empty PostgreSQL one in one transaction
+    (PostgresStore.copy_from), then check that both show and export the same. The file is only read: one of an older
+    schema, which opening would bring up to date, is refused first."""
+    source = default_ledger_path() if args.ledger is None else args.ledger
+    if is_postgres(source):
+        raise InputError("ledger move copies an SQLite ledger file into PostgreSQL: name the file with --ledger")
+    if not is_postgres(args.to):
+        raise InputError(f"--to takes a PostgreSQL URL ({' or '.join(POSTGRES_SCHEMES)}...), got {args.to}")
+    path = Path(source).expanduser()
+    if not path.is_file():
+        raise InputError(f"there is no ledger file at {path}: name the SQLite ledger to move with --ledger or "
+                         "PSP_LEDGER")
+    version = _file_version(path)
+    if version not in (None, SCHEMA_VERSION):
+        raise InputError(f"the ledger file {path} has schema version {version}: bring it to version "
+                         f"{SCHEMA_VERSION} with `python -m core ledger show --ledger {path}`, then move it")
+    from core.privacy.ledger_pg import PostgresStore  # psycopg is loaded only for a PostgreSQL ledger
+
+    old, new = SqliteStore(path), PostgresStore(args.to)
+    moved = new.copy_from(old)
+    before, after = Ledger(store=old), Ledger(store=new)
+    if _show(before) | {"ledger": ""} != _show(after) | {"ledger": ""} or _log(before) != _log(after):
+        raise LedgerUnavailable(f"the ledger {new} does not show what {old} shows after the move, so do not use it: "
+                                "empty its database and move again")
+    return dict(ledger=str(new), moved_from=str(old), **moved, checked="ledger show and ledger export agree")
+
+
+def _file_version(path: Path) -> int | None:
+    """The schema version of an SQLite ledger file, read without writing to it (None when it has none to read:
+    SqliteStore then says what is wrong with it)."""
+    try:
+        with contextlib.closing(sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)) as db:
+            return db.execute("SELECT version FROM schema").fetchone()[0]
+    except (sqlite3.Error, TypeError):
+        return None
+
+
 def cmd_ledger(args: argparse.Namespace) -> dict | str:
     commands = {"show": cmd_ledger_show, "set-cap": cmd_ledger_set_cap, "export": cmd_ledger_export,
-                "close": cmd_ledger_close, "analyst": cmd_ledger_analyst, "publications": cmd_ledger_publications}
+                "close": cmd_ledger_close, "analyst": cmd_ledger_analyst, "publications": cmd_ledger_publications,
+                "move": cmd_ledger_move}
     return commands[args.ledger_command](args)
 
 

@@ -274,6 +274,28 @@ def test_the_command_line_certifies_first_and_finishes_once(tmp_path, capsys):
     assert len(open_ledger(path).entries(LOGISTIC.population())) == 2
 
 
+def test_the_command_line_certifies_a_table_first_and_finishes_it_once(tmp_path, capsys):
+    path = tmp_path / "ledger.sqlite3"
+    release = ["release", "--synthetic", "--loss", "logistic", "--n", 500, "--d", 3, "--sample-seed", 11,
+               "--coordinates", "x0,x2", "--epsilon", 4, "--delta", 1e-6, "--ledger", path]
+    status, out, err = _cli(capsys, *release, "--certify-first")
+    assert status == 0, err
+    ahead = json.loads(out)
+    assert ahead["coefficients"] == ["x0", "x2"] and ahead["preview"]["rows"] == ["x0", "x2"]
+    assert ahead["preview"]["row_level"] == pytest.approx(0.975)
+    status, out, err = _cli(capsys, *release, "--finish", ahead["certification"])
+    assert status == 0, err
+    assert [r["name"] for r in json.loads(out)["table"]["rows"]] == ["x0", "x2"]
+    status, out, err = _cli(capsys, *release, "--finish", ahead["certification"])
+    assert status == 2 and "released already" in err and out == ""
+    one = [a if a != "x0,x2" else "x0" for a in release]  # one coefficient cannot finish a table's certificates
+    status, out, err = _cli(capsys, *[a if a != "--coordinates" else "--coordinate" for a in one], "--finish",
+                            ahead["certification"])
+    assert status == 2 and out == ""
+    entries = open_ledger(path).entries(LOGISTIC.population())
+    assert len(entries) == 2 and sum(e.epsilon for e in entries) == pytest.approx(4.0)
+
+
 def _keys(doc) -> set[str]:
     if isinstance(doc, dict):
         return set(doc) | {k for v in doc.values() for k in _keys(v)}
