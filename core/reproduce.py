@@ -114,10 +114,14 @@ def _file_cell(spec: CsvSpec | PumsSpec, r: ReleasePlan, folder: tuple[str, str]
     kind = type(spec).__name__
     if isinstance(spec, CsvSpec):
         sample = {} if spec.response == "y" else dict(response=spec.response)
+        if spec.formula:  # the model as stated, and the public facts it was encoded with
+            sample |= dict(formula=spec.formula)
     else:
         sample = dict(n=spec.n, sample_seed=spec.sample_seed, with_replacement=spec.with_replacement,
                       encoding=spec.encoding)
     rest = "".join(f", {k}={_lit(v)}" for k, v in sample.items())
+    if isinstance(spec, CsvSpec) and spec.codebook is not None:
+        rest += f", codebook=Codebook.from_csv({_lit(spec.codebook.to_csv())})"
     if exact(r):
         # A seeded run replays only on the same bytes: the digest makes load() refuse any other file.
         check = "# Its SHA-256 digest (computed from the data: NOT private) makes load() refuse any other file.\n"
@@ -174,7 +178,9 @@ def cells(r: ReleasePlan, folder: tuple[str, str]) -> list[Cell]:
                             "from core.privacy.accounting import make_budget\n"
                             "from core.estimator.model import ModelSpec\n"
                             "from core.mechanisms.pipeline import make_rng, prepare_spec, run_private\n"
-                            f"from core.data.spec import {type(r.data).__name__}"])
+                            f"from core.data.spec import {type(r.data).__name__}",
+                            *(["from core.data.formula import Codebook"] if getattr(r.data, "codebook", None)
+                              else [])])
     seed = "None  # fresh noise from the operating system" if r.seed is None else f"{_lit(r.seed)}  # replays the run"
     return [
         ("The `core` package of this project does every step; run from the repository's root, "

@@ -17,6 +17,7 @@ import pytest
 from apptest import new_app
 
 from core.data.csvfile import read_csv_bytes
+from core.data.formula import Codebook
 from core.data.spec import AcsSpec, CsvSpec, PumsSpec, SyntheticSpec
 from core.errors import InputError
 from core.estimator.model import ModelSpec
@@ -145,6 +146,28 @@ def test_an_uploaded_file_is_read_from_beside_the_script_and_checked(tmp_path):
     done = subprocess.run([sys.executable, path.name], cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)},
                           capture_output=True, text=True, timeout=300)
     assert done.returncode != 0 and "has changed since it was chosen" in done.stderr
+
+
+@pytest.mark.slow
+def test_a_formula_and_its_codebook_travel_with_the_script(tmp_path):
+    """An upload read through a formula and its codebook: the seeded script states both (the codebook as CSV text)
+    and prints the value the run released; the codebook survives its round trip as CSV."""
+    rng = np.random.default_rng(4)
+    age, region = rng.uniform(20, 70, 4000), rng.integers(1, 4, 4000)
+    y = (rng.uniform(size=4000) < 1 / (1 + np.exp(-(0.05 * (age - 45) + 0.4 * (region == 2))))).astype(int)
+    content = ("age,region,y\n" + "\n".join(f"{a:.6f},{g},{t}" for a, g, t in zip(age, region, y, strict=True)))
+    content = content.encode()
+    book = Codebook.from_csv("variable,type,low,high,levels\nage,numeric,18,90,\nregion,categorical,,,1|2|3\n")
+    assert Codebook.from_csv(book.to_csv()) == book
+    spec = CsvSpec.from_bytes("ages.csv", content, formula="y ~ age + C(region)", codebook=book)
+    model = ModelSpec("logistic")
+    r = plan_for(spec, model, "age", 8.0, 1e-6, fallback=True, seed=3)
+    want = run_private(prepare_spec(spec.load(content), model, spec), "age", make_budget(8.0, 1e-6), make_rng(3),
+                       fallback=True).release
+    code = script(r)
+    assert "formula='y ~ age + C(region)'" in code and "Codebook.from_csv(" in code
+    (tmp_path / "ages.csv").write_bytes(content)
+    assert float(printed(run_script(code, tmp_path))["value"]) == want.value
 
 
 def test_a_pums_file_with_its_sample_replays_through_the_fallback(tmp_path):

@@ -110,6 +110,18 @@ class Codebook:
             raise KeyError(name)
         return found
 
+    def to_csv(self) -> str:
+        """The codebook as the CSV `from_csv` reads back to an equal Codebook (a reproduce script carries it so)."""
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(CODEBOOK_COLUMNS)
+        for v in self.variables:
+            if isinstance(v, Numeric):
+                writer.writerow([v.name, NUMERIC, repr(v.low), repr(v.high), ""])
+            else:
+                writer.writerow([v.name, CATEGORICAL, "", "", LEVEL_SEPARATOR.join(v.levels)])
+        return out.getvalue()
+
     @classmethod
     def read(cls, path: str | os.PathLike) -> Codebook:
         """A codebook CSV file on disk."""
