@@ -7,21 +7,25 @@ constants G1, r). Nothing else is read, so a forecast costs no budget.
 
 - The test passed: Algorithm 5's half-width is known exactly now (core.mechanisms.release).
 - The fallback (core.mechanisms.fallback): objective perturbation's (lam, s) are public, so the half-width it gets
-  WITHOUT a curvature interval, `fallback_half_width`, is exact now. With one, it is about q s ||v|| +
-  |lam - lam_reg| ||v|| ||theta_hat|| + l(lam), ||v|| = ||(H + lam_reg I)^-1 u|| (core.mechanisms.curvature, which
-  reads step 2's estimate of ||v|| with its noise): between q s / (lambda_hat_max + lam_reg) (||v|| >=
-  1/(lambda_max + lam_reg)) and q s / mu_low, the interval's cap at step 1's likely low draw, plus the ridge bias,
-  which depends on the released point and is not forecast (measured: docs/experiments.md). Whether the bound is
-  certified depends on step 1's Laplace draw: its chance is computed with lambda_hat_min + lam_reg in place of
-  mu = lambda_min(H(theta_hat) + lam_reg I), which lambda_hat_min + lam_reg bounds from below w.h.p. (H(theta_hat) is
-  near H(theta(P_n))), so the chance is, if anything, too low and the warning errs towards warning. Where
-  lambda_hat_min is 0, stage 1's released count read at its 99.99 % lower quantile (`count_hint`) stands in, and the
-  chance is discounted by its miss rate: a 90 % quantile missed one draw in ten, each then an unwarned wide interval
-  (docs/experiments.md).
+  WITHOUT the proven curvature interval, the ridge coefficient's `fallback_half_width`, is exact now. With it, about
+  q s ||v|| + l(lam) at its least (||v|| >= 1/(lambda_max + lam_reg)) up to the cap q_0 s/mu_low plus the Hessians'
+  remainder at step 1's likely low draw mu_low (`_narrow`), plus a ridge bias that depends on the released point and
+  is not forecast. Whether the interval is given depends on step 1's Laplace draw clearing G1/n and the localising
+  floor r s chi_d e^{r l} (core.mechanisms.split.certification_chance). Its chance is computed at a stand-in for
+  mu = lambda_min(H(theta_hat) + lam_reg I): the larger of lambda_hat_min and stage 1's released count read at its
+  99.99 % lower quantile (`count_hint`; the chance then discounted by that miss rate), both lower bounds on the
+  curvature at the fit, so the chance is, if anything, too low and the warning errs towards warning. Where the probe
+  was drawn, the chance at the curvature's ceiling (`probe_ceiling`, the probe's reading at its 99.99 % upper
+  quantile: every Hessian lies below C) bounds it from above and replaces a larger one, or a missing one: so a chance
+  is stated even where nothing was certified. For a table of k rows the same at each row's level, with the split for
+  k bounds.
+- The chance of an informative interval (`Forecast.informative`): the chance of the curvature interval times whether
+  its likely top is informative, plus the rest times whether the exact ridge interval is.
 - "Uninformative": a likely half-width wider than the coefficient's plausible half-range, a public number: for the
   logistic loss ln 100 (odds ratios from 1/100 to 100 per unit of the feature: wider tells a reader nothing they did
   not know), for a response bound B on the cube or ball, B (the coefficient's effect across the domain would exceed
-  the response's whole range). A forecast warns whenever an interval that wide has a chance of at least WARN_AT.
+  the response's whole range). A forecast warns whenever an interval that wide has a chance of at least WARN_AT,
+  and says that chance where it is known.
 """
 
 from __future__ import annotations
