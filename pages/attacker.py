@@ -28,7 +28,7 @@ from ui.attack_sketches import count_sketch, loss_sketch, release_sketch
 from ui.boot import through_navigation
 from ui.charts import chart, sketch
 from ui.controls import budget as budget_setting
-from ui.format import metric_row, num, tagged
+from ui.format import data_table, fixed, metric_row, num, percent, presenting, tagged
 from ui.labels import message
 from ui.theme import METHOD_LABELS
 
@@ -74,7 +74,8 @@ def stages(laws: attack.Laws) -> None:
     st.markdown(tagged("### Stage by stage"))
     st.caption("Each stage on the branch most likely on P: the certificates at their likeliest values, the same on "
                "both data sets, as a real run on either would use them.")
-    left, right = st.columns(2)
+    # Side by side, or in presentation mode one above the other: a figure in half a column would have small text.
+    left, right = (st.container(), st.container()) if presenting() else st.columns(2)
     with left:
         count_stage(laws.stage1, "Stage 1", "λmin", "stage1")
     with right:
@@ -92,7 +93,7 @@ def stages(laws: attack.Laws) -> None:
     sketch("attack_release", release_sketch, r)
     st.caption(f"The row moves uᵀθ by {num(abs(r.mean_prime - r.mean))}; the noise's standard deviation is "
                f"{num(r.sd)} with the row and {num(r.sd_prime)} without: the shift is "
-               f"{abs(r.mean_prime - r.mean) / r.sd:.2f} standard deviations.")
+               f"{fixed(abs(r.mean_prime - r.mean) / r.sd, 2)} standard deviations.")
 
 
 def count_stage(law: attack.CountLaw, stage: str, symbol: str, key: str) -> None:
@@ -110,9 +111,9 @@ def privacy_loss(laws: attack.Laws, b: Budget) -> None:
     metric_row([
         ("This pair's ε at the chosen δ · not private", f"{loss.epsilon_at_delta:.3g}",
          f"The smallest ε this pair needs at δ = {b.delta_total:g}; the guarantee claims {b.epsilon_total:g}"),
-        ("Best guess on this pair · not private", f"{(1 + loss.tv) / 2:.1%}",
+        ("Best guess on this pair · not private", percent((1 + loss.tv) / 2),
          "The best chance of telling P from P′ from one release, each drawn half the time: (1 + TV)/2"),
-        ("Best the guarantee allows", f"{attack.best_accuracy(b.epsilon_total, b.delta_total):.1%}",
+        ("Best the guarantee allows", percent(attack.best_accuracy(b.epsilon_total, b.delta_total)),
          "(e^ε + δ)/(1 + e^ε): no guesser does better on any pair one row apart"),
     ])
 
@@ -188,7 +189,7 @@ def computer_score(pair: attack.Neighbours, laws: attack.Laws, b: Budget, calibr
 
 def right(s: attack.GameScore) -> str:
     """A score in one form for the student and the computer: the share right, then the count."""
-    return f"{(s.tp + s.tn) / s.rounds:.1%} ({s.tp + s.tn} of {s.rounds})"
+    return f"{percent((s.tp + s.tn) / s.rounds)} ({s.tp + s.tn} of {s.rounds})"
 
 
 def game_results(s: attack.GameScore, computer: attack.GameScore | None) -> None:
@@ -196,12 +197,12 @@ def game_results(s: attack.GameScore, computer: attack.GameScore | None) -> None
     items = [("Your guesses right", right(s) if s.rounds else "none yet", "Rounds guessed right, of those guessed")]
     if computer is not None:
         items.append(("The computer's", right(computer), "The likelihood-ratio guesser's rounds right"))
-    items.append(("Best the guarantee allows", f"{s.best:.1%}", "(e^ε + δ)/(1 + e^ε)"))
+    items.append(("Best the guarantee allows", percent(s.best), "(e^ε + δ)/(1 + e^ε)"))
     metric_row(items)
     shown = [(name, x) for name, x in (("your", s), ("the computer's", computer)) if x is not None and x.rounds]
     for name, x in shown:
         lb = "no evidence of any ε above 0" if not math.isfinite(x.epsilon_lb) or x.epsilon_lb <= 0 else \
-            f"ε ≥ {x.epsilon_lb:.2f}"
+            f"ε ≥ {fixed(x.epsilon_lb, 2)}"
         st.caption(f"What {name} guesses prove about the release, at 99.9 % confidence (the privacy audit's "
                    f"Clopper–Pearson bound): {lb}, against the claimed ε = {x.epsilon:g}.")
 
@@ -232,7 +233,7 @@ def baselines(pair: attack.Neighbours, b: Budget, plan: ReleasePlan, row: int) -
         return
     pairs = record.baselines[1]
     chart(baseline_figure(pairs), "attack_baselines_figure", restyle=False)
-    st.dataframe(baseline_table(pairs), hide_index=True, key="attack_baselines_table")
+    data_table(baseline_table(pairs), hide_index=True, key="attack_baselines_table")
 
 
 def baseline_table(pairs: dict[str, tuple[np.ndarray, np.ndarray]]) -> pd.DataFrame:

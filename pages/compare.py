@@ -36,7 +36,7 @@ from ui.boot import through_navigation
 from ui.charts import chart
 from ui.controls import budget as budget_setting
 from ui.figures import strip_figure
-from ui.format import noise_source, tagged
+from ui.format import data_table, fixed, noise_source, percent, tagged
 from ui.labels import message
 from ui.theme import METHOD_LABELS, NOT_PRIVATE
 
@@ -114,7 +114,7 @@ def share(r: Rate | None, missing: str) -> str:
     """A rate as "k/n = p % [low, high]" (its Clopper–Pearson interval), or `missing` when there is none."""
     if r is None:
         return missing
-    return f"{r.k}/{r.n} = {100 * r.share:.1f} % [{100 * r.low:.1f}, {100 * r.high:.1f}]"
+    return f"{r.k}/{r.n} = {percent(r.share, sep=' ')} [{fixed(100 * r.low, 1)}, {fixed(100 * r.high, 1)}]"
 
 
 def coverage(s: MethodSummary, r: Rate | None) -> str:
@@ -193,13 +193,13 @@ def results(c: Comparison) -> None:
             "DP-SGD."
         )
         st.caption(rates_caption(c))
-        st.dataframe(table, hide_index=True, key="compare_table", column_config=number_formats(table))
+        data_table(table, hide_index=True, key="compare_table", column_config=number_formats(table))
         st.download_button("Download the table (CSV)", table.to_csv(index=False), file_name="comparison.csv",
                            mime="text/csv", on_click="ignore", key="compare_csv")
     if c.full_vector:
         table = vector_table(c)
         st.markdown(tagged("#### Whole vector"))
-        st.dataframe(table, hide_index=True, key="compare_vector_table", column_config=number_formats(table))
+        data_table(table, hide_index=True, key="compare_vector_table", column_config=number_formats(table))
 
 
 def number_formats(table: pd.DataFrame) -> dict:

@@ -25,7 +25,7 @@ from ui import keys, loaded, params, session
 from ui.boot import through_navigation
 from ui.charts import chart
 from ui.figures import histogram
-from ui.format import md, metric_row, tagged
+from ui.format import data_table, md, metric_row, percent, tagged
 from ui.labels import LABELS, message
 from ui.theme import NOT_PRIVATE
 
@@ -309,7 +309,7 @@ def projected(problem: Problem | None, n: int) -> tuple[str, str, str]:
         return "Rows projected onto the domain", "—", "Rows outside the domain are projected onto it before the fit"
     model = problem.model
     where = "the cube [−1, 1]ᵈ" if model.domain == "cube" else f"the ball ‖x‖₂ ≤ {model.radius:g}"
-    value = f"{problem.clipped_rows:,} ({problem.clipped_rows / n:.1%})"
+    value = f"{problem.clipped_rows:,} ({percent(problem.clipped_rows / n)})"
     return "Rows projected onto the domain", value, f"Rows outside {where} are projected onto it before the fit"
 
 
@@ -344,20 +344,21 @@ def summary(data: Dataset, problem: Problem | None) -> None:
     st.markdown(tagged("#### Summary"))
     items = [("n", f"{data.n:,}", "Rows of the data set"), ("d", str(data.d), "Feature columns")]
     if loaded.loss_name() == "logistic":
-        items.append(("Share of y = +1", f"{np.mean(data.y == 1):.1%}", "Label balance: the share of positive labels"))
+        items.append(("Share of y = +1", percent(float(np.mean(data.y == 1))),
+                      "Label balance: the share of positive labels"))
     items.append(projected(problem, data.n))
     metric_row(items)
     projection_notes(data, problem)
     st.caption("Features: " + ", ".join(data.feature_names))
     if loaded.loss_name() == "robust":
-        st.dataframe(response_table(data.y), width="content")
+        data_table(response_table(data.y), width="content")
 
 
 def preview(data: Dataset) -> None:
     st.markdown(tagged(f"#### First {PREVIEW_ROWS} rows"))
     frame = pd.DataFrame(data.X[:PREVIEW_ROWS], columns=list(data.feature_names))
     frame["y"] = data.y[:PREVIEW_ROWS]
-    st.dataframe(frame, hide_index=True, height="content")
+    data_table(frame, hide_index=True, height="content")
 
 
 def histograms(data: Dataset) -> None:

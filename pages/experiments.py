@@ -23,7 +23,7 @@ from ui import loaded
 from ui.boot import through_navigation
 from ui.charts import chart
 from ui.experiment_claims import CLAIMS, tab_label
-from ui.format import md
+from ui.format import data_table, fixed, md
 from ui.labels import capitalised
 
 through_navigation()  # a deep link's first run on a fresh server goes through app.py
@@ -75,7 +75,7 @@ def show(figure: str, rows: list[dict], label: str, key: str) -> None:
     title = f"{tab_label(figure)}: {label}"
     chart(plots.figure(rows, title), f"experiments_chart_{key}_{figure}", restyle=False)
     table = plots.table(rows)
-    st.dataframe(table, hide_index=True, key=f"experiments_table_{key}_{figure}", column_config=number_formats(table))
+    data_table(table, hide_index=True, key=f"experiments_table_{key}_{figure}", column_config=number_formats(table))
 
 
 def number_formats(table: pd.DataFrame) -> dict:
@@ -118,7 +118,7 @@ def run_quick(figure: str, out: Path) -> None:
         except OSError as exc:
             problem = f"the run could not start or write its files ({exc.strerror}); set PSP_EXPERIMENTS_DIR"
         if problem is None:
-            status.update(label=f"Quick preset done: {result['tasks']} tasks in {result['seconds']:.1f} s",
+            status.update(label=f"Quick preset done: {result['tasks']} tasks in {fixed(result['seconds'], 1)} s",
                           state="complete", expanded=False)
         else:
             status.update(label="The quick preset did not finish", state="error", expanded=False)

@@ -36,7 +36,7 @@ from ui import controls, keys, params, release_cards, session
 from ui.boot import through_navigation
 from ui.charts import chart
 from ui.experiment_runs import results_dir
-from ui.format import metric_row, num, opened
+from ui.format import metric_row, num, opened, percent
 from ui.labels import message
 from ui.planner_figures import frontier_figure, half_width_figure
 
@@ -145,7 +145,7 @@ def plan_view(p: Plan) -> None:
     half = num(p.half_width) if p.half_width is not None else "— (⊥, no interval)"
     metric_row([
         ("Test (14), noise-free certificates", verdict, "Condition (14) at λ̂min and λ̂max with N̂ = N (no noise)"),
-        ("P(test passes)", f"{100 * p.pass_probability:.1f} %",
+        ("P(test passes)", percent(p.pass_probability, sep=" "),
          "Probability that (14) passes under the certificates' Laplace noise (Algorithms 2 and 4)"),
         (f"Half-width at level {p.assumptions.level:g}", half, "z₁₋ₐ/₂ · σ(ε_c, δ_c) · w̄ (docs/method.md §7), at the "
          "noise-free λ̂min, widened by the fit's certified tolerance as the release does"),
@@ -165,10 +165,10 @@ def plan_view(p: Plan) -> None:
     release_cards.forecast_notice(None if p.forecast is None else dataclasses.asdict(p.forecast), p.assumptions.level)
     b = p.budget
     st.caption(
-        f"{p.test.reason[0].upper()}{p.test.reason[1:]}. Stages: λ̂min (ε_a, δ_a) = ({b.lambda_min.epsilon:.4g}, "
-        f"{b.lambda_min.delta:.3g}), λ̂max (ε_b, δ_b) = ({b.lambda_max.epsilon:.4g}, {b.lambda_max.delta:.3g}), "
-        f"release (ε_c, δ_c) = ({b.release.epsilon:.4g}, {b.release.delta:.3g}), {b.accounting} accounting; "
-        f"z₁₋ₐ/₂ = {p.z:.4g}."
+        f"{p.test.reason[0].upper()}{p.test.reason[1:]}. Stages: λ̂min (ε_a, δ_a) = ({num(b.lambda_min.epsilon, 4)}, "
+        f"{num(b.lambda_min.delta, 3)}), λ̂max (ε_b, δ_b) = ({num(b.lambda_max.epsilon, 4)}, "
+        f"{num(b.lambda_max.delta, 3)}), release (ε_c, δ_c) = ({num(b.release.epsilon, 4)}, "
+        f"{num(b.release.delta, 3)}), {b.accounting} accounting; z₁₋ₐ/₂ = {num(p.z, 4)}."
     )
 
 
@@ -183,7 +183,7 @@ def epsilon_search(a: Assumptions, target: float) -> str | None:
             return None
         keys.PLANNER_SEARCHED.set(key)
     eps = cached_epsilon(key[0], target, a)
-    return f"beyond {MAX_EPSILON:g}" if eps is None else f"{eps:.4g}"
+    return f"beyond {MAX_EPSILON:g}" if eps is None else num(eps, 4)
 
 
 def inverse_view(a: Assumptions, target: float) -> None:

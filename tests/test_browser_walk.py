@@ -3,9 +3,11 @@
 figures pressed: no exception, no error, no traceback; every figure (Plotly or SVG) has a title and, below it, a
 description that starts with that title and names what it draws; no chart's title, axis title or legend overlaps
 another or is cut off by the figure's edge, and no two labels of an SVG figure overlap; in presentation mode,
-captions are at least the size of the body text and a diagram's labels at least 16 px; every text and every enabled
-button's text has a contrast of at least 4.5:1 against what it is drawn on (3:1 for large text, WCAG AA), in both
-themes.
+captions and tables' cells are at least the size of the body text (and no data grid, whose canvas keeps its small
+text, is shown), a diagram's labels at least 16 px, every SVG and Plotly figure's text at least 18 px as rendered,
+and no metric, paragraph or caption writes a number to more than three significant digits; every text and every
+enabled button's text has a contrast of at least 4.5:1 against what it is drawn on (3:1 for large text, WCAG AA), in
+both themes.
 
 The two walks (this module's light one, tests/test_browser_walk_dark.py's dark one, so that they run side by side)
 cover both themes, both sizes and both modes of presentation between them: a page's layout is checked again after
@@ -34,7 +36,8 @@ BUTTONS = {  # what a page needs pressed before its figures are drawn
     "attacker": ["Let the computer play 200 rounds", "Draw the baselines"],
 }
 FIGURES = """() => Array.from(document.querySelectorAll(
-    '[data-testid="stPlotlyChart"], [data-testid="stMarkdownContainer"] svg[role="img"]')).map(el => {
+    '[data-testid="stPlotlyChart"], [data-testid="stMarkdownContainer"] svg[role="img"]'))
+  .filter(el => el.getClientRects().length).map(el => {  // shown: of a figure's drawings, the one for its width
   const box = el.closest('[data-testid="stElementContainer"]');
   const next = box ? box.nextElementSibling : null;
   const title = el.querySelector('.gtitle') || el.querySelector('title');
@@ -119,7 +122,7 @@ OVERLAPS = """() => {
   }
   for (const svg of document.querySelectorAll('.psp-figure svg')) {
     const frame = box(svg), name = (svg.querySelector('title') || {}).textContent || '?';
-    const texts = Array.from(svg.querySelectorAll(':scope > text')).filter(t => t.textContent.trim());
+    const texts = Array.from(svg.querySelectorAll('text')).filter(t => t.textContent.trim());
     for (const t of texts) if (!inside(box(t), frame)) out.push(`${name}: "${t.textContent}" is cut off`);
     for (let i = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++)
       if (meet(box(texts[i]), box(texts[j])))
@@ -131,6 +134,58 @@ OVERLAPS = """() => {
 
 DIAGRAM_TEXT = """() => Array.from(document.querySelectorAll('[data-testid="stGraphVizChart"] svg text'))
   .map(t => parseFloat(t.getAttribute('font-size')) * t.getScreenCTM().a)"""  # each label's rendered size, in px
+
+# Every shown text of the figures, [rendered px, text, figure]: an SVG figure's text at its font size times its
+# drawing's scale on screen (turned text too: the matrix's length), a Plotly text at its computed size. A sub- or
+# superscript (a tspan at 70-75 % of its text, as typeset) is part of its text and not measured apart.
+FIGURE_TEXT = """() => {
+  const scale = t => { const m = t.getScreenCTM(); return Math.hypot(m.a, m.b); };
+  const name = (t, root, sel) => ((t.closest(root) || document).querySelector(sel) || {}).textContent || '?';
+  const shown = t => t.getClientRects().length && t.textContent.trim();
+  const svg = Array.from(document.querySelectorAll('.psp-figure svg text')).filter(shown)
+    .map(t => [parseFloat(t.getAttribute('font-size')) * scale(t), t.textContent, name(t, 'svg', 'title')]);
+  const plotly = Array.from(document.querySelectorAll('.js-plotly-plot .main-svg text')).filter(shown)
+    .map(t => [parseFloat(getComputedStyle(t).fontSize) * scale(t), t.textContent,
+               name(t, '.js-plotly-plot', '.gtitle')]);
+  return svg.concat(plotly);
+}"""
+FIGURE_PX = 18  # a figure's text in presentation mode: the size a room reads (ui.charts.PRESENTING_FONT)
+
+# The tables' cells and the body text's size; how many data grids are shown (a canvas, at the theme's own size).
+TABLES = """() => {
+  const main = document.querySelector('[data-testid="stMain"]');
+  const body = parseFloat(getComputedStyle(main.querySelector('[data-testid="stMarkdownContainer"] p')).fontSize);
+  const cells = Array.from(main.querySelectorAll('table td, table th')).filter(c => c.getClientRects().length)
+    .map(c => [parseFloat(getComputedStyle(c).fontSize), c.textContent.trim()]);
+  const grids = Array.from(main.querySelectorAll('[data-testid="stDataFrame"]')).filter(g => g.getClientRects().length);
+  return [body, cells, grids.length];
+}"""
+
+# The main area's shown metric values, paragraphs, list items and captions, without their code (commands, file names,
+# values as typed), the widgets' own text (labels, options, a slider's value and ends: inputs, written as the user
+# chose them) and the cells of tables (st.table writes its cells as Markdown paragraphs; TABLES checks their size).
+TEXTS = """() => Array.from(document.querySelector('[data-testid="stMain"]').querySelectorAll(
+    '[data-testid="stMetricValue"], [data-testid="stCaptionContainer"], [data-testid="stMarkdownContainer"] p, '
+    + '[data-testid="stMarkdownContainer"] li'))
+  .filter(el => el.getClientRects().length)
+  .filter(el => !el.closest('label, table, [role="radiogroup"], [data-testid="stWidgetLabel"], '
+                            + '[data-testid="stSlider"]'))
+  .map(el => { const copy = el.cloneNode(true); copy.querySelectorAll('code').forEach(c => c.remove());
+               return copy.textContent; })"""
+# A number written with a decimal point or an exponent (0.233637, 88.08, 3.3516e-08, 1e-06), not inside a word (x0,
+# fig1): integers (2026, 20,000, counts) are exact and may have any number of digits.
+DECIMAL = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+(?:e[−+-]?\d+)?|e[−+-]?\d+)", re.IGNORECASE)
+URL = re.compile(r"\S+://\S+")
+
+
+def significant(number: str) -> int:
+    """The significant digits of a decimal number as written: 0.0500 has 3, 88.08 has 4, 1.00e-06 has 3."""
+    return len(number.lower().split("e")[0].replace(",", "").replace(".", "").lstrip("0"))
+
+
+def too_precise(text: str) -> list[str]:
+    """The numbers of text written to more than three significant digits (URLs left out)."""
+    return [m for m in DECIMAL.findall(URL.sub(" ", text)) if significant(m) > 3]
 
 
 def open_expanders(tab) -> None:
@@ -176,6 +231,15 @@ def check_layout(tab, name: str, present: bool) -> None:
         assert caption >= body, f"{name}: captions {caption} px under body text {body} px"
         diagram = tab.evaluate(DIAGRAM_TEXT)
         assert min(diagram, default=16) >= 16, f"{name}: diagram text at {min(diagram):.1f} px (under 16)"
+        small = [f"{text!r} at {px:.1f} px in {figure!r}" for px, text, figure in tab.evaluate(FIGURE_TEXT)
+                 if px < FIGURE_PX - 0.01]
+        assert not small, f"{name}: figure text under {FIGURE_PX} px: {small[:6]}"
+        body, cells, grids = tab.evaluate(TABLES)
+        assert not grids, f"{name}: {grids} data grid(s), whose canvas keeps the theme's small text"
+        smaller = [f"{text!r} at {px} px" for px, text in cells if px < body]
+        assert not smaller, f"{name}: table text under the body's {body} px: {smaller[:6]}"
+        precise = [(numbers, text[:100]) for text in tab.evaluate(TEXTS) if (numbers := too_precise(text))]
+        assert not precise, f"{name}: numbers with more than three significant digits: {precise[:6]}"
 
 
 def test_every_page_every_figure_light(browser, server: str):  # noqa: F811

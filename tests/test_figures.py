@@ -179,6 +179,33 @@ def test_region_figure(problem, run):
     assert list(star.x) == [4.0] and list(star.y) == [problem.n] and star.name == "this sample and ε"
     assert (fig.layout.xaxis.type, fig.layout.xaxis.title.text) == ("log", "Total ε")
     assert (fig.layout.yaxis.type, fig.layout.yaxis.title.text) == ("log", "Sample size n")
+    low, high = (10**v for v in fig.layout.yaxis.range)  # its n ticks in full, inside the range drawn
+    assert 2 <= len(fig.layout.yaxis.tickvals) <= 5 and all(low <= v <= high for v in fig.layout.yaxis.tickvals)
+    assert list(fig.layout.yaxis.ticktext) == [f"{v:,.0f}" for v in fig.layout.yaxis.tickvals]
+
+
+def test_numbers_have_three_digits_in_presentation_mode(monkeypatch):
+    """num and its siblings (the figures' words, the metrics, the sentences): three significant digits for a room,
+    trailing zeros kept but no bare point; their own digits otherwise."""
+    from ui import format as fmt
+
+    monkeypatch.setattr(fmt, "presenting", lambda: True)
+    assert [fmt.num(x) for x in (-0.233637, 100.0, 3.3516e-08, 0.15)] == ["-0.234", "100", "3.35e-08", "0.150"]
+    assert [fmt.percent(x) for x in (0.8808, 1.0, 0.005)] == ["88.1%", "100%", "0.500%"]
+    assert (fmt.fixed(12.346, 2), fmt.num(8.65712, 4), fmt.percent(0.8808, sep=" ")) == ("12.3", "8.66", "88.1 %")
+    monkeypatch.setattr(fmt, "presenting", lambda: False)
+    assert (fmt.num(-0.233637), fmt.num(8.65712, 4), fmt.fixed(12.346, 2)) == ("-0.233637", "8.657", "12.35")
+    assert (fmt.percent(0.8808), fmt.percent(1.0, sep=" ")) == ("88.1%", "100.0 %")
+
+
+def test_log_ticks_are_round_and_few():
+    """1-2-5, 1-3 or 1 per decade, the densest that keeps to `most`; within a decade, the ends to two digits."""
+    assert figures.log_ticks(150, 900) == dict(tickvals=[200.0, 500.0], ticktext=["200", "500"])
+    assert figures.log_ticks(1_000, 100_000)["ticktext"] == ["1,000", "3,000", "10,000", "30,000", "100,000"]
+    assert figures.log_ticks(2e-3, 0.4)["ticktext"] == ["0.003", "0.01", "0.03", "0.1", "0.3"]
+    assert figures.log_ticks(300, 2e6)["tickvals"] == [1e3, 1e4, 1e5, 1e6]
+    assert figures.log_ticks(10, 1e9)["tickvals"] == [10.0, 1e3, 1e5, 1e7, 1e9]  # every other decade
+    assert figures.log_ticks(3_000, 4_500)["ticktext"] == ["3,000", "3,700", "4,500"]
 
 
 # ---------------------------------------------------------------- Compare and Data
@@ -496,6 +523,18 @@ def test_the_planners_figure_has_a_title_and_keeps_bottom_off_the_half_width_axi
     assert bottom.yaxis == "y2" and fig.layout.yaxis2.overlaying == "y"  # a band of its own, not a half-width
     text = alt_text(fig)
     assert "test (14) fails: ⊥, no interval over" in text and not re.search(r"from (\S+) to \1\b", text)
+    for axis in (fig.layout.xaxis, fig.layout.yaxis):  # ticks written out, not Plotly's small 2s and 5s
+        assert len(axis.tickvals) >= 2 and len(axis.ticktext) == len(axis.tickvals)
+
+
+def test_the_games_points_are_not_clipped_at_the_squares_edge():
+    """A guesser who always says "in" sits at FPR 1: its star must show whole, not cut by the plot's edge."""
+    from core.teaching.attack import GameScore
+    from ui.attack_figures import game_figure
+
+    score = GameScore(tp=5, fn=0, fp=5, tn=0, epsilon=1.0, delta=1e-6, epsilon_lb=0.0)
+    (star,) = [t for t in game_figure(score).data if t.name.startswith("your guesses")]
+    assert (list(star.x), star.cliponaxis) == ([1.0], False)
 
 
 def test_the_pairs_privacy_loss_is_cut_where_it_is_rounding():
@@ -503,7 +542,7 @@ def test_the_pairs_privacy_loss_is_cut_where_it_is_rounding():
     and a note says where the curve ends."""
     from types import SimpleNamespace
 
-    from ui.attack_sketches import ROUNDING, loss_sketch, pair_curve
+    from ui.attack_sketches import BASE, ROUNDING, loss_sketch, pair_curve
 
     eps = np.linspace(0.0, 5.0, 51)
     deltas = np.where(eps < 2.6, np.exp(-4 * eps) * 0.5, 5e-16)
@@ -519,3 +558,6 @@ def test_the_pairs_privacy_loss_is_cut_where_it_is_rounding():
     loss.deltas = np.full_like(eps, 5e-16)  # a branch where nothing released depends on the row
     drawn = loss_sketch(loss, profile)
     assert "this pair&#x27;s δ(ε) is 0 at every ε" in drawn.body and drawn.body.count("<polyline") == 1
+    # The note stands below the legend, clear of the curves: its baseline under the x axis's values and name.
+    note = re.search(r'<text x="8.0" y="([\d.]+)"[^>]*>this pair', drawn.body)
+    assert note is not None and float(note.group(1)) > BASE + 58

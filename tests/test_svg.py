@@ -180,11 +180,29 @@ def test_markup_and_hostile_names_are_escaped():
     assert "<script>" not in page and "$" not in page and not re.search(r"[\x00-\x1f]", page)
 
 
-def test_presentation_draws_narrower_with_the_same_marks(problem, data, run):  # noqa: F811
+def test_presentation_draws_a_figure_for_each_band_of_widths(problem, data, run):  # noqa: F811
+    """One drawing per band of container widths, each 2/3 of its band's narrowest container (a tick's 12 px shows
+    at 18 px or more), the same marks in each; a title too long for a drawing takes two lines, the rest moved down."""
+    assert svg.PRESENTING_WIDTHS == (500, 625, 781, 977, 1221) and svg.PRESENTING_SCALE == 1.5
     for draw, args in ((svg.theta_figure, (problem, data.theta_star, J)), (svg.density_figure, (run.release,))):
-        wide, narrow = draw(*args), draw(*args, width=svg.PRESENTING_WIDTH)
-        assert (wide.width, narrow.width) == (svg.WIDTH, svg.PRESENTING_WIDTH) and wide.alt == narrow.alt
-        assert len(list(tree(wide).iter())) == len(list(tree(narrow).iter()))
+        wide, *narrow = [draw(*args)] + [draw(*args, width=w) for w in svg.PRESENTING_WIDTHS]
+        assert [n.width for n in narrow] == list(svg.PRESENTING_WIDTHS) and {n.alt for n in narrow} == {wide.alt}
+        assert {marks(n) for n in narrow} == {marks(wide)}
+        page = svg.fitted(narrow)
+        assert page.startswith('<div class="psp-figure"><div class="psp-fit">') and page.count("<svg") == 5
+        assert [int(k) for k in re.findall(r'class="psp-band-(\d)"', page)] == [0, 1, 2, 3, 4]
+    heading = "The release T: its density, this draw and the two intervals"
+    assert svg.title_lines(heading, 960) == [heading]
+    assert svg.title_lines(heading, 500) == ["The release T: its density, this draw and the two", "intervals"]
+    one, two = (svg.number_line(heading, [("T", 1.0, CHOSEN)], "value", width=w) for w in (960, 500))
+    assert texts(tree(two))[:2] == ["The release T: its density, this draw and the two", "intervals"]
+    assert (one.height, two.height) == (144, 144 + svg.LINE) and f'transform="translate(0 {svg.LINE})"' in two.body
+
+
+def marks(sketch: svg.Sketch) -> int:
+    """The elements a figure draws, but for its title's lines and the group that moves the rest below them."""
+    drawn = [e for e in tree(sketch).iter() if e.tag != f"{{{NS['s']}}}g"]
+    return len(drawn) - len(svg.title_lines(sketch.title, sketch.width))
 
 
 def test_a_downloaded_file_carries_its_own_colours(run):  # noqa: F811
@@ -203,7 +221,7 @@ def overlap(a, b, slack: float = 0.5) -> bool:
     return a[0] < b[2] - slack and b[0] < a[2] - slack and a[1] < b[3] - slack and b[1] < a[3] - slack
 
 
-@pytest.mark.parametrize("width", [svg.WIDTH, svg.PRESENTING_WIDTH])
+@pytest.mark.parametrize("width", [svg.WIDTH, *svg.PRESENTING_WIDTHS])
 def test_no_two_labels_overlap_when_drawn(browser, width, acs_problem, problem, data, run):  # noqa: F811
     """Every figure, as the page draws it in an 860-pixel card: no two texts meet, and none leaves the drawing."""
     r, b = run.release, run.lambda_max

@@ -38,8 +38,9 @@ def game_figure(score: GameScore, computer: GameScore | None = None) -> go.Figur
     for s, name, color, symbol in points:
         if not s.rounds:
             continue
+        # Not clipped at the square's edge: a guesser who always says "in" sits at FPR 1, half outside it.
         fig.add_trace(go.Scatter(x=[s.fpr], y=[s.tpr], mode="markers", name=f"{name} ({s.rounds} rounds)",
-                                 marker=dict(symbol=symbol, size=14, color=color),
+                                 marker=dict(symbol=symbol, size=14, color=color), cliponaxis=False,
                                  hovertemplate="FPR %{x:.2f}, TPR %{y:.2f}<extra></extra>"))
     fig.update_xaxes(title="False-positive rate (said 'in' when out)", range=[0, 1], constrain="domain")
     fig.update_yaxes(title="True-positive rate (said 'in' when in)", range=[0, 1], scaleanchor="x")

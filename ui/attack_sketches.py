@@ -18,9 +18,9 @@ from scipy import stats
 from ui.figures import GREY
 from ui.format import num
 from ui.svg import (
-    CHAR_WIDTH,
     FONT,
     INK,
+    LINE,
     WIDTH,
     Kind,
     Scale,
@@ -31,9 +31,10 @@ from ui.svg import (
     legend,
     line,
     polyline,
-    text_width,
     title,
+    title_lines,
     words,
+    wrapped,
     x_axis,
 )
 from ui.theme import ACCENT, CHOSEN
@@ -48,30 +49,31 @@ ROUNDING = 1e-14  # a pair's δ(ε) at or below this is the accountant's floatin
 SPAN = 6.0  # a density is drawn over ± SPAN of its scales
 POINTS = 241
 TOP, BASE, LEFT, RIGHT = 48.0, 228.0, 76.0, 16.0  # the plot's box; LEFT holds the turned axis name and the values
+NOTE_LINE = 18.0  # px between a note's lines
 
 
 def headline(heading: str, width: int) -> str:
-    """The title, in one line where it fits and else on two, broken at the last " · " or space that fits (a figure
-    drawn at half width, or narrower for a projector, would cut it off); the second line ends above the plot."""
-    if text_width(heading, FONT + 2) <= width - 16:
-        return title(heading)
-    fits = int((width - 16) / (CHAR_WIDTH * (FONT + 2)))
-    cut = max(heading.rfind(" · ", 0, fits), heading.rfind(" ", 0, fits))
-    first, rest = heading[:cut], heading[cut:].removeprefix(" · ").strip()
-    return (label(8, 18, first, size=FONT + 2, weight="600")
-            + label(8, 18 + FONT + 7, rest, size=FONT + 2, weight="600"))
+    """The title, in one line where it fits and else on two (ui.svg.title_lines: a figure drawn at half width, or
+    narrower for a projector, would cut it off); the second line ends above the plot."""
+    lines = title_lines(heading, width)
+    top = 20 if len(lines) == 1 else 18
+    return "".join(title(text, top + LINE * k) for k, text in enumerate(lines))
 
 
 def frame(heading: str, sx: Scale, x_name: str, y_name: str, keys: list[tuple[str, str, Kind]], width: int,
-          y_ticks: list[tuple[float, str]] = ()) -> tuple[list[str], int]:
-    """The title, the x axis with its name, the y axis's name (turned, left of its values) and values, and the legend
-    below the x axis's name: the parts and the figure's height."""
+          y_ticks: list[tuple[float, str]] = (), note: str | None = None) -> tuple[list[str], int]:
+    """The title, the x axis with its name, the y axis's name (turned, left of its values) and values, the legend
+    below the x axis's name and a note below the legend, in lines of the figure's width: the parts and the figure's
+    height."""
     out = [headline(heading, width), x_axis(sx, BASE, x_name, grid_top=TOP),
            label(16, (TOP + BASE) / 2, y_name, "middle", turn=True)]
     for y, text in y_ticks:
         out.append(line(sx.a, y, sx.b, y, INK, 1, opacity=0.12) + label(sx.a - 6, y + 4, text, "end", FONT - 1))
     marks, used = legend(keys, BASE + 58, width)
-    return [*out, marks], round(BASE + 58 + used)
+    lines = wrapped(note, width - 16, FONT - 1) if note else []
+    below = BASE + 58 + used  # the legend's foot, where the note's lines start
+    out += [label(8, below + 4 + NOTE_LINE * k, text, size=FONT - 1) for k, text in enumerate(lines)]
+    return [*out, marks], round(below + NOTE_LINE * len(lines))
 
 
 def densities(heading: str, x_name: str, x: NDArray, p: NDArray, q: NDArray, width: int,
@@ -139,16 +141,15 @@ def loss_sketch(loss: PrivacyLoss, profile: PrivacyProfile, width: int = WIDTH) 
     keys: list[tuple[str, str, Kind]] = [("the guarantee: any pair one row apart", GREY, "dash"),
                                          ("this pair (exact, on the likeliest branch) · not private", CHOSEN, "line"),
                                          ("the chosen (ε, δ)", ACCENT, "diamond")]
+    # Where the pair's curve ends is said below the legend: inside the plot, the words would cross a curve.
+    note = cut_note(loss)
     out, height = frame(heading, sx, "ε", "δ(ε), log scale", keys, width,
-                        [(sy(k), "1" if k == 0 else f"10<sup>{k}</sup>".replace("-", "−")) for k in powers])
+                        [(sy(k), "1" if k == 0 else f"10<sup>{k}</sup>".replace("-", "−")) for k in powers], note)
     guarantee = np.log10(np.maximum(np.asarray(profile.delta_basic, dtype=float), FLOOR))
     pair = pair_curve(loss)
     chosen = (sx(profile.epsilon_chosen), sy(math.log10(max(profile.delta_chosen, FLOOR))))
     out += [polyline(np.asarray(profile.epsilon, dtype=float), guarantee, sx, sy, GREY, dash=True),
             polyline(eps, np.log10(pair), sx, sy, CHOSEN, 3), diamond(*chosen, 8, ACCENT)]
-    note = cut_note(loss)
-    if note is not None:
-        out.append(label(LEFT + 8, sy(math.log10(ROUNDING)) - 6, note, size=FONT - 1))
     shown = [f"the guarantee's δ(ε) from {num(float(profile.delta_basic[0]))} at ε = 0",
              f"this pair's δ(ε) from {num(float(loss.deltas[0]))} at ε = 0",
              f"the chosen (ε, δ) = ({profile.epsilon_chosen:g}, {profile.delta_chosen:g})", *([note] if note else [])]

@@ -11,9 +11,9 @@ import streamlit as st
 
 from ui.figures import TITLE_FONT, TITLE_PAD, alt_text, plain, themed
 from ui.format import md, presenting
-from ui.svg import CHAR_WIDTH, PRESENTING_WIDTH, WIDTH, Sketch
+from ui.svg import CHAR_WIDTH, PRESENTING_WIDTHS, WIDTH, Sketch, fitted
 
-PRESENTING_FONT = 18  # px, against Plotly's 12: the SVG figures' text grows about as much (WIDTH / PRESENTING_WIDTH)
+PRESENTING_FONT = 18  # px, against Plotly's 12: the SVG figures' smallest text shows at least as large (ui.svg)
 AXIS_FONT = 12  # px, Plotly's axis text
 TITLE_ROOM = 520.0  # px a title may take on one line: a chart in half of a 1280-pixel page's main column
 
@@ -66,20 +66,32 @@ def fit_title(fig: go.Figure, size: float, room: float = TITLE_ROOM) -> int:
 def enlarge(fig: go.Figure, size: int = PRESENTING_FONT) -> None:
     """Text for a room: Streamlit's chart theme sets the axes' and the legend's fonts itself, so each is set here
     (a figure's own settings win over a theme's)."""
-    fig.update_layout(font_size=size, title_font_size=size + 2, legend_font_size=size)
+    fig.update_layout(font_size=size, title_font_size=size + 2, legend_font_size=size, legend_title_font_size=size)
     fig.update_xaxes(tickfont_size=size, title_font_size=size)
     fig.update_yaxes(tickfont_size=size, title_font_size=size)
     fig.update_annotations(font_size=size)
 
 
 def sketch(key: str, draw: Callable[..., Sketch], *args: object, share: float = 1.0) -> None:
-    """An SVG figure of ui.svg, draw(*args, width=...), drawn narrower in presentation mode so that its text is
-    scaled up with it, and narrower by `share` in a column of that share of the page, so that its text keeps its
-    size; described in words below it, and downloadable as an SVG file named after the key (written only when
-    asked for)."""
-    s = draw(*args, width=round(share * (PRESENTING_WIDTH if presenting() else WIDTH)))
-    st.markdown(s.html(), unsafe_allow_html=True)
+    """An SVG figure of ui.svg, draw(*args, width=...), drawn narrower by `share` in a column of that share of the
+    page, so that its text keeps its size; in presentation mode drawn once for each band of container widths
+    (ui.svg.fitted), so that the page shows the drawing made for its container's real width, its text at 18 px or
+    more. Described in words below it, and downloadable as an SVG file of WIDTH pixels named after the key (written
+    only when asked for)."""
+    if presenting():
+        drawings = [draw(*args, width=width) for width in PRESENTING_WIDTHS]
+        s, figure = drawings[0], fitted(drawings)
+        file = partial(figure_file, draw, *args)
+    else:
+        s = draw(*args, width=round(share * WIDTH))
+        figure, file = s.html(), partial(s.svg, standalone=True)
+    st.markdown(figure, unsafe_allow_html=True)
     st.caption(md(s.alt))
-    st.download_button("Figure (SVG)", partial(s.svg, standalone=True), f"{key}.svg", "image/svg+xml",
+    st.download_button("Figure (SVG)", file, f"{key}.svg", "image/svg+xml",
                        key=f"{key}_svg", on_click="ignore", type="tertiary", icon=":material/download:",
                        help="This figure as an SVG file, with its title, for slides or a report")
+
+
+def figure_file(draw: Callable[..., Sketch], *args: object) -> str:
+    """The figure as an SVG file of its own, drawn at WIDTH whatever the page's mode."""
+    return draw(*args, width=WIDTH).svg(standalone=True)

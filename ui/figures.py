@@ -103,6 +103,22 @@ def log_edges(grid: NDArray) -> NDArray:
     return np.exp(np.concatenate([[2 * g[0] - mid[0]], mid, [2 * g[-1] - mid[-1]]]))
 
 
+def log_ticks(lo: float, hi: float, most: int = 6) -> dict:
+    """A log axis's ticks over [lo, hi] (lo > 0), written out in full: 1-2-5, 1-3 or 1 per decade, the densest with at
+    most `most` of them (every other decade where even those are too many). Plotly's own ticks between the powers of
+    ten are digits at three quarters of the axis's font, a 2 or a 5 that a room cannot read and that crowd a short
+    axis."""
+    decades = range(math.floor(math.log10(lo)), math.ceil(math.log10(hi)) + 1)
+    for steps in ((1, 2, 5), (1, 3), (1,)):
+        values = [v for k in decades for m in steps if lo <= (v := float(f"{m}e{k}")) <= hi]
+        if len(values) <= most:
+            break
+    values = values[::math.ceil(len(values) / most)] if len(values) > most else values
+    if len(values) < 2:  # less than a decade between two round values: its ends, to two digits
+        values = sorted({float(f"{v:.2g}") for v in (lo, math.sqrt(lo * hi), hi)})
+    return dict(tickvals=values, ticktext=[f"{v:,.0f}" if v >= 1 and v == round(v) else f"{v:g}" for v in values])
+
+
 def region_figure(ns: NDArray, eps: NDArray, passes: NDArray, n: int, epsilon: float) -> go.Figure:
     """Where the noise-free test (14) passes over (n, total ε) (core.teaching.whatif), and a star at this sample and
     ε."""
@@ -119,7 +135,9 @@ def region_figure(ns: NDArray, eps: NDArray, passes: NDArray, n: int, epsilon: f
     failing = ns[~passes.all(axis=1)]
     top = min(float(ns.max()), 10.0 * max(float(failing.max()) if failing.size else float(ns.min()), float(n)))
     edges = log_edges(ns)
-    fig.update_yaxes(type="log", title="Sample size n", range=[math.log10(edges[0]), math.log10(max(top, edges[1]))])
+    high = max(top, edges[1])
+    fig.update_yaxes(type="log", title="Sample size n", range=[math.log10(edges[0]), math.log10(high)],
+                     **log_ticks(edges[0], high, 5))
     return titled(fig, "Where the noise-free test (14) passes (blue), over n and total ε · not private")
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 
-from ui.figures import titled
+from ui.figures import log_ticks, titled
 from ui.format import num
 from ui.theme import ACCENT, CHOSEN, OTHER, TRUTH
 
@@ -30,6 +30,7 @@ def half_width_figure(plans: Sequence[Plan], chosen: Plan, target: float | None)
     """
     released = [p for p in plans if p.half_width is not None]
     failed = [p.assumptions.n for p in plans if p.half_width is None]
+    ns = [p.assumptions.n for p in plans]
     fig = go.Figure(go.Scatter(
         x=[p.assumptions.n for p in released], y=[p.half_width for p in released], mode="lines+markers",
         name="planned half-width (test (14) passes)", line=dict(color=CHOSEN), marker=dict(size=5),
@@ -47,14 +48,15 @@ def half_width_figure(plans: Sequence[Plan], chosen: Plan, target: float | None)
             hovertemplate=f"n = %{{x:,}}<br>half-width {num(chosen.half_width)}<extra>plan</extra>",
         ))
     if target is not None:  # a trace, not add_hline: an hline's annotation lands off the line on a log axis
-        ns = [p.assumptions.n for p in plans]
         fig.add_trace(go.Scatter(
             x=[min(ns), max(ns)], y=[target, target], mode="lines", name=f"target half-width {num(target)}",
             line=dict(color=TRUTH, dash="dash"), hoverinfo="skip",
         ))
+    widths = [w for w in (*(p.half_width for p in released), chosen.half_width, target) if w is not None]
     fig.update_layout(
-        xaxis=dict(type="log", title="Sample size n (eigenvalues held fixed)"),
-        yaxis=dict(type="log", title="Half-width of the private interval"),
+        xaxis=dict(type="log", title="Sample size n (eigenvalues held fixed)", **log_ticks(min(ns), max(ns))),
+        yaxis=dict(type="log", title="Half-width of the private interval",
+                   **(log_ticks(min(widths), max(widths)) if widths else {})),
         yaxis2=dict(overlaying="y", range=[0, 1], visible=False),
         legend=dict(orientation="h", yanchor="top", y=-0.18), margin=dict(t=50, b=90, l=60, r=20),
     )
@@ -84,8 +86,14 @@ def frontier_figure(points: Sequence[FrontierPoint], top: float) -> go.Figure:
                 name=f"{state}, {coefficient}: not reached by ε = {top:g}",
                 marker=dict(symbol="triangle-up-open", size=11, color=color),
                 hovertemplate=f"{state}, {coefficient}: n = %{{x:,}}, over ε = {top:g}<extra>measured</extra>"))
-    fig.update_xaxes(type="log", title="Sample size n (rows)")
+    fig.update_xaxes(type="log", title="Sample size n (rows)", **log_ticks(min(p.n for p in points),
+                                                                          max(p.n for p in points)))
     ticks = sorted({p.epsilon_needed for p in points if p.epsilon_needed is not None} | {top})
     fig.update_yaxes(type="log", title="ε needed (total, publish default split)", tickvals=ticks,
                      ticktext=[f"{e:g}" for e in ticks])  # the grid's values, not log minor ticks (20 read as "2")
+    # The legend at the figure's foot, which Plotly keeps clear of the axis title (as many rows as the width needs),
+    # the figure taller by a row for each of its long names, which a projector's text size may need: beside the plot
+    # it would outgrow the figure's height and be cut off.
+    fig.update_layout(height=380 + 30 * len(fig.data),
+                      legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", xanchor="left", x=0))
     return titled(fig, "The ε an informative interval needs on SYNTHETIC census files (measured, not private data)")

@@ -11,7 +11,9 @@ Text and axes take the page's colour (currentColor), so both themes read them; t
 Labels use Plotly's <sub>/<sup> markup, so the names of ui.figures serve both; every other character is
 escaped and every control character (a line break would end Markdown's HTML block) becomes a space, as feature
 names come from the user's file (whose own <sub> would only become a subscript). A Sketch is drawn at WIDTH
-pixels and scaled to its container: a narrower drawing (presentation mode) is scaled up, so its text is larger."""
+pixels and scaled to its container. The page's width is not known to the server, so in presentation mode a figure is
+drawn once for each band of container widths (fitted): the browser shows the drawing made for its container, scaled
+up by PRESENTING_SCALE or a little more, so that its smallest text (FONT - 1) shows at 18 px or more."""
 
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from ui.figures import GREY, TEST_AXIS, plain
-from ui.format import num
+from ui.format import BAND_STEP, FIGURE_BANDS, num
 from ui.labels import capitalised
 from ui.theme import ACCENT, CHOSEN, OTHER
 
@@ -36,8 +38,12 @@ if TYPE_CHECKING:
     from core.mechanisms.release import Release
 
 WIDTH = 960  # the Pipeline's cards on a 1400-pixel screen: drawn at this size, text appears at its own size
-PRESENTING_WIDTH = 700  # drawn narrower, scaled to the same card: text about 1.4x larger
 FONT = 13
+PRESENTING_SCALE = 18 / (FONT - 1)  # a room reads 18 px: the smallest text (a tick's value) scaled up to it
+# A drawing per band of container widths, each 1/PRESENTING_SCALE of its band's narrowest container.
+PRESENTING_WIDTHS = tuple(round(band / PRESENTING_SCALE) for band in FIGURE_BANDS)
+LINE = FONT + 9  # px between the baselines of a title's two lines (room for a subscript)
+KEY_ROW = 24.0  # px between a legend's rows: a subscript (θ(P<sub>n</sub>)) hangs below its row's baseline
 CHAR_WIDTH = 0.56  # an average character's width, in font sizes
 INK = "currentColor"  # the page's text colour, in either theme
 FILE_STYLE = "color:#31333F;background:#FFFFFF;font-family:'Source Sans Pro',sans-serif"  # a downloaded file
@@ -54,12 +60,15 @@ class Sketch:
     height: int
     alt: str
 
-    def svg(self, standalone: bool = False) -> str:
-        """The whole <svg>: scaled to its container on the page (up to 1.25x its size), or a file of its own with
-        the light theme's colours."""
+    def svg(self, standalone: bool = False, band: int | None = None) -> str:
+        """The whole <svg>: scaled to its container on the page (up to 1.25x its size; a drawing for `band` of a
+        fitted figure up to BAND_STEP x PRESENTING_SCALE, where the next band's drawing takes over), or a file of
+        its own with the light theme's colours."""
+        most = 1.25 if band is None else BAND_STEP * PRESENTING_SCALE
         style = FILE_STYLE if standalone else (
-            f"width:100%;height:auto;max-width:{1.25 * self.width:.0f}px;font-family:inherit;display:block")
-        return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {self.width} {self.height}" '
+            f"width:100%;height:auto;max-width:{most * self.width:.0f}px;font-family:inherit;display:block")
+        kind = "" if band is None else f'class="psp-band-{band}" '
+        return (f'<svg xmlns="http://www.w3.org/2000/svg" {kind}viewBox="0 0 {self.width} {self.height}" '
                 f'width="{self.width}" height="{self.height}" role="img" aria-label="{attr(self.alt)}" '
                 f'style="{style}"><title>{attr(plain(self.title))}</title>{self.body}</svg>')
 
@@ -67,6 +76,15 @@ class Sketch:
         """For st.markdown, $ escaped (no maths). One line, as a blank line would end Markdown's HTML block: the
         drawing writes none, and attr turns the control characters of any text into spaces."""
         return f'<div class="psp-figure">{self.svg()}</div>'.replace("$", "&#36;")
+
+
+def fitted(drawings: list[Sketch]) -> str:
+    """For st.markdown, as Sketch.html: one figure drawn at PRESENTING_WIDTHS, one drawing per band of container widths
+    (ui.format.FIGURE_BANDS). The page's CSS (ui.format.band_rules) shows only the drawing of the band the figure's
+    container falls in, scaled by the container's width over the drawing's: PRESENTING_SCALE to BAND_STEP times
+    that, so its text shows at PRESENTING_SCALE to BAND_STEP x PRESENTING_SCALE times its drawn size."""
+    svgs = "".join(d.svg(band=k) for k, d in enumerate(drawings))
+    return f'<div class="psp-figure"><div class="psp-fit">{svgs}</div></div>'.replace("$", "&#36;")
 
 
 # ---------------------------------------------------------------- drawing
@@ -89,6 +107,18 @@ def rich(text: str) -> str:
 def text_width(text: str, size: float = FONT) -> float:
     """An estimate of the drawn width of text (its plain characters), for layout."""
     return CHAR_WIDTH * size * len(plain(text))
+
+
+def wrapped(text: str, width: float, size: float = FONT) -> list[str]:
+    """text in lines of at most `width` pixels (text_width's estimate), broken at spaces."""
+    lines, current = [], ""
+    for word in text.split(" "):
+        longer = f"{current} {word}".strip()
+        if current and text_width(longer, size) > width:
+            lines.append(current)
+            longer = word
+        current = longer
+    return [*lines, current]
 
 
 def hint(tip: str | None) -> str:
@@ -146,8 +176,28 @@ def span(x1: float, x2: float, y: float, color: str, width: float = 5.0) -> str:
             + line(x2, y - 6, x2, y + 6, color, 2))
 
 
-def title(text: str) -> str:
-    return label(8, 20, text, size=FONT + 2, weight="600")
+def title_lines(text: str, width: float) -> list[str]:
+    """A title in one line where it fits `width`, else in two, broken at the last " · " or space that fits."""
+    if text_width(text, FONT + 2) <= width - 16:
+        return [text]
+    fits = int((width - 16) / (CHAR_WIDTH * (FONT + 2)))
+    cut = max(text.rfind(" · ", 0, fits), text.rfind(" ", 0, fits))
+    return [text[:cut], text[cut:].removeprefix(" · ").strip()]
+
+
+def title(text: str, y: float = 20) -> str:
+    return label(8, y, text, size=FONT + 2, weight="600")
+
+
+def headed(heading: str, parts: list[str], width: int, height: float, alt: str) -> Sketch:
+    """A Sketch of `parts`, laid out below a one-line title, under its title: where the title takes two lines at this
+    width, the drawing moves down a line."""
+    lines = title_lines(heading, width)
+    shift = LINE * (len(lines) - 1)
+    body = "".join(parts)
+    head = "".join(title(text, 20 + LINE * k) for k, text in enumerate(lines))
+    moved = f'<g transform="translate(0 {shift})">{body}</g>' if shift else body
+    return Sketch(heading, head + moved, width, round(height + shift), alt)
 
 
 @dataclass(frozen=True)
@@ -236,10 +286,10 @@ def legend(items: list[tuple[str, str, Kind]], y: float, width: float) -> tuple[
         w = 24 + text_width(name) + 18
         if x > 8 and x + w > width:
             x, row = 8.0, row + 1
-        yy = y + 20 * row
+        yy = y + KEY_ROW * row
         out.append(key_mark(kind, x, yy, color) + label(x + 22, yy + 4, name))
         x += w
-    return "".join(out), 20.0 * (row + 1)
+    return "".join(out), KEY_ROW * (row + 1)
 
 
 def shorten(text: str, limit: int = 48) -> str:
@@ -260,7 +310,7 @@ def theta_figure(problem: Problem, theta_star: NDArray | None, j: int | None, wi
     top, row = 34.0, 22.0
     bottom = top + row * len(names)
     s = Scale(*extent([0.0, *theta, *(star if star is not None else [])]), left, width - 16)
-    out = [title(heading), x_axis(s, bottom + 4, "coefficient", grid_top=top)]
+    out = [x_axis(s, bottom + 4, "coefficient", grid_top=top)]
     for k, (name, t) in enumerate(zip(names, theta, strict=True)):
         y = top + row * k
         x0, x1 = sorted((s(0.0), s(t)))
@@ -278,8 +328,7 @@ def theta_figure(problem: Problem, theta_star: NDArray | None, j: int | None, wi
         shown.append(f"highlighted: {names[j]} at {num(theta[j])}")
     if star is not None:
         shown.append(bars_in_words("θ* (generating parameter)", names, star))
-    return Sketch(heading, "".join(out) + marks, width, round(bottom + 56 + used),
-                  words(heading, "coefficient", shown))
+    return headed(heading, [*out, marks], width, bottom + 56 + used, words(heading, "coefficient", shown))
 
 
 def bars_in_words(name: str, names: list[str], values: NDArray) -> str:
@@ -302,7 +351,7 @@ def test_figure(value: float, threshold: float, passed: bool, width: int = WIDTH
     missing = "the threshold of (14) is not positive" if math.isfinite(value) and not threshold > 0 else \
         "the left side of (14) could not be formed"
     s = Scale(0.0, max(1.25, 1.15 * ratio) if math.isfinite(ratio) else 1.25, 44, width - 60)
-    out = [title(heading), label(38, 56, "(14)", "end", FONT - 1), x_axis(s, 76, TEST_AXIS, grid_top=34)]
+    out = [label(38, 56, "(14)", "end", FONT - 1), x_axis(s, 76, TEST_AXIS, grid_top=34)]
     if math.isfinite(ratio):
         out.append(rect(s.a, 40, s(ratio) - s.a, 24, CHOSEN if passed else ACCENT,
                         f"max(A, B)² − 1 = {num(value)}, threshold = {num(threshold)}"))
@@ -313,7 +362,7 @@ def test_figure(value: float, threshold: float, passed: bool, width: int = WIDTH
         shown = [missing]
     out.append(line(s(1.0), 32, s(1.0), 76, INK, 1.5, dash=True) + label(s(1.0) + 5, 72, "1 = threshold",
                                                                          size=FONT - 1))
-    return Sketch(heading, "".join(out), width, 124, words(heading, TEST_AXIS, shown + ["marked: 1 = threshold"]))
+    return headed(heading, out, width, 124, words(heading, TEST_AXIS, shown + ["marked: 1 = threshold"]))
 
 
 def density_figure(r: Release, width: int = WIDTH) -> Sketch:
@@ -331,7 +380,7 @@ def density_figure(r: Release, width: int = WIDTH) -> Sketch:
     left = max(64.0, 34 + max(text_width(t, FONT - 1) for t in texts))  # room for the axis name and the values
     sx = Scale(*extent([*x, *r.interval, *r.oracle_interval, r.value], 0.02), left, width - 16)
     sy = Scale(0.0, 1.08 * peak, base, top)
-    out = [title(heading), x_axis(sx, 252, axis_name, grid_top=top)]
+    out = [x_axis(sx, 252, axis_name, grid_top=top)]
     for v, text in zip(levels, texts, strict=True):
         out.append(line(sx.a, sy(v), sx.b, sy(v), INK, 1, opacity=0.12))
         out.append(label(sx.a - 6, sy(v) + 4, text, "end", FONT - 1))
@@ -350,8 +399,7 @@ def density_figure(r: Release, width: int = WIDTH) -> Sketch:
              f"private interval from {num(r.interval[0])} to {num(r.interval[1])}",
              f"oracle interval, not private, from {num(r.oracle_interval[0])} to {num(r.oracle_interval[1])}",
              f"T (this draw) at {num(r.value)}", f"uᵀθ(Pn), not private, at {num(r.u_theta)}"]
-    return Sketch(heading, "".join(out) + marks, width, round(300 + used),
-                  words(heading, f"density against {axis_name}", shown))
+    return headed(heading, [*out, marks], width, 300 + used, words(heading, f"density against {axis_name}", shown))
 
 
 def number_line(heading: str, points: list[tuple[str, float, str]], axis_name: str = "",
@@ -360,7 +408,7 @@ def number_line(heading: str, points: list[tuple[str, float, str]], axis_name: s
     meet), and an optional (name, lo, hi, colour) interval on the axis."""
     values = [v for _, v, _ in points] + ([interval[1], interval[2]] if interval else [])
     s = Scale(*extent(values, 0.12), 24, width - 24)
-    out, shown = [title(heading), x_axis(s, 104, axis_name)], []
+    out, shown = [x_axis(s, 104, axis_name)], []
     if interval is not None:
         name, lo, hi, color = interval
         out.append(span(s(lo), s(hi), 80, color, 6))
@@ -372,7 +420,7 @@ def number_line(heading: str, points: list[tuple[str, float, str]], axis_name: s
         out.append(dot(x, 80, 6.5, color) + label(x, 40 if high else 64, name, "middle"))
         last = last if high else x + w / 2
         shown.append(f"{plain(name)} at {num(v)}")
-    return Sketch(heading, "".join(out), width, 144 if axis_name else 126, words(heading, axis_name, shown))
+    return headed(heading, out, width, 144 if axis_name else 126, words(heading, axis_name, shown))
 
 
 def bound_line(b: RecursiveBound, names: tuple[str, str], width: int = WIDTH) -> Sketch:
@@ -402,7 +450,7 @@ def forest_figure(rows: list[dict], level: float, fitted: dict[str, float] | Non
     bottom = top + row * len(rows)
     s = Scale(*extent([0.0, *(r["low"] for r in rows), *(r["high"] for r in rows),
                        *((fitted or {}).values())]), left, width - 16)
-    out = [title(heading), x_axis(s, bottom + 4, "coefficient", grid_top=top),
+    out = [x_axis(s, bottom + 4, "coefficient", grid_top=top),
            line(s(0.0), top, s(0.0), bottom + 4, INK, 1, dash=True, opacity=0.6)]
     for k, r in enumerate(rows):
         y = top + row * k + row / 2
@@ -423,4 +471,4 @@ def forest_figure(rows: list[dict], level: float, fitted: dict[str, float] | Non
              bars_in_words(f"half-widths of the {level:.0%} intervals, {jointly}", names, halves)]
     if fitted is not None:
         shown.append(bars_in_words("θ(P<sub>n</sub>) · not private", names, np.array([fitted[n] for n in names])))
-    return Sketch(heading, "".join(out) + marks, width, round(bottom + 56 + used), words(heading, "coefficient", shown))
+    return headed(heading, [*out, marks], width, bottom + 56 + used, words(heading, "coefficient", shown))
