@@ -93,10 +93,11 @@ def since_then(people: Population, uid: str, then: tuple[float, float]) -> str:
     then_e, then_d = then
     now = shown_time(datetime.now(UTC))
     after = ("nothing more has been charged on these people since" if later == 0 else
-             f"{later} more charge{'s' if later > 1 else ''} on these people since spent ε = {spent_e - then_e:g}, "
+             f"{later} more charge{'s' if later > 1 else ''} on these people since spent ε = {num(spent_e - then_e)}, "
              f"δ = {max(0.0, spent_d - then_d):.3g}")
-    return (f"Now ({now}), apart from the document: {after}; in all ε = {spent_e:g}, δ = {spent_d:.3g} of the data "
-            f"curator's cap ε = {cap_e:g}, δ = {cap_d:g} is spent, and ε = {left_e:g}, δ = {left_d:.3g} remains.")
+    return (f"Now ({now}), apart from the document: {after}; in all ε = {num(spent_e)}, δ = {spent_d:.3g} of the "
+            f"data curator's cap ε = {num(cap_e)}, δ = {cap_d:g} is spent, and ε = {num(left_e)}, δ = {left_d:.3g} "
+            "remains.")
 
 
 def sees_every_charge() -> bool:

@@ -17,9 +17,9 @@ from core.estimator.model import MAX_LAM_REG
 from core.estimator.problem import default_coordinate
 from core.mechanisms.table import COVERAGES, EACH, TOGETHER
 from core.privacy.accounting import ACCOUNTINGS, Budget, make_budget
-from core.privacy.gaussian import CALIBRATIONS, certainty, delta_warning, epsilon_warning, exp_magnitude
+from core.privacy.gaussian import CALIBRATIONS, delta_warning, epsilon_warning, exp_magnitude
 from ui import params, release
-from ui.format import opened, sentence
+from ui.format import certainty_words, opened, sentence
 from ui.formulas import BUDGET_STAGES, DELTA_BASIC, EPSILON_BASIC, ORACLE_INTERVAL, PRIVATE_INTERVAL, split_help
 from ui.labels import message
 
@@ -226,7 +226,7 @@ def risk(n: int) -> None:
     eps = params.get("epsilon")
     st.caption(
         f"What this means: an attacker who starts 50 % sure that a given person is in the data can end at most "
-        f"{certainty(eps)} sure, and any test for one person's presence has true-positive rate "
+        f"{certainty_words(eps)} sure, and any test for one person's presence has true-positive rate "
         f"≤ e^ε × false-positive rate + δ (e^ε ≈ {exp_magnitude(eps)})."
     )
     budget_warnings(st.container(), n)

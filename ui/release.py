@@ -41,6 +41,7 @@ from core.privacy.charge import open_charged, phase_cost
 from core.privacy.ledger import Certification, Ledger, LedgerEntry
 from core.privacy.ledger_store import default_ledger_path
 from ui import keys
+from ui.format import num
 from ui.loaded import data_spec, dataset, fallback, model_spec
 from ui.params import deployment_caps, get, is_publish
 
@@ -98,8 +99,8 @@ def refusal_notice(budget: Budget, who: Spender, phase: str = "whole") -> str | 
     whose = "your share of the cap" if who.kind == "analyst" else "the cap"
     then = ("Lower “Total ε” or “Total δ” above to draw within it." if left_e > 0 and left_d > 0 else
             f"Nothing more can be released on these people unless the data's curator raises {whose}.")
-    return (f"Release is off: this draw costs each person ε = {cost_e:g}, δ = {cost_d:g}, and what remains of "
-            f"{whose} on these people is ε = {left_e:g}, δ = {left_d:g}. {then}")
+    return (f"Release is off: this draw costs each person ε = {num(cost_e)}, δ = {num(cost_d)}, and what remains of "
+            f"{whose} on these people is ε = {num(left_e)}, δ = {num(left_d)}. {then}")
 
 
 def worst_case_notice(problem: Problem, budget: Budget) -> str | None:

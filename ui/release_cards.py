@@ -242,8 +242,9 @@ def budget_card(b: Budget, reached_stage2: bool, r: Release | None = None) -> No
         card_title(f"Budget · {b.accounting} accounting")
         st.markdown(guarantee(b))
         table = budget_table(b, reached_stage2)
-        st.markdown(markdown_table(pd.DataFrame({column: table[column].map(BUDGET_FORMATS[column].__mod__)
-                                                 if column in BUDGET_FORMATS else table[column] for column in table})))
+        shown = {c: num if presenting() else BUDGET_FORMATS[c].__mod__ for c in BUDGET_FORMATS}
+        st.markdown(markdown_table(pd.DataFrame({column: table[column].map(shown[column]) if column in shown
+                                                 else table[column] for column in table})))
         if r is not None and r.status == "fallback" and r.fallback_shares is not None:
             st.info(fallback_spent(r, reached_stage2), icon=":material/alt_route:")
         st.caption("“Counted” is what each stage adds to the basic-composition totals (the release costs 2ε_c and "
@@ -324,5 +325,6 @@ def table_view(doc: dict, key: str, fitted: dict[str, float] | None = None) -> N
            "objective perturbation (the test (14) failed), each row's width from a private curvature bound")
     st.caption(f"One release of {len(t['rows'])} coefficients at ε = {g['epsilon']:g}, δ = {g['delta']:g} for the "
                f"whole table, by {how}. {t['interval_note']}")
-    st.table(rows.style.format({c: "{:.4g}" for c in rows.columns[1:]}).hide(axis="index"))  # prints every row
+    shown = num if presenting() else "{:.4g}".format
+    st.table(rows.style.format({c: shown for c in rows.columns[1:]}).hide(axis="index"))  # prints every row
     sketch(f"{key}_forest", forest_figure, t["rows"], t["level"], fitted, together(t))
