@@ -108,7 +108,8 @@ WIDGETS: dict[str, str] = {  # every widget's key but the settings' own (a setti
     "lmax_details": "bool", "test_details": "bool", "release_details": "bool", "settings_panel": "bool",
     "planner_frontier": "bool",
     # buttons, downloads and tables: their value lasts one run
-    "certify": "button", "release": "button", "release_table": "button", "close_<certification>": "button",
+    "certify": "button", "release": "button", "certify_table": "button", "release_table": "button",
+    "close_<certification>": "button",
     "fresh_noise": "button", "resample": "button", "make_census_sample": "button", "use_census_files": "button",
     "run_comparison": "button", "sign_out": "button",
     "login": "button (st.login)", "attack_draw": "button", "attack_in": "button", "attack_out": "button",
