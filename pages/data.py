@@ -54,6 +54,15 @@ def store_upload() -> None:
     loaded.follow_the_data()
 
 
+def store_codebook() -> None:
+    """Keep the chosen codebook in the session (read with the data, where a malformed one is told in one sentence)."""
+    file = st.session_state["codebook_file"]
+    if file is None:
+        keys.CODEBOOK.pop()
+    else:
+        keys.CODEBOOK.set((file.name, file.getvalue()))
+
+
 def pick_response() -> None:
     """The label column chosen in its widget becomes the setting (the registry's "response")."""
     if st.session_state.get("response_choice") is not None:
@@ -263,8 +272,27 @@ def upload_controls() -> None:
                      placeholder="Choose the label column", key="response_choice", on_change=pick_response,
                      help="The column to model (a label for the logistic loss, a response for the robust one); "
                      "every other column is a feature. Which column it is does not change whose budget it spends.")
-    response, loss = params.get("response"), params.get("upload_loss")
-    st.caption(f"**{md(upload.name)}** · {upload.spec.format}, response column {response}, {loss} loss")
+    formula_controls()
+    response, loss, formula = params.get("response"), params.get("upload_loss"), params.get("formula").strip()
+    model = f"the model {md(formula)}" if formula else f"response column {md(response)}"
+    st.caption(f"**{md(upload.name)}** · {upload.spec.format}, {model}, {loss} loss")
+
+
+def formula_controls() -> None:
+    """A model as statisticians state it (core.data.formula): a formula, and the codebook of public ranges and levels
+    its variables are encoded and scaled by."""
+    st.text_input(LABELS["formula"][0], key="formula", placeholder="y ~ age + C(region) + hours",
+                  help="Optional. The label left of ~; numeric variables are scaled to [−1, 1] by their public range "
+                  "in the codebook, C(v) is coded against its first listed level, and an Intercept is added unless "
+                  "the formula says - 1. Without a formula every column but the label is a feature, as written.")
+    if params.get("formula").strip():
+        st.file_uploader("Codebook (CSV)", type=["csv"], key="codebook_file", on_change=store_codebook,
+                         help="One row per variable, columns variable,type,low,high,levels: numeric with its public "
+                         "range low..high, or categorical with its levels a|b|c. Public facts only: never the data's "
+                         "own minimum and maximum.")
+        book = keys.CODEBOOK.get()
+        if book is not None:
+            st.caption(f"Codebook: **{md(book[0])}**")
 
 
 def source_controls() -> None:

@@ -225,3 +225,24 @@ def test_the_codebooks_example_runs_as_written():
 
     failed, attempted = doctest.testmod(core.data.formula, report=False)
     assert (failed, attempted) == (0, 2)
+
+
+def test_the_app_fits_the_formula_and_codebook_as_the_command_line_does():
+    """On the Data page: the fair data uploaded, the formula typed and the codebook uploaded: the fit the page shows
+    (its teaching view of the same problem) is statsmodels' Logit within 1e-8; cleared, the formula's codebook is
+    asked for in one sentence naming the control."""
+    from apptest import on_page
+
+    df = fair()
+    content = df.to_csv(index=False).encode()
+    at = on_page("data", source="upload", upload_loss="logistic")
+    at.file_uploader(key="upload_file").set_value(("fair.csv", content, "text/csv")).run()
+    at.text_input(key="formula").set_value(FAIR).run()
+    assert any(e.value.startswith("A formula needs the codebook") and "“Formula”" in e.value for e in at.error)
+    at.file_uploader(key="codebook_file").set_value(("codebook.csv", FAIR_BOOK_CSV.encode(), "text/csv")).run()
+    assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    (problem,) = [v for v in at.session_state["uploaded"].values() if hasattr(v, "fit")]
+    assert problem.feature_names == FAIR_NAMES and problem.data_spec.formula == FAIR
+    data = CsvSpec.from_bytes("fair.csv", content, formula=FAIR, codebook=FAIR_BOOK).load(content)
+    np.testing.assert_allclose(problem.fit.theta, statsmodels_logit(data.y, data.X), rtol=1e-8, atol=0)
+    assert any("fair.csv" in c.value and "the model y" in c.value for c in at.caption)  # the model, said

@@ -442,7 +442,7 @@ def test_every_setting_a_message_names_has_a_control(tmp_path):
     at = open_data_page(source="upload")
     on_page |= {w.label for w in (*at.radio, *at.file_uploader)}
     at.file_uploader(key="upload_file").set_value(("mine.csv", plain_csv(), "text/csv")).run()
-    on_page |= {w.label for w in at.selectbox}
+    on_page |= {w.label for w in (*at.selectbox, *at.text_input)}
     assert {label for label, page in LABELS.values() if page == "Data"} <= on_page
     controls = (Path(__file__).resolve().parents[1] / "ui" / "controls.py").read_text()
     for label, page in LABELS.values():

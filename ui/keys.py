@@ -74,6 +74,7 @@ class AttackRecord:
 IGNORED: Entry[list[str]] = Entry(
     "ignored_link_values", "link values that cannot be used, each replaced by its default (a notice, shown once)")
 UPLOAD: Entry[Upload] = Entry("upload", "the uploaded file (the Data page)")
+CODEBOOK: Entry[tuple[str, bytes]] = Entry("codebook", "the codebook file uploaded beside it: (its name, its bytes)")
 UPLOADED: Entry[dict[tuple[DataSpec, ModelSpec | None], Any]] = Entry(
     "uploaded", "the upload's data set and fits, kept in its own session only (never a process-wide cache)")
 PUBLISHED: Entry[dict[tuple[DataSpec, ModelSpec], PublishedRelease]] = Entry(
@@ -90,7 +91,7 @@ SIGNED_OUT: Entry[str] = Entry("signed_out", "why the analyst was signed out or 
 PLANNER_SEARCHED: Entry[tuple] = Entry(
     "planner_searched", "the (assumptions, target) of the Planner's last PLD search for ε asked for")
 
-ENTRIES = (IGNORED, UPLOAD, UPLOADED, PUBLISHED, TEACHING_RUN, TABLE, COMPARISON, ATTACK, ANALYST, SIGNED_OUT,
+ENTRIES = (IGNORED, UPLOAD, CODEBOOK, UPLOADED, PUBLISHED, TEACHING_RUN, TABLE, COMPARISON, ATTACK, ANALYST, SIGNED_OUT,
            PLANNER_SEARCHED)
 
 WIDGETS: dict[str, str] = {  # every widget's key but the settings' own (a settings widget uses its setting's name)
@@ -108,6 +109,7 @@ WIDGETS: dict[str, str] = {  # every widget's key but the settings' own (a setti
     "lmax_details": "bool", "test_details": "bool", "release_details": "bool", "settings_panel": "bool",
     "planner_frontier": "bool",
     # buttons, downloads and tables: their value lasts one run
+    "codebook_file": "file uploader: the codebook, copied to codebook",
     "certify": "button", "release": "button", "certify_table": "button", "release_table": "button",
     "close_<certification>": "button",
     "fresh_noise": "button", "resample": "button", "make_census_sample": "button", "use_census_files": "button",

@@ -31,6 +31,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "accounting": ("Accounting", "Pipeline"),
     "fallback": ("When the stability test (14) fails", "Pipeline"),
     "response": ("Label column", "Data"),
+    "formula": ("Formula", "Data"),
     "coordinate": ("Coordinate j", "Pipeline"),
     "coverage": ("The table's intervals", "Pipeline"),
 }

@@ -21,8 +21,9 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from core.data import Dataset
+from core.data.formula import Codebook
 from core.data.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticCensusSpec, SyntheticSpec, file_spec
-from core.errors import DataError, PspError
+from core.errors import DataError, InputError, PspError
 from core.estimator.model import ModelSpec
 from core.estimator.problem import Problem
 from core.mechanisms.fallback import falls_back
@@ -81,7 +82,14 @@ def data_spec() -> DataSpec:
     if upload is None:
         raise DataError("no file uploaded yet: choose a data file on the Data page")
     if isinstance(upload.spec, CsvSpec):
-        return replace(upload.spec, response=get("response"))
+        formula = get("formula").strip()
+        if not formula:
+            return replace(upload.spec, response=get("response"))
+        book = keys.CODEBOOK.get()
+        if book is None:
+            raise InputError("a formula needs the codebook of its variables' public ranges and levels: choose one "
+                             "under “Codebook (CSV)”, or clear {formula}", "formula")
+        return replace(upload.spec, response="y", formula=formula, codebook=Codebook.from_csv(book[1], book[0]))
     return replace(upload.spec, encoding=get("encoding"))
 
 

@@ -113,6 +113,7 @@ PARAMS: dict[str, Param] = {
     "encoding": Param(DEFAULT_ENCODING, str, ENCODINGS),  # the census encoding (core.data.encoding)
     "upload_loss": Param("logistic", str, ("robust", "logistic")),
     "response": Param("y", str),  # an uploaded CSV's label or response column
+    "formula": Param("", str),  # an upload's model, y ~ age + C(region) (core.data.formula), with its codebook
     # model
     "lam_reg": Param(0.0, float, bounds=_range("lam_reg")),
     "domain": Param("cube", str, ("cube", "ball")),
