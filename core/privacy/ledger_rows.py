@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -59,6 +59,26 @@ def to_epoch(text: str) -> float:
 def sql_real(x: float | None) -> float | None:
     """A float for a row: NaN as NULL (as SQLite stores it); an infinite cap is kept as it is."""
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
+
+
+def parts_in_order(rows: Iterable[Sequence[Any]]) -> list[Population]:
+    """Every part of (kind, key, label, part scope) rows, once each, in the rows' order: `parts_charged`."""
+    found: dict[str, Population] = {}
+    for kind, key, label, scope in rows:
+        if scope not in found:
+            whole = Population(kind, tuples(json.loads(key)), label)
+            found[scope] = next(p for p in whole.parts() if part_scope(p) == scope)
+    return list(found.values())
+
+
+def with_parts(rows: list[dict[str, Any]], pairs: Iterable[Sequence[Any]]) -> list[dict[str, Any]]:
+    """Each entry's row with "parts", the scopes of its parts from (uid, part) pairs in their order: `log`."""
+    parts: dict[str, list[str]] = {}
+    for uid, part in pairs:
+        parts.setdefault(uid, []).append(part)
+    for row in rows:
+        row["parts"] = parts.get(row["uid"], [])
+    return rows
 
 
 def entry_from_row(row: dict[str, Any]) -> LedgerEntry:

@@ -56,8 +56,10 @@ from core.privacy.ledger_rows import (
     iso_time,
     key_json,
     part_scope,
+    parts_in_order,
     sql_real,
     tuples,
+    with_parts,
 )
 from core.privacy.population import Population
 
@@ -401,24 +403,13 @@ class SqliteStore:
             cur = db.execute("SELECT * FROM entries ORDER BY seq")
             names = [c[0] for c in cur.description]
             rows = [dict(zip(names, r, strict=True)) for r in cur.fetchall()]
-            parts: dict[str, list[str]] = {}
-            for uid, part in db.execute("SELECT uid, part FROM entry_parts ORDER BY rowid"):
-                parts.setdefault(uid, []).append(part)
-        for row in rows:
-            row["parts"] = parts.get(row["uid"], [])
-        return rows
+            return with_parts(rows, db.execute("SELECT uid, part FROM entry_parts ORDER BY rowid").fetchall())
 
     def parts_charged(self) -> list[Population]:
         """Every part any entry has charged, in the order first charged."""
         with self._connect() as db:
-            rows = db.execute("SELECT e.kind, e.key, e.label, p.part FROM entry_parts p JOIN entries e "
-                              "ON e.uid = p.uid ORDER BY e.seq").fetchall()
-        found: dict[str, Population] = {}
-        for kind, key, label, scope in rows:
-            if scope not in found:
-                whole = Population(kind, tuples(json.loads(key)), label)
-                found[scope] = next(p for p in whole.parts() if part_scope(p) == scope)
-        return list(found.values())
+            return parts_in_order(db.execute("SELECT e.kind, e.key, e.label, p.part FROM entry_parts p JOIN entries "
+                                             "e ON e.uid = p.uid ORDER BY e.seq").fetchall())
 
     # -------------------------------------------------------------- writing
 
