@@ -67,7 +67,7 @@ def test_a_table_is_certified_first_previewed_row_by_row_and_released_once(brows
         assert "spends the rest" in release.inner_text() and tab.get_by_role("button", name=CERTIFY).is_disabled()
         release.click()
         settle(tab)
-        text(tab, "Regression table").wait_for()
+        text(tab, "One release of 3 coefficients").wait_for()
         charged = entries(ledger)
         assert [e.epsilon for e in charged] == pytest.approx([0.4, 3.6])  # the whole budget, charged once
         assert not tab.get_by_text(CARD, exact=True).count()
