@@ -76,7 +76,10 @@ def test_a_release_prints_with_its_appendix_open_and_a_table_with_its_plot_acros
         tab.goto(f"{server}/report?release={table.uid}")
         settle(tab)
         text(tab, "Private estimates of 3 coefficients").wait_for()
+        tab.locator(".psp-figure svg").first.wait_for(state="attached")  # the forest plot drawn, then printed
         tab.emulate_media(media="print")
+        tab.wait_for_function("Array.from(document.querySelectorAll('.psp-figure svg'))"
+                              ".some(s => s.getBoundingClientRect().width > 0)")
         width = tab.evaluate("Math.max(...Array.from(document.querySelectorAll('.psp-figure svg'))"
                              ".map(s => s.getBoundingClientRect().width))")
         pages, words, data = printed(tab, "71-report-table-printed")
