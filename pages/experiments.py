@@ -178,9 +178,12 @@ def main() -> None:
     st.info("Simulations only: nothing here touches your data or your privacy budget.", icon=":material/science:")
     st.caption("One panel per figure of the paper's section 4: its claim, quoted; what our runs found; the recorded "
                "full run; a quick preset to run here; and a CSV of your own. The oracle is not private: a yardstick.")
-    for figure, tab in zip(FIGURES, st.tabs([tab_label(f) for f in FIGURES]), strict=True):
-        with tab:
-            panel(figure)
+    # Lazy tabs: only the chosen figure's panel runs (its charts, tables and files), so the first screen draws one
+    tabs = st.tabs([tab_label(f) for f in FIGURES], key="experiments_figure", on_change="rerun")
+    for figure, tab in zip(FIGURES, tabs, strict=True):
+        if tab.open:
+            with tab:
+                panel(figure)
 
 
 main()

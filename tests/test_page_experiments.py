@@ -58,10 +58,18 @@ def paper_text() -> str:
     return PAPER.read_text(encoding="utf-8")
 
 
-def open_page() -> AppTest:
+def open_page(figure: str | None = None) -> AppTest:
+    """The page, on the tab of `figure` (the first by default): only the chosen tab's panel runs."""
     at = new_app(120)
     at.session_state["n"] = 2_000  # the sidebar loads the default data set; this page never reads it
+    if figure is not None:
+        at.session_state["experiments_figure"] = claims.tab_label(figure)
     at.switch_page("pages/experiments.py")
+    return at.run()
+
+
+def choose(at: AppTest, figure: str) -> AppTest:
+    at.session_state["experiments_figure"] = claims.tab_label(figure)
     return at.run()
 
 
@@ -100,8 +108,11 @@ def test_every_figure_has_a_panel_that_renders_cleanly():
     assert at.title[0].value == "Experiments"
     assert "nothing here touches your data or your privacy budget" in at.info[0].value
     assert [t.label for t in at.tabs] == [claims.tab_label(f) for f in FIGURES]
+    # the first screen runs the first tab's panel only
+    assert [bool(t.markdown) for t in at.tabs] == [True] + [False] * (len(FIGURES) - 1)
     for figure in FIGURES:
-        panel = tab(at, figure)
+        panel = tab(choose(at, figure), figure)
+        assert_clean(at)
         assert "#### What the paper claims" in [m.value for m in panel.markdown]
         assert any("No full run recorded for this figure" in c.value for c in panel.caption)
         assert any(f"python -m core experiment {figure} --jobs 2 --out DIR" in c.value for c in panel.caption)
@@ -121,7 +132,7 @@ def test_census_figures_state_the_safe_test_and_label_the_hypothesis():
     for figure in ("fig6", "fig7"):
         if figure not in FIGURES:
             continue
-        said = "\n".join(m.value for m in tab(at, figure).markdown)
+        said = "\n".join(m.value for m in tab(choose(at, figure), figure).markdown)
         for fact in ("2.3·10⁹", "3.1·10⁸", "292", "4.2·10⁵", "SYNTHETIC", "**HYPOTHESIS, not proven.**"):
             assert fact in said, (figure, fact)
 
@@ -146,7 +157,7 @@ def test_a_recorded_full_run_is_plotted_with_its_numbers(dirs, tmp_path):
     rows = [row(method=m, x=x, mean=0.0123456 if (m, x) == ("local", 1000.0) else 0.5)
             for m in ("local", "oracle") for x in (1000.0, 10_000.0)]
     (dirs["results"] / "fig2.csv").write_bytes(csv_bytes(rows, tmp_path))
-    at = open_page()
+    at = open_page("fig2")
     assert_clean(at)
     panel = tab(at, "fig2")
     assert not any("No full run recorded" in c.value for c in panel.caption)
@@ -233,7 +244,7 @@ def test_a_bad_preset_setting_is_an_error_not_a_traceback(monkeypatch):
 def test_a_damaged_last_quick_run_is_an_error(dirs):
     (dirs["experiments"] / "fig3").mkdir(parents=True)
     (dirs["experiments"] / "fig3" / "fig3.csv").write_bytes(b"\xff\xfe not a csv")
-    at = open_page()
+    at = open_page("fig3")
     assert not at.exception
     assert [e.value.split(":")[0] for e in tab(at, "fig3").error] == ["Your last quick run cannot be shown"]
 

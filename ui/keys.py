@@ -110,6 +110,7 @@ WIDGETS: dict[str, str] = {  # every widget's key but the settings' own (a setti
     "planner_frontier": "bool",
     # buttons, downloads and tables: their value lasts one run
     "codebook_file": "file uploader: the codebook, copied to codebook",
+    "experiments_figure": "str: the Experiments page's chosen tab (only its panel runs)",
     "certify": "button", "release": "button", "certify_table": "button", "release_table": "button",
     "close_<certification>": "button",
     "fresh_noise": "button", "resample": "button", "make_census_sample": "button", "use_census_files": "button",
