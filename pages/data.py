@@ -243,10 +243,12 @@ def upload_controls() -> None:
     upload = keys.UPLOAD.get()
     if upload is None or not upload.is_pums:  # a census file fixes the loss: logistic, on the income classes ±1
         # Chosen before the file is loaded, so the first fit of the upload already uses it.
-        st.radio(LABELS["loss"][0], ("robust", "logistic"), key="upload_loss", horizontal=True,
-                 help="Choose it before loading the file. robust: y is a real response, loss φ(y − ⟨x, θ⟩) with "
-                 "φ(s) = log(1 + eˢ) + log(1 + e⁻ˢ); logistic: y is a binary label (0/1, −1/+1 or true/false). "
-                 "An ACS PUMS person file is always logistic.")
+        st.radio(LABELS["loss"][0], (params.AUTO_LOSS, "robust", "logistic"), key="upload_loss", horizontal=True,
+                 format_func=lambda v: "from the label" if v == params.AUTO_LOSS else v,
+                 help="From the label: logistic when the label takes two values, else robust (said below the "
+                 "file). robust: y is a real response, loss φ(y − ⟨x, θ⟩) with φ(s) = log(1 + eˢ) + log(1 + e⁻ˢ); "
+                 "logistic: y is a binary label (0/1, −1/+1 or true/false). An ACS PUMS person file is always "
+                 "logistic.")
     st.file_uploader(
         LABELS["data"][0], type=list(UPLOAD_TYPES), key="upload_file", on_change=store_upload,
         help="An ACS PUMS person file (a CSV whose header names PINCP; encoded as the ACS income problem) or any "
@@ -273,9 +275,11 @@ def upload_controls() -> None:
                      help="The column to model (a label for the logistic loss, a response for the robust one); "
                      "every other column is a feature. Which column it is does not change whose budget it spends.")
     formula_controls()
-    response, loss, formula = params.get("response"), params.get("upload_loss"), params.get("formula").strip()
+    (loss, notice), response = loaded.loss_and_notice(), params.get("response")
+    formula = params.get("formula").strip()
     model = f"the model {md(formula)}" if formula else f"response column {md(response)}"
-    st.caption(f"**{md(upload.name)}** · {upload.spec.format}, {model}, {loss} loss")
+    st.caption(f"**{md(upload.name)}** · {upload.spec.format}, {model}, {loss} loss"
+               + ("" if notice is None else f" ({md(notice)})"))
 
 
 def formula_controls() -> None:

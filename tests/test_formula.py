@@ -86,8 +86,8 @@ def test_the_fair_fit_is_statsmodels_logit_from_the_library_and_the_command_line
     assert doc["coordinate"] == {"index": 1, "name": "rate_marriage"} and doc["domain"] == "cube"
     np.testing.assert_allclose(doc["fit"]["theta"], want, rtol=1e-8, atol=0)
     assert doc["clipped_rows"] == 0  # nothing projected: every row is in the cube
-    assert err.splitlines()[0] == ("note: the label y takes two values, so the loss is logistic; pass --loss robust to "
-                                   "change it")
+    assert err.splitlines()[0] == ("note: the label y takes two values, so the loss is logistic; set --loss to robust "
+                                   "to change it")
 
 
 def test_the_same_rows_in_four_formats_are_one_people_and_one_fit_under_any_formula(tmp_path):
@@ -161,8 +161,9 @@ def test_the_loss_follows_the_label_unless_chosen():
     spec = CsvSpec("0" * 64, "rows.csv", response="passed")
     two, three = np.array([0.0, 1.0, 1.0]), np.array([1.0, 2.0, 3.0])
     assert infer_loss(spec, two, None) == ("logistic", "the label passed takes two values, so the loss is logistic; "
-                                           "pass --loss robust to change it")
-    assert infer_loss(spec, two, None, lambda s: "the Loss menu")[1].endswith("pass the Loss menu robust to change it")
+                                           "set --loss to robust to change it")
+    said = infer_loss(spec, two, None, lambda s: "the Loss menu")[1]
+    assert said.endswith("set the Loss menu to robust to change it")
     assert infer_loss(spec, three, None) == ("robust", None)
     assert infer_loss(spec, two, "robust") == ("robust", None)
     with pytest.raises(DataError) as err:

@@ -342,7 +342,21 @@ def fitted_losses(at: AppTest) -> set[str]:
 def test_loss_is_chosen_before_the_upload_and_used():
     at = open_data_page(source="upload")
     radio = at.radio(key="upload_loss")
-    assert radio.label == "Loss" and radio.value == "logistic"  # offered before any file is chosen
+    assert radio.label == "Loss" and radio.value == "auto"  # offered before any file is chosen: from the label
+    at.file_uploader(key="upload_file").set_value(("mine.csv", plain_csv(), "text/csv")).run()
+    assert_clean(at)  # a real response: from the label, the robust loss
+    assert fitted_losses(at) == {"robust"}
+    assert "mine.csv** · CSV, response column y, robust loss" in " ".join(c.value for c in at.caption)
+    at = open_data_page(source="upload")
+    binary = b"x0,y\n" + b"\n".join(f"{(i % 7) / 7:.3f},{i % 2}".encode() for i in range(400))
+    at.file_uploader(key="upload_file").set_value(("two.csv", binary, "text/csv")).run()
+    assert_clean(at)  # two values: logistic, and the page says why
+    assert fitted_losses(at) == {"logistic"}
+    said = " ".join(c.value for c in at.caption)
+    assert ("logistic loss (the label y takes two values, so the loss is logistic; set “Loss” on the Data page to "
+            "robust") in said
+    at = open_data_page(source="upload")
+    radio = at.radio(key="upload_loss")
     radio.set_value("robust").run()
     at.file_uploader(key="upload_file").set_value(("mine.csv", plain_csv(), "text/csv")).run()
     assert_clean(at)  # a real response: logistic would have refused it ("needs binary labels")

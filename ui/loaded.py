@@ -22,14 +22,24 @@ from streamlit.delta_generator import DeltaGenerator
 
 from core.data import Dataset
 from core.data.formula import Codebook
-from core.data.spec import AcsSpec, CsvSpec, DataSpec, PumsSpec, SyntheticCensusSpec, SyntheticSpec, file_spec
+from core.data.spec import (
+    AcsSpec,
+    CsvSpec,
+    DataSpec,
+    PumsSpec,
+    SyntheticCensusSpec,
+    SyntheticSpec,
+    file_spec,
+    infer_loss,
+)
 from core.errors import DataError, InputError, PspError
 from core.estimator.model import ModelSpec
 from core.estimator.problem import Problem
 from core.mechanisms.fallback import falls_back
 from core.mechanisms.pipeline import prepare_spec
 from ui import keys
-from ui.params import get, locked
+from ui.labels import control
+from ui.params import AUTO_LOSS, get, locked
 
 WRITES_REFUSED = ("Only a signed-in analyst or the data's curator can write files on this server (make a SYNTHETIC "
                   "census sample, download census files, run an experiment's preset); sign in with the sidebar's "
@@ -94,11 +104,23 @@ def data_spec() -> DataSpec:
 
 
 def loss_name() -> str:
-    """The loss the source fixes (synthetic, census), else the one chosen for an uploaded CSV."""
+    """The loss the source fixes (synthetic, census), else the one chosen for an uploaded file, or, left to the label
+    (AUTO_LOSS), the one its label implies (core.data.spec.infer_loss: two values, logistic)."""
+    return loss_and_notice()[0]
+
+
+def loss_and_notice() -> tuple[str, str | None]:
+    """loss_name and, where the label chose it, the sentence that says so (None otherwise)."""
+    chosen = get("upload_loss")
     try:
-        return data_spec().fixed_loss or get("upload_loss")
-    except PspError:
-        return get("upload_loss")
+        spec = data_spec()
+        if spec.fixed_loss:
+            return spec.fixed_loss, None
+        if chosen != AUTO_LOSS:
+            return chosen, None
+        return infer_loss(spec, dataset().y, None, control)
+    except PspError:  # no file, or one that cannot be read: loading it says why
+        return ("logistic" if chosen == AUTO_LOSS else chosen), None
 
 
 def model_spec() -> ModelSpec:

@@ -78,6 +78,9 @@ def _names(text: str) -> list[str]:
     return names
 
 
+AUTO_LOSS = "auto"  # an upload's loss chosen by its label: two values, logistic (core.data.spec.infer_loss)
+
+
 @dataclass(frozen=True)
 class Param:
     default: Any
@@ -111,7 +114,7 @@ PARAMS: dict[str, Param] = {
     "with_replacement": Param(False, _bool),
     "census_sample": Param(None, _opt_int, bounds=_range("census_sample")),  # records per state of a SYNTHETIC sample
     "encoding": Param(DEFAULT_ENCODING, str, ENCODINGS),  # the census encoding (core.data.encoding)
-    "upload_loss": Param("logistic", str, ("robust", "logistic")),
+    "upload_loss": Param(AUTO_LOSS, str, (AUTO_LOSS, "robust", "logistic")),  # auto: from the label (infer_loss)
     "response": Param("y", str),  # an uploaded CSV's label or response column
     "formula": Param("", str),  # an upload's model, y ~ age + C(region) (core.data.formula), with its codebook
     # model

@@ -530,6 +530,6 @@ def infer_loss(spec: DataSpec, y: np.ndarray, chosen: str | None,
     if chosen is not None:
         return chosen, None
     if values == 2:
-        return "logistic", (f"the label {label} takes two values, so the loss is logistic; pass {name('loss')} robust "
-                            "to change it")
+        return "logistic", (f"the label {label} takes two values, so the loss is logistic; set {name('loss')} to "
+                            "robust to change it")
     return "robust", None
