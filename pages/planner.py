@@ -29,6 +29,7 @@ from core.teaching.planner import (
     plan,
     smallest_epsilon,
     smallest_n,
+    smallest_table_epsilon,
     sweep_n,
 )
 from core.teaching.whatif import N_MAX
@@ -131,6 +132,11 @@ def cached_epsilon(key: tuple, target: float, _a: Assumptions) -> float | None:
     return smallest_epsilon(_a, target)
 
 
+@st.cache_resource(show_spinner="Planning: the smallest ε for an informative table…", max_entries=32)
+def cached_table_epsilon(key: tuple, _a: Assumptions) -> float | None:
+    return smallest_table_epsilon(_a)
+
+
 @st.cache_resource(show_spinner="Planning: the smallest n for the target…", max_entries=64)
 def cached_n(key: tuple, target: float, _a: Assumptions) -> int | None:
     return smallest_n(_a, target)
@@ -149,11 +155,10 @@ def plan_view(p: Plan) -> None:
          "Probability that (14) passes under the certificates' Laplace noise (Algorithms 2 and 4)"),
         (f"Half-width at level {p.assumptions.level:g}", half, "z₁₋ₐ/₂ · σ(ε_c, δ_c) · w̄ (docs/method.md §7), at the "
          "noise-free λ̂min, widened by the fit's certified tolerance as the release does"),
-        ("A table's half-width, all d rows", "— (fallback)" if p.table_half_width is None else
-         num(p.table_half_width),
+        ("A table's half-width, all d rows", table_words(p),
          "Every row of a regression table of all d coefficients (one release of the same budget: the Gaussian step "
-         "on the whole vector, intervals that hold at once) at the noise-free certificate; where the test fails "
-         "the table falls back to objective perturbation, whose width depends on the data"),
+         "on the whole vector, intervals that hold at once) at the noise-free certificate; where the test fails, "
+         "the fallback's likely range for each row (the preview's forecast of a table)"),
     ])
     metric_row([
         ("λ̂min (noise-free)", num(p.lambda_hat_min), "Algorithm 2's certified lower bound with N̂ = N"),
@@ -163,6 +168,7 @@ def plan_view(p: Plan) -> None:
          "certified tolerance"),
     ], gap="small")
     release_cards.forecast_notice(None if p.forecast is None else dataclasses.asdict(p.forecast), p.assumptions.level)
+    table_suggestion(p.assumptions)
     b = p.budget
     st.caption(
         f"{p.test.reason[0].upper()}{p.test.reason[1:]}. Stages: λ̂min (ε_a, δ_a) = ({num(b.lambda_min.epsilon, 4)}, "
@@ -170,6 +176,38 @@ def plan_view(p: Plan) -> None:
         f"{num(b.lambda_max.delta, 3)}), release (ε_c, δ_c) = ({num(b.release.epsilon, 4)}, "
         f"{num(b.release.delta, 3)}), {b.accounting} accounting; z₁₋ₐ/₂ = {num(p.z, 4)}."
     )
+
+
+def table_words(p: Plan) -> str:
+    """A table's rows' half-width: exact where the test passes, else the forecast's likely range."""
+    if p.table_half_width is not None:
+        return num(p.table_half_width)
+    f = p.table_forecast
+    if f is None or f.low is None:
+        return "— (⊥)"
+    return f"±{num(f.low)}" if f.low == f.high else f"±{num(f.low)} to ±{num(f.high)}"
+
+
+def table_suggestion(a: Assumptions) -> None:
+    """The smallest ε at which a table of all d coefficients is forecast informative (a suggestion, not a promise),
+    searched only when asked for (a bisection of forecasts, about a second)."""
+    box = opened(f"Which ε makes a table of all {a.d} coefficients informative?", "planner_table",
+                 icon=":material/table_chart:")
+    if box is None:
+        return
+    with box:
+        table_epsilon_words(a)
+
+
+def table_epsilon_words(a: Assumptions) -> None:
+    eps = cached_table_epsilon(dataclasses.astuple(a), a)
+    if eps is None:
+        st.caption(f"No ε up to {MAX_EPSILON:g} makes a table of all {a.d} coefficients informative at n = {a.n:,} "
+                   "by the forecast: more rows, or fewer coefficients, would.")
+        return
+    st.caption(f"A table of all {a.d} coefficients (intervals together) is forecast informative from about "
+               f"ε = {num(eps)} at n = {a.n:,}: every row's interval likely narrower than the coefficient's plausible "
+               "range.")
 
 
 def epsilon_search(a: Assumptions, target: float) -> str | None:

@@ -6,7 +6,7 @@ import dataclasses
 from pathlib import Path
 
 import pytest
-from apptest import new_app
+from apptest import new_app, on_page
 from streamlit.testing.v1 import AppTest
 
 from core.teaching.planner import Assumptions, plan, smallest_epsilon, smallest_n, sweep_n
@@ -171,3 +171,11 @@ def test_the_assumed_n_and_d_start_from_the_apps_settings():
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.session_state["planner_n"] == 20_000 and at.session_state["planner_d"] == 3
+
+
+def test_the_planner_suggests_the_epsilon_that_makes_a_table_informative():
+    at = on_page("planner", planner_loss="logistic", planner_n=132_527, planner_d=17, planner_lambda_min=0.02,
+                 planner_lambda_max=0.2, epsilon=4.0, domain="ball", radius=2.35, planner_table=True)
+    assert not at.exception
+    (said,) = [c.value for c in at.caption if "coefficients (intervals together) is forecast informative" in c.value]
+    assert said.startswith("A table of all 17 coefficients") and "n = 132,527" in said

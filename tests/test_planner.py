@@ -7,6 +7,7 @@ so the plan should predict what core.mechanisms.pipeline.run_private does on tho
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -25,6 +26,7 @@ from core.teaching.planner import (
     plan,
     smallest_epsilon,
     smallest_n,
+    smallest_table_epsilon,
     sweep_n,
 )
 
@@ -226,3 +228,18 @@ def test_hostile_targets_are_input_errors(target):
 def test_hostile_kappa_is_an_input_error(kappa, lambda_max):
     with pytest.raises(InputError, match="Assumed"):
         lambda_min_from_kappa(kappa, lambda_max)
+
+
+@pytest.mark.parametrize("n", [20_000, 132_527])
+def test_the_smallest_epsilon_for_an_informative_table_is_where_its_forecast_turns(n):
+    """A census-like table (d = 17, the ball): at the suggested ε every row's forecast is informative; just below it
+    (by the search's ratio, twice) it is not; more rows need more ε."""
+    a = Assumptions(n=n, d=17, lambda_min=0.02, lambda_max=0.2, epsilon=4.0, delta=DELTA, loss="logistic",
+                    domain="ball", radius=2.35)
+    eps = smallest_table_epsilon(a)
+    assert eps is not None and 0.001 < eps < MAX_EPSILON
+    at = plan(replace(a, epsilon=eps), probability=False).table_forecast
+    below = plan(replace(a, epsilon=eps / 1.001 ** 2), probability=False).table_forecast
+    assert not at.uninformative and below.uninformative
+    if n == 20_000:
+        assert eps > smallest_table_epsilon(replace(a, n=132_527))

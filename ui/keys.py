@@ -107,7 +107,7 @@ WIDGETS: dict[str, str] = {  # every widget's key but the settings' own (a setti
     "lmin_steps": "bool", "lmax_steps": "bool", "formulas: <title>": "bool: an expander open (drawn only then)",
     "whatif_margin": "bool", "whatif_region": "bool", "privacy_profile": "bool", "lmin_details": "bool",
     "lmax_details": "bool", "test_details": "bool", "release_details": "bool", "settings_panel": "bool",
-    "planner_frontier": "bool",
+    "planner_frontier": "bool", "planner_table": "bool: the Planner's table search opened",
     # buttons, downloads and tables: their value lasts one run
     "codebook_file": "file uploader: the codebook, copied to codebook",
     "experiments_figure": "str: the Experiments page's chosen tab (only its panel runs)",

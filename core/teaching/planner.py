@@ -157,7 +157,8 @@ class Plan:
     analytic calibration); w_bar and half_width are the private interval's bound on omega and its half-width
     at the noise-free lambda_hat_min (None when the test fails: nothing would be released, so no interval).
     table_half_width is each row's in a table of all d coefficients (core.mechanisms.table: the same budget, its
-    Gaussian step, simultaneous intervals) at the noise-free certificate (None when the test fails).
+    Gaussian step, simultaneous intervals) at the noise-free certificate (None when the test fails); table_forecast
+    the preview's forecast of each of its rows on either branch (core.mechanisms.forecast with rows = d).
     """
 
     assumptions: Assumptions
@@ -170,6 +171,7 @@ class Plan:
     pass_probability: float | None
     table_half_width: float | None = None
     forecast: Forecast | None = None
+    table_forecast: Forecast | None = None
     note: str = PLAN_NOTE
 
     @property
@@ -199,16 +201,45 @@ def plan(a: Assumptions, probability: bool = True) -> Plan:
     if test.passed:
         w_bar, half = interval_half_width(test, a.geometry, a.n, s, a.level)
     p = pass_probability(c, *total, accounting=a.accounting) if probability else None
-    # The preview's rule (core.mechanisms.forecast) at the noise-free certificates of the assumed eigenvalues, the
-    # fallback as "auto" sets it.
+    return Plan(a, b, test, s, normal_quantile(0.5 + a.level / 2.0), w_bar, half, p, table_plan(a, b, test),
+                ahead(a, b, test), ahead(a, b, test, a.d))
+
+
+def ahead(a: Assumptions, b: Budget, test: StabilityTest, rows: int = 1) -> Forecast:
+    """The preview's rule (core.mechanisms.forecast) at the noise-free certificates of the assumed eigenvalues, the
+    fallback as "auto" sets it, for one coefficient or each row of a table of `rows` (intervals together)."""
     lam = a.model.lam_reg
     low = test.lam0 - lam if math.isfinite(test.lam0) else 0.0
     high = test.lam1 - lam if math.isfinite(test.lam1) and low > 0 else None
     fallback = falls_back("auto", a.loss)
     # core.mechanisms.split's stand-in: lambda_hat_min where certified, else the assumed lambda_min for the probe
-    ahead = forecast(a.geometry, a.model, a.n, b, test, max(low, 0.0), high, a.calibration, a.level, fallback,
-                     probed=fallback and low <= 0, curvature=low if low > 0 else a.lambda_min)
-    return Plan(a, b, test, s, normal_quantile(0.5 + a.level / 2.0), w_bar, half, p, table_plan(a, b, test), ahead)
+    return forecast(a.geometry, a.model, a.n, b, test, max(low, 0.0), high, a.calibration, a.level, fallback,
+                    probed=fallback and low <= 0, curvature=low if low > 0 else a.lambda_min, rows=rows)
+
+
+def smallest_table_epsilon(a: Assumptions) -> float | None:
+    """The smallest total epsilon (to a ratio EPSILON_RATIO, basic accounting) at which a table of all d coefficients
+    is forecast informative (core.mechanisms.forecast: an uninformative row's chance below WARN_AT), by bisection in
+    log(epsilon) over the noise-free plan; None when MAX_EPSILON is not enough or no public plausible range exists.
+    The forecast's chance only grows with epsilon where the split rule keeps its choice, so this is a suggestion
+    from the forecast, not a guarantee."""
+
+    def ok(e: float) -> bool:
+        b_a = replace(a, epsilon=e)
+        b = b_a.budget()
+        f = ahead(b_a, b, noise_free_test(b_a.curvature(), e, float(a.delta), a.weights, accounting=a.accounting),
+                  a.d)
+        return f.plausible is not None and not f.uninformative
+
+    lo, hi = MIN_EPSILON, MAX_EPSILON
+    if not ok(hi):
+        return None
+    if ok(lo):
+        return lo
+    while hi / lo > EPSILON_RATIO:  # ok(hi) and not ok(lo)
+        mid = math.sqrt(lo * hi)
+        lo, hi = (lo, mid) if ok(mid) else (mid, hi)
+    return hi
 
 
 def table_plan(a: Assumptions, b: Budget, test: StabilityTest) -> float | None:
