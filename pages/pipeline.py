@@ -125,8 +125,8 @@ def publish(problem: Problem, b: Budget) -> None:
         release_once(problem, b)  # checks again: another session may have spent since this page was drawn
     if waiting is not None and rest is not None:
         release_cards.preview_card(preview(waiting.plan, problem, waiting.certified), params.get("level"), rest)
-    table = release.table_certification(problem, tuple(table_names(problem)), b)  # its own section shows it
-    shown = {w.certification.uid for w in (waiting, table) if w is not None}
+    table = release.table_certification_uid(problem, tuple(table_names(problem)), b)  # its own section shows it
+    shown = {uid for uid in (None if waiting is None else waiting.certification.uid, table) if uid is not None}
     others_waiting(shown)  # this browser may spend, so close
     last_release(problem)
 

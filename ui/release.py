@@ -300,6 +300,15 @@ def table_certification(problem: Problem, names: tuple[str, ...], budget: Budget
         return None
 
 
+def table_certification_uid(problem: Problem, names: tuple[str, ...], budget: Budget) -> str | None:
+    """The name of that certification, its certificates not read back (no stage is recomputed)."""
+    try:
+        held = open_certification(table_plan(problem, names, budget), problem, ledger())
+    except PspError:
+        return None
+    return None if held is None else held.uid
+
+
 def table_record() -> TableRecord | None:
     """The kept table if it was drawn in this mode on the loaded data and model, else None."""
     record = keys.TABLE.get()
