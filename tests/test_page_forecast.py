@@ -4,6 +4,8 @@ the same forecast from its assumptions."""
 
 from __future__ import annotations
 
+import re
+
 from apptest import new_app, on_page
 from streamlit.testing.v1 import AppTest
 
@@ -38,9 +40,13 @@ def test_a_release_that_may_be_too_wide_is_warned_before_anything_is_charged(mon
     at.run()
     assert not at.exception and not at.error
     assert any(c.value.startswith("Forecast: the 95% interval's half-width will likely be") for c in at.caption)
-    # nothing certified at ε = 0.05: the probe's ceiling says the interval for the fitted coefficient cannot be
-    # given, so the ridge coefficient's exact width is the forecast, and the warning is a certainty
-    (warned,) = [w for w in warnings(at) if w.startswith("This release will almost surely give an interval too wide")]
+    # at ε = 0.05 the probe's ceiling almost never lets the interval for the fitted coefficient be given, so the ridge
+    # coefficient's exact width is the forecast, and the warning is a certainty or near one (about 1 draw in 16 of
+    # the certificates leaves a chance of 1 %, and the warning states it)
+    (warned,) = [w for w in warnings(at) if w.startswith("This release") and "too wide to inform anyone" in w]
+    certain = warned.startswith("This release will almost surely give")
+    stated = re.search(r"with probability about (\d+)%", warned)
+    assert certain or int(stated.group(1)) >= 95, warned
     assert "More ε, more rows" in warned
 
 
