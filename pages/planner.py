@@ -26,6 +26,7 @@ from core.teaching.planner import (
     Plan,
     check_target,
     lambda_min_from_kappa,
+    largest_table,
     plan,
     smallest_epsilon,
     smallest_n,
@@ -137,6 +138,11 @@ def cached_table_epsilon(key: tuple, _a: Assumptions) -> float | None:
     return smallest_table_epsilon(_a)
 
 
+@st.cache_resource(show_spinner="Planning: how many coefficients a table may hold…", max_entries=32)
+def cached_table_rows(key: tuple, _a: Assumptions) -> int:
+    return largest_table(_a)
+
+
 @st.cache_resource(show_spinner="Planning: the smallest n for the target…", max_entries=64)
 def cached_n(key: tuple, target: float, _a: Assumptions) -> int | None:
     return smallest_n(_a, target)
@@ -191,7 +197,7 @@ def table_words(p: Plan) -> str:
 def table_suggestion(a: Assumptions) -> None:
     """The smallest ε at which a table of all d coefficients is forecast informative (a suggestion, not a promise),
     searched only when asked for (a bisection of forecasts, about a second)."""
-    box = opened(f"Which ε makes a table of all {a.d} coefficients informative?", "planner_table",
+    box = opened("Which ε, and how many coefficients, make a table informative?", "planner_table",
                  icon=":material/table_chart:")
     if box is None:
         return
@@ -200,6 +206,12 @@ def table_suggestion(a: Assumptions) -> None:
 
 
 def table_epsilon_words(a: Assumptions) -> None:
+    k = cached_table_rows(dataclasses.astuple(a), a)
+    at = f"At ε = {num(a.epsilon)} and n = {a.n:,}"
+    st.caption(f"{at}, no table is forecast informative, not even of one coefficient." if k == 0 else
+               f"{at}, a table of all {a.d} coefficients is forecast informative." if k == a.d else
+               f"{at}, a table of up to {k} of the {a.d} coefficients (intervals together) is forecast informative: "
+               "which ones is yours to choose, as these assumptions tell no coefficient from another.")
     eps = cached_table_epsilon(dataclasses.astuple(a), a)
     if eps is None:
         st.caption(f"No ε up to {MAX_EPSILON:g} makes a table of all {a.d} coefficients informative at n = {a.n:,} "

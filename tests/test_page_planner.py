@@ -179,3 +179,13 @@ def test_the_planner_suggests_the_epsilon_that_makes_a_table_informative():
     assert not at.exception
     (said,) = [c.value for c in at.caption if "coefficients (intervals together) is forecast informative" in c.value]
     assert said.startswith("A table of all 17 coefficients") and "n = 132,527" in said
+    assert "At ε = 4 and n = 132,527, a table of all 17 coefficients is forecast informative." in [
+        c.value for c in at.caption]
+
+
+def test_the_planner_says_how_many_coefficients_a_table_may_hold():
+    at = on_page("planner", planner_loss="logistic", planner_n=132_527, planner_d=17, planner_lambda_min=0.02,
+                 planner_lambda_max=0.2, epsilon=3.15, delta=1e-6, domain="ball", radius=3.0, planner_table=True)
+    assert not at.exception
+    assert any(c.value.startswith("At ε = 3.15 and n = 132,527, a table of up to 8 of the 17 coefficients")
+               for c in at.caption), [c.value for c in at.caption]

@@ -21,7 +21,9 @@ from core.teaching.planner import (
     MAX_EPSILON,
     PLAN_NOTE,
     Assumptions,
+    ahead,
     lambda_min_from_kappa,
+    largest_table,
     meets,
     plan,
     smallest_epsilon,
@@ -243,3 +245,17 @@ def test_the_smallest_epsilon_for_an_informative_table_is_where_its_forecast_tur
     assert not at.uninformative and below.uninformative
     if n == 20_000:
         assert eps > smallest_table_epsilon(replace(a, n=132_527))
+
+
+@pytest.mark.parametrize("n,epsilon", [(132_527, 2.0), (132_527, 3.15), (132_527, 4.0), (50_000, 10.0)])
+def test_the_most_coefficients_a_table_may_hold_is_found_by_trying_every_count(n, epsilon):
+    """Brute force over k = 1..d: the suggestion is the largest k whose table's rows are forecast informative, and
+    every smaller table is informative too (the forecast worsens with k); the cells straddle where it turns."""
+    a = Assumptions(n=n, d=17, lambda_min=0.02, lambda_max=0.2, epsilon=epsilon, delta=DELTA, loss="logistic",
+                    domain="ball", radius=3.0)
+    b = a.budget()
+    test = whatif.noise_free_test(a.curvature(), epsilon, DELTA, a.weights, accounting=a.accounting)
+    informative = [not ahead(a, b, test, k).uninformative for k in range(1, a.d + 1)]
+    k = largest_table(a)
+    assert informative == [True] * k + [False] * (a.d - k)
+    assert {(132_527, 2.0): 0, (132_527, 3.15): 8, (132_527, 4.0): 17, (50_000, 10.0): 17}[(n, epsilon)] == k

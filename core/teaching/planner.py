@@ -242,6 +242,24 @@ def smallest_table_epsilon(a: Assumptions) -> float | None:
     return hi
 
 
+def largest_table(a: Assumptions) -> int:
+    """The most coefficients, at most d, that a table at the assumed epsilon may hold and still be forecast
+    informative (intervals together: every row's uninformative chance below WARN_AT); 0 when not even one. The
+    assumptions say nothing of one coefficient against another, so the count is the suggestion: which k is the
+    analyst's choice. A row's level 1 - a/k tightens with k, so the forecast only worsens with k; a bisection."""
+    b = a.budget()
+    test = noise_free_test(a.curvature(), float(a.epsilon), float(a.delta), a.weights, accounting=a.accounting)
+
+    def ok(k: int) -> bool:
+        f = ahead(a, b, test, k)
+        return f.plausible is not None and not f.uninformative
+
+    if ok(a.d):
+        return a.d
+    first_wide = _least_integer(lambda k: not ok(k), 1, a.d)  # not None: k = d is wide
+    return int(first_wide or a.d) - 1
+
+
 def table_plan(a: Assumptions, b: Budget, test: StabilityTest) -> float | None:
     """Each row's half-width in a table of all d coefficients when the noise-free test passes (core.mechanisms.table's
     Gaussian step at the noise-free lambda_hat_min); None when it fails, where the table falls back as one coefficient
