@@ -64,18 +64,18 @@ t2 = time.perf_counter()
 rec = R.down_recursion.__wrapped__(make_geometry(ROBUST, "cube", 5), 10**7, 0.0)
 rec.count(0.128), rec.inverse(100)
 t3 = time.perf_counter()
-print(json.dumps({"import_s": t1 - t0, "first_s": t2 - t1, "second_s": t3 - t2, "jit": R.KERNELS is not None}))
+print(json.dumps({"import_s": t1 - t0, "first_s": t2 - t1, "second_s": t3 - t2, "jit": R.kernels() is not None}))
 """
 
 
 @contextmanager
 def pure_python() -> Iterator[None]:
     """Run core.mechanisms.recursion's pure-Python loops (the PSP_NO_JIT=1 path) inside the block."""
-    saved, recursion.KERNELS = recursion.KERNELS, None
+    saved, recursion.kernels = recursion.kernels, lambda wait=False: None
     try:
         yield
     finally:
-        recursion.KERNELS = saved
+        recursion.kernels = saved
 
 
 def robust_fit() -> tuple[FitResult, Geometry]:
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--repeats", type=int, default=11, help="compiled cold calls per case (default 11)")
     ap.add_argument("--json", type=Path, help="also write the figures to this JSON file")
     args = ap.parse_args(argv)
-    if recursion.KERNELS is None:
+    if recursion.kernels() is None:
         raise SystemExit("the compiled loops are off (PSP_NO_JIT is set, or numba is missing)")
     fit, g = robust_fit()
     res = {

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -42,6 +43,7 @@ from bench_browser import PEER  # noqa: E402
 from test_browser import CHROMIUM_ARGS, chromium, free_port, settle  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
+OWN_EPSILON = (0.5, 0.7, 0.9, 1.1, 1.3, 1.6, 2.0, 2.4, 3.0, 3.6, 4.5, 6.0)  # a class's, one per student
 
 WIDGETS = PEER + """import pandas as pd
 
@@ -140,9 +142,11 @@ def _parent(p: Path) -> int | None:
         return None
 
 
-def per_session(browser, script: Path, path: str, sessions: int, folder: Path, proxy: bool = False) -> float:
-    """CPU seconds the server spends per new session, `sessions` of them opened together after one warm-up; with
-    proxy, the server's and nginx's together."""
+def per_session(browser, script: Path, path: str, sessions: int, folder: Path, proxy: bool = False,
+                own_epsilon: bool = False) -> tuple[float, float]:
+    """(CPU seconds the server spends per new session, seconds until the last tab is drawn), `sessions` of them
+    opened together after one warm-up; with proxy, the server's and nginx's together; with own_epsilon, each tab's
+    link sets an ε of its own (so each session draws fresh private stages, as a class does)."""
     proc, url = start(script, folder / f"{script.stem}.sqlite3")
     front = None
     if proxy:
@@ -155,10 +159,13 @@ def per_session(browser, script: Path, path: str, sessions: int, folder: Path, p
         before = cpu_seconds(proc.pid) + (0.0 if front is None else tree_cpu(front.pid))
         contexts = [browser.new_context() for _ in range(sessions)]
         tabs = [c.new_page() for c in contexts]
-        for t in tabs:
-            t.goto(url + path, wait_until="commit")
+        opened = time.perf_counter()
+        for i, t in enumerate(tabs):
+            t.goto(url + path + (f"&epsilon={OWN_EPSILON[i % len(OWN_EPSILON)]}" if own_epsilon else ""),
+                   wait_until="commit")
         for t in tabs:
             settle(t)
+        last = time.perf_counter() - opened
         time.sleep(1.0)  # the last websocket messages
         spent = cpu_seconds(proc.pid) + (0.0 if front is None else tree_cpu(front.pid)) - before
         broken = sum(t.locator('[data-testid="stException"], [data-testid="stAlertContentError"]').count()
@@ -167,7 +174,7 @@ def per_session(browser, script: Path, path: str, sessions: int, folder: Path, p
             raise SystemExit(f"{broken} exception or error boxes on the {sessions} tabs of {script.name}")
         for c in [warm, *contexts]:
             c.close()
-        return spent / sessions
+        return spent / sessions, last
     finally:
         for p in (proc, front):
             if p is not None:
@@ -179,30 +186,43 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sessions", type=int, default=30)
     ap.add_argument("--n", type=int, default=20_000)
+    ap.add_argument("--rounds", type=int, default=1, help="rounds of both servers; the figures are their medians")
+    ap.add_argument("--own-epsilon", action="store_true", help="each tab's link with an ε of its own (a class)")
     ap.add_argument("--widgets", action="store_true", help="also the bare page with the Pipeline's kinds of elements")
     ap.add_argument("--proxy", action="store_true", help="also the Pipeline behind nginx serving the static files")
     a = ap.parse_args()
+    pipeline = f"/pipeline?n={a.n}"
+    rows = []
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as pw:
         folder = Path(tmp)
         peer = folder / "peer.py"
         peer.write_text(PEER)
+        kinds = folder / "widgets.py"
+        kinds.write_text(WIDGETS)
         browser = pw.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
-        app = per_session(browser, ROOT / "app.py", f"/pipeline?n={a.n}", a.sessions, folder)
-        bare = per_session(browser, peer, "/", a.sessions, folder)
-        behind = per_session(browser, ROOT / "app.py", f"/pipeline?n={a.n}", a.sessions, folder, True) \
-            if a.proxy else None
-        if a.widgets:
-            kinds = folder / "widgets.py"
-            kinds.write_text(WIDGETS)
-            widgets = per_session(browser, kinds, "/", a.sessions, folder)
+        for _ in range(a.rounds):
+            app = per_session(browser, ROOT / "app.py", pipeline, a.sessions, folder, own_epsilon=a.own_epsilon)
+            bare = per_session(browser, peer, "/", a.sessions, folder)
+            behind = per_session(browser, ROOT / "app.py", pipeline, a.sessions, folder, True, a.own_epsilon) \
+                if a.proxy else None
+            widgets = per_session(browser, kinds, "/", a.sessions, folder) if a.widgets else None
+            rows.append((app, bare, behind, widgets))
+            print(f"round: Pipeline {app[0]:.3f} s (last drawn {app[1]:.1f} s), bare page {bare[0]:.3f} s, ratio "
+                  f"{app[0] / bare[0]:.2f}", flush=True)
         browser.close()
-    print(f"| server CPU per new Pipeline session ({a.sessions} opened together, n = {a.n:,}, cached) | {app:.3f} s |")
+    med = statistics.median
+    app, bare = med(r[0][0] for r in rows), med(r[1][0] for r in rows)
+    own = ", each with its own ε" if a.own_epsilon else ""
+    print(f"| server CPU per new Pipeline session ({a.sessions} opened together{own}, n = {a.n:,}, median of "
+          f"{a.rounds}) | {app:.3f} s (last drawn after {med(r[0][1] for r in rows):.1f} s) |")
     print(f"| server CPU per new session of a bare Streamlit page | {bare:.3f} s |")
-    print(f"| ratio | {app / bare:.2f} |")
-    if behind is not None:
-        print(f"| the Pipeline behind nginx serving the static files (both servers' CPU) | {behind:.3f} s |")
+    print(f"| ratio (median of the rounds' ratios) | {med(r[0][0] / r[1][0] for r in rows):.2f} |")
+    if a.proxy:
+        print(f"| the Pipeline behind nginx serving the static files (both servers' CPU) | "
+              f"{med(r[2][0] for r in rows):.3f} s |")
     if a.widgets:
-        print(f"| server CPU per new session of a bare page with the Pipeline's kinds of elements | {widgets:.3f} s |")
+        print(f"| server CPU per new session of a bare page with the Pipeline's kinds of elements | "
+              f"{med(r[3][0] for r in rows):.3f} s |")
 
 
 if __name__ == "__main__":

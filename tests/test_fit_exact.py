@@ -307,14 +307,15 @@ def test_logistic_newton_starts_from_the_gram_without_another_pass(monkeypatch):
 
 @pytest.mark.parametrize("n", [5, 1_000, 70_001])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_the_compiled_gram_is_the_blas_gram_up_to_rounding(n, weighted):
+def test_the_compiled_gram_is_the_blas_gram_up_to_rounding(monkeypatch, n, weighted):
     """The compiled Gram (8 fixed row ranges) against the BLAS blocks: the same sum in another order, so within
     a sum's rounding bound of each other (n 2^-52 max_i w_i ||x_i||^2, over n: 17 2^-52 here); symmetric, and
     the same bits however many workers run the ranges."""
     import core.estimator.fit as fitting
 
-    if fitting.KERNELS is None:
+    if fitting.kernels() is None:
         pytest.skip("the compiled loops are off (no numba or PSP_NO_JIT=1)")
+    monkeypatch.setattr(fitting, "COMPILED_GRAM_ROWS", 0)  # compiled at every n here
     rng = np.random.default_rng(n)
     X = rng.uniform(-1, 1, (n, 17))
     X[: n // 2, 0] = 1.0  # an intercept-like column and exact zeros, as in a one-hot design
@@ -372,13 +373,14 @@ def test_the_line_search_hands_on_exactly_what_the_next_step_would_form(monkeypa
         assert np.array_equal(a.theta, b.theta) and np.array_equal(a.eigenvalues, b.eigenvalues)
 
 
-def test_the_fit_without_compiled_kernels_agrees():
+def test_the_fit_without_compiled_kernels_agrees(monkeypatch):
     """PSP_NO_JIT=1 (the BLAS Gram) in a fresh process against the compiled Gram here: the same status and steps,
     theta and the eigenvalues equal up to the Gram's rounding."""
     import core.estimator.fit as fitting
 
-    if fitting.KERNELS is None:
+    if fitting.kernels() is None:
         pytest.skip("the compiled loops are off (no numba or PSP_NO_JIT=1)")
+    monkeypatch.setattr(fitting, "COMPILED_GRAM_ROWS", 0)  # compiled at every n here
     script = ("import json; from core.data import synthetic; from core.estimator.fit import fit;"
               "from core.estimator.losses import LOGISTIC; d = synthetic(30_000, 5, 'logistic', seed=7);"
               "f = fit(d.X, d.y, LOGISTIC);"
@@ -395,13 +397,14 @@ def test_the_fit_without_compiled_kernels_agrees():
     assert not np.array_equal(eigenvalues, here.eigenvalues)  # the two paths really ran
 
 
-def test_a_forked_child_forms_the_gram_with_threads_of_its_own():
+def test_a_forked_child_forms_the_gram_with_threads_of_its_own(monkeypatch):
     """A child forked after the parent formed a Gram (fork keeps no threads) forms the same Gram, instead of
     waiting forever on its parent's pool."""
     import core.estimator.fit as fitting
 
-    if fitting.KERNELS is None:
+    if fitting.kernels() is None:
         pytest.skip("without the compiled loops the Gram runs on the calling thread")
+    monkeypatch.setattr(fitting, "COMPILED_GRAM_ROWS", 0)  # compiled at every n here
     X = np.random.default_rng(0).uniform(-1, 1, (5_000, 4))
     parent = fitting.weighted_gram(X)
     pid = os.fork()
@@ -440,3 +443,15 @@ def test_compiled_and_numpy_residuals_are_the_same_bits_and_exact_to_twice_the_p
                          for x, h, low in zip(X[i], hi, lo, strict=True)), Fraction(0))
             exact -= Fraction(float(y[i])) if centred else 0
             assert abs(Fraction(float(compiled[i])) - exact) <= 2.0**-52 * abs(exact) + Fraction(1, 10**15)
+
+
+@pytest.mark.parametrize("n", [1_000, 249_999])
+def test_below_the_compiled_rows_the_gram_is_blas_s_whether_the_kernels_are_built_or_not(n):
+    """The Gram's route is chosen by n, a public fact: below COMPILED_GRAM_ROWS it is BLAS's blocks bit for bit, so
+    a fit there has the same bits before and after a background build of the kernels."""
+    import core.estimator.fit as fitting
+
+    assert fitting.COMPILED_GRAM_ROWS == 250_000
+    X = np.random.default_rng(n).uniform(-1, 1, (n, 5))
+    blas = fitting._blas_gram(X, None)
+    assert np.array_equal(fitting.weighted_gram(X), (blas + np.triu(blas, 1).T) / n)

@@ -24,7 +24,7 @@ from core.estimator.losses import LOSSES, ROBUST
 from core.mechanisms.recursion import DecreasingRecursion, c1_threshold, down_recursion, smooth_recursion, up_recursion
 
 kernels = pytest.importorskip("core.estimator.kernels")
-pytestmark = pytest.mark.skipif(R.KERNELS is None, reason="the compiled loops are off (no numba or PSP_NO_JIT=1)")
+pytestmark = pytest.mark.skipif(R.kernels() is None, reason="the compiled loops are off (no numba or PSP_NO_JIT=1)")
 
 ROOT = Path(__file__).resolve().parents[1]
 LOSS_NAMES, DOMAINS, DIMS = ("robust", "logistic"), ("cube", "ball"), (1, 5, 17, 50)
@@ -199,7 +199,7 @@ import core.mechanisms.recursion as R
 from core.estimator.geometry import make_geometry
 from core.estimator.losses import LOSSES
 
-out = {"jit": R.KERNELS is not None}
+out = {"jit": R.kernels() is not None}
 for loss, domain, d, n, lam_reg, lam in json.loads(sys.argv[1]):
     g = make_geometry(LOSSES[loss], domain, d)
     rec = R.down_recursion(g, n, lam_reg)

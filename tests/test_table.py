@@ -113,7 +113,8 @@ def test_a_failed_table_falls_back_with_one_curvature_bound_per_row(failing):
     eta = point_error(failing, fb.point, ridge) + 10 * 9 * UNIT * (g.G1 + ridge)
     one_bound = (-math.log1p(-step / c2.lambda_hat) + 2 * log_error(eta, m)) / (log_share * c2.epsilon)
     assert c2.scale_2 == pytest.approx(2 * one_bound, rel=1e-12)
-    assert all(b_ <= 1 / c2.lambda_hat for b_ in (c2.bound, c0.bound))
+    # capped at 1/lambda_hat, taken as exp(-ln lambda_hat) (within exp's and log's rounding of it)
+    assert all(b_ <= math.exp(-math.log(c2.lambda_hat)) for b_ in (c2.bound, c0.bound))
     bottom = table.release_table(failing, "all", b, np.random.default_rng(4))
     assert bottom.status == "bottom" and bottom.values is None and bottom.reason == bottom.test.reason
 

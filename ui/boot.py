@@ -18,6 +18,7 @@ import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
 from core.data.spec import SyntheticSpec
+from core.estimator.compiled import build_in_background
 from core.estimator.model import ModelSpec
 from core.mechanisms.pipeline import make_rng, prepare_spec, run_private
 from core.privacy.accounting import make_budget
@@ -27,10 +28,13 @@ from ui import params
 
 @st.cache_resource(show_spinner=False)
 def warm_up() -> threading.Thread:
-    """Once per server, in the background: the pipeline on a tiny synthetic problem, so that the compiled kernels
-    (core.estimator.kernels: numba compiles them on a fresh install, about 5 s, then loads them from its cache) and
-    the analytic calibration's dp_accounting (a second or two to import) are ready before the first Pipeline a class
-    opens; no page waits for it. Its numbers are thrown away."""
+    """Once per server, in the background: the compiled kernels built in a child process (core.estimator.compiled:
+    numba compiles them on a fresh install, about 4 s, then loads them from its cache; the pure-Python loops, the
+    same bits, serve meanwhile), and the pipeline on a tiny synthetic problem, so that the analytic calibration's
+    dp_accounting (a second or two to import) is ready before the first Pipeline a class opens; no page waits for
+    it. Its numbers are thrown away."""
+    build_in_background()
+
     def run() -> None:
         try:
             spec = SyntheticSpec("robust", 400, 3, 1.0, 1.0, 0)

@@ -1,21 +1,95 @@
-"""Which compiled loops run: core.estimator.kernels (numba), or None without numba or with PSP_NO_JIT=1, when the
-pure-Python loops of core.mechanisms.recursion and core.estimator.fit give the same results, bit for bit."""
+"""Which compiled loops run: core.estimator.kernels (numba), or None without numba or with PSP_NO_JIT=1.
+
+Two kinds of callers. The recursions (core.mechanisms.recursion) and the fit's residuals (core.estimator.fit) give the
+same bits compiled or not, so they take `kernels()`, which never waits: while a background build runs, the
+pure-Python loops answer. Callers whose compiled loop differs in the last bits (the fit's Gram at many rows,
+DP-SGD's steps) take `kernels(wait=True)`, so that what they return never depends on when it was asked.
+
+Compiling the kernels takes a few seconds the first time on a machine (numba then keeps the machine code in
+__pycache__). A server calls `build_in_background()` at start: the build runs in a child process, on another core
+and off this process's lock, and a first request is served by the pure-Python loops meanwhile.
+"""
 
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
 from types import ModuleType
 
+_ROOT = Path(__file__).resolve().parents[2]
+_lock = threading.Lock()
+_built = threading.Event()  # set once the kernels are loaded in this process, or known to be off
+_kernels: ModuleType | None = None
+_building = False
 
-def _load_kernels() -> ModuleType | None:
-    """core.estimator.kernels, or None without numba or with PSP_NO_JIT=1: the pure-Python loops then run."""
+
+def _off() -> bool:
     if os.environ.get("PSP_NO_JIT", "0") != "0":
-        return None
+        return True
     try:
-        from core.estimator import kernels
+        import numba  # noqa: F401
     except ImportError:
+        return True
+    return False
+
+
+def _load() -> None:
+    """Import the kernels in this process (compiling those numba has not cached yet), once."""
+    global _kernels
+    with _lock:
+        if not _built.is_set():
+            if not _off():
+                from core.estimator import kernels
+
+                kernels.warm()
+                _kernels = kernels
+            _built.set()
+
+
+def kernels(wait: bool = False) -> ModuleType | None:
+    """The compiled kernels, or None without numba or with PSP_NO_JIT=1; also None while a background build runs,
+    unless wait (then the build is awaited). Without a background build, the first call loads them here."""
+    if _built.is_set():
+        return _kernels
+    if _building and not wait:
         return None
-    return kernels
+    if _building:
+        _built.wait()
+        return _kernels
+    _load()
+    return _kernels
 
 
-KERNELS = _load_kernels()
+def jit(function: Callable) -> Callable | None:
+    """function compiled by numba on its first call (its machine code cached like the kernels'), or None when the
+    kernels are off; compiled in this process whether or not a background build runs, so its results never depend
+    on one."""
+    if _off():
+        return None
+    import numba
+
+    return numba.njit(cache=True, nogil=True)(function)
+
+
+def build_in_background() -> None:
+    """Start building the kernels in a child process, unless they are loaded, off, or building already; when it
+    ends (built or not), load them here (from numba's cache, or compiled here if the child could not cache)."""
+    global _building
+    with _lock:
+        if _built.is_set() or _building or _off():
+            return
+        _building = True
+    threading.Thread(target=_build, name="psp-kernels", daemon=True).start()
+
+
+def _build() -> None:
+    try:
+        subprocess.run([sys.executable, "-m", "core.estimator.kernels"], cwd=_ROOT, check=False,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
+    except (OSError, subprocess.SubprocessError):
+        pass  # compiled here instead, by _load
+    _load()

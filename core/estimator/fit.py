@@ -37,6 +37,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
+from types import ModuleType
 
 import numpy as np
 from numpy.typing import NDArray
@@ -45,7 +46,7 @@ from scipy.linalg.blas import dsyrk
 from scipy.optimize import linprog
 
 from core.errors import DataError, NoMinimizerError
-from core.estimator.compiled import KERNELS
+from core.estimator.compiled import kernels
 from core.estimator.losses import Loss
 from core.estimator.rounding import (
     GRAD_TOL,
@@ -67,6 +68,9 @@ STALL_STEPS = 12  # Newton steps without halving the gradient norm: the rounding
 MINIMISER, RANK_DEFICIENT, NO_MINIMISER = "minimiser", "rank_deficient", "no_minimiser"
 _CHUNK = 1 << 15  # rows per block of the BLAS Gram: keeps the temporaries in cache
 GRAM_PARTS = 8  # row ranges of the compiled Gram, each summed on its own, then in order
+# From this many rows the Gram is compiled (twice BLAS's speed there); below, BLAS's blocks. A public fact picks the
+# sum's order, so a fit's last bits never depend on whether the kernels were built yet.
+COMPILED_GRAM_ROWS = 250_000
 _SEPARATION_CHECK_NORM = 30.0  # a logistic ||theta||_2 past this triggers the exact separation check
 
 
@@ -130,21 +134,26 @@ class FitResult:
 
 
 def weighted_gram(X: Array, w: Array | None = None) -> Array:
-    """(1/n) X^T diag(w) X for w >= 0 (None: all ones): compiled on GRAM_PARTS row ranges side by side, or by
-    blocked symmetric rank-k updates (BLAS) without the compiled kernels."""
-    n, d = X.shape
-    if KERNELS is None:
-        upper = _blas_gram(X, w)
-    else:
-        # One compiled signature: C-ordered native float64 (any other layout or dtype is copied once).
-        X = np.ascontiguousarray(X, dtype=np.float64)
-        w = np.ones(n) if w is None else np.ascontiguousarray(w, dtype=np.float64)
-        cuts = [n * k // GRAM_PARTS for k in range(GRAM_PARTS + 1)]
-        parts = np.empty((GRAM_PARTS, d, d))
-        pool = _threads(os.getpid())
-        list(pool.map(lambda k: KERNELS.gram_rows(X, w, cuts[k], cuts[k + 1], parts[k]), range(GRAM_PARTS)))
-        upper = parts.sum(axis=0)
+    """(1/n) X^T diag(w) X for w >= 0 (None: all ones): from COMPILED_GRAM_ROWS rows compiled on GRAM_PARTS row
+    ranges side by side (awaiting the kernels' build), else, or without the compiled kernels, by blocked symmetric
+    rank-k updates (BLAS)."""
+    n = X.shape[0]
+    compiled = kernels(wait=True) if n >= COMPILED_GRAM_ROWS else None
+    upper = _blas_gram(X, w) if compiled is None else _compiled_gram(compiled, X, w)
     return (upper + np.triu(upper, 1).T) / n
+
+
+def _compiled_gram(compiled: ModuleType, X: Array, w: Array | None) -> Array:
+    """The upper triangle of X^T diag(w) X by core.estimator.kernels.gram_rows on GRAM_PARTS row ranges."""
+    n, d = X.shape
+    # One compiled signature: C-ordered native float64 (any other layout or dtype is copied once).
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    w = np.ones(n) if w is None else np.ascontiguousarray(w, dtype=np.float64)
+    cuts = [n * k // GRAM_PARTS for k in range(GRAM_PARTS + 1)]
+    parts = np.empty((GRAM_PARTS, d, d))
+    pool = _threads(os.getpid())
+    list(pool.map(lambda k: compiled.gram_rows(X, w, cuts[k], cuts[k + 1], parts[k]), range(GRAM_PARTS)))
+    return parts.sum(axis=0)
 
 
 def _blas_gram(X: Array, w: Array | None) -> Array:
@@ -379,10 +388,11 @@ def residuals(X: Array, y: Array, hi: Array, lo: Array, centred: bool) -> Array:
     hi, lo = np.ascontiguousarray(hi, dtype=np.float64), np.ascontiguousarray(lo, dtype=np.float64)
     n = X.shape[0]
     out = np.empty(n)
-    if KERNELS is not None:
+    compiled = kernels()  # the same bits either way: never awaited
+    if compiled is not None:
         cuts = [n * k // GRAM_PARTS for k in range(GRAM_PARTS + 1)]
         pool = _threads(os.getpid())
-        list(pool.map(lambda k: KERNELS.residual_rows(X, y, hi, lo, centred, cuts[k], cuts[k + 1], out),
+        list(pool.map(lambda k: compiled.residual_rows(X, y, hi, lo, centred, cuts[k], cuts[k + 1], out),
                       range(GRAM_PARTS)))
         return out
     for s in range(0, n, _CHUNK):

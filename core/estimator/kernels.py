@@ -267,3 +267,25 @@ def residual_rows(X: np.ndarray, y: np.ndarray, hi: np.ndarray, lo: np.ndarray, 
                 C[i] += q + e + a * blo
         for i in range(m):
             out[b0 + i] = S[i] + C[i]
+
+
+def warm() -> None:
+    """Compile (or load from numba's cache) every kernel at the argument types its callers pass: a recursion's
+    (int, 6 floats), floats, ints, a bool and C-ordered float64 arrays. tests/test_kernels_build.py checks that a
+    release afterwards adds no signature."""
+    p = (0.5, 0.0, 0.0, 1e-3, 0.5, 1e-4)
+    for kind in (DOWN, SMOOTH):
+        count(kind, p, 0.1, 1.0, 10)
+        power(kind, p, 0.1, 1.0, 2)
+        trajectory(kind, p, 0.1, 1.0)
+        extend_chain(kind, p, 0.1, 0.01, kind == DOWN, np.empty(0), 0, 2, 8.0)
+    affine_power(0.1, 0.1, 2.0, 1.0, 3)
+    affine_trajectory(0.1, 0.1, 2.0, 1.0, 3)
+    X, w, y = np.ones((4, 2)), np.ones(4), np.ones(4)
+    gram_rows(X, w, 0, 4, np.empty((2, 2)))
+    for centred in (True, False):
+        residual_rows(X, y, np.ones(2), np.zeros(2), centred, 0, 4, np.empty(4))
+
+
+if __name__ == "__main__":  # core.estimator.compiled.build_in_background's child: build the cache, then exit
+    warm()

@@ -25,7 +25,7 @@ the paper's notion, so that every method in a comparison carries the same guaran
 Speed. The randomness (batch sizes, the uniform stream the batches are taken from, Gaussian
 noise) is drawn by the numpy Generator ahead of the steps, a block at a time; the arithmetic on it
 (dropping repeated indices from the batches, gathers, clipped weighted sums, updates, averaging) is
-compiled by numba when the project's kernels are on (core.estimator.compiled.KERNELS: numba importable,
+compiled by numba when the project's kernels are on (core.estimator.compiled.jit: numba importable,
 PSP_NO_JIT unset), with the machine code cached in core/__pycache__; otherwise it runs as NumPy.
 Both paths take the same draws and form the same batches, so for a given generator state they give
 theta_hat to rounding (about 1e-16 relative; tests/test_dp_sgd.py checks 1e-12): only the order of
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from dp_accounting.privacy_accountant import PrivacyAccountant
 
 from core.errors import BudgetError, is_integer, is_real
-from core.estimator.compiled import KERNELS
+from core.estimator.compiled import jit
 from core.estimator.losses import Loss
 from core.estimator.problem import Problem
 from core.mechanisms.release import BaselineRelease, unit_direction
@@ -432,10 +432,10 @@ def _compiled_steps(rows: NDArray, idx: NDArray, offsets: NDArray, noise: NDArra
             total += theta
 
 
-# The project's numba switch (core.estimator.compiled.KERNELS: numba importable and PSP_NO_JIT unset); the
+# The project's numba switch (core.estimator.compiled.jit: numba importable and PSP_NO_JIT unset); the
 # machine code is cached on disk like the recursions'.
-STEPS_KERNEL = None if KERNELS is None else KERNELS.jit(_compiled_steps)
-DISTINCT_KERNEL = None if KERNELS is None else KERNELS.jit(_append_distinct)
+STEPS_KERNEL = jit(_compiled_steps)
+DISTINCT_KERNEL = jit(_append_distinct)
 
 
 def dp_sgd(problem: Problem, u: NDArray | int, epsilon: float, delta: float, rng: np.random.Generator,

@@ -31,7 +31,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from core.estimator.compiled import KERNELS
+from core.estimator.compiled import kernels
 from core.estimator.geometry import Geometry, phi_qsc
 from core.estimator.rounding import count_slack, up_slack
 
@@ -124,13 +124,13 @@ class DecreasingRecursion:
 
     @property
     def _jit(self) -> Kernel | None:
-        """The compiled step, when there is one and numba is in use."""
-        return self.kernel if KERNELS is not None else None
+        """The compiled step, when there is one and the kernels are loaded (the same bits either way)."""
+        return self.kernel if kernels() is not None else None
 
     def power(self, lam: float, k: int) -> float:
         """R^k(lam), stopping early once the floor is reached (R(floor) = floor)."""
         if self._jit:
-            return KERNELS.power(*self._jit, float(self.floor), float(lam), k)
+            return kernels().power(*self._jit, float(self.floor), float(lam), k)
         for _ in range(k):
             if lam <= self.floor:
                 return lam
@@ -140,7 +140,7 @@ class DecreasingRecursion:
     def trajectory(self, lam: float) -> list[float]:
         """lam, R(lam), ..., down to the first iterate at or below the floor (N + 1 values)."""
         if self._jit:
-            return KERNELS.trajectory(*self._jit, float(self.floor), float(lam)).tolist()
+            return kernels().trajectory(*self._jit, float(self.floor), float(lam)).tolist()
         out = [lam]
         while len(out) == 1 or out[-1] > self.floor:
             out.append(self.step(out[-1]))
@@ -149,7 +149,7 @@ class DecreasingRecursion:
     def count(self, lam: float) -> int:
         """N = min{N >= 1 : R^N(lam) <= floor} (Algorithm 6 step i; Algorithm 2 step ii)."""
         if self._jit:
-            k = KERNELS.count(*self._jit, float(self.floor), float(lam), MAX_STEPS)
+            k = kernels().count(*self._jit, float(self.floor), float(lam), MAX_STEPS)
             if k < 0:
                 raise OverflowError(_TOO_MANY)
             return k
@@ -203,7 +203,7 @@ class DecreasingRecursion:
         chain = self._chain
         tail = np.array(chain[-3:], dtype=np.float64)
         floor, scale, accelerating = float(self.floor), float(self.scale), self.accelerating
-        new, converged = KERNELS.extend_chain(*self._jit, floor, scale, accelerating, tail, len(chain), m, _TOL_ULPS)
+        new, converged = kernels().extend_chain(*self._jit, floor, scale, accelerating, tail, len(chain), m, _TOL_ULPS)
         chain.frombytes(new.tobytes())  # the doubles as computed, without boxing them
         if not converged:
             raise ArithmeticError(_NO_CONVERGENCE)
@@ -271,9 +271,10 @@ class AffineIncreasingRecursion:
 
     def trajectory(self, lam: float) -> list[float]:
         """lam, R(lam), ..., up to the first iterate at the cap (N + 1 values)."""
-        if KERNELS is not None:
+        compiled = kernels()
+        if compiled is not None:
             consts = float(self.growth), float(self.b), float(self.cap)
-            return KERNELS.affine_trajectory(*consts, float(lam), self.count(lam)).tolist()
+            return compiled.affine_trajectory(*consts, float(lam), self.count(lam)).tolist()
         return [self.power(lam, k) for k in range(self.count(lam) + 1)]
 
     def count(self, lam: float) -> int:

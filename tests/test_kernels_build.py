@@ -1,0 +1,83 @@
+"""The compiled kernels built in the background (core.estimator.compiled): a server's first request is answered by
+the pure-Python loops while a child process builds them, with the same numbers it gives once they are loaded."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from core.data.synthetic import synthetic
+from core.estimator import compiled
+from core.mechanisms.pipeline import make_rng, prepare, run_private
+from core.mechanisms.table import release_table
+from core.privacy.accounting import make_budget
+
+ROOT = Path(__file__).resolve().parents[1]
+kernels = pytest.importorskip("core.estimator.kernels")
+pytestmark = pytest.mark.skipif(compiled.kernels() is None, reason="the compiled loops are off (PSP_NO_JIT=1)")
+
+DISPATCHERS = ("count", "power", "trajectory", "extend_chain", "affine_power", "affine_trajectory", "gram_rows",
+               "residual_rows")
+
+
+def test_warm_compiles_every_signature_a_release_uses(monkeypatch):
+    """After kernels.warm(), releases of both losses (the Gaussian step, the fallback, a table) and a fit large
+    enough for the compiled Gram add no signature: the child's build leaves nothing for a request to compile."""
+    import core.estimator.fit as fitting
+
+    kernels.warm()
+    before = {name: len(getattr(kernels, name).signatures) for name in DISPATCHERS}
+    monkeypatch.setattr(fitting, "COMPILED_GRAM_ROWS", 0)
+    for loss, n in (("robust", 5_000), ("logistic", 20_000)):
+        data = synthetic(n, 3, loss, seed=1)
+        problem = prepare(data.X, data.y, loss=loss)
+        for eps in (0.5, 8.0):
+            run_private(problem, 0, make_budget(eps, 1e-6), make_rng(2), fallback=True)
+        release_table(problem, "all", make_budget(4.0, 1e-6), make_rng(3))
+    assert {name: len(getattr(kernels, name).signatures) for name in DISPATCHERS} == before
+
+
+BUILD_SCRIPT = """
+import json, time
+from core.data.synthetic import synthetic
+from core.estimator import compiled
+from core.mechanisms.pipeline import make_rng, prepare, run_private
+from core.privacy.accounting import make_budget
+
+def release():
+    data = synthetic(20_000, 3, "logistic", seed=1)
+    run = run_private(prepare(data.X, data.y, loss="logistic"), 0, make_budget(2.0, 1e-6), make_rng(5), fallback=True)
+    return [run.lambda_min.lambda_hat, run.lambda_max.lambda_hat, run.release.value, list(run.release.interval or ())]
+
+compiled.build_in_background()
+during = compiled.kernels() is None
+first = release()
+for _ in range(1200):
+    if compiled.kernels() is not None:
+        break
+    time.sleep(0.1)
+print(json.dumps({"during": during, "built": compiled.kernels() is not None, "first": first, "after": release()}))
+"""
+
+
+@pytest.mark.slow
+def test_a_background_build_serves_the_same_numbers_before_and_after(tmp_path):
+    """On a machine with no cached machine code (a fresh NUMBA_CACHE_DIR): while the child builds, kernels() is
+    None and a release runs on the pure-Python loops; once built, the same release gives the same bits; and an
+    eager process (the command line's way) gives them too."""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba"), "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", BUILD_SCRIPT], env=env, cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["during"] and got["built"]
+    assert got["first"] == got["after"]
+    data = synthetic(20_000, 3, "logistic", seed=1)
+    here = run_private(prepare(data.X, data.y, loss="logistic"), 0, make_budget(2.0, 1e-6), make_rng(5), fallback=True)
+    assert got["after"] == [here.lambda_min.lambda_hat, here.lambda_max.lambda_hat, here.release.value,
+                            list(here.release.interval or ())]
