@@ -28,6 +28,7 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 from test_browser import CHROMIUM_ARGS, chromium, settle  # noqa: E402
 
 TARGET = 2.0  # the first Pipeline at most twice a warm tab
+WARM_AFTER = 15.0  # seconds after the first Pipeline before the warm tabs
 
 
 def paint(browser, url: str) -> float:
@@ -45,7 +46,7 @@ def paint(browser, url: str) -> float:
 def one_round(browser, args: argparse.Namespace) -> tuple[float, float]:
     """(the first Pipeline, the median warm tab) on a server of a fresh clone."""
     clone = Path(tempfile.mkdtemp(prefix="psp-cold-")) / "clone"
-    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    subprocess.run(["git", "clone", "-q", str(args.source), str(clone)], check=True)
     spec = importlib.util.spec_from_file_location("clone_browser", clone / "tests" / "test_browser.py")
     clone_browser = importlib.util.module_from_spec(spec)  # the clone's own server helper: it serves the clone
     spec.loader.exec_module(clone_browser)
@@ -55,6 +56,7 @@ def one_round(browser, args: argparse.Namespace) -> tuple[float, float]:
                 paint(browser, f"{url}/?n={args.n}")
                 time.sleep(args.pause)
             first = paint(browser, f"{url}/pipeline?n={args.n}")
+            time.sleep(WARM_AFTER)  # a warm tab: whatever the server builds in the background is done
             warm = statistics.median(paint(browser, f"{url}/pipeline?n={args.n}") for _ in range(3))
     finally:
         shutil.rmtree(clone.parent, ignore_errors=True)
@@ -65,6 +67,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--n", type=int, default=20_000)
+    parser.add_argument("--source", type=Path, default=ROOT, help="the repository to clone (default: this one)")
     parser.add_argument("--start-first", action="store_true", help="open the Start page first, then pause")
     parser.add_argument("--pause", type=float, default=10.0, help="seconds between the Start page and the Pipeline")
     args = parser.parse_args()

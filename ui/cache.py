@@ -7,6 +7,8 @@ the prepared problem itself is passed unhashed (`_problem`), as those keys ident
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import streamlit as st
 from numpy.typing import NDArray
 
@@ -16,8 +18,11 @@ from core.mechanisms.pipeline import Problem
 from core.privacy.accounting import Budget, PrivacyProfile
 from core.privacy.accounting import privacy_profile as _privacy_profile
 from core.teaching import aids as teaching
-from core.teaching import attack, whatif
+from core.teaching import whatif
 from core.teaching.aids import Steps
+
+if TYPE_CHECKING:  # the attacker's view's module (and its dp_accounting) is imported only where it runs
+    from core.teaching import attack
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -59,10 +64,14 @@ Target = int | tuple[float, ...]  # a coordinate, or a custom direction u as a t
 @st.cache_resource(show_spinner="The data without one row, refitted (not private)…", max_entries=4)
 def neighbours(data: DataSpec, model: ModelSpec, u: Target, row: int | None, _problem: Problem) -> attack.Neighbours:
     """P and P' for the row (None: the one that moves u^T theta most); a resource, as it holds a second data set."""
+    from core.teaching import attack
+
     return attack.neighbours(_problem, u if isinstance(u, int) else list(u), row)
 
 
 @st.cache_resource(show_spinner="Every stage's law on both data sets (not private)…", max_entries=16)
 def laws(data: DataSpec, model: ModelSpec, u: Target, row: int | None, b: Budget, calibration: str,
          _pair: attack.Neighbours) -> attack.Laws:
+    from core.teaching import attack
+
     return attack.laws(_pair, b, calibration)

@@ -12,6 +12,7 @@ and off this process's lock, and a first request is served by the pure-Python lo
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -28,13 +29,8 @@ _building = False
 
 
 def _off() -> bool:
-    if os.environ.get("PSP_NO_JIT", "0") != "0":
-        return True
-    try:
-        import numba  # noqa: F401
-    except ImportError:
-        return True
-    return False
+    """PSP_NO_JIT=1, or no numba to import (found without importing it: a fifth of a second a process)."""
+    return os.environ.get("PSP_NO_JIT", "0") != "0" or importlib.util.find_spec("numba") is None
 
 
 def _load() -> None:
@@ -64,15 +60,26 @@ def kernels(wait: bool = False) -> ModuleType | None:
     return _kernels
 
 
-def jit(function: Callable) -> Callable | None:
-    """function compiled by numba on its first call (its machine code cached like the kernels'), or None when the
-    kernels are off; compiled in this process whether or not a background build runs, so its results never depend
-    on one."""
-    if _off():
-        return None
-    import numba
+class _Compiled:
+    """A function numba compiles on its first call (numba imported then, not before), its machine code cached like
+    the kernels'; compiled in this process whether or not a background build runs, so its results never depend on
+    one."""
 
-    return numba.njit(cache=True, nogil=True)(function)
+    def __init__(self, function: Callable) -> None:
+        self._function = function
+        self._compiled: Callable | None = None
+
+    def __call__(self, *args: object) -> object:
+        if self._compiled is None:
+            import numba
+
+            self._compiled = numba.njit(cache=True, nogil=True)(self._function)
+        return self._compiled(*args)
+
+
+def jit(function: Callable) -> Callable | None:
+    """function compiled by numba when first called, or None when the kernels are off."""
+    return None if _off() else _Compiled(function)
 
 
 def build_in_background() -> None:
