@@ -6,7 +6,7 @@ from ui import access, boot, heap, params, session, sidebar
 from ui.format import presentation_style
 
 st.set_page_config(page_title="Private single parameter", layout="wide")
-boot.warm_up()  # the compiled kernels, in the background, before a class opens the Pipeline
+boot.build_kernels()  # in a child process, from a fresh server's first request on
 session.init()
 access.announce()  # once per server, in its log: who may spend
 # Every page has its own path, so a link to any of them (with its settings) can be shared.
@@ -34,4 +34,5 @@ presentation_style()
 with boot.unexpected_errors():
     page.run()
 params.sync_url()
+boot.warm_up()  # after the page: a first request's own run does not share its time with the warm-up
 heap.settle()  # after a run that loaded new modules: later collections skip them (ui.heap)

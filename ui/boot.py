@@ -26,14 +26,17 @@ from core.privacy.gaussian import DEFAULT_CALIBRATION
 from ui import params
 
 
+def build_kernels() -> None:
+    """The compiled kernels built in a child process (core.estimator.compiled: numba compiles them on a fresh
+    install, about 4 s, then loads them from its cache); the pure-Python loops, the same bits, serve meanwhile."""
+    build_in_background()
+
+
 @st.cache_resource(show_spinner=False)
 def warm_up() -> threading.Thread:
-    """Once per server, in the background: the compiled kernels built in a child process (core.estimator.compiled:
-    numba compiles them on a fresh install, about 4 s, then loads them from its cache; the pure-Python loops, the
-    same bits, serve meanwhile), and the pipeline on a tiny synthetic problem, so that the analytic calibration's
-    dp_accounting (a second or two to import) is ready before the first Pipeline a class opens; no page waits for
-    it. Its numbers are thrown away."""
-    build_in_background()
+    """Once per server, in the background after its first run: the pipeline on a tiny synthetic problem, so that
+    the analytic calibration's dp_accounting (a second or two to import) is ready before a class's release; no
+    page waits for it. Its numbers are thrown away."""
 
     def run() -> None:
         try:
