@@ -37,8 +37,9 @@ def paint(browser, url: str, cached: bool = False) -> float:
     """Seconds from a new tab's navigation to its page drawn: in a browser context of its own, as a student's
     browser that never opened this server (it fetches the front end's code), or, cached, in the browser's default
     context, which keeps what earlier tabs fetched."""
-    context = browser.contexts[0] if cached and browser.contexts else browser.new_context()
-    tab = context.new_page(viewport={"width": 1400, "height": 1000})
+    size = {"width": 1400, "height": 1000}
+    context = browser.contexts[0] if cached and browser.contexts else browser.new_context(viewport=size)
+    tab = context.new_page()
     start = time.perf_counter()
     tab.goto(url)
     settle(tab)
