@@ -32,4 +32,4 @@ EXPOSE 8501
 # curl is not in the slim image: Python asks the server's health endpoint.
 HEALTHCHECK --interval=30s --timeout=10s --start-period=30s --retries=3 \
     CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://localhost:8501/_stcore/health', timeout=5)"]
-CMD ["streamlit", "run", "app.py", "--server.port=8501", "--server.address=0.0.0.0"]
+CMD ["streamlit", "run", "serve.py", "--server.port=8501", "--server.address=0.0.0.0"]

@@ -1,4 +1,4 @@
-"""Entry point of the app: `streamlit run app.py`."""
+"""The app's pages and navigation: the script a server runs for each session (`streamlit run serve.py`)."""
 
 import streamlit as st
 

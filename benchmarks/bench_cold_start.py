@@ -60,7 +60,7 @@ def one_round(browser, args: argparse.Namespace) -> tuple[float, float, float]:
     clone_browser = importlib.util.module_from_spec(spec)  # the clone's own server helper: it serves the clone
     spec.loader.exec_module(clone_browser)
     try:
-        with clone_browser.serve("cold-start.log") as url:
+        with clone_browser.serve("cold-start.log", script=Path(args.entry)) as url:
             if args.start_first:
                 paint(browser, f"{url}/?n={args.n}")
                 time.sleep(args.pause)
@@ -79,6 +79,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--n", type=int, default=20_000)
     parser.add_argument("--source", type=Path, default=ROOT, help="the repository to clone (default: this one)")
+    parser.add_argument("--entry", default="serve.py", help="the script `streamlit run` starts (README: serve.py)")
     parser.add_argument("--start-first", action="store_true", help="open the Start page first, then pause")
     parser.add_argument("--pause", type=float, default=10.0, help="seconds between the Start page and the Pipeline")
     args = parser.parse_args()

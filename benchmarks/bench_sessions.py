@@ -201,9 +201,9 @@ def main() -> None:
         kinds.write_text(WIDGETS)
         browser = pw.chromium.launch(executable_path=chromium(), args=CHROMIUM_ARGS)
         for _ in range(a.rounds):
-            app = per_session(browser, ROOT / "app.py", pipeline, a.sessions, folder, own_epsilon=a.own_epsilon)
+            app = per_session(browser, ROOT / "serve.py", pipeline, a.sessions, folder, own_epsilon=a.own_epsilon)
             bare = per_session(browser, peer, "/", a.sessions, folder)
-            behind = per_session(browser, ROOT / "app.py", pipeline, a.sessions, folder, True, a.own_epsilon) \
+            behind = per_session(browser, ROOT / "serve.py", pipeline, a.sessions, folder, True, a.own_epsilon) \
                 if a.proxy else None
             widgets = per_session(browser, kinds, "/", a.sessions, folder) if a.widgets else None
             rows.append((app, bare, behind, widgets))

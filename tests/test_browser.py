@@ -85,7 +85,7 @@ def serve(log_name: str = "streamlit.log", ledger: Path | None = None, script: P
     env = {**os.environ, "PSP_LEDGER": str(ledger)}
     port = free_port()
     log = ARTIFACTS / log_name
-    command = [sys.executable, "-m", "streamlit", "run", str(script or "app.py"), "--server.headless", "true",
+    command = [sys.executable, "-m", "streamlit", "run", str(script or "serve.py"), "--server.headless", "true",
                "--server.address", "127.0.0.1", "--server.port", str(port),
                "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
     with log.open("w") as out:

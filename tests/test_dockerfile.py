@@ -59,7 +59,7 @@ def test_port_health_check_and_command():
     (health,) = args("HEALTHCHECK")
     assert "http://localhost:8501/_stcore/health" in health and "urllib" in health and "curl" not in health
     (cmd,) = args("CMD")
-    assert json.loads(cmd) == ["streamlit", "run", "app.py", "--server.port=8501", "--server.address=0.0.0.0"]
+    assert json.loads(cmd) == ["streamlit", "run", "serve.py", "--server.port=8501", "--server.address=0.0.0.0"]
 
 
 @pytest.mark.parametrize("variable", ["PSP_LEDGER", "NUMBA_CACHE_DIR"])
