@@ -189,3 +189,13 @@ def test_the_planner_says_how_many_coefficients_a_table_may_hold():
     assert not at.exception
     assert any(c.value.startswith("At ε = 3.15 and n = 132,527, a table of up to 8 of the 17 coefficients")
                for c in at.caption), [c.value for c in at.caption]
+
+
+def test_without_a_plausible_range_the_planner_says_no_forecast_can_judge_a_table():
+    """The robust loss without a response bound: no public plausible range, so neither "no table is informative"
+    nor "no ε makes it" is claimed (both would be false where the plan's half-width is tiny)."""
+    at = on_page("planner", planner_loss="robust", planner_n=100_000, planner_d=5, epsilon=4.0, planner_table=True)
+    assert not at.exception
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("These assumptions give a coefficient no public plausible range") for c in captions)
+    assert not any("forecast informative" in c or "No ε up to" in c for c in captions)
