@@ -74,11 +74,12 @@ def wait_until_serving(url: str, proc: subprocess.Popen, log: Path) -> None:
 
 
 @contextmanager
-def serve(log_name: str = "streamlit.log", ledger: Path | None = None, script: Path | None = None) -> Iterator[str]:
+def serve(log_name: str = "streamlit.log", ledger: Path | str | None = None,
+          script: Path | None = None) -> Iterator[str]:
     """A Streamlit server of the app (or of another script) in a subprocess, its log in test-artifacts/; yields its
     URL.
 
-    Its privacy ledger is a file of its own (PSP_LEDGER), never the user's default one."""
+    Its privacy ledger is a file of its own (PSP_LEDGER), never the user's default one, or a postgresql:// URL."""
     ARTIFACTS.mkdir(exist_ok=True)
     if ledger is None:
         ledger = Path(tempfile.mkdtemp(prefix="psp-ledger-")) / "ledger.sqlite3"
