@@ -7,6 +7,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -81,3 +83,27 @@ def test_a_background_build_serves_the_same_numbers_before_and_after(tmp_path):
     here = run_private(prepare(data.X, data.y, loss="logistic"), 0, make_budget(2.0, 1e-6), make_rng(5), fallback=True)
     assert got["after"] == [here.lambda_min.lambda_hat, here.lambda_max.lambda_hat, here.release.value,
                             list(here.release.interval or ())]
+
+
+def test_a_child_forked_during_a_build_loads_the_kernels_itself(monkeypatch):
+    """A fork copies "building" but not the build's thread: the child must not wait on it forever."""
+    monkeypatch.setattr(compiled, "_built", threading.Event())
+    monkeypatch.setattr(compiled, "_building", True)
+    assert compiled.kernels() is None  # building: the pure-Python loops answer here
+    pid = os.fork()
+    if pid == 0:
+        code = 3
+        try:
+            code = 0 if compiled.kernels(wait=True) is not None else 4
+        finally:
+            os._exit(code)
+    for _ in range(600):  # a child waiting on a thread it does not have would never end: killed after a minute
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child waited for a build that runs in its parent only")
+    assert os.waitstatus_to_exitcode(status) == 0

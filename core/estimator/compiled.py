@@ -93,6 +93,16 @@ def build_in_background() -> None:
     threading.Thread(target=_build, name="psp-kernels", daemon=True).start()
 
 
+def _forked() -> None:
+    """A forked child has no build thread: it loads the kernels itself when first asked (numba's cache, if the build
+    got that far)."""
+    global _building
+    _building = False
+
+
+os.register_at_fork(after_in_child=_forked)
+
+
 def _build() -> None:
     try:
         subprocess.run([sys.executable, "-m", "core.estimator.kernels"], cwd=_ROOT, check=False,
