@@ -12,13 +12,13 @@ import math
 import os
 import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 import pytest
+from forking import in_forked_child
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -407,23 +407,8 @@ def test_a_forked_child_forms_the_gram_with_threads_of_its_own(monkeypatch):
     monkeypatch.setattr(fitting, "COMPILED_GRAM_ROWS", 0)  # compiled at every n here
     X = np.random.default_rng(0).uniform(-1, 1, (5_000, 4))
     parent = fitting.weighted_gram(X)
-    pid = os.fork()
-    if pid == 0:  # the child: exit at once whatever happens, without pytest's teardown
-        code = 4
-        try:
-            code = 0 if np.array_equal(fitting.weighted_gram(X), parent) else 3
-        finally:
-            os._exit(code)
-    for _ in range(300):
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        time.sleep(0.1)
-    else:
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
-        pytest.fail("the forked child did not finish its Gram in 30 s")
-    assert os.waitstatus_to_exitcode(status) == 0
+    in_forked_child(lambda: np.array_equal(fitting.weighted_gram(X), parent), 30,
+                    "the forked child did not finish its Gram in 30 s")
 
 
 def test_compiled_and_numpy_residuals_are_the_same_bits_and_exact_to_twice_the_precision():

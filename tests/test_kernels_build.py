@@ -8,10 +8,10 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
+from forking import in_forked_child
 
 from core.data.synthetic import synthetic
 from core.estimator import compiled
@@ -90,20 +90,5 @@ def test_a_child_forked_during_a_build_loads_the_kernels_itself(monkeypatch):
     monkeypatch.setattr(compiled, "_built", threading.Event())
     monkeypatch.setattr(compiled, "_building", True)
     assert compiled.kernels() is None  # building: the pure-Python loops answer here
-    pid = os.fork()
-    if pid == 0:
-        code = 3
-        try:
-            code = 0 if compiled.kernels(wait=True) is not None else 4
-        finally:
-            os._exit(code)
-    for _ in range(600):  # a child waiting on a thread it does not have would never end: killed after a minute
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        time.sleep(0.1)
-    else:
-        os.kill(pid, 9)
-        os.waitpid(pid, 0)
-        pytest.fail("the forked child waited for a build that runs in its parent only")
-    assert os.waitstatus_to_exitcode(status) == 0
+    in_forked_child(lambda: compiled.kernels(wait=True) is not None, 60,
+                    "the forked child waited for a build that runs in its parent only")
