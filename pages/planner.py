@@ -18,7 +18,6 @@ from core.data.encoding import RADII_WORDS
 from core.errors import PspError
 from core.estimator.geometry import DOMAINS
 from core.estimator.losses import LOSSES
-from core.mechanisms.forecast import plausible_half_range
 from core.teaching.frontier import GRID_TOP, FrontierPoint, read_frontier
 from core.teaching.planner import (
     MAX_EPSILON,
@@ -140,7 +139,7 @@ def cached_table_epsilon(key: tuple, _a: Assumptions) -> float | None:
 
 
 @st.cache_resource(show_spinner="Planning: how many coefficients a table may hold…", max_entries=32)
-def cached_table_rows(key: tuple, _a: Assumptions) -> int:
+def cached_table_rows(key: tuple, _a: Assumptions) -> int | None:
     return largest_table(_a)
 
 
@@ -207,12 +206,12 @@ def table_suggestion(a: Assumptions) -> None:
 
 
 def table_epsilon_words(a: Assumptions) -> None:
-    if plausible_half_range(a.model) is None:
+    k = cached_table_rows(dataclasses.astuple(a), a)
+    if k is None:
         st.caption("These assumptions give a coefficient no public plausible range (the robust loss without a "
                    "response bound), so no forecast can say when a row informs anyone: read the table's half-width "
                    "above against what you need.")
         return
-    k = cached_table_rows(dataclasses.astuple(a), a)
     at = f"At ε = {num(a.epsilon)} and n = {a.n:,}"
     st.caption(f"{at}, no table is forecast informative, not even of one coefficient." if k == 0 else
                f"{at}, a table of all {a.d} coefficients is forecast informative." if k == a.d else

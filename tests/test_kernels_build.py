@@ -92,3 +92,67 @@ def test_a_child_forked_during_a_build_loads_the_kernels_itself(monkeypatch):
     assert compiled.kernels() is None  # building: the pure-Python loops answer here
     in_forked_child(lambda: compiled.kernels(wait=True) is not None, 60,
                     "the forked child waited for a build that runs in its parent only")
+
+
+def test_a_child_forked_while_the_build_holds_the_lock_is_not_stuck_on_it(monkeypatch):
+    """The build thread holds the module's lock while it loads the kernels; a fork then must not leave the child a
+    lock that nobody will release."""
+    monkeypatch.setattr(compiled, "_built", threading.Event())
+    monkeypatch.setattr(compiled, "_building", True)
+    monkeypatch.setattr(compiled, "_lock", threading.Lock())
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with compiled._lock:
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(5)
+    try:
+        in_forked_child(lambda: compiled.kernels(wait=True) is not None, 60,
+                        "the forked child waited for a lock that only its parent's thread could release")
+    finally:
+        release.set()
+        holder.join()
+
+
+BROKEN_NUMBA_SCRIPT = """
+import json, time
+import numpy as np
+from core.data.synthetic import synthetic
+from core.estimator import compiled
+from core.mechanisms.pipeline import make_rng, prepare, run_private
+from core.privacy.accounting import make_budget
+from core.mechanisms import dp_sgd
+
+eager = compiled.kernels()
+compiled._built.clear()
+compiled.build_in_background()
+start = time.perf_counter()
+waited = compiled.kernels(wait=True)
+data = synthetic(2_000, 3, "logistic", seed=1)
+run = run_private(prepare(data.X, data.y, loss="logistic"), 0, make_budget(2.0, 1e-6), make_rng(5), fallback=True)
+idx, offsets = dp_sgd.poisson_batches(np.random.default_rng(0), 1_000, 0.1, 3)  # DP-SGD's loop, in Python
+distinct = all(len(set(idx[a:b].tolist())) == b - a for a, b in zip(offsets, offsets[1:]))
+print(json.dumps({"eager": eager is None, "waited": waited is None, "seconds": time.perf_counter() - start,
+                  "status": run.release.status, "distinct": distinct and offsets[-1] > 0}))
+"""
+
+
+@pytest.mark.slow
+def test_a_numba_that_will_not_import_leaves_the_pure_loops_on_and_nobody_waiting(tmp_path):
+    """numba installed but broken (here a package that raises ImportError, as a numba does under a NumPy it does not
+    support): the kernels are off, a background build ends at once instead of leaving waiters hanging, and a
+    release still runs."""
+    fake = tmp_path / "fake" / "numba"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text('raise ImportError("Numba needs NumPy 2.2 or less")\n')
+    env = {**os.environ, "PYTHONPATH": f"{fake.parent}{os.pathsep}{ROOT}"}
+    out = subprocess.run([sys.executable, "-c", BROKEN_NUMBA_SCRIPT], env=env, cwd=ROOT, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    assert got["eager"] and got["waited"] and got["seconds"] < 60
+    assert got["status"] in ("released", "fallback", "bottom") and got["distinct"]

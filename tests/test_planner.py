@@ -259,3 +259,10 @@ def test_the_most_coefficients_a_table_may_hold_is_found_by_trying_every_count(n
     k = largest_table(a)
     assert informative == [True] * k + [False] * (a.d - k)
     assert {(132_527, 2.0): 0, (132_527, 3.15): 8, (132_527, 4.0): 17, (50_000, 10.0): 17}[(n, epsilon)] == k
+
+
+def test_without_a_public_plausible_range_no_table_count_is_suggested():
+    """The robust loss without a response bound: no range to judge a row by, so None (not 0, "not even one")."""
+    a = Assumptions(n=100_000, d=5, lambda_min=0.09, lambda_max=0.17, epsilon=4.0, delta=DELTA)
+    assert plan(a, probability=False).half_width < 0.01  # a narrow interval, which a 0 would have called useless
+    assert largest_table(a) is None

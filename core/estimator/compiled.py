@@ -2,8 +2,12 @@
 
 Two kinds of callers. The recursions (core.mechanisms.recursion) and the fit's residuals (core.estimator.fit) give the
 same bits compiled or not, so they take `kernels()`, which never waits: while a background build runs, the
-pure-Python loops answer. Callers whose compiled loop differs in the last bits (the fit's Gram at many rows,
-DP-SGD's steps) take `kernels(wait=True)`, so that what they return never depends on when it was asked.
+pure-Python loops answer. The fit's Gram, whose compiled sum differs in the last bits, takes `kernels(wait=True)`
+from many rows on, so that what it returns never depends on when it was asked; DP-SGD's steps (`jit`) are compiled
+in the calling process on their first call.
+
+A numba that is installed but will not import, or kernels that fail to build, leave the pure-Python loops on for
+good, as without numba: a failure never stops a release and never leaves a caller waiting.
 
 Compiling the kernels takes a few seconds the first time on a machine (numba then keeps the machine code in
 __pycache__). A server calls `build_in_background()` at start: the build runs in a child process, on another core
@@ -13,6 +17,7 @@ and off this process's lock, and a first request is served by the pure-Python lo
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import subprocess
 import sys
@@ -34,15 +39,21 @@ def _off() -> bool:
 
 
 def _load() -> None:
-    """Import the kernels in this process (compiling those numba has not cached yet), once."""
+    """Import the kernels in this process (compiling those numba has not cached yet), once; on any failure the
+    pure-Python loops stay on."""
     global _kernels
     with _lock:
-        if not _built.is_set():
+        if _built.is_set():
+            return
+        try:
             if not _off():
                 from core.estimator import kernels
 
                 kernels.warm()
                 _kernels = kernels
+        except Exception:  # a numba that will not import (a NumPy it does not support) or will not compile
+            logging.getLogger(__name__).exception("the compiled kernels are off: they could not be loaded")
+        finally:
             _built.set()
 
 
@@ -71,9 +82,12 @@ class _Compiled:
 
     def __call__(self, *args: object) -> object:
         if self._compiled is None:
-            import numba
+            try:
+                import numba
 
-            self._compiled = numba.njit(cache=True, nogil=True)(self._function)
+                self._compiled = numba.njit(cache=True, nogil=True)(self._function)
+            except ImportError:  # a numba that will not import: the same loop, in Python
+                self._compiled = self._function
         return self._compiled(*args)
 
 
@@ -86,6 +100,8 @@ def build_in_background() -> None:
     """Start building the kernels in a child process, unless they are loaded, off, or building already; when it
     ends (built or not), load them here (from numba's cache, or compiled here if the child could not cache)."""
     global _building
+    if _built.is_set() or _building:  # every run of app.py asks: never wait on the lock a build holds
+        return
     with _lock:
         if _built.is_set() or _building or _off():
             return
@@ -96,8 +112,9 @@ def build_in_background() -> None:
 def _forked() -> None:
     """A forked child has no build thread: it loads the kernels itself when first asked (numba's cache, if the build
     got that far)."""
-    global _building
+    global _building, _lock
     _building = False
+    _lock = threading.Lock()  # the parent's build thread may have held it at the fork, and it is not here to free it
 
 
 os.register_at_fork(after_in_child=_forked)

@@ -227,9 +227,8 @@ def smallest_table_epsilon(a: Assumptions) -> float | None:
     def ok(e: float) -> bool:
         b_a = replace(a, epsilon=e)
         b = b_a.budget()
-        f = ahead(b_a, b, noise_free_test(b_a.curvature(), e, float(a.delta), a.weights, accounting=a.accounting),
-                  a.d)
-        return f.plausible is not None and not f.uninformative
+        return _informative(ahead(b_a, b, noise_free_test(b_a.curvature(), e, float(a.delta), a.weights,
+                                                          accounting=a.accounting), a.d))
 
     lo, hi = MIN_EPSILON, MAX_EPSILON
     if not ok(hi):
@@ -242,22 +241,32 @@ def smallest_table_epsilon(a: Assumptions) -> float | None:
     return hi
 
 
-def largest_table(a: Assumptions) -> int:
+def largest_table(a: Assumptions) -> int | None:
     """The most coefficients, at most d, that a table at the assumed epsilon may hold and still be forecast
-    informative (intervals together: every row's uninformative chance below WARN_AT); 0 when not even one. The
-    assumptions say nothing of one coefficient against another, so the count is the suggestion: which k is the
-    analyst's choice. A row's level 1 - a/k tightens with k, so the forecast only worsens with k; a bisection."""
+    informative (intervals together: every row's uninformative chance below WARN_AT, and a row released); 0 when not
+    even one; None when the assumptions give no public plausible range to judge a row by. The assumptions tell no
+    coefficient from another, so the count is the suggestion: which k is the analyst's choice. A row's level
+    1 - a/k tightens with k, so the forecast only worsens with k; a bisection."""
     b = a.budget()
     test = noise_free_test(a.curvature(), float(a.epsilon), float(a.delta), a.weights, accounting=a.accounting)
+    if ahead(a, b, test).plausible is None:
+        return None
 
     def ok(k: int) -> bool:
-        f = ahead(a, b, test, k)
-        return f.plausible is not None and not f.uninformative
+        return _informative(ahead(a, b, test, k))
 
     if ok(a.d):
         return a.d
-    first_wide = _least_integer(lambda k: not ok(k), 1, a.d)  # not None: k = d is wide
-    return int(first_wide or a.d) - 1
+    lo, hi = 0, a.d  # ok(lo) (no rows: vacuously), not ok(hi)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+    return lo
+
+
+def _informative(f: Forecast) -> bool:
+    """A forecast that judges every row informative: a public plausible range, a row released, no warning."""
+    return f.plausible is not None and f.branch != "bottom" and not f.uninformative
 
 
 def table_plan(a: Assumptions, b: Budget, test: StabilityTest) -> float | None:
