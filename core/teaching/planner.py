@@ -32,7 +32,7 @@ from core.estimator.geometry import DOMAINS, Geometry
 from core.estimator.losses import LOSSES
 from core.estimator.model import ModelSpec
 from core.mechanisms.fallback import falls_back
-from core.mechanisms.forecast import Forecast, forecast
+from core.mechanisms.forecast import Forecast, forecast, plausible_half_range
 from core.mechanisms.release import interval_half_width
 from core.mechanisms.stability import StabilityTest
 from core.mechanisms.table import planned_half_width
@@ -247,21 +247,12 @@ def largest_table(a: Assumptions) -> int | None:
     even one; None when the assumptions give no public plausible range to judge a row by. The assumptions tell no
     coefficient from another, so the count is the suggestion: which k is the analyst's choice. A row's level
     1 - a/k tightens with k, so the forecast only worsens with k; a bisection."""
+    if plausible_half_range(a.model) is None:
+        return None
     b = a.budget()
     test = noise_free_test(a.curvature(), float(a.epsilon), float(a.delta), a.weights, accounting=a.accounting)
-    if ahead(a, b, test).plausible is None:
-        return None
-
-    def ok(k: int) -> bool:
-        return _informative(ahead(a, b, test, k))
-
-    if ok(a.d):
-        return a.d
-    lo, hi = 0, a.d  # ok(lo) (no rows: vacuously), not ok(hi)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if ok(mid) else (lo, mid)
-    return lo
+    first_wide = _least_integer(lambda k: not _informative(ahead(a, b, test, k)), 1, a.d)
+    return a.d if first_wide is None else first_wide - 1
 
 
 def _informative(f: Forecast) -> bool:
