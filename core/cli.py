@@ -24,6 +24,7 @@ from typing import NoReturn
 
 from core.data import Dataset
 from core.data.encoding import CENTRED_INTERCEPT, DEFAULT_ENCODING, ENCODINGS, RADII, RADII_WORDS
+from core.data.folder import BLOCK_ROWS, open_folder
 from core.data.formula import Codebook
 from core.data.spec import (
     MAX_SAMPLE_ROWS,
@@ -33,16 +34,20 @@ from core.data.spec import (
     AcsSpec,
     CsvSpec,
     DataSpec,
+    FolderSpec,
     PumsSpec,
     SyntheticCensusSpec,
     SyntheticSpec,
     infer_loss,
     model_loss,
 )
+from core.data.synthetic import write_folder
 from core.errors import InputError, LedgerUnavailable, PspError, check_seed, flag
+from core.estimator.blocks import BlockRows, check_block_rows, prepare_folder, response_values
 from core.estimator.geometry import DOMAINS
 from core.estimator.losses import LOSSES
 from core.estimator.model import ModelSpec
+from core.estimator.rounding import SUM_BLOCK
 from core.mechanisms.dp_sgd import DPSGDConfig
 from core.mechanisms.fallback import FALLBACK_CHOICES, falls_back
 from core.mechanisms.pipeline import Problem, make_rng, prepare_spec
@@ -86,6 +91,16 @@ def _add_data_options(p: argparse.ArgumentParser) -> None:
                      "(.dta), SPSS (.sav), SAS (.sas7bdat) or SAS XPORT (.xpt); column y (or --response) is the "
                      "label, the rest features")
     src.add_argument("--synthetic", action="store_true", help="draw the paper's simulation (section 4.1)")
+    src.add_argument("--folder", metavar="DIR",
+                     help="release only: a data set larger than memory, the Parquet files of DIR (*.parquet, same "
+                     "columns) read in blocks; column y (or --response) is the label, the rest (or --features) "
+                     "the features")
+    p.add_argument("--features", default=None, help="--folder: the feature columns, comma-separated (default: every "
+                   "column but the response)")
+    p.add_argument("--block-rows", type=int, default=BLOCK_ROWS,
+                   help=f"--folder: rows per block, a multiple of {SUM_BLOCK} (default {BLOCK_ROWS})")
+    p.add_argument("--scheduler", default=None, metavar="tcp://HOST:8786",
+                   help="--folder: run the passes on this dask.distributed scheduler (default: this machine's cores)")
     src.add_argument("--acs-root", metavar="DIR", help="ACS person files: <DIR>/<year>/<horizon>/psam_pNN.csv")
     src.add_argument("--pums", metavar="FILE.csv", help="one ACS PUMS person file of your own")
     src.add_argument("--census-sample", type=int, metavar="ROWS",
@@ -205,8 +220,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--sgd-learning-rate", type=float, default=None, help="DP-SGD step (default 1/(G1 + lambda_reg))")
     _add_ledger_commands(sub)
     _add_experiment_command(sub)
-    s = sub.add_parser("synthetic", help="write a synthetic sample as CSV")
-    s.add_argument("--out", required=True, help="output CSV path")
+    s = sub.add_parser("synthetic", help="write a synthetic sample as CSV, or as a folder of Parquet files")
+    where = s.add_mutually_exclusive_group(required=True)
+    where.add_argument("--out", help="output CSV path")
+    where.add_argument("--folder", metavar="DIR", help="write a folder of Parquet files instead, file by file (n up to "
+                       "10^10: only the disk bounds it), for release --folder")
+    s.add_argument("--file-rows", type=int, default=2**20, help="--folder: rows per file (default 1048576)")
     s.add_argument("--loss", choices=sorted(LOSSES), default="robust")
     s.add_argument("--n", type=int, default=100_000)
     s.add_argument("--d", type=int, default=5)
@@ -322,6 +341,9 @@ def spec_from_args(args: argparse.Namespace) -> DataSpec:
                   encoding=args.encoding)
     if args.data is not None:
         return CsvSpec.from_path(args.data, args.response, **_formula(args))
+    if getattr(args, "folder", None) is not None:
+        features = None if args.features is None else tuple(c.strip() for c in args.features.split(","))
+        return FolderSpec(args.folder, args.response, features, check_block_rows(args.block_rows), args.scheduler)
     if _formula(args):
         raise InputError("--formula and --codebook apply to a file of rows: add --data")
     if args.pums is not None:
@@ -368,6 +390,8 @@ def _prepared(args: argparse.Namespace) -> tuple[Budget, DataSpec, Dataset, Prob
     check_seed(args.seed, "--seed")
     budget = make_budget(args.epsilon, args.delta, parse_split(args.split), args.accounting)
     spec = spec_from_args(args)
+    if isinstance(spec, FolderSpec):
+        return budget, spec, None, *_folder_problem(args, spec), None
     model_loss(spec, args.loss)  # a loss the source contradicts is refused before any row is read
     data = spec.load()
     loss, notice = infer_loss(spec, data.y, args.loss)
@@ -382,6 +406,19 @@ def _prepared(args: argparse.Namespace) -> tuple[Budget, DataSpec, Dataset, Prob
     if warning is not None:  # a warning, not a refusal: the app's default delta 1e-6 is above 1/n past a million rows
         print(f"warning: {warning}", file=sys.stderr)
     return budget, spec, data, problem, j, where
+
+
+def _folder_problem(args: argparse.Namespace, spec: FolderSpec) -> tuple[Problem, int | None]:
+    """Stage 0 on a folder read in blocks (core.estimator.blocks), and the coordinate."""
+    raw = BlockRows(open_folder(spec.root, spec.response, spec.features), spec.block_rows, None, spec.scheduler)
+    values = response_values(raw)
+    loss, notice = infer_loss(spec, values, args.loss)
+    model = ModelSpec(loss, args.domain or spec.default_domain, args.radius, args.lambda_reg, args.response_bound)
+    problem = prepare_folder(raw, model, raw.folder.features, spec, values)
+    j = None if getattr(args, "coordinates", None) is not None else problem.coordinate(_coordinate(args))
+    if notice is not None:
+        print(f"note: {notice}", file=sys.stderr)
+    return problem, j
 
 
 def cmd_release(args: argparse.Namespace) -> dict | str:
@@ -402,9 +439,10 @@ def cmd_release(args: argparse.Namespace) -> dict | str:
         return _publish(args, plan, problem, ledger)
     rng = make_rng(args.seed)
     runs = [execute(plan, problem, rng) for _ in range(args.repeat)]
-    doc = release_document(problem, j, runs, spec.describe(), privacy_unit=data.privacy_unit, noise_seed=args.seed)
-    doc["fit"]["diagnosis"] = fit_diagnosis(problem, where)  # names the projection when it caused a singular design
-    if data.theta_star is not None:
+    doc = release_document(problem, j, runs, spec.describe(), privacy_unit=problem.privacy_unit, noise_seed=args.seed)
+    if where is not None:  # names the projection when it caused a singular design
+        doc["fit"]["diagnosis"] = fit_diagnosis(problem, where)
+    if data is not None and data.theta_star is not None:
         doc["theta_star"] = data.theta_star.tolist()
     return doc
 
@@ -416,6 +454,8 @@ def _check_release_options(args: argparse.Namespace) -> None:
         raise InputError("--ledger charges one release at a time; drop --repeat or run the command again")
     if args.ledger is not None and args.seed is not None:
         raise InputError(SEEDED + ": drop --seed or --ledger")
+    if args.folder is not None and args.ledger is not None:
+        FolderSpec(args.folder).population()  # refused: a DataError saying why
     if (args.certify_first or args.finish or args.spender) and args.ledger is None:
         raise InputError("--certify-first, --finish and --as charge the ledger: add --ledger")
     if args.coordinates is not None:
@@ -476,6 +516,8 @@ def _release_table(args: argparse.Namespace, spec: DataSpec, problem: Problem, b
 
 def cmd_compare(args: argparse.Namespace) -> dict:
     check("trials", args.trials, "--trials")
+    if args.folder is not None:
+        raise InputError("--folder is read in blocks, for release only: the baselines hold every row in memory")
     methods = check_methods([m.strip() for m in args.methods.split(",") if m.strip()])
     config = DPSGDConfig(
         clip_norm=args.sgd_clip, batch_size=args.sgd_batch, steps=args.sgd_steps, learning_rate=args.sgd_learning_rate
@@ -487,6 +529,13 @@ def cmd_compare(args: argparse.Namespace) -> dict:
 
 
 def cmd_synthetic(args: argparse.Namespace) -> dict:
+    if args.folder is not None:
+        if not 1 <= args.file_rows <= 2**24:
+            raise InputError(f"--file-rows must be from 1 to {2**24:,}, got {args.file_rows}")
+        seed = 0 if args.sample_seed is None else args.sample_seed
+        theta = write_folder(args.folder, args.n, args.d, args.loss, args.theta_norm, args.noise_scale, seed,
+                             args.file_rows)
+        return dict(folder=args.folder, n=args.n, d=args.d, loss=args.loss, seed=seed, theta_star=theta.tolist())
     data = SyntheticSpec(args.loss, args.n, args.d, args.theta_norm, args.noise_scale, args.sample_seed).load()
     import numpy as np
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from core.data.spec import DataSpec
+from core.data.spec import DataSpec, FolderSpec
 from core.estimator.model import ModelSpec
 from core.mechanisms.certificates import RecursiveBound
 from core.mechanisms.curvature import PROVEN_NOTE
@@ -243,7 +243,8 @@ def release_document(
         response_bound=problem.response_bound,
         clipped_responses=problem.clipped_responses,
         assumptions=assumptions(f.n, m, problem.response_bound,
-                                None if problem.data_spec is None else problem.data_spec.population()),
+                                None if problem.data_spec is None or isinstance(problem.data_spec, FolderSpec)
+                                else problem.data_spec.population()),
         budget=dict(
             epsilon_total=b.epsilon_total,
             delta_total=b.delta_total,

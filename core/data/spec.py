@@ -35,6 +35,7 @@ import numpy as np
 from core.data.csvfile import canonical, table_dataset
 from core.data.dataset import Dataset
 from core.data.encoding import ENCODING_WORDS, LIBRARY_ENCODING, RADII, check_encoding, encode, feature_names
+from core.data.folder import BLOCK_ROWS
 from core.data.formats import CSV, format_of, read_dataset, read_table
 from core.data.formula import Codebook, apply_formula, model_of
 from core.data.rows import check_key, earlier_key, rows_key
@@ -452,7 +453,38 @@ class PumsSpec(_CensusIncome, _FileSpec):
                 f"{_drawn(self.n, self.sample_seed, self.with_replacement)}; {self._encoding_words()}")
 
 
-DataSpec: TypeAlias = SyntheticSpec | AcsSpec | SyntheticCensusSpec | CsvSpec | PumsSpec
+@dataclass(frozen=True)
+class FolderSpec:
+    """A data set larger than memory: a folder of Parquet files read in blocks (core.data.folder,
+    core.estimator.blocks), its response column and its features (None: every other column). block_rows and scheduler
+    say how it is read, not what."""
+
+    root: str
+    response: str = "y"
+    features: tuple[str, ...] | None = None
+    block_rows: int = field(default=BLOCK_ROWS, compare=False)
+    scheduler: str | None = field(default=None, compare=False)
+
+    fixed_loss = None
+    public_radius = None
+    default_domain = "cube"
+
+    def population(self) -> Population:
+        """Refused: whose budget a folder read in blocks would spend needs the key of its content, which is not yet
+        formed at this scale (core.privacy.population.content_key holds every row)."""
+        raise DataError(f"a folder read in blocks cannot be charged: the key of its rows' content, which names whose "
+                        f"budget a release spends, is formed in memory only; release {self.root} without --ledger, "
+                        "or charge a file that fits in memory")
+
+    def load(self) -> Dataset:
+        raise DataError(f"{self.root} is read in blocks, not loaded: prepare it with core.estimator.blocks")
+
+    def describe(self) -> str:
+        column = "" if self.response == "y" else f", response column {self.response}"
+        return f"the Parquet files of the folder {self.root}, read in blocks{column}"
+
+
+DataSpec: TypeAlias = SyntheticSpec | AcsSpec | SyntheticCensusSpec | CsvSpec | PumsSpec | FolderSpec
 
 
 def _people(content: bytes, name: str) -> tuple:

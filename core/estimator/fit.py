@@ -34,6 +34,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -60,6 +61,7 @@ from core.estimator.rounding import (
     hessian_error,
     residual_error,
 )
+from core.estimator.rows import InMemory, Rows
 from core.privacy.marks import NOT_PRIVATE
 
 Array = NDArray[np.float64]
@@ -134,13 +136,38 @@ class FitResult:
 
 
 def weighted_gram(X: Array, w: Array | None = None) -> Array:
-    """(1/n) X^T diag(w) X for w >= 0 (None: all ones): from COMPILED_GRAM_ROWS rows compiled on GRAM_PARTS row
-    ranges side by side (awaiting the kernels' build), else, or without the compiled kernels, by blocked symmetric
-    rank-k updates (BLAS)."""
-    n = X.shape[0]
-    compiled = kernels(wait=True) if n >= COMPILED_GRAM_ROWS else None
-    upper = _blas_gram(X, w) if compiled is None else _compiled_gram(compiled, X, w)
+    """(1/n) X^T diag(w) X for w >= 0 (None: all ones), of rows in memory (`_upper`)."""
+    return _symmetric(_upper(X, w), X.shape[0])
+
+
+def gram(rows: Rows) -> Array:
+    """(1/n) X^T X over every block."""
+    return _symmetric(_total(rows.map(_gram_block)), rows.n)
+
+
+def _gram_block(X: Array, y: Array) -> Array:
+    return _upper(X, None)
+
+
+def _upper(X: Array, w: Array | None) -> Array:
+    """The upper triangle of X^T diag(w) X: from COMPILED_GRAM_ROWS rows (of this block, a public fact) compiled on
+    GRAM_PARTS row ranges side by side (awaiting the kernels' build), else, or without the compiled kernels, by
+    blocked symmetric rank-k updates (BLAS)."""
+    compiled = kernels(wait=True) if X.shape[0] >= COMPILED_GRAM_ROWS else None
+    return _blas_gram(X, w) if compiled is None else _compiled_gram(compiled, X, w)
+
+
+def _symmetric(upper: Array, n: int) -> Array:
     return (upper + np.triu(upper, 1).T) / n
+
+
+def _total(parts: list[Array]) -> Array:
+    """The blocks' sums added exactly, with one rounding (one block: itself), so a term of a Gram read in blocks passes
+    through no more additions than in memory (core.estimator.rounding.gram_depth)."""
+    if len(parts) == 1:
+        return parts[0]
+    flat = np.stack(parts).reshape(len(parts), -1)
+    return np.array([math.fsum(column) for column in flat.T]).reshape(parts[0].shape)
 
 
 def _compiled_gram(compiled: ModuleType, X: Array, w: Array | None) -> Array:
@@ -179,13 +206,22 @@ def _threads(pid: int) -> ThreadPoolExecutor:
 
 def mean_rows(X: Array, v: Array) -> Array:
     """(1/n) X^T v, summed in blocks of SUM_BLOCK rows with an exact sum of the block sums."""
-    n = X.shape[0]
-    parts = np.array([X[s : s + SUM_BLOCK].T @ v[s : s + SUM_BLOCK] for s in range(0, n, SUM_BLOCK)])
-    return np.array([math.fsum(col) for col in parts.T]) / n
+    return _fsum_rows(_chunk_sums(X, v)) / X.shape[0]
 
 
-def _mean(v: Array) -> float:
-    return math.fsum(np.add.reduceat(v, np.arange(0, v.size, SUM_BLOCK))) / v.size
+def _chunk_sums(X: Array, v: Array) -> Array:
+    """X^T v over each SUM_BLOCK rows, one row per chunk: a data set read in blocks of a multiple of SUM_BLOCK rows
+    has the same chunks as in memory, so the exact sum of all of them has the same bits."""
+    return np.array([X[s : s + SUM_BLOCK].T @ v[s : s + SUM_BLOCK] for s in range(0, X.shape[0], SUM_BLOCK)]
+                    ).reshape(-1, X.shape[1])
+
+
+def _chunk_sum(v: Array) -> Array:
+    return np.add.reduceat(v, np.arange(0, v.size, SUM_BLOCK)) if v.size else np.zeros(0)
+
+
+def _fsum_rows(parts: Array) -> Array:
+    return np.array([math.fsum(col) for col in parts.T])
 
 
 def _null_direction(gram: Array) -> Array | None:
@@ -195,15 +231,6 @@ def _null_direction(gram: Array) -> Array | None:
     if vals[0] > 1e-12 * max(vals[-1], np.finfo(float).tiny):
         return None
     return vecs[:, 0]
-
-
-def _hessian(X: Array, w: Array, gram: Array | None) -> Array:
-    """weighted_gram(X, w); when every weight is 1/4 (the logistic loss at theta = 0, where Newton starts) and the
-    Gram is known, 1/4 of it instead of another pass over X: scaling by a power of two is exact, so the result
-    has the same bits (barring subnormal entries)."""
-    if gram is not None and np.all(w == 0.25):
-        return 0.25 * gram
-    return weighted_gram(X, w)
 
 
 def _rank_message(null: Array) -> str:
@@ -256,86 +283,169 @@ def fit(
     radius: float | None = None,
     start: Array | None = None,
 ) -> FitResult:
-    """Solve (1), plus linear^T theta when given, exactly by damped Newton (module docstring).
+    """`fit_rows` on rows in memory."""
+    return fit_rows(InMemory(X, y), loss, lam_reg, linear, max_iter, radius, start)
 
-    `X` must already lie in the declared domain, whose l2 radius `radius` (r, public) sets G0 = sup|h'| r
-    and the tolerance; None takes the largest row norm. `y` must be validated by `loss.labels`.
+
+def fit_rows(
+    rows: Rows,
+    loss: Loss,
+    lam_reg: float = 0.0,
+    linear: Array | None = None,
+    max_iter: int = MAX_ITER,
+    radius: float | None = None,
+    start: Array | None = None,
+) -> FitResult:
+    """Solve (1), plus linear^T theta when given, exactly by damped Newton (module docstring), one pass over the
+    rows per Newton step (the line search's full step forms the next step's sums).
+
+    The rows must already lie in the declared domain, whose l2 radius `radius` (r, public) sets G0 = sup|h'| r
+    and the tolerance; None takes the largest row norm. y must be validated by `loss.labels`.
     Newton starts at `start` (default 0); the stopping rule and the certificate do not depend on it.
     Data-dependent failures are returned as a status, never raised.
     """
-    n, d = X.shape
+    n, d = rows.n, rows.d
     if not (np.isfinite(lam_reg) and lam_reg >= 0):
         raise DataError(f"lambda_reg must be a finite number >= 0, got {lam_reg}")
-    r = float(np.sqrt(np.max(np.einsum("ij,ij->i", X, X)))) if radius is None else float(radius)
+    r = max(rows.map(_largest_norm)) if radius is None else float(radius)
     G0 = loss.h1_sup * max(r, np.finfo(float).tiny)
     tau = TAU_FACTOR * G0
-    gram = None  # (1/n) X^T X, when the rank check has formed it
+    squares = None  # (1/n) X^T X, when the rank check has formed it
     if lam_reg == 0:
-        gram = weighted_gram(X)
-        null = _null_direction(gram)
+        squares = gram(rows)
+        null = _null_direction(squares)
         if null is not None:
             return _failed(RANK_DEFICIENT, _rank_message(null), tau, lam_reg, n, d)
     b = np.zeros(d) if linear is None else np.asarray(linear, dtype=np.float64)
-    res = _Residuals(X, y, loss, r)
-    may_separate = loss.name == "logistic" and lam_reg == 0 and linear is None
+    res = _Residuals(loss, r, max(rows.map(_largest_response)), d)
+    # the rows' own error terms are formed only where the flat bound could exceed the least room a fit certifies in
+    rowwise = functools.partial(res.needs_rows, lam_reg=lam_reg, b=b, room=tau - GRAD_TOL * G0)
+    in_memory = rows.arrays()
+    may_separate = loss.name == "logistic" and lam_reg == 0 and linear is None and in_memory is not None
     checked_separation = False
     hi = np.zeros(d) if start is None else np.array(start, dtype=np.float64)
     lo = np.zeros(d)
     grad_norm = best = math.inf
     since_best = 0
-    ahead = None  # (z, h') at theta + step, when the line search has formed them
+    ahead = None  # the sums at theta + step, when the line search has formed them
     for it in range(max_iter + 1):
         hi, lo = res.point(hi, lo)
-        z, h1 = ahead if ahead is not None else res.derivative(hi, lo)
-        grad = mean_rows(X, h1) + lam_reg * hi + (lam_reg * lo + b)
+        # At theta = 0 every logistic weight h''(0) is 1/4: the Hessian is 1/4 of the rank check's Gram (exact).
+        quarter = squares is not None and loss.name == "logistic" and not (hi.any() or lo.any())
+        here = ahead if ahead is not None else _evaluate(rows, res, hi, lo, not quarter, None, rowwise(hi))
+        H = 0.25 * squares if quarter else here.hessian
+        grad = here.grad + lam_reg * hi + (lam_reg * lo + b)
         grad_norm = float(np.linalg.norm(grad))
-        H = _hessian(X, loss.d2_of_d1(h1), gram)
         if grad_norm <= GRAD_TOL * G0:
-            bound = res.bound(hi, z, lam_reg, b, tau - grad_norm)
+            bound = res.bound(hi, here.worst, lam_reg, b, tau - grad_norm)
             result = _certify(hi, lo, H, grad_norm + bound, tau, r, lam_reg, loss, it, n, d)
             if result is not None:
                 return result
         if may_separate and not checked_separation and float(np.linalg.norm(hi)) > _SEPARATION_CHECK_NORM:
             checked_separation = True
-            direction = separable(X, y)
+            direction = separable(*in_memory)
             if direction is not None:
-                return _failed(NO_MINIMISER, _separable_message(X, y, direction), tau, lam_reg, n, d)
+                return _failed(NO_MINIMISER, _separable_message(*in_memory, direction), tau, lam_reg, n, d)
         best, since_best = (grad_norm, 0) if grad_norm < 0.5 * best else (best, since_best + 1)
         if it == max_iter or since_best > STALL_STEPS:
             break
         eye = lam_reg * np.eye(d)
         step, a, ahead = _solve(H + eye, grad), 0.0, None
+        search = functools.partial(_line_search, rows, res, lam_reg, b, hi, lo, grad, rowwise)
         if step is not None:
-            a, ahead = _line_search(res, lam_reg, b, hi, lo, z, step, h1)
+            a, ahead = search(step)
         if a == 0.0:  # Newton's model failed (a singular Hessian): the majoriser's direction
-            step = _solve(_majoriser(X, z, loss, gram) + eye, grad)
-            a, ahead = _line_search(res, lam_reg, b, hi, lo, z, step, h1) if step is not None else (0.0, None)
+            step = _solve(_majoriser(rows, res, hi, lo, squares) + eye, grad)
+            a, ahead = search(step) if step is not None else (0.0, None)
         if a == 0.0:  # no descent measurable: the rounding floor, above the tolerance
             break
         hi, lo = _advance(hi, lo, a * step)
-    direction = separable(X, y) if may_separate and not checked_separation else None
+    direction = separable(*in_memory) if may_separate and not checked_separation else None
     if direction is not None:
-        return _failed(NO_MINIMISER, _separable_message(X, y, direction), tau, lam_reg, n, d)
+        return _failed(NO_MINIMISER, _separable_message(*in_memory, direction), tau, lam_reg, n, d)
     return _failed(NO_MINIMISER, _stall_message(it, grad_norm, tau, hi), tau, lam_reg, n, d)
 
 
+def _largest_norm(X: Array, y: Array) -> float:
+    return float(np.sqrt(np.max(np.einsum("ij,ij->i", X, X), initial=0.0)))
+
+
+def _largest_response(X: Array, y: Array) -> float:
+    return float(np.max(np.abs(y), initial=0.0))
+
+
+@dataclass(frozen=True)
+class _Sums:
+    """One block's sums at a point: X^T h' over each SUM_BLOCK rows (`_chunk_sums`), the upper triangle of
+    sum h'' x x^T, h' <x, step> over each SUM_BLOCK rows, and the largest of the rows' error terms of h' (inf when
+    not formed: `_Residuals.bound`)."""
+
+    grad: Array
+    upper: Array | None
+    slope: Array | None
+    worst: float
+
+
+@dataclass(frozen=True)
+class _Point:
+    """The data's part of F's derivatives at a point: (1/n) sum x_i h'_i, H, psi'(a) less the ridge and linear
+    terms, (1/n) sum h'_i <x_i, step>, and the largest error term of h'."""
+
+    grad: Array
+    hessian: Array | None
+    slope: float
+    worst: float
+
+
+def _evaluate(rows: Rows, res: _Residuals, hi: Array, lo: Array, hessian: bool, step: Array | None,
+              rowwise: bool) -> _Point:
+    """One pass at hi + lo: the blocks' `_Sums`, added in block order (exactly, for the gradient and the slope)."""
+    parts = rows.map(functools.partial(_evaluate_block, res, hi, lo, hessian, step, rowwise))
+    n = rows.n
+    return _Point(
+        grad=_fsum_rows(np.vstack([p.grad for p in parts])) / n,
+        hessian=_symmetric(_total([p.upper for p in parts]), n) if hessian else None,
+        slope=math.fsum(np.concatenate([p.slope for p in parts])) / n if step is not None else math.nan,
+        worst=max(p.worst for p in parts),
+    )
+
+
+def _evaluate_block(res: _Residuals, hi: Array, lo: Array, hessian: bool, step: Array | None, rowwise: bool,
+                    X: Array, y: Array) -> _Sums:
+    z, h1 = res.derivative(X, y, hi, lo)
+    return _Sums(
+        grad=_chunk_sums(X, h1),
+        upper=_upper(X, res.loss.d2_of_d1(h1)) if hessian else None,
+        slope=None if step is None else _chunk_sum(h1 * (X @ step)),
+        worst=res.worst(y, z, hi) if rowwise else math.inf,
+    )
+
+
+def _slope_block(res: _Residuals, hi: Array, lo: Array, step: Array, a: float, X: Array, y: Array) -> Array:
+    """h'(z + a dz) dz over each SUM_BLOCK rows, z the residuals at hi + lo and dz = X step."""
+    z, _ = res.derivative(X, y, hi, lo)
+    dz = X @ step
+    return _chunk_sum(res.loss.d1_of_z(z + a * dz, y) * dz)
+
+
+@dataclass(frozen=True)
 class _Residuals:
     """z = X theta - y (robust) or X theta (logistic) at theta = hi + lo, and h'(z) = h'(t, y), with a bound on
     the rounding of both. Plain arithmetic (one BLAS product at hi) is used while its bound is below PLAIN_SHARE
-    of G0, compensated arithmetic (Dot2 at hi + lo) beyond: the choice changes the bits, never the bound."""
+    of G0, compensated arithmetic (Dot2 at hi + lo) beyond: the choice changes the bits, never the bound. y_max is
+    the largest |y_i|, d the number of features."""
 
-    def __init__(self, X: Array, y: Array, loss: Loss, r: float) -> None:
-        self.X, self.y, self.loss, self.r = X, y, loss, r
-        self.y_max = float(np.max(np.abs(y))) if y.size else 0.0
-        self.shift = y if loss.centred else None
+    loss: Loss
+    r: float
+    y_max: float
+    d: int
 
     def _size(self, hi: Array) -> float:
         # |y_i| + sum_j |x_ij theta_j| <= max|y| + r ||theta||_2 (Cauchy-Schwarz on the domain), with room for lo.
         return self.y_max + self.r * float(np.linalg.norm(hi)) * (1.0 + 4.0 * UNIT)
 
     def compensated(self, hi: Array) -> bool:
-        d = self.X.shape[1]
-        return self.loss.h2_sup * residual_error(d, self._size(hi), False) > PLAIN_SHARE * self.loss.h1_sup
+        return self.loss.h2_sup * residual_error(self.d, self._size(hi), False) > PLAIN_SHARE * self.loss.h1_sup
 
     def point(self, hi: Array, lo: Array) -> tuple[Array, Array]:
         """The iterate as evaluated: in plain arithmetic lo is folded into hi (the point is then hi itself)."""
@@ -343,40 +453,63 @@ class _Residuals:
             return hi + lo, np.zeros_like(lo)
         return hi, lo
 
-    def derivative(self, hi: Array, lo: Array) -> tuple[Array, Array]:
-        """(z, h') at hi + lo, formed afresh (no drift); theta = 0, where Newton starts, needs no product."""
-        X, y = self.X, self.y
+    def derivative(self, X: Array, y: Array, hi: Array, lo: Array) -> tuple[Array, Array]:
+        """(z, h') of the rows X, y at hi + lo, formed afresh (no drift); theta = 0, where Newton starts, needs no
+        product."""
+        centred = self.loss.centred
         if not (hi.any() or lo.any()):
-            z = -y if self.shift is not None else np.zeros(X.shape[0])
+            z = -y if centred else np.zeros(X.shape[0])
         elif self.compensated(hi):
-            z = residuals(X, y, hi, lo, self.shift is not None)
+            z = residuals(X, y, hi, lo, centred)
         else:
-            z = X @ hi - y if self.shift is not None else X @ hi
+            z = X @ hi - y if centred else X @ hi
         return z, self.loss.d1_of_z(z, y)
 
-    def bound(self, hi: Array, z: Array, lam_reg: float, b: Array, room: float) -> float:
-        """An upper bound on ||computed gradient - grad F(hi + lo)||_2 (docs/privacy.md, "The fit's tolerance"), z
-        the residuals as computed at hi + lo.
+    def _flat(self, hi: Array, lam_reg: float, b: Array) -> tuple[float, float]:
+        """(fixed, flat) of `bound`: the bound is fixed + r flat when every row may have h'' = h''_sup."""
+        loss, compensated = self.loss, self.compensated(hi)
+        G0 = loss.h1_sup * self.r
+        other = G0 + lam_reg * float(np.linalg.norm(hi)) + float(np.linalg.norm(b))
+        fixed = gamma(SUM_BLOCK + 2) * G0 + 4.0 * UNIT * other + self.r * H1_ROUNDING
+        # |s h''(s)| <= 1/2 for both losses: Dot2's 2^-53 |z| moves h' by at most 2^-54.
+        flat = loss.h2_sup * residual_error(self.d, self._size(hi), compensated) + (0.5 * UNIT if compensated else 0.0)
+        return fixed, flat
+
+    def needs_rows(self, hi: Array, lam_reg: float, b: Array, room: float) -> bool:
+        """Whether `bound` at hi could need the rows' own error terms (`worst`) within `room`."""
+        fixed, flat = self._flat(hi, lam_reg, b)
+        return not fixed + self.r * flat <= room
+
+    def bound(self, hi: Array, worst: float, lam_reg: float, b: Array, room: float) -> float:
+        """An upper bound on ||computed gradient - grad F(hi + lo)||_2 (docs/privacy.md, "The fit's tolerance"), worst
+        the largest of the rows' error terms of h' at the residuals the gradient was formed from (`worst`).
 
         Row i's residual errs by at most D_i = residual_error(d, |y_i| + r ||theta||) (plus 2^-53 |z_i| for Dot2),
         so h' errs by at most h''(max(0, |z_i| - D_i)) D_i (h'' decreases in |z|: a huge residual, an outlier,
         costs nothing) plus H1_ROUNDING; the mean of x_i times those errors is at most r times the largest. The
         block sums err by gamma_(SUM_BLOCK + 2) G0, the ridge and linear terms by a few units of 2^-53 of their size.
-        The row-by-row pass is made only when the bound with h'' <= h''_sup for every row exceeds `room`.
+        The rows' terms count only when the bound with h'' <= h''_sup for every row exceeds `room`.
         """
-        d, loss, compensated = self.X.shape[1], self.loss, self.compensated(hi)
-        G0 = loss.h1_sup * self.r
-        other = G0 + lam_reg * float(np.linalg.norm(hi)) + float(np.linalg.norm(b))
-        fixed = gamma(SUM_BLOCK + 2) * G0 + 4.0 * UNIT * other + self.r * H1_ROUNDING
-        # |s h''(s)| <= 1/2 for both losses: Dot2's 2^-53 |z| moves h' by at most 2^-54.
-        flat = loss.h2_sup * residual_error(d, self._size(hi), compensated) + (0.5 * UNIT if compensated else 0.0)
-        if fixed + self.r * flat <= room:
-            return fixed + self.r * flat
-        size = np.abs(self.y) + self.r * float(np.linalg.norm(hi)) * (1.0 + 4.0 * UNIT)
-        err = residual_error(d, size, compensated) + (UNIT * np.abs(z) if compensated else 0.0)
+        fixed, flat = self._flat(hi, lam_reg, b)
+        return fixed + self.r * (flat if fixed + self.r * flat <= room else worst)
+
+    def worst(self, y: Array, z: Array, hi: Array) -> float:
+        """The largest error term h''(max(0, |z_i| - D_i)) D_i of the rows y, z (`bound`)."""
+        compensated = self.compensated(hi)
+        size = np.abs(y) + self.r * float(np.linalg.norm(hi)) * (1.0 + 4.0 * UNIT)
+        err = residual_error(self.d, size, compensated) + (UNIT * np.abs(z) if compensated else 0.0)
         near = np.maximum(np.abs(z) - err, 0.0)
-        h1_err = float(np.max(loss.d2(near, np.zeros_like(near)) * err)) * (1.0 + 1e-9)
-        return fixed + self.r * h1_err
+        return float(np.max(self.loss.d2(near, np.zeros_like(near)) * err, initial=0.0)) * (1.0 + 1e-9)
+
+
+def weighted_hessian(rows: Rows, loss: Loss, point: Array) -> Array:
+    """H(point) = (1/n) sum_i h''(<point, x_i>, y_i) x_i x_i^T, the residuals by Dot2, without a ridge."""
+    return _symmetric(_total(rows.map(functools.partial(_hessian_block, loss, point))), rows.n)
+
+
+def _hessian_block(loss: Loss, point: Array, X: Array, y: Array) -> Array:
+    z = residuals(X, y, point, np.zeros_like(point), loss.centred)
+    return _upper(X, loss.d2(z, np.zeros_like(z)) if loss.centred else loss.d2(z, y))
 
 
 def residuals(X: Array, y: Array, hi: Array, lo: Array, centred: bool) -> Array:
@@ -442,51 +575,59 @@ def _solve(M: Array, grad: Array) -> Array | None:
     return step if np.all(np.isfinite(step)) and float(grad @ step) < 0 else None
 
 
-def _majoriser(X: Array, z: Array, loss: Loss, gram: Array | None) -> Array:
+def _majoriser(rows: Rows, res: _Residuals, hi: Array, lo: Array, squares: Array | None) -> Array:
     """Curvature of a quadratic majoriser: tanh(s/2)/s >= phi''(s) for the robust loss (IRLS weights, s = -z) and
     Boehning's 1/4 >= h'' for the logistic loss (1/4 of the Gram, when the rank check formed it); positive, so it
     gives a descent direction for full-rank X where the Hessian is (numerically) singular, e.g. when every
     residual is huge."""
-    if loss.name == "logistic":
-        return _hessian(X, np.full_like(z, 0.25), gram)
-    w = np.divide(np.tanh(0.5 * z), z, out=np.full_like(z, 0.5), where=np.abs(z) > 1e-8)
-    return weighted_gram(X, w)
+    if res.loss.name == "logistic" and squares is not None:
+        return 0.25 * squares
+    return _symmetric(_total(rows.map(functools.partial(_majoriser_block, res, hi, lo))), rows.n)
 
 
-def _line_search(res: _Residuals, lam_reg: float, b: Array, hi: Array, lo: Array, z: Array,
-                 step: Array, h1: Array) -> tuple[float, tuple[Array, Array] | None]:
+def _majoriser_block(res: _Residuals, hi: Array, lo: Array, X: Array, y: Array) -> Array:
+    if res.loss.name == "logistic":
+        return _upper(X, np.full(X.shape[0], 0.25))
+    z, _ = res.derivative(X, y, hi, lo)
+    return _upper(X, np.divide(np.tanh(0.5 * z), z, out=np.full_like(z, 0.5), where=np.abs(z) > 1e-8))
+
+
+def _line_search(rows: Rows, res: _Residuals, lam_reg: float, b: Array, hi: Array, lo: Array, grad: Array,
+                 rowwise: Callable[[Array], bool], step: Array) -> tuple[float, _Point | None]:
     """A step a in (0, 1] with psi'(a) in [0.1 psi'(0), 0], or 0 when none is found (rounding floor); with the
-    full step, also the residuals and h' at theta + step, for the next Newton step.
+    full step, also the sums at theta + step, for the next Newton step.
 
     psi(a) = F(theta + a step) is convex, so psi' <= 0 on [0, a] and psi decreases there; psi'(a) >=
-    0.1 psi'(0) rules out steps too short to matter. The full Newton step is taken when psi'(1) <= 0; its slope
-    is formed at the full step's own residuals, exactly as the next step's gradient will be, so that gradient
-    reuses them. h1 = h' at theta, computed for the gradient: psi'(0) needs no pass of its own.
+    0.1 psi'(0) rules out steps too short to matter. psi'(0) = grad^T step. The full Newton step is taken when
+    psi'(1) <= 0; its slope is formed in the pass that forms the next step's gradient and Hessian at the full
+    step's own residuals, so an accepted step costs one pass.
     """
-    dz = res.X @ step
-    if not np.all(np.isfinite(dz)):  # an overflowed step: no slope can be formed
-        return 0.0, None
     theta = hi + lo
 
-    def slope(a: float, h1_a: Array) -> float:
-        return _mean(h1_a * dz) + float((lam_reg * (theta + a * step) + b) @ step)
+    def outer(a: float) -> float:
+        return float((lam_reg * (theta + a * step) + b) @ step)
 
-    f0 = slope(0.0, h1)
+    def slope(a: float) -> float:
+        parts = rows.map(functools.partial(_slope_block, res, hi, lo, step, a))
+        return math.fsum(np.concatenate(parts)) / rows.n + outer(a)
+
+    f0 = float(grad @ step)
     if not f0 < 0:
         return 0.0, None
     new_hi, new_lo = res.point(*_advance(hi, lo, step))
-    ahead = res.derivative(new_hi, new_lo)
-    f1 = slope(1.0, ahead[1])
+    ahead = _evaluate(rows, res, new_hi, new_lo, True, step, rowwise(new_hi))
+    f1 = ahead.slope + outer(1.0)
+    if not math.isfinite(f1):  # an overflowed step: no slope can be formed
+        return 0.0, None
     if f1 <= 0:
         return 1.0, ahead
-    lo_a, hi_a, flo, fhi = 0.0, 1.0, f0, f1 if math.isfinite(f1) else math.inf
-    d1_of_z, y = res.loss.d1_of_z, res.y
+    lo_a, hi_a, flo, fhi = 0.0, 1.0, f0, f1
     for i in range(80):
         # Regula falsi while it makes progress, bisection otherwise.
-        a = lo_a - flo * (hi_a - lo_a) / (fhi - flo) if math.isfinite(fhi) and i % 3 != 2 else 0.5 * (lo_a + hi_a)
+        a = lo_a - flo * (hi_a - lo_a) / (fhi - flo) if i % 3 != 2 else 0.5 * (lo_a + hi_a)
         if not lo_a < a < hi_a:
             a = 0.5 * (lo_a + hi_a)
-        fa = slope(a, d1_of_z(z + a * dz, y))
+        fa = slope(a)
         if 0.1 * f0 <= fa <= 0:
             return a, None
         if fa <= 0:

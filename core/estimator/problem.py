@@ -7,7 +7,6 @@ it.
 
 from __future__ import annotations
 
-import hashlib
 import math
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -21,6 +20,7 @@ from core.errors import DataError
 from core.estimator.fit import FitResult
 from core.estimator.geometry import Geometry
 from core.estimator.model import ModelSpec
+from core.estimator.rows import Rows, rows_digest
 from core.privacy.marks import NOT_PRIVATE
 from core.privacy.unit import PrivacyUnit
 
@@ -43,8 +43,7 @@ class Problem:
     whom a release's guarantee protects: the loaded data set's (core.data.dataset), a row unless told otherwise.
     """
 
-    X: NDArray[np.float64] = field(metadata=NOT_PRIVATE, repr=False)
-    y: NDArray[np.float64] = field(metadata=NOT_PRIVATE, repr=False)
+    rows: Rows = field(metadata=NOT_PRIVATE, repr=False)
     feature_names: tuple[str, ...]
     geometry: Geometry
     fit: FitResult = field(metadata=NOT_PRIVATE)
@@ -60,10 +59,23 @@ class Problem:
         """The SHA-256 of the prepared rows (X and y after projection and clipping, with the features' names): which
         rows certificates were drawn on. A function of the data, not private: the ledger keeps it only to compare
         (docs/privacy.md, "Certify first"), and no document prints it."""
-        h = hashlib.sha256(repr((self.X.shape, self.feature_names)).encode())
-        for a in (self.X, self.y):
-            h.update(memoryview(np.ascontiguousarray(a, dtype=np.float64)).cast("B"))
-        return h.hexdigest()
+        return rows_digest(self.rows, self.feature_names)
+
+    @property
+    def X(self) -> NDArray[np.float64]:
+        """The prepared features, for the methods that need every row in memory (the baselines, the comparisons)."""
+        return self._arrays()[0]
+
+    @property
+    def y(self) -> NDArray[np.float64]:
+        return self._arrays()[1]
+
+    def _arrays(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        arrays = self.rows.arrays()
+        if arrays is None:
+            raise DataError("this needs every row in memory, and this data set is read in blocks: release one "
+                            "coefficient or a table (Algorithm 5), or load a sample that fits in memory")
+        return arrays
 
     @property
     def n(self) -> int:

@@ -51,7 +51,9 @@ def hessian_error(n: int, d: int, G1: float, r: float, tau: float) -> float:
 def gram_depth(n: int) -> int:
     """How many additions a term of core.estimator.fit.weighted_gram passes through, at most: the compiled kernel adds
     128 rows of a block, then a range's n/1024 blocks in turn, then 8 ranges; BLAS adds 2^15 rows of a chunk, then the
-    n/2^15 chunks in turn. Both stay below 2^15 + n/2^10 + 64."""
+    n/2^15 chunks in turn. Both stay below 2^15 + n/2^10 + 64. Rows read in blocks (core.estimator.blocks) are summed so
+    within each block, whose rows number at most n - 2^12 when there are two or more, and the blocks' sums are added
+    exactly with one rounding: at most 2^15 + n/2^10 - 4 + 64 + 1 additions."""
     return 2**15 + n // 2**10 + 64
 
 

@@ -55,7 +55,7 @@ from scipy import integrate, special, stats
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.optimize import brentq
 
-from core.estimator.fit import residuals, weighted_gram
+from core.estimator.fit import gram, weighted_hessian
 from core.estimator.geometry import Geometry
 from core.estimator.problem import Problem
 from core.estimator.rounding import UNIT, gamma, hessian_error
@@ -125,9 +125,7 @@ def point_error(problem: Problem, point: NDArray, ridge: float) -> float:
 def hessian_at(problem: Problem, point: NDArray, ridge: float) -> NDArray:
     """H(point) + ridge I = P_n h''(<x, point>, y) x x^T + ridge I, residuals by Dot2. NOT private."""
     loss = problem.geometry.loss
-    z = residuals(problem.X, problem.y, point, np.zeros_like(point), loss.centred)
-    w = loss.d2(z, np.zeros_like(z)) if loss.centred else loss.d2(z, problem.y)
-    return weighted_gram(problem.X, w) + ridge * np.eye(problem.d)
+    return weighted_hessian(problem.rows, loss, point) + ridge * np.eye(problem.d)
 
 
 @dataclass(frozen=True)
@@ -159,7 +157,7 @@ def curvature_probe(problem: Problem, epsilon: float, rng: np.random.Generator,
     """The reading of `CurvatureProbe` at epsilon, or the `released` reading of an earlier draw, read back without new
     noise."""
     g = problem.geometry
-    mu = float(np.linalg.eigvalsh(weighted_gram(problem.X) * g.h2_sup)[0])
+    mu = float(np.linalg.eigvalsh(gram(problem.rows) * g.h2_sup)[0])
     scale = probe_scale(problem, epsilon)
     reading = mu + float(rng.laplace(0.0, scale)) if released is None else float(released)
     return CurvatureProbe(reading=reading, scale=scale, epsilon=float(epsilon), mu=mu)

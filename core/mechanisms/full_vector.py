@@ -30,8 +30,7 @@ from scipy.linalg import cho_factor, cho_solve
 from scipy.special import expit
 
 from core.errors import InputError
-from core.estimator.fit import FitResult
-from core.estimator.fit import fit as fit_objective
+from core.estimator.fit import FitResult, fit_rows
 from core.estimator.geometry import Geometry
 from core.estimator.losses import Loss
 from core.estimator.problem import Problem
@@ -222,8 +221,7 @@ def regularised_fit_theta(problem: Problem, lam_reg: float, linear: NDArray | No
     `start` is Newton's first iterate; the result is certified to the same tolerance from any start.
     """
     g = problem.geometry
-    return fit_objective(problem.X, problem.y, g.loss, lam_reg, linear=linear, radius=g.r,
-                         start=start).require_minimiser().theta
+    return fit_rows(problem.rows, g.loss, lam_reg, linear=linear, radius=g.r, start=start).require_minimiser().theta
 
 
 def ridge_start(fit: FitResult, lam_reg: float) -> NDArray[np.float64] | None:
@@ -333,7 +331,7 @@ def objective_warm_start(problem: Problem, epsilon: float, delta: float) -> Obje
     """The warm start of (15) at (eps, delta); None when the b = 0 fit is not certified (draws start cold)."""
     lam, _ = objective_perturbation_parameters(problem, epsilon, delta)
     g = problem.geometry
-    f = fit_objective(problem.X, problem.y, g.loss, lam, radius=g.r, start=ridge_start(problem.fit, lam))
+    f = fit_rows(problem.rows, g.loss, lam, radius=g.r, start=ridge_start(problem.fit, lam))
     if not f.has_minimiser:
         return None
     h3 = third_derivative(g.loss, problem.X @ f.theta, problem.y)

@@ -20,11 +20,12 @@ from numpy.typing import NDArray
 from core.data.dataset import Dataset
 from core.data.spec import DataSpec
 from core.errors import BudgetError, InputError, check_seed
-from core.estimator.fit import fit
+from core.estimator.fit import fit_rows
 from core.estimator.geometry import project
 from core.estimator.losses import get_loss
 from core.estimator.model import ModelSpec
 from core.estimator.problem import Problem, real_array, validate_design
+from core.estimator.rows import InMemory
 from core.mechanisms.certificates import RecursiveBound, lambda_max_certificate, lambda_min_certificate
 from core.mechanisms.curvature import CurvatureProbe, curvature_probe
 from core.mechanisms.fallback import fallback_release
@@ -91,7 +92,8 @@ def prepare_model(
         yv = np.clip(yv, -bound, bound)
     g = resolved.geometry(X.shape[1])
     Xp, clipped = project(X, g)
-    return Problem(X=Xp, y=yv, feature_names=names, geometry=g, fit=fit(Xp, yv, h, resolved.lam_reg, radius=g.r),
+    rows = InMemory(Xp, yv)
+    return Problem(rows=rows, feature_names=names, geometry=g, fit=fit_rows(rows, h, resolved.lam_reg, radius=g.r),
                    clipped_rows=clipped, model=resolved, data_spec=data_spec, response_bound=bound,
                    clipped_responses=clipped_y)
 

@@ -1,0 +1,188 @@
+"""A folder of Parquet files read in blocks (core.data.folder, core.estimator.blocks): the same fit, certificates and
+release as the same rows in memory, from the same noise; bad folders, vanishing files and absent schedulers end in one
+sentence."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from core.data.folder import Folder, Part, open_folder
+from core.data.synthetic import write_folder
+from core.errors import DataError, InputError
+from core.estimator.blocks import BlockRows, check_block_rows, prepare_folder
+from core.estimator.model import ModelSpec
+from core.estimator.rounding import SUM_BLOCK
+from core.mechanisms.pipeline import make_rng, prepare_model, run_private
+from core.privacy.accounting import make_budget
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _both(root: Path, loss: str, block_rows: int, scheduler: str | None = None, **model: object):
+    """The problem prepared in memory from every row of the folder, and the same folder prepared in blocks."""
+    folder = open_folder(root)
+    X, y = folder.read(0, folder.n)
+    spec = ModelSpec(loss, model.pop("domain", "cube"), None, 0.0, model.pop("response_bound", None))
+    return (prepare_model(X, y, spec, folder.features),
+            prepare_folder(BlockRows(folder, block_rows, None, scheduler), spec, folder.features))
+
+
+def _same(memory, blocks, seeds=range(3)) -> None:
+    """The same fit (theta within 1e-12 relative), counts, certificates and release from the same noise."""
+    a, b = memory.fit, blocks.fit
+    assert a.status == b.status and a.iterations == b.iterations
+    scale = np.max(np.abs(a.theta))
+    assert np.max(np.abs(a.theta - b.theta)) <= 1e-12 * scale
+    assert b.lambda_min == pytest.approx(a.lambda_min, rel=1e-12) and b.distance == pytest.approx(a.distance, rel=1e-9)
+    assert (memory.clipped_rows, memory.clipped_responses) == (blocks.clipped_rows, blocks.clipped_responses)
+    budget = make_budget(1.0, 1e-6)
+    for seed in seeds:
+        ra = run_private(memory, 1, budget, make_rng(seed), fallback=True)
+        rb = run_private(blocks, 1, budget, make_rng(seed), fallback=True)
+        assert (ra.lambda_min.m, ra.test.passed, ra.release.status) == (rb.lambda_min.m, rb.test.passed,
+                                                                         rb.release.status)
+        assert (ra.lambda_max is None) == (rb.lambda_max is None)
+        if ra.lambda_max is not None:
+            assert ra.lambda_max.m == rb.lambda_max.m
+        if ra.release.status == "released":
+            assert rb.release.value == pytest.approx(ra.release.value, rel=1e-12, abs=1e-15)
+            np.testing.assert_allclose(rb.release.interval, ra.release.interval, rtol=1e-12)
+
+
+@pytest.mark.parametrize("loss", ["robust", "logistic"])
+def test_blocks_give_the_fit_certificates_and_release_of_the_rows_in_memory(tmp_path, loss):
+    write_folder(str(tmp_path), 30_000, 4, loss, theta_norm=2.0, seed=1, file_rows=7_001)  # blocks span files
+    memory, blocks = _both(tmp_path, loss, 2 * SUM_BLOCK)
+    assert len(blocks.rows.ranges()) == 3 and blocks.fit.has_minimiser
+    _same(memory, blocks)
+
+
+def test_clipped_rows_responses_and_zero_one_labels_are_counted_and_coded_as_in_memory(tmp_path):
+    rng = np.random.default_rng(2)
+    n = 9_000
+    X = rng.uniform(-1.3, 1.3, size=(n, 3))  # some rows outside the cube
+    y = (rng.uniform(size=n) < 1 / (1 + np.exp(-X @ [1.0, -1.0, 0.5]))).astype(np.int64)  # coded 0/1
+    for k, part in enumerate(np.array_split(np.arange(n), 2)):
+        pq.write_table(pa.table({"a": X[part, 0], "b": X[part, 1], "c": X[part, 2], "y": y[part]}),
+                       tmp_path / f"p{k}.parquet")
+    memory, blocks = _both(tmp_path, "logistic", SUM_BLOCK)
+    assert blocks.clipped_rows == memory.clipped_rows > 0
+    _same(memory, blocks)
+    robust_memory, robust_blocks = _both(tmp_path, "robust", SUM_BLOCK, response_bound=0.5)
+    assert robust_blocks.clipped_responses == robust_memory.clipped_responses > 0
+
+
+def test_the_block_cuts_keep_the_gram_within_its_proven_depth():
+    """Every block but the last has block_rows rows and the last takes the rest: with two blocks or more none has more
+    than n - 2^12 rows (core.estimator.rounding.gram_depth), and every block starts on a SUM_BLOCK boundary."""
+    for n in (SUM_BLOCK, 10_000, 3 * 2**19 - 1, 3 * 2**19, 10**8):
+        for m in (SUM_BLOCK, 2**17, 2**19):
+            cuts = BlockRows(_fake_folder(n), m).ranges()
+            assert cuts[0][0] == 0 and cuts[-1][1] == n and all(a % SUM_BLOCK == 0 for a, _ in cuts)
+            assert all(b1 == a2 for (_, b1), (a2, _) in zip(cuts, cuts[1:], strict=False))
+            if len(cuts) > 1:
+                assert max(b - a for a, b in cuts) <= n - 2**12
+
+
+def _fake_folder(n: int) -> Folder:
+    return Folder("nowhere", (Part("nowhere/a.parquet", n, 0, 0),), ("x0",), "y")
+
+
+@pytest.mark.parametrize("rows", [0, 4095, 4097, 2**25, True, 2.0 * SUM_BLOCK])
+def test_a_block_size_off_the_grid_is_refused(rows):
+    with pytest.raises(InputError, match="multiple of 4096"):
+        check_block_rows(rows)
+
+
+def test_files_that_disagree_are_refused_naming_both(tmp_path):
+    write_folder(str(tmp_path), 5_000, 3, seed=0, file_rows=2_500)
+    pq.write_table(pa.table({"x0": np.arange(10), "x1": np.zeros(10), "x2": np.zeros(10), "y": np.zeros(10)}),
+                   tmp_path / "part-00002.parquet")  # x0 as integers
+    with pytest.raises(DataError, match="disagree: part-00002.parquet .* than part-00000.parquet"):
+        open_folder(tmp_path)
+
+
+def test_missing_columns_empty_folders_and_text_columns_are_refused(tmp_path):
+    with pytest.raises(DataError, match="no Parquet files"):
+        open_folder(tmp_path)
+    pq.write_table(pa.table({"x0": ["a", "b"], "y": [1.0, 2.0]}), tmp_path / "a.parquet")
+    with pytest.raises(DataError, match="column x0 of a.parquet is not numeric"):
+        open_folder(tmp_path)
+    with pytest.raises(DataError, match="has no column label"):
+        open_folder(tmp_path, response="label")
+    (tmp_path / "b.parquet").write_bytes(b"not parquet")
+    os.remove(tmp_path / "a.parquet")
+    with pytest.raises(DataError, match="b.parquet .* is not a readable Parquet file"):
+        open_folder(tmp_path)
+
+
+def test_a_file_that_vanishes_or_changes_between_passes_ends_the_run_in_one_sentence(tmp_path):
+    write_folder(str(tmp_path), 10_000, 3, seed=0, file_rows=5_000)
+    rows = BlockRows(open_folder(tmp_path), SUM_BLOCK)
+    os.remove(tmp_path / "part-00001.parquet")
+    with pytest.raises(DataError, match="part-00001.parquet changed, vanished or could not be read"):
+        prepare_folder(rows, ModelSpec("robust"), rows.folder.features)
+    write_folder(str(tmp_path), 10_000, 3, seed=9, file_rows=5_000)  # the same names, other rows
+    with pytest.raises(DataError, match="changed, vanished"):
+        prepare_folder(rows, ModelSpec("robust"), rows.folder.features)
+
+
+def test_a_feature_that_is_not_finite_is_refused_with_its_row_in_the_whole_folder(tmp_path):
+    X = np.zeros((9_000, 2)) + 0.5
+    X[8_500, 1] = np.nan
+    for k, part in enumerate(np.array_split(np.arange(9_000), 3)):
+        pq.write_table(pa.table({"a": X[part, 0], "b": X[part, 1], "y": np.ones(len(part))}),
+                       tmp_path / f"p{k}.parquet")
+    rows = BlockRows(open_folder(tmp_path), SUM_BLOCK)
+    with pytest.raises(DataError, match=r"first at row 8500, column 1"):
+        prepare_folder(rows, ModelSpec("robust"), rows.folder.features)
+
+
+def test_an_unreachable_scheduler_is_one_sentence_within_the_connect_time(tmp_path):
+    write_folder(str(tmp_path), 5_000, 2, seed=0)
+    rows = BlockRows(open_folder(tmp_path), SUM_BLOCK, None, "tcp://127.0.0.1:1")
+    start = time.monotonic()
+    with pytest.raises(DataError, match="no Dask scheduler answered at tcp://127.0.0.1:1"):
+        prepare_folder(rows, ModelSpec("robust"), rows.folder.features)
+    assert time.monotonic() - start < 30
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "core", *args], capture_output=True, text=True, timeout=300,
+                          cwd=ROOT)
+
+
+def test_the_command_line_releases_a_folder_and_refuses_what_it_cannot_do(tmp_path):
+    write_folder(str(tmp_path), 12_000, 3, seed=4, file_rows=5_000)
+    out = _cli("release", "--folder", str(tmp_path), "--block-rows", "4096", "--coordinate", "x1", "--epsilon", "2",
+               "--delta", "1e-6", "--seed", "3")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["n"] == 12_000 and doc["fit"]["status"] == "minimiser" and "read in blocks" in doc["source"]
+    for refused, words in (
+        (["release", "--ledger", str(tmp_path / "book.sqlite")], "cannot be charged"),
+        (["compare"], "for release only"),
+    ):
+        out = _cli(*refused, "--folder", str(tmp_path), "--coordinate", "x1", "--epsilon", "2", "--delta", "1e-6")
+        assert out.returncode == 2 and out.stderr.count("\n") == 1 and words in out.stderr, out.stderr
+        assert not (tmp_path / "book.sqlite").exists()
+
+
+@pytest.mark.slow
+def test_a_two_worker_cluster_gives_the_release_of_the_rows_in_memory(tmp_path):
+    from distributed import LocalCluster
+
+    write_folder(str(tmp_path), 40_000, 5, "logistic", theta_norm=2.0, seed=6, file_rows=9_000)
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        memory, blocks = _both(tmp_path, "logistic", 2 * SUM_BLOCK, cluster.scheduler_address)
+        _same(memory, blocks, seeds=range(2))
