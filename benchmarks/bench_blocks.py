@@ -7,6 +7,10 @@ the order. Printed: medians, the blocks/memory ratio, seconds per 10^6 rows, whe
 
     python benchmarks/bench_blocks.py --folder /tmp/sim6 --n 1000000 --rounds 3
     python benchmarks/bench_blocks.py --folder /tmp/sim6 --scheduler tcp://127.0.0.1:8786
+    python benchmarks/bench_blocks.py --folder /data/sim8 --per-block 8   # one block's costs, for planning a pass
+
+--per-block K times, on K blocks spread over the folder, the three parts of a fit's pass on one block on one core:
+reading it, projecting it, and the Newton step's sums (core.estimator.fit._evaluate_block), as medians in seconds.
 """
 
 from __future__ import annotations
@@ -40,6 +44,33 @@ def _blocks(folder, model, block_rows, scheduler):
     return prepare_folder(BlockRows(folder, block_rows, None, scheduler), model, folder.features)
 
 
+def per_block(folder, block_rows: int, k: int) -> dict:
+    """Medians over k blocks of reading, preparing and one Newton step's sums, one block at a time on one core."""
+    from core.estimator import fit as fitting
+    from core.estimator.blocks import Preparation
+    from core.estimator.losses import get_loss
+
+    rows = BlockRows(folder, block_rows)
+    ranges = rows.ranges()
+    picked = [ranges[i * (len(ranges) - 1) // max(k - 1, 1)] for i in range(k)]
+    model = ModelSpec("logistic").resolve(rows.d)
+    prepare = Preparation(model.geometry(rows.d), np.inf, False)
+    res = fitting._Residuals(get_loss("logistic"), prepare.geometry.r, 1.0, rows.d)
+    theta = np.full(rows.d, 0.1)
+    parts: dict[str, list[float]] = {"read": [], "prepare": [], "sums": []}
+    for a, b in picked:
+        t0 = time.perf_counter()
+        X, y = folder.read(a, b)
+        t1 = time.perf_counter()
+        X, y = prepare(X, y)
+        t2 = time.perf_counter()
+        fitting._evaluate_block(res, theta, np.zeros_like(theta), True, theta, False, X, y)
+        parts["read"].append(t1 - t0)
+        parts["prepare"].append(t2 - t1)
+        parts["sums"].append(time.perf_counter() - t2)
+    return {name: statistics.median(t) for name, t in parts.items()} | dict(block_rows=block_rows, blocks=k)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--folder", required=True)
@@ -48,10 +79,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--block-rows", type=int, default=2**17)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--scheduler", default=None)
+    ap.add_argument("--per-block", type=int, default=0, metavar="K")
     args = ap.parse_args(argv)
     if not Path(args.folder).is_dir():
         write_folder(args.folder, args.n, args.d, "logistic", 2.0, 1.0, 8, 2**18)
     folder = open_folder(args.folder)
+    if args.per_block:
+        print(json.dumps(per_block(folder, args.block_rows, args.per_block), indent=1))
+        return 0
     model, budget = ModelSpec("logistic"), make_budget(1.0, 1e-9)
     times: dict[str, list[float]] = {"memory": [], "blocks": []}
     agree = []

@@ -43,7 +43,7 @@ from core.data.spec import (
 )
 from core.data.synthetic import write_folder
 from core.errors import InputError, LedgerUnavailable, PspError, check_seed, flag
-from core.estimator.blocks import BlockRows, check_block_rows, prepare_folder, response_values
+from core.estimator.blocks import BlockRows, binary_labels, check_block_rows, prepare_folder, response_values
 from core.estimator.geometry import DOMAINS
 from core.estimator.losses import LOSSES
 from core.estimator.model import ModelSpec
@@ -412,6 +412,7 @@ def _folder_problem(args: argparse.Namespace, spec: FolderSpec) -> tuple[Problem
     """Stage 0 on a folder read in blocks (core.estimator.blocks), and the coordinate."""
     raw = BlockRows(open_folder(spec.root, spec.response, spec.features), spec.block_rows, None, spec.scheduler)
     values = response_values(raw)
+    binary_labels(values, args.loss, spec.response)
     loss, notice = infer_loss(spec, values, args.loss)
     model = ModelSpec(loss, args.domain or spec.default_domain, args.radius, args.lambda_reg, args.response_bound)
     problem = prepare_folder(raw, model, raw.folder.features, spec, values)

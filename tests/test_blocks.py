@@ -178,6 +178,16 @@ def test_the_command_line_releases_a_folder_and_refuses_what_it_cannot_do(tmp_pa
         assert not (tmp_path / "book.sqlite").exists()
 
 
+def test_a_logistic_loss_on_a_response_of_many_values_is_refused_without_a_false_count(tmp_path):
+    write_folder(str(tmp_path), 9_000, 2, "robust", seed=0)
+    out = _cli("release", "--folder", str(tmp_path), "--loss", "logistic", "--coordinate", "x1", "--epsilon", "2",
+               "--delta", "1e-6")
+    assert out.returncode == 2 and "the label y takes more than two values" in out.stderr, out.stderr
+    rows = BlockRows(open_folder(tmp_path), SUM_BLOCK)
+    with pytest.raises(DataError, match="more than two values"):
+        prepare_folder(rows, ModelSpec("logistic"), rows.folder.features)
+
+
 @pytest.mark.slow
 def test_a_two_worker_cluster_gives_the_release_of_the_rows_in_memory(tmp_path):
     from distributed import LocalCluster

@@ -155,6 +155,14 @@ def response_values(rows: BlockRows) -> Array:
     return np.unique(np.concatenate(found))[:3]
 
 
+def binary_labels(values: Array, loss: str, response: str) -> None:
+    """Refuse the logistic loss for a response of more than two values (response_values keeps three at most, so the
+    message cannot give the count as the in-memory one does)."""
+    if loss == "logistic" and values.size > 2:
+        raise DataError(f"the label {response} takes more than two values, but the logistic loss needs binary labels; "
+                        f"recode {response} into two values (such as 0 and 1) or pass --loss robust")
+
+
 def _few_values(X: Array, y: Array) -> Array | None:
     return np.unique(y)[:3] if np.all(np.isfinite(y)) else None
 
@@ -178,7 +186,8 @@ def prepare_folder(rows: BlockRows, model: ModelSpec, feature_names: tuple[str, 
     resolved = model.resolve(d)
     h = get_loss(resolved.loss)
     values = response_values(rows) if values is None else values
-    labels = h.labels(values)  # refuses a logistic label of more than two values, as in memory
+    binary_labels(values, h.name, rows.folder.response)
+    labels = h.labels(values)
     bound = resolved.bound_for(n, d)
     g = resolved.geometry(d)
     scans = rows.map(functools.partial(_scan, g, bound))

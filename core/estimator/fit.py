@@ -39,6 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from fractions import Fraction
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -273,18 +274,9 @@ def _product(a: float, b: float) -> Fraction:
     return Fraction(float(a)) * Fraction(float(b))
 
 
-def fit(
-    X: Array,
-    y: Array,
-    loss: Loss,
-    lam_reg: float = 0.0,
-    linear: Array | None = None,
-    max_iter: int = MAX_ITER,
-    radius: float | None = None,
-    start: Array | None = None,
-) -> FitResult:
-    """`fit_rows` on rows in memory."""
-    return fit_rows(InMemory(X, y), loss, lam_reg, linear, max_iter, radius, start)
+def fit(X: Array, y: Array, loss: Loss, lam_reg: float = 0.0, **options: Any) -> FitResult:
+    """`fit_rows` on rows in memory (options: linear, max_iter, radius, start)."""
+    return fit_rows(InMemory(X, y), loss, lam_reg, **options)
 
 
 def fit_rows(
@@ -307,17 +299,18 @@ def fit_rows(
     n, d = rows.n, rows.d
     if not (np.isfinite(lam_reg) and lam_reg >= 0):
         raise DataError(f"lambda_reg must be a finite number >= 0, got {lam_reg}")
-    r = max(rows.map(_largest_norm)) if radius is None else float(radius)
+    first = rows.map(functools.partial(_first_block, lam_reg == 0, radius is None))
+    r = max(f.norm for f in first) if radius is None else float(radius)
     G0 = loss.h1_sup * max(r, np.finfo(float).tiny)
     tau = TAU_FACTOR * G0
     squares = None  # (1/n) X^T X, when the rank check has formed it
     if lam_reg == 0:
-        squares = gram(rows)
+        squares = _symmetric(_total([f.upper for f in first]), n)
         null = _null_direction(squares)
         if null is not None:
             return _failed(RANK_DEFICIENT, _rank_message(null), tau, lam_reg, n, d)
     b = np.zeros(d) if linear is None else np.asarray(linear, dtype=np.float64)
-    res = _Residuals(loss, r, max(rows.map(_largest_response)), d)
+    res = _Residuals(loss, r, max(f.response for f in first), d)
     # the rows' own error terms are formed only where the flat bound could exceed the least room a fit certifies in
     rowwise = functools.partial(res.needs_rows, lam_reg=lam_reg, b=b, room=tau - GRAD_TOL * G0)
     in_memory = rows.arrays()
@@ -366,12 +359,19 @@ def fit_rows(
     return _failed(NO_MINIMISER, _stall_message(it, grad_norm, tau, hi), tau, lam_reg, n, d)
 
 
-def _largest_norm(X: Array, y: Array) -> float:
-    return float(np.sqrt(np.max(np.einsum("ij,ij->i", X, X), initial=0.0)))
+@dataclass(frozen=True)
+class _First:
+    """What the fit's first pass reads of a block: the upper triangle of X^T X (for the rank check, when there is no
+    ridge), the largest row norm (when no radius is given) and the largest |y|."""
+
+    upper: Array | None
+    norm: float
+    response: float
 
 
-def _largest_response(X: Array, y: Array) -> float:
-    return float(np.max(np.abs(y), initial=0.0))
+def _first_block(squares: bool, norms: bool, X: Array, y: Array) -> _First:
+    norm = float(np.sqrt(np.max(np.einsum("ij,ij->i", X, X), initial=0.0))) if norms else 0.0
+    return _First(_upper(X, None) if squares else None, norm, float(np.max(np.abs(y), initial=0.0)))
 
 
 @dataclass(frozen=True)
