@@ -92,9 +92,9 @@ def _add_data_options(p: argparse.ArgumentParser) -> None:
                      "label, the rest features")
     src.add_argument("--synthetic", action="store_true", help="draw the paper's simulation (section 4.1)")
     src.add_argument("--folder", metavar="DIR",
-                     help="release only: a data set larger than memory, the Parquet files of DIR (*.parquet, same "
-                     "columns) read in blocks; column y (or --response) is the label, the rest (or --features) "
-                     "the features")
+                     help="release only: a data set larger than memory, the Parquet or CSV files of DIR (*.parquet or "
+                     "*.csv, same columns) read in blocks; column y (or --response) is the label, the rest (or "
+                     "--features) the features")
     p.add_argument("--features", default=None, help="--folder: the feature columns, comma-separated (default: every "
                    "column but the response)")
     p.add_argument("--block-rows", type=int, default=BLOCK_ROWS,

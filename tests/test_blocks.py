@@ -113,7 +113,7 @@ def test_files_that_disagree_are_refused_naming_both(tmp_path):
 
 
 def test_missing_columns_empty_folders_and_text_columns_are_refused(tmp_path):
-    with pytest.raises(DataError, match="no Parquet files"):
+    with pytest.raises(DataError, match="no Parquet .* or CSV"):
         open_folder(tmp_path)
     pq.write_table(pa.table({"x0": ["a", "b"], "y": [1.0, 2.0]}), tmp_path / "a.parquet")
     with pytest.raises(DataError, match="column x0 of a.parquet is not numeric"):
@@ -123,6 +123,35 @@ def test_missing_columns_empty_folders_and_text_columns_are_refused(tmp_path):
     (tmp_path / "b.parquet").write_bytes(b"not parquet")
     os.remove(tmp_path / "a.parquet")
     with pytest.raises(DataError, match="b.parquet .* is not a readable Parquet file"):
+        open_folder(tmp_path)
+
+
+def test_a_folder_of_csv_files_reads_as_the_same_rows_in_parquet(tmp_path):
+    parquet, text = tmp_path / "parquet", tmp_path / "csv"
+    write_folder(str(parquet), 13_000, 3, "robust", seed=5, file_rows=6_000)
+    text.mkdir()
+    for path in sorted(parquet.glob("*.parquet")):
+        table = pq.read_table(path).to_pandas()
+        table.to_csv(text / f"{path.stem}.csv", index=False, float_format="%.17g")
+    a, b = (BlockRows(open_folder(root), SUM_BLOCK) for root in (parquet, text))
+    assert a.n == b.n == 13_000 and a.folder.features == b.folder.features
+    for (xa, ya), (xb, yb) in zip(a.blocks(), b.blocks(), strict=True):
+        assert np.array_equal(xa, xb) and np.array_equal(ya, yb)
+    pa_problem = prepare_folder(a, ModelSpec("robust"), a.folder.features)
+    csv_problem = prepare_folder(b, ModelSpec("robust"), b.folder.features)
+    assert np.array_equal(pa_problem.fit.theta, csv_problem.fit.theta)
+
+
+def test_a_csv_cell_that_is_not_a_number_is_refused_by_its_column_never_its_value(tmp_path):
+    rows = ["a,b,y"] + [f"{i % 7 / 10},{i % 5 / 10},{i % 3}" for i in range(9_000)]
+    rows[8_000] = "0.1,secret-value,1"
+    (tmp_path / "p.csv").write_text("\n".join(rows) + "\n")
+    data = BlockRows(open_folder(tmp_path), SUM_BLOCK)
+    with pytest.raises(DataError, match="column b of p.csv has a cell that is not a number") as e:
+        prepare_folder(data, ModelSpec("robust"), data.folder.features)
+    assert "secret" not in str(e.value)
+    pq.write_table(pa.table({"a": [1.0], "b": [1.0], "y": [1.0]}), tmp_path / "q.parquet")
+    with pytest.raises(DataError, match="both Parquet and CSV"):
         open_folder(tmp_path)
 
 

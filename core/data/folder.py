@@ -1,11 +1,13 @@
-"""A data set larger than memory: a folder of Parquet files, checked to agree, read a range of rows at a time.
+"""A data set larger than memory: a folder of Parquet (or CSV) files, checked to agree, read a range of rows at a time.
 
 core.estimator.blocks cuts the rows into blocks and runs every pass of a release as a task per block.
 """
 
 from __future__ import annotations
 
+import csv
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,8 +33,8 @@ class Part:
 
 @dataclass(frozen=True)
 class Folder:
-    """The Parquet files of a data set in name order, checked to share the columns read: features and a response,
-    all numeric."""
+    """The Parquet or CSV files of a data set in name order, checked to share the columns read: features and a
+    response, all numeric."""
 
     root: str
     parts: tuple[Part, ...]
@@ -58,22 +60,18 @@ class Folder:
 
 def _read_part(part: Part, start: int, stop: int, columns: tuple[str, ...]) -> Array:
     """Rows [start, stop) of one file, the given columns side by side; DataError if the file changed or vanished."""
-    import pyarrow.parquet as pq
+    import pyarrow as pa
 
     name = Path(part.path).name
     try:
         stat = os.stat(part.path)
         if (stat.st_size, stat.st_mtime_ns) != (part.size, part.changed):
             raise FileNotFoundError
-        file = pq.ParquetFile(part.path)
-        groups, first, offset = [], None, 0
-        for g in range(file.num_row_groups):
-            rows = file.metadata.row_group(g).num_rows
-            if offset < stop and offset + rows > start:
-                groups.append(g)
-                first = offset if first is None else first
-            offset += rows
-        table = file.read_row_groups(groups, columns=list(columns)).slice(start - first, stop - start)
+        read = _csv_rows if part.path.endswith(".csv") else _parquet_rows
+        table = read(part.path, start, stop, columns)
+    except pa.ArrowInvalid as e:  # a CSV cell that is not a number: its column, never its value
+        raise DataError(f"column {_csv_column(part.path, str(e))} of {name} has a cell that is not a number; write "
+                        "it as a number, or leave the column out with --features") from None
     except (OSError, ValueError) as e:
         raise DataError(f"the file {name} changed, vanished or could not be read while the data set was read "
                         f"({type(e).__name__}); nothing was released: restore it and run again") from None
@@ -86,44 +84,106 @@ def _read_part(part: Part, start: int, stop: int, columns: tuple[str, ...]) -> A
     return out
 
 
-def open_folder(root: str | os.PathLike, response: str = "y", features: tuple[str, ...] | None = None) -> Folder:
-    """The Parquet files of `root` (its *.parquet, in name order), checked to agree: every file has the response and
-    the features (default: every other column of the first file) with the same numeric types."""
-    import pyarrow as pa
+def _parquet_rows(path: str, start: int, stop: int, columns: tuple[str, ...]) -> object:
+    """Rows [start, stop) of a Parquet file: the row groups that hold them, sliced."""
     import pyarrow.parquet as pq
 
+    file = pq.ParquetFile(path)
+    groups, first, offset = [], 0, 0
+    for g in range(file.num_row_groups):
+        rows = file.metadata.row_group(g).num_rows
+        if offset < stop and offset + rows > start:
+            first = offset if not groups else first
+            groups.append(g)
+        offset += rows
+    return file.read_row_groups(groups, columns=list(columns)).slice(start - first, stop - start)
+
+
+def _csv_rows(path: str, start: int, stop: int, columns: tuple[str, ...]) -> object:
+    """Rows [start, stop) of a CSV file with a header, read from its start (a CSV has no index), as float64."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    options = pacsv.ConvertOptions(column_types={c: pa.float64() for c in columns}, include_columns=list(columns))
+    pieces, offset = [], 0
+    for batch in pacsv.open_csv(path, convert_options=options):
+        rows = batch.num_rows
+        if offset + rows > start:
+            a = max(start - offset, 0)
+            pieces.append(batch.slice(a, min(stop - offset, rows) - a))
+        offset += rows
+        if offset >= stop:
+            break
+    return pa.Table.from_batches(pieces, schema=pa.schema([(c, pa.float64()) for c in columns]))
+
+
+def _csv_header(path: Path | str) -> list[str]:
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        return next(csv.reader(f), [])
+
+
+def _csv_column(path: str, error: str) -> str:
+    """The name of the column a CSV conversion error points at ("column #k"), or "a column" when it does not say."""
+    found = re.search(r"column #(\d+)", error)
+    names = _csv_header(path)
+    return names[int(found.group(1))] if found and int(found.group(1)) < len(names) else "a column"
+
+
+def open_folder(root: str | os.PathLike, response: str = "y", features: tuple[str, ...] | None = None) -> Folder:
+    """The Parquet files of `root` (its *.parquet, in name order), or its CSV files (*.csv, each with a header, every
+    cell read a number), checked to agree: every file has the response and the features (default: every other column
+    of the first file), Parquet's with the same numeric types."""
     folder = Path(root)
-    paths = sorted(folder.glob("*.parquet")) if folder.is_dir() else []
+    kinds = [sorted(folder.glob(f"*{ext}")) if folder.is_dir() else [] for ext in (".parquet", ".csv")]
+    if all(kinds):
+        raise DataError(f"{root} holds both Parquet and CSV files; keep the files of one data set, of one kind")
+    paths = kinds[0] or kinds[1]
     if not paths:
-        raise DataError(f"no Parquet files (*.parquet) in {root}; check the folder passed to --folder")
+        raise DataError(f"no Parquet (*.parquet) or CSV (*.csv) files in {root}; check the folder passed to --folder")
     parts, first = [], None
     for path in paths:
-        try:
-            schema, rows, stat = pq.read_schema(path), pq.ParquetFile(path).metadata.num_rows, path.stat()
-        except (OSError, pa.ArrowException):
-            raise DataError(f"{path.name} in {root} is not a readable Parquet file; remove it or write it "
-                            "again") from None
+        names, types, rows = _describe(path, root)
         if first is None:
-            first = schema
-            if response not in schema.names:
+            first = types
+            if response not in names:
                 raise DataError(f"{path.name} has no column {response}; name the response column in {{response}}",
                                 "response")
-            features = tuple(c for c in schema.names if c != response) if features is None else features
+            features = tuple(c for c in names if c != response) if features is None else features
             for column in (*features, response):
-                _check_column(schema, column, path.name)
+                _check_column(types, column, path.name)
         for column in (*features, response):
-            if column not in schema.names or schema.field(column).type != first.field(column).type:
+            if column not in types or types[column] != first[column]:
                 raise DataError(f"the files of {root} disagree: {path.name} lacks column {column} or gives it another "
                                 f"type than {paths[0].name}; write every file with the same columns")
+        stat = path.stat()
         parts.append(Part(str(path), rows, stat.st_size, stat.st_mtime_ns))
     return Folder(str(root), tuple(parts), tuple(features), response)
 
 
-def _check_column(schema: object, column: str, name: str) -> None:
+def _describe(path: Path, root: str | os.PathLike) -> tuple[list[str], dict[str, object], int]:
+    """A file's column names, their types (a CSV's are all numbers, checked as they are read) and its rows."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+
+    try:
+        if path.suffix == ".csv":
+            names = _csv_header(path)
+            options = pacsv.ConvertOptions(column_types={names[0]: pa.string()}, include_columns=names[:1])
+            rows = sum(batch.num_rows for batch in pacsv.open_csv(path, convert_options=options)) if names else 0
+            return names, dict.fromkeys(names, pa.float64()), rows
+        schema = pq.read_schema(path)
+        return schema.names, {f.name: f.type for f in schema}, pq.ParquetFile(path).metadata.num_rows
+    except (OSError, UnicodeDecodeError, pa.ArrowException):
+        raise DataError(f"{path.name} in {root} is not a readable {'CSV' if path.suffix == '.csv' else 'Parquet'} "
+                        "file; remove it or write it again") from None
+
+
+def _check_column(types: dict[str, object], column: str, name: str) -> None:
     import pyarrow as pa
 
-    if column not in schema.names:  # type: ignore[attr-defined]
+    if column not in types:
         raise DataError(f"{name} has no column {column}; check --features")
-    kind = schema.field(column).type  # type: ignore[attr-defined]
+    kind = types[column]
     if not (pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_boolean(kind)):
         raise DataError(f"column {column} of {name} is not numeric; encode it as numbers first")

@@ -455,7 +455,7 @@ class PumsSpec(_CensusIncome, _FileSpec):
 
 @dataclass(frozen=True)
 class FolderSpec:
-    """A data set larger than memory: a folder of Parquet files read in blocks (core.data.folder,
+    """A data set larger than memory: a folder of Parquet or CSV files read in blocks (core.data.folder,
     core.estimator.blocks), its response column and its features (None: every other column). block_rows and scheduler
     say how it is read, not what."""
 
@@ -481,7 +481,7 @@ class FolderSpec:
 
     def describe(self) -> str:
         column = "" if self.response == "y" else f", response column {self.response}"
-        return f"the Parquet files of the folder {self.root}, read in blocks{column}"
+        return f"the files of the folder {self.root}, read in blocks{column}"
 
 
 DataSpec: TypeAlias = SyntheticSpec | AcsSpec | SyntheticCensusSpec | CsvSpec | PumsSpec | FolderSpec
