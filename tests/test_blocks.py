@@ -82,6 +82,17 @@ def test_clipped_rows_responses_and_zero_one_labels_are_counted_and_coded_as_in_
     assert robust_blocks.clipped_responses == robust_memory.clipped_responses > 0
 
 
+def test_separable_labels_end_with_no_minimiser_on_both_routes_proven_not_stalled(tmp_path):
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, size=(20_000, 3))
+    y = np.where(X @ [1.0, -2.0, 0.5] > 0, 1.0, -1.0)
+    pq.write_table(pa.table({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "y": y}), tmp_path / "p.parquet")
+    memory, blocks = _both(tmp_path, "logistic", SUM_BLOCK)
+    for problem in (memory, blocks):
+        assert problem.fit.status == "no_minimiser" and "the labels are separable" in problem.fit.diagnosis
+    assert blocks.fit.lambda_min == memory.fit.lambda_min == 0.0
+
+
 def test_the_block_cuts_keep_the_gram_within_its_proven_depth():
     """Every block but the last has block_rows rows and the last takes the rest: with two blocks or more none has more
     than n - 2^12 rows (core.estimator.rounding.gram_depth), and every block starts on a SUM_BLOCK boundary."""
@@ -155,6 +166,31 @@ def test_a_csv_cell_that_is_not_a_number_is_refused_by_its_column_never_its_valu
         open_folder(tmp_path)
 
 
+def test_empty_files_folders_without_rows_and_columns_named_twice_are_refused(tmp_path):
+    (tmp_path / "p.csv").write_text("")
+    with pytest.raises(DataError, match="p.csv has no header"):
+        open_folder(tmp_path)
+    (tmp_path / "p.csv").write_text("x1,y\n")
+    with pytest.raises(DataError, match="need more rows than features"):
+        open_folder(tmp_path)
+    (tmp_path / "p.csv").write_text("a,b,a,y\n1,2,3,4\n")
+    with pytest.raises(DataError, match="p.csv names column a twice"):
+        open_folder(tmp_path)
+
+
+def test_a_parquet_file_spoiled_in_place_keeping_its_size_and_time_is_refused_in_one_sentence(tmp_path):
+    write_folder(str(tmp_path), 10_000, 3, seed=0, file_rows=5_000)
+    rows = BlockRows(open_folder(tmp_path), SUM_BLOCK)
+    path = tmp_path / "part-00001.parquet"
+    stat = path.stat()
+    body = bytearray(path.read_bytes())
+    body[-8:] = bytes(8)  # the footer's length and magic, spoiled
+    path.write_bytes(bytes(body))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    with pytest.raises(DataError, match="part-00001.parquet changed, vanished or could not be read"):
+        prepare_folder(rows, ModelSpec("robust"), rows.folder.features)
+
+
 def test_a_file_that_vanishes_or_changes_between_passes_ends_the_run_in_one_sentence(tmp_path):
     write_folder(str(tmp_path), 10_000, 3, seed=0, file_rows=5_000)
     rows = BlockRows(open_folder(tmp_path), SUM_BLOCK)
@@ -215,6 +251,17 @@ def test_a_logistic_loss_on_a_response_of_many_values_is_refused_without_a_false
     rows = BlockRows(open_folder(tmp_path), SUM_BLOCK)
     with pytest.raises(DataError, match="more than two values"):
         prepare_folder(rows, ModelSpec("logistic"), rows.folder.features)
+
+
+@pytest.mark.slow
+def test_a_scheduler_without_workers_is_refused_rather_than_waited_for(tmp_path):
+    from distributed import LocalCluster
+
+    write_folder(str(tmp_path), 5_000, 2, seed=0)
+    with LocalCluster(n_workers=0, dashboard_address=None) as cluster:
+        rows = BlockRows(open_folder(tmp_path), SUM_BLOCK, None, cluster.scheduler_address)
+        with pytest.raises(DataError, match="has no worker after 10 s"):
+            prepare_folder(rows, ModelSpec("robust"), rows.folder.features)
 
 
 @pytest.mark.slow

@@ -62,19 +62,19 @@ def _read_part(part: Part, start: int, stop: int, columns: tuple[str, ...]) -> A
     """Rows [start, stop) of one file, the given columns side by side; DataError if the file changed or vanished."""
     import pyarrow as pa
 
-    name = Path(part.path).name
+    name, text = Path(part.path).name, part.path.endswith(".csv")
     try:
         stat = os.stat(part.path)
         if (stat.st_size, stat.st_mtime_ns) != (part.size, part.changed):
             raise FileNotFoundError
-        read = _csv_rows if part.path.endswith(".csv") else _parquet_rows
-        table = read(part.path, start, stop, columns)
-    except pa.ArrowInvalid as e:  # a CSV cell that is not a number: its column, never its value
-        raise DataError(f"column {_csv_column(part.path, str(e))} of {name} has a cell that is not a number; write "
-                        "it as a number, or leave the column out with --features") from None
+        table = (_csv_rows if text else _parquet_rows)(part.path, start, stop, columns)
+    except pa.ArrowInvalid as e:
+        if text:  # a cell that is not a number: its column, never its value
+            raise DataError(f"column {_csv_column(part.path, str(e))} of {name} has a cell that is not a number; "
+                            "write it as a number, or leave the column out with --features") from None
+        raise _changed(name, e) from None
     except (OSError, ValueError) as e:
-        raise DataError(f"the file {name} changed, vanished or could not be read while the data set was read "
-                        f"({type(e).__name__}); nothing was released: restore it and run again") from None
+        raise _changed(name, e) from None
     out = np.empty((stop - start, len(columns)))
     for j, column in enumerate(columns):
         values = table.column(column)
@@ -82,6 +82,11 @@ def _read_part(part: Part, start: int, stop: int, columns: tuple[str, ...]) -> A
             raise DataError(f"column {column} of {name} has a missing cell; remove or impute those rows")
         out[:, j] = values.to_numpy()
     return out
+
+
+def _changed(name: str, e: Exception) -> DataError:
+    return DataError(f"the file {name} changed, vanished or could not be read while the data set was read "
+                     f"({type(e).__name__}); nothing was released: restore it and run again")
 
 
 def _parquet_rows(path: str, start: int, stop: int, columns: tuple[str, ...]) -> object:
@@ -125,7 +130,10 @@ def _csv_header(path: Path | str) -> list[str]:
 def _csv_column(path: str, error: str) -> str:
     """The name of the column a CSV conversion error points at ("column #k"), or "a column" when it does not say."""
     found = re.search(r"column #(\d+)", error)
-    names = _csv_header(path)
+    try:
+        names = _csv_header(path)
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return "a column"
     return names[int(found.group(1))] if found and int(found.group(1)) < len(names) else "a column"
 
 
@@ -133,7 +141,7 @@ def open_folder(root: str | os.PathLike, response: str = "y", features: tuple[st
     """The Parquet files of `root` (its *.parquet, in name order), or its CSV files (*.csv, each with a header, every
     cell read a number), checked to agree: every file has the response and the features (default: every other column
     of the first file), Parquet's with the same numeric types."""
-    folder = Path(root)
+    folder = Path(root).resolve()  # workers on other machines read the same absolute path
     kinds = [sorted(folder.glob(f"*{ext}")) if folder.is_dir() else [] for ext in (".parquet", ".csv")]
     if all(kinds):
         raise DataError(f"{root} holds both Parquet and CSV files; keep the files of one data set, of one kind")
@@ -143,6 +151,10 @@ def open_folder(root: str | os.PathLike, response: str = "y", features: tuple[st
     parts, first = [], None
     for path in paths:
         names, types, rows = _describe(path, root)
+        twice = next((c for c in names if names.count(c) > 1), None)
+        if twice is not None or not names:
+            raise DataError(f"{path.name} has no header" if not names else
+                            f"{path.name} names column {twice} twice; give every column its own name")
         if first is None:
             first = types
             if response not in names:
@@ -157,7 +169,10 @@ def open_folder(root: str | os.PathLike, response: str = "y", features: tuple[st
                                 f"type than {paths[0].name}; write every file with the same columns")
         stat = path.stat()
         parts.append(Part(str(path), rows, stat.st_size, stat.st_mtime_ns))
-    return Folder(str(root), tuple(parts), tuple(features), response)
+    n = sum(p.rows for p in parts)
+    if n <= len(features):
+        raise DataError(f"need more rows than features (n > d), got n = {n} and d = {len(features)} in {root}")
+    return Folder(str(folder), tuple(parts), tuple(features), response)
 
 
 def _describe(path: Path, root: str | os.PathLike) -> tuple[list[str], dict[str, object], int]:
@@ -169,12 +184,14 @@ def _describe(path: Path, root: str | os.PathLike) -> tuple[list[str], dict[str,
     try:
         if path.suffix == ".csv":
             names = _csv_header(path)
+            if not names:
+                return [], {}, 0
             options = pacsv.ConvertOptions(column_types={names[0]: pa.string()}, include_columns=names[:1])
-            rows = sum(batch.num_rows for batch in pacsv.open_csv(path, convert_options=options)) if names else 0
+            rows = sum(batch.num_rows for batch in pacsv.open_csv(path, convert_options=options))
             return names, dict.fromkeys(names, pa.float64()), rows
         schema = pq.read_schema(path)
         return schema.names, {f.name: f.type for f in schema}, pq.ParquetFile(path).metadata.num_rows
-    except (OSError, UnicodeDecodeError, pa.ArrowException):
+    except (OSError, UnicodeDecodeError, csv.Error, pa.ArrowException):
         raise DataError(f"{path.name} in {root} is not a readable {'CSV' if path.suffix == '.csv' else 'Parquet'} "
                         "file; remove it or write it again") from None
 

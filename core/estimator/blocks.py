@@ -122,6 +122,12 @@ def _client(address: str) -> object:
     except (OSError, TimeoutError, ValueError) as e:
         raise DataError(f"no Dask scheduler answered at {address} within {CONNECT_SECONDS} s ({type(e).__name__}); "
                         "start it, or drop --scheduler to run on this machine") from None
+    try:  # a scheduler without workers would hold every pass for ever
+        client.wait_for_workers(1, timeout=CONNECT_SECONDS)
+    except (OSError, TimeoutError):
+        client.close()
+        raise DataError(f"the Dask scheduler at {address} has no worker after {CONNECT_SECONDS} s; start its workers, "
+                        "or drop --scheduler to run on this machine") from None
     _CLIENTS[address] = client
     return client
 

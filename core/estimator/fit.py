@@ -244,30 +244,58 @@ def _rank_message(null: Array) -> str:
     )
 
 
-def separable(X: Array, y: Array) -> Array | None:
-    """A proven separating direction of labels y in {-1, +1}, or None: theta != 0 with y_i <x_i, theta> >= 0 for
-    all i and > 0 for some.
+def _separation(rows: Rows, hi: Array, r: float, first: bool) -> bool | None:
+    """`separates` for the iterate's own direction (which grows along a separating one when the labels are separable),
+    then, the first time and for rows in memory, `separable`'s linear programme: no programme over every row of a
+    data set read in blocks fits in memory, so there the iterate is looked at each time its norm doubles."""
+    everyone = separates(rows, hi, r)
+    in_memory = rows.arrays()
+    if everyone is None and first and in_memory is not None:
+        everyone = separable(*in_memory)
+    return everyone
+
+
+def separable(X: Array, y: Array) -> bool | None:
+    """Whether labels y in {-1, +1} are proven separable: None when not proven, else whether every margin is > 0 (a
+    direction theta != 0 with y_i <x_i, theta> >= 0 for all i and > 0 for some is proven).
 
     Exactly then the logistic loss without a ridge has no minimiser (Albert & Anderson, 1984), for a
     full-rank design. A linear programme proposes theta: maximise sum_i y_i <x_i, theta> over the box
-    |theta_j| <= 1 subject to y_i <x_i, theta> >= 0. The proposal counts only once every margin is proven:
-    by Dot2 with its error bound, and exactly (rational arithmetic) for the few rows within that bound of 0,
-    so a solver's tolerance can never declare data with a minimiser separable.
+    |theta_j| <= 1 subject to y_i <x_i, theta> >= 0, and `separates` proves it, so a solver's tolerance can never
+    declare data with a minimiser separable.
     """
     A = X * y[:, None]
     res = linprog(-A.sum(axis=0), A_ub=-A, b_ub=np.zeros(len(y)), bounds=[(-1.0, 1.0)] * X.shape[1],
                   method="highs")
     if res.status != 0 or not -res.fun > 1e-7 * len(y):
         return None
-    theta = np.asarray(res.x, dtype=np.float64)
-    margins = y * residuals(X, y, theta, np.zeros_like(theta), False)
     r = float(np.sqrt(np.max(np.einsum("ij,ij->i", X, X))))
-    err = UNIT * np.abs(margins) + residual_error(X.shape[1], r * float(np.linalg.norm(theta)) * 1.01, True)
+    return separates(InMemory(X, y), np.asarray(res.x, dtype=np.float64), r)
+
+
+def separates(rows: Rows, theta: Array, r: float) -> bool | None:
+    """Whether theta separates the rows (row norms at most r), proven: None when not, else whether every margin is
+    > 0. Every margin y_i <x_i, theta> is formed by Dot2 with its error bound, and exactly (rational arithmetic) for
+    the few rows within that bound of 0 (at most 10 d in all)."""
+    size = residual_error(rows.d, r * float(np.linalg.norm(theta)) * 1.01, True)
+    parts = rows.map(functools.partial(_margins_block, theta, size))
+    if any(p is None for p in parts) or sum(p[0] for p in parts) > 10 * rows.d or not any(p[1] for p in parts):
+        return None
+    return all(p[2] for p in parts)
+
+
+def _margins_block(theta: Array, size: float, X: Array, y: Array) -> tuple[int, bool, bool] | None:
+    """(rows within the error bound of 0, some margin proven > 0, every margin proven > 0) of one block, or None when
+    a margin is negative or too many are unsure."""
+    margins = y * residuals(X, y, theta, np.zeros_like(theta), False)
+    err = UNIT * np.abs(margins) + size
     unsure = np.flatnonzero(np.abs(margins) <= err)
-    if np.any(margins < -err) or unsure.size > 10 * X.shape[1] or not np.any(margins > err):
+    if np.any(margins < -err) or unsure.size > 10 * X.shape[1]:
         return None
     exact = [Fraction(float(y[i])) * sum(map(_product, X[i], theta), Fraction(0)) for i in unsure]
-    return theta if all(m >= 0 for m in exact) else None
+    if any(m < 0 for m in exact):
+        return None
+    return unsure.size, bool(np.any(margins > err)), all(m > 0 for m in exact)
 
 
 def _product(a: float, b: float) -> Fraction:
@@ -313,9 +341,8 @@ def fit_rows(
     res = _Residuals(loss, r, max(f.response for f in first), d)
     # the rows' own error terms are formed only where the flat bound could exceed the least room a fit certifies in
     rowwise = functools.partial(res.needs_rows, lam_reg=lam_reg, b=b, room=tau - GRAD_TOL * G0)
-    in_memory = rows.arrays()
-    may_separate = loss.name == "logistic" and lam_reg == 0 and linear is None and in_memory is not None
-    checked_separation = False
+    may_separate = loss.name == "logistic" and lam_reg == 0 and linear is None
+    check_at = _SEPARATION_CHECK_NORM  # the iterate's norm at which separation is next looked for
     hi = np.zeros(d) if start is None else np.array(start, dtype=np.float64)
     lo = np.zeros(d)
     grad_norm = best = math.inf
@@ -334,11 +361,11 @@ def fit_rows(
             result = _certify(hi, lo, H, grad_norm + bound, tau, r, lam_reg, loss, it, n, d)
             if result is not None:
                 return result
-        if may_separate and not checked_separation and float(np.linalg.norm(hi)) > _SEPARATION_CHECK_NORM:
-            checked_separation = True
-            direction = separable(*in_memory)
-            if direction is not None:
-                return _failed(NO_MINIMISER, _separable_message(*in_memory, direction), tau, lam_reg, n, d)
+        if may_separate and float(np.linalg.norm(hi)) > check_at:
+            everyone = _separation(rows, hi, r, check_at == _SEPARATION_CHECK_NORM)
+            check_at = 2.0 * float(np.linalg.norm(hi))
+            if everyone is not None:
+                return _failed(NO_MINIMISER, _separable_message(everyone), tau, lam_reg, n, d)
         best, since_best = (grad_norm, 0) if grad_norm < 0.5 * best else (best, since_best + 1)
         if it == max_iter or since_best > STALL_STEPS:
             break
@@ -353,9 +380,9 @@ def fit_rows(
         if a == 0.0:  # no descent measurable: the rounding floor, above the tolerance
             break
         hi, lo = _advance(hi, lo, a * step)
-    direction = separable(*in_memory) if may_separate and not checked_separation else None
-    if direction is not None:
-        return _failed(NO_MINIMISER, _separable_message(*in_memory, direction), tau, lam_reg, n, d)
+    everyone = _separation(rows, hi, r, check_at == _SEPARATION_CHECK_NORM) if may_separate else None
+    if everyone is not None:
+        return _failed(NO_MINIMISER, _separable_message(everyone), tau, lam_reg, n, d)
     return _failed(NO_MINIMISER, _stall_message(it, grad_norm, tau, hi), tau, lam_reg, n, d)
 
 
@@ -697,8 +724,7 @@ def _stall_message(it: int, grad_norm: float, tau: float, theta: Array) -> str:
             "drop redundant columns or set a positive lambda_reg")
 
 
-def _separable_message(X: Array, y: Array, direction: Array) -> str:
-    everyone = bool(np.all(y * (X @ direction) > 0))
+def _separable_message(everyone: bool) -> str:
     which = "every training point is classified correctly" if everyone else "no point is misclassified"
     return (
         f"the logistic loss has no minimiser: the labels are separable ({which} by a linear rule), so the "
