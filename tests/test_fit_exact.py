@@ -294,10 +294,10 @@ def test_logistic_newton_starts_from_the_gram_without_another_pass(monkeypatch):
                           0.25 * fitting.weighted_gram(X, np.ones(len(X))))
     flags = []
     evaluate = fitting._evaluate_block
-    monkeypatch.setattr(fitting, "_evaluate_block", lambda res, hi, lo, hessian, *a: flags.append(
-        (hessian, bool(hi.any() or lo.any()))) or evaluate(res, hi, lo, hessian, *a))
+    monkeypatch.setattr(fitting, "_evaluate_block", lambda res, hi, lo, hessian, step, *a: flags.append(
+        (hessian, bool(hi.any() or lo.any()))) or evaluate(res, hi, lo, hessian, step, *a))
     short = fit(X, d.y, LOGISTIC)
-    assert flags[0] == (False, False) and all(hessian for hessian, _ in flags[1:])  # the Gram's quarter at 0 only
+    assert flags[0] == (False, False) and all(moved for _, moved in flags[1:])  # at 0, the Gram's quarter only
     monkeypatch.setattr(fitting, "_evaluate_block", evaluate)
     full = fit(X, d.y, LOGISTIC, start=np.full(X.shape[1], 1e-300))  # a start off 0 forms every Hessian in a pass
     assert short.status == full.status == MINIMISER

@@ -343,6 +343,7 @@ def fit_rows(
     rowwise = functools.partial(res.needs_rows, lam_reg=lam_reg, b=b, room=tau - GRAD_TOL * G0)
     may_separate = loss.name == "logistic" and lam_reg == 0 and linear is None
     check_at = _SEPARATION_CHECK_NORM  # the iterate's norm at which separation is next looked for
+    in_memory, accepted = rows.arrays(), False
     hi = np.zeros(d) if start is None else np.array(start, dtype=np.float64)
     lo = np.zeros(d)
     grad_norm = best = math.inf
@@ -371,9 +372,13 @@ def fit_rows(
             break
         eye = lam_reg * np.eye(d)
         step, a, ahead = _solve(H + eye, grad), 0.0, None
-        search = functools.partial(_line_search, rows, res, lam_reg, b, hi, lo, grad, rowwise)
+        # Read in blocks a pass costs a read of every row, so the full step's pass forms the next step's sums too; in
+        # memory a pass costs its arithmetic alone, so it does so only while full steps are being taken.
+        eager = in_memory is None or accepted
+        search = functools.partial(_line_search, rows, res, lam_reg, b, hi, lo, grad, rowwise, eager)
         if step is not None:
             a, ahead = search(step)
+        accepted = a == 1.0
         if a == 0.0:  # Newton's model failed (a singular Hessian): the majoriser's direction
             step = _solve(_majoriser(rows, res, hi, lo, squares) + eye, grad)
             a, ahead = search(step) if step is not None else (0.0, None)
@@ -407,7 +412,7 @@ class _Sums:
     sum h'' x x^T, h' <x, step> over each SUM_BLOCK rows, and the largest of the rows' error terms of h' (inf when
     not formed: `_Residuals.bound`)."""
 
-    grad: Array
+    grad: Array | None
     upper: Array | None
     slope: Array | None
     worst: float
@@ -418,7 +423,7 @@ class _Point:
     """The data's part of F's derivatives at a point: (1/n) sum x_i h'_i, H, psi'(a) less the ridge and linear
     terms, (1/n) sum h'_i <x_i, step>, and the largest error term of h'."""
 
-    grad: Array
+    grad: Array | None
     hessian: Array | None
     slope: float
     worst: float
@@ -430,7 +435,7 @@ def _evaluate(rows: Rows, res: _Residuals, hi: Array, lo: Array, hessian: bool, 
     parts = rows.map(functools.partial(_evaluate_block, res, hi, lo, hessian, step, rowwise))
     n = rows.n
     return _Point(
-        grad=_fsum_rows(np.vstack([p.grad for p in parts])) / n,
+        grad=_fsum_rows(np.vstack([p.grad for p in parts])) / n if parts[0].grad is not None else None,
         hessian=_symmetric(_total([p.upper for p in parts]), n) if hessian else None,
         slope=math.fsum(np.concatenate([p.slope for p in parts])) / n if step is not None else math.nan,
         worst=max(p.worst for p in parts),
@@ -441,7 +446,7 @@ def _evaluate_block(res: _Residuals, hi: Array, lo: Array, hessian: bool, step: 
                     X: Array, y: Array) -> _Sums:
     z, h1 = res.derivative(X, y, hi, lo)
     return _Sums(
-        grad=_chunk_sums(X, h1),
+        grad=_chunk_sums(X, h1) if hessian or step is None else None,  # a pass for the slope alone skips it
         upper=_upper(X, res.loss.d2_of_d1(h1)) if hessian else None,
         slope=None if step is None else _chunk_sum(h1 * (X @ step)),
         worst=res.worst(y, z, hi) if rowwise else math.inf,
@@ -449,10 +454,13 @@ def _evaluate_block(res: _Residuals, hi: Array, lo: Array, hessian: bool, step: 
 
 
 def _slope_block(res: _Residuals, hi: Array, lo: Array, step: Array, a: float, X: Array, y: Array) -> Array:
-    """h'(z + a dz) dz over each SUM_BLOCK rows, z the residuals at hi + lo and dz = X step."""
-    z, _ = res.derivative(X, y, hi, lo)
-    dz = X @ step
-    return _chunk_sum(res.loss.d1_of_z(z + a * dz, y) * dz)
+    """`_slope_sums` of one block, its residuals at hi + lo and dz = X step formed afresh."""
+    return _slope_sums(res.loss, res.derivative(X, y, hi, lo)[0], X @ step, y, a)
+
+
+def _slope_sums(loss: Loss, z: Array, dz: Array, y: Array, a: float) -> Array:
+    """h'(z + a dz) dz over each SUM_BLOCK rows."""
+    return _chunk_sum(loss.d1_of_z(z + a * dz, y) * dz)
 
 
 @dataclass(frozen=True)
@@ -620,38 +628,45 @@ def _majoriser_block(res: _Residuals, hi: Array, lo: Array, X: Array, y: Array) 
 
 
 def _line_search(rows: Rows, res: _Residuals, lam_reg: float, b: Array, hi: Array, lo: Array, grad: Array,
-                 rowwise: Callable[[Array], bool], step: Array) -> tuple[float, _Point | None]:
+                 rowwise: Callable[[Array], bool], eager: bool, step: Array) -> tuple[float, _Point | None]:
     """A step a in (0, 1] with psi'(a) in [0.1 psi'(0), 0], or 0 when none is found (rounding floor); with the
     full step, also the sums at theta + step, for the next Newton step.
 
     psi(a) = F(theta + a step) is convex, so psi' <= 0 on [0, a] and psi decreases there; psi'(a) >=
     0.1 psi'(0) rules out steps too short to matter. psi'(0) = grad^T step. The full Newton step is taken when
-    psi'(1) <= 0; its slope is formed in the pass that forms the next step's gradient and Hessian at the full
-    step's own residuals, so an accepted step costs one pass.
+    psi'(1) <= 0; when `eager`, its slope is formed in the pass that forms the next step's gradient and Hessian at
+    the full step's own residuals, so an accepted step costs one pass, and a rejected one a Hessian it never uses.
     """
     theta = hi + lo
 
     def outer(a: float) -> float:
         return float((lam_reg * (theta + a * step) + b) @ step)
 
+    kept: list[tuple[Array, Array, Array]] = []  # in memory, the residuals at theta and X step, kept between tries
+
     def slope(a: float) -> float:
-        parts = rows.map(functools.partial(_slope_block, res, hi, lo, step, a))
+        if rows.arrays() is None:  # in blocks each try is a pass
+            parts = rows.map(functools.partial(_slope_block, res, hi, lo, step, a))
+        else:
+            X, y = rows.arrays()
+            kept[:] = kept or [(res.derivative(X, y, hi, lo)[0], X @ step, y)]
+            parts = [_slope_sums(res.loss, *kept[0], a)]
         return math.fsum(np.concatenate(parts)) / rows.n + outer(a)
 
     f0 = float(grad @ step)
     if not f0 < 0:
         return 0.0, None
     new_hi, new_lo = res.point(*_advance(hi, lo, step))
-    ahead = _evaluate(rows, res, new_hi, new_lo, True, step, rowwise(new_hi))
+    ahead = _evaluate(rows, res, new_hi, new_lo, eager, step, rowwise(new_hi))
     f1 = ahead.slope + outer(1.0)
     if not math.isfinite(f1):  # an overflowed step: no slope can be formed
         return 0.0, None
     if f1 <= 0:
-        return 1.0, ahead
+        return 1.0, ahead if ahead.hessian is not None else None
     lo_a, hi_a, flo, fhi = 0.0, 1.0, f0, f1
-    for i in range(80):
+    for i in range(80):  # a try is a pass in blocks, the same tries on both routes
         # Regula falsi while it makes progress, bisection otherwise.
-        a = lo_a - flo * (hi_a - lo_a) / (fhi - flo) if i % 3 != 2 else 0.5 * (lo_a + hi_a)
+        a = lo_a - flo * (hi_a - lo_a) / (fhi - flo) if math.isfinite(fhi) and i % 3 != 2 else 0.5 * (lo_a + hi_a)
         if not lo_a < a < hi_a:
             a = 0.5 * (lo_a + hi_a)
         fa = slope(a)
