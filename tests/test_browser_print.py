@@ -49,11 +49,21 @@ def printed(tab, name: str) -> tuple[int, str, bytes]:
 
 
 def glyphs_per_page(data: bytes) -> list[int]:
-    """How many text-drawing operators (Tj, TJ) each page's content stream holds: 0 is a blank page."""
+    """How many text-drawing operators (Tj, TJ) each page draws, in its content stream and in the forms (XObjects) it
+    draws, which Chromium uses for some blocks of text: 0 is a blank page."""
     objects = _objects(data)
     pages = [body for body in objects.values() if re.search(rb"/Type\s*/Page(?![a-zA-Z])", body)]
-    return [len(re.findall(rb"T[jJ]", _stream(objects[int(re.search(rb"/Contents (\d+) 0 R", p).group(1))])))
-            for p in pages]
+    return [_glyphs(objects, p, int(re.search(rb"/Contents (\d+) 0 R", p).group(1)), set()) for p in pages]
+
+
+def _glyphs(objects: dict[int, bytes], resources: bytes, content: int, seen: set[int]) -> int:
+    """Tj and TJ in object `content`'s stream and in every form its resources name, each form counted once."""
+    seen.add(content)
+    own = len(re.findall(rb"T[jJ]", _stream(objects[content])))
+    names = re.search(rb"/XObject\s*<<(.*?)>>", resources, re.S)
+    forms = [int(k) for k in re.findall(rb"/\w+\s+(\d+) 0 R", names.group(1))] if names else []
+    return own + sum(_glyphs(objects, objects[k], k, seen) for k in forms
+                     if k not in seen and b"/Subtype /Form" in objects[k])
 
 
 def test_a_release_prints_with_its_appendix_open_and_a_table_with_its_plot_across(browser, print_server):  # noqa: F811
