@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,6 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from core.cli import main
 from core.data.folder import Folder, Part, open_folder
 from core.data.synthetic import write_folder
 from core.errors import DataError, InputError
@@ -25,8 +24,6 @@ from core.estimator.model import ModelSpec
 from core.estimator.rounding import SUM_BLOCK
 from core.mechanisms.pipeline import make_rng, prepare_model, run_private
 from core.privacy.accounting import make_budget
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def _both(root: Path, loss: str, block_rows: int, scheduler: str | None = None, **model: object):
@@ -224,32 +221,33 @@ def test_an_unreachable_scheduler_is_one_sentence_within_the_connect_time(tmp_pa
     assert time.monotonic() - start < 15
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "core", *args], capture_output=True, text=True, timeout=300,
-                          cwd=ROOT)
+def _cli(capsys, *args: str) -> tuple[int, str, str]:
+    """python -m core with args, in this process: its exit status, stdout and stderr."""
+    status = main(list(args))
+    out = capsys.readouterr()
+    return status, out.out, out.err
 
 
-def test_the_command_line_releases_a_folder_and_refuses_what_it_cannot_do(tmp_path):
+def test_the_command_line_releases_a_folder_and_refuses_what_it_cannot_do(tmp_path, capsys):
     write_folder(str(tmp_path), 12_000, 3, seed=4, file_rows=5_000)
-    out = _cli("release", "--folder", str(tmp_path), "--block-rows", "4096", "--coordinate", "x1", "--epsilon", "2",
-               "--delta", "1e-6", "--seed", "3")
-    assert out.returncode == 0, out.stderr
-    doc = json.loads(out.stdout)
+    status, out, err = _cli(capsys, "release", "--folder", str(tmp_path), "--block-rows", "4096", "--coordinate", "x1",
+                            "--epsilon", "2", "--delta", "1e-6", "--seed", "3")
+    assert status == 0, err
+    doc = json.loads(out)
     assert doc["n"] == 12_000 and doc["fit"]["status"] == "minimiser" and "read in blocks" in doc["source"]
     for refused, words in (
         (["release", "--ledger", str(tmp_path / "book.sqlite")], "cannot be charged"),
         (["compare"], "for release only"),
+        (["release", "--loss", "logistic"], "the label y takes more than two values"),
     ):
-        out = _cli(*refused, "--folder", str(tmp_path), "--coordinate", "x1", "--epsilon", "2", "--delta", "1e-6")
-        assert out.returncode == 2 and out.stderr.count("\n") == 1 and words in out.stderr, out.stderr
+        status, _, err = _cli(capsys, *refused, "--folder", str(tmp_path), "--coordinate", "x1", "--epsilon", "2",
+                              "--delta", "1e-6")
+        assert status == 2 and err.count("\n") == 1 and words in err, err
         assert not (tmp_path / "book.sqlite").exists()
 
 
 def test_a_logistic_loss_on_a_response_of_many_values_is_refused_without_a_false_count(tmp_path):
     write_folder(str(tmp_path), 9_000, 2, "robust", seed=0)
-    out = _cli("release", "--folder", str(tmp_path), "--loss", "logistic", "--coordinate", "x1", "--epsilon", "2",
-               "--delta", "1e-6")
-    assert out.returncode == 2 and "the label y takes more than two values" in out.stderr, out.stderr
     rows = BlockRows(open_folder(tmp_path), SUM_BLOCK)
     with pytest.raises(DataError, match="more than two values"):
         prepare_folder(rows, ModelSpec("logistic"), rows.folder.features)
