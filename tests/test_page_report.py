@@ -271,7 +271,8 @@ def test_publish_release_reaches_the_report_and_teaching_does_not_replace_it(dow
     assert released_value(at) == shown
     assert page_text(at) == before
     assert download_labels(at) == DOWNLOADS
-    assert f"{teaching:.6g}" not in page_text(at)
+    # the teaching draw is not on the page, unless it rounds to the published value's six digits (about 1 in 2,000)
+    assert f"{teaching:.6g}" not in page_text(at) or f"{teaching:.6g}" == shown
 
 
 def test_a_release_on_other_data_is_not_shown(problem):
