@@ -385,20 +385,15 @@ def _coordinate(args: argparse.Namespace) -> str:
     return args.coordinate
 
 
-def _prepared(args: argparse.Namespace) -> tuple[Budget, DataSpec, Dataset, Problem, int | None, Projection]:
+def _prepared(args: argparse.Namespace) -> tuple[Budget, DataSpec, Dataset | None, Problem, int | None,
+                                                 Projection | None]:
     check_total_budget(args.epsilon, args.delta)
     check_seed(args.seed, "--seed")
     budget = make_budget(args.epsilon, args.delta, parse_split(args.split), args.accounting)
     spec = spec_from_args(args)
-    if isinstance(spec, FolderSpec):
-        return budget, spec, None, *_folder_problem(args, spec), None
     model_loss(spec, args.loss)  # a loss the source contradicts is refused before any row is read
-    data = spec.load()
-    loss, notice = infer_loss(spec, data.y, args.loss)
-    model = ModelSpec(loss, args.domain or spec.default_domain, args.radius, args.lambda_reg, args.response_bound)
-    problem = prepare_spec(data, model, spec)
-    where = projection(data.X, problem)
-    _warn_projection(where)
+    staged = _folder_problem if isinstance(spec, FolderSpec) else _loaded_problem
+    data, problem, where, notice = staged(args, spec)
     j = None if getattr(args, "coordinates", None) is not None else problem.coordinate(_coordinate(args))
     if notice is not None:  # once the problem stands, so that a refusal stays one line
         print(f"note: {notice}", file=sys.stderr)
@@ -408,18 +403,27 @@ def _prepared(args: argparse.Namespace) -> tuple[Budget, DataSpec, Dataset, Prob
     return budget, spec, data, problem, j, where
 
 
-def _folder_problem(args: argparse.Namespace, spec: FolderSpec) -> tuple[Problem, int | None]:
-    """Stage 0 on a folder read in blocks (core.estimator.blocks), and the coordinate."""
+def _model(args: argparse.Namespace, spec: DataSpec, loss: str) -> ModelSpec:
+    return ModelSpec(loss, args.domain or spec.default_domain, args.radius, args.lambda_reg, args.response_bound)
+
+
+def _loaded_problem(args: argparse.Namespace, spec: DataSpec) -> tuple[Dataset, Problem, Projection, str | None]:
+    """Stage 0 on the data loaded in memory, with what projection did to the rows and the loss's notice."""
+    data = spec.load()
+    loss, notice = infer_loss(spec, data.y, args.loss)
+    problem = prepare_spec(data, _model(args, spec, loss), spec)
+    where = projection(data.X, problem)
+    _warn_projection(where)
+    return data, problem, where, notice
+
+
+def _folder_problem(args: argparse.Namespace, spec: FolderSpec) -> tuple[None, Problem, None, str | None]:
+    """Stage 0 on a folder read in blocks (core.estimator.blocks), and the loss's notice."""
     raw = BlockRows(open_folder(spec.root, spec.response, spec.features), spec.block_rows, None, spec.scheduler)
     values = response_values(raw)
     binary_labels(values, args.loss, spec.response)
     loss, notice = infer_loss(spec, values, args.loss)
-    model = ModelSpec(loss, args.domain or spec.default_domain, args.radius, args.lambda_reg, args.response_bound)
-    problem = prepare_folder(raw, model, raw.folder.features, spec, values)
-    j = None if getattr(args, "coordinates", None) is not None else problem.coordinate(_coordinate(args))
-    if notice is not None:
-        print(f"note: {notice}", file=sys.stderr)
-    return problem, j
+    return None, prepare_folder(raw, _model(args, spec, loss), raw.folder.features, spec, values), None, notice
 
 
 def cmd_release(args: argparse.Namespace) -> dict | str:

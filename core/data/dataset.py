@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from core.errors import DataError
 from core.privacy.marks import NOT_PRIVATE
 from core.privacy.unit import PrivacyUnit
 
@@ -40,3 +41,9 @@ class Dataset:
     @property
     def d(self) -> int:
         return int(self.X.shape[1])
+
+
+def check_more_rows(n: int, d: int) -> None:
+    """DataError unless there are more rows than features, n > d (every data source, in memory or in blocks)."""
+    if n <= d:
+        raise DataError(f"need more rows than features (n > d), got n = {n} and d = {d}")

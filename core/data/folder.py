@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from core.data.dataset import check_more_rows
 from core.errors import DataError
 
 Array = NDArray[np.float64]
@@ -169,10 +170,9 @@ def open_folder(root: str | os.PathLike, response: str = "y", features: tuple[st
                                 f"type than {paths[0].name}; write every file with the same columns")
         stat = path.stat()
         parts.append(Part(str(path), rows, stat.st_size, stat.st_mtime_ns))
-    n = sum(p.rows for p in parts)
-    if n <= len(features):
-        raise DataError(f"need more rows than features (n > d), got n = {n} and d = {len(features)} in {root}")
-    return Folder(str(folder), tuple(parts), tuple(features), response)
+    read = Folder(str(folder), tuple(parts), tuple(features), response)
+    check_more_rows(read.n, len(read.features))
+    return read
 
 
 def _describe(path: Path, root: str | os.PathLike) -> tuple[list[str], dict[str, object], int]:

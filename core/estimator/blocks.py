@@ -22,13 +22,14 @@ from typing import TypeVar
 import numpy as np
 from numpy.typing import NDArray
 
+from core.data.dataset import check_more_rows
 from core.data.folder import Folder
 from core.errors import DataError, InputError
 from core.estimator.fit import fit_rows
 from core.estimator.geometry import Geometry, project
-from core.estimator.losses import get_loss
+from core.estimator.losses import NOT_FINITE_RESPONSE, get_loss
 from core.estimator.model import ModelSpec
-from core.estimator.problem import Problem
+from core.estimator.problem import Problem, first_not_finite, not_finite_features
 from core.estimator.rounding import SUM_BLOCK
 from core.privacy.marks import NOT_PRIVATE
 
@@ -157,7 +158,7 @@ def response_values(rows: BlockRows) -> Array:
     if one is not finite."""
     found = rows.map(_few_values, features=False)
     if any(values is None for values in found):
-        raise DataError("the response y contains NaN or infinite values; remove or impute those rows")
+        raise DataError(NOT_FINITE_RESPONSE)
     return np.unique(np.concatenate(found))[:3]
 
 
@@ -174,10 +175,9 @@ def _few_values(X: Array, y: Array) -> Array | None:
 
 
 def _scan(geometry: Geometry, bound: float, X: Array, y: Array) -> _Scan:
-    finite = np.isfinite(X)
-    if not finite.all():
-        rows, cols = np.nonzero(~finite)
-        return _Scan((int(rows[0]), int(cols[0])), 0, 0)
+    cell = first_not_finite(X)
+    if cell is not None:
+        return _Scan(cell, 0, 0)
     return _Scan(None, project(X, geometry)[1], int(np.count_nonzero(np.abs(y) > bound)))
 
 
@@ -187,8 +187,7 @@ def prepare_folder(rows: BlockRows, model: ModelSpec, feature_names: tuple[str, 
     outside the domain and the responses beyond the bound, fit theta(P_n) with every block projected and clipped as
     it is read. values are the response's distinct values (response_values), read again when not given."""
     n, d = rows.n, rows.d
-    if n <= d:
-        raise DataError(f"need more rows than features (n > d), got n = {n} and d = {d}")
+    check_more_rows(n, d)
     resolved = model.resolve(d)
     h = get_loss(resolved.loss)
     values = response_values(rows) if values is None else values
@@ -199,8 +198,7 @@ def prepare_folder(rows: BlockRows, model: ModelSpec, feature_names: tuple[str, 
     scans = rows.map(functools.partial(_scan, g, bound))
     for (start, _), scan in zip(rows.ranges(), scans, strict=True):
         if scan.bad_x is not None:
-            raise DataError(f"the features contain NaN or infinite values (first at row {start + scan.bad_x[0]}, "
-                            f"column {scan.bad_x[1]}); remove or impute those rows")
+            raise not_finite_features(start + scan.bad_x[0], scan.bad_x[1])
     prepare = Preparation(g, bound, h.name == "logistic" and not np.array_equal(labels, values))
     prepared = BlockRows(rows.folder, rows.block_rows, prepare, rows.scheduler)
     return Problem(rows=prepared, feature_names=feature_names, geometry=g,

@@ -138,12 +138,12 @@ class FitResult:
 
 def weighted_gram(X: Array, w: Array | None = None) -> Array:
     """(1/n) X^T diag(w) X for w >= 0 (None: all ones), of rows in memory (`_upper`)."""
-    return _symmetric(_upper(X, w), X.shape[0])
+    return _gram_mean([_upper(X, w)], X.shape[0])
 
 
 def gram(rows: Rows) -> Array:
     """(1/n) X^T X over every block."""
-    return _symmetric(_total(rows.map(_gram_block)), rows.n)
+    return _gram_mean(rows.map(_gram_block), rows.n)
 
 
 def _gram_block(X: Array, y: Array) -> Array:
@@ -158,17 +158,16 @@ def _upper(X: Array, w: Array | None) -> Array:
     return _blas_gram(X, w) if compiled is None else _compiled_gram(compiled, X, w)
 
 
-def _symmetric(upper: Array, n: int) -> Array:
+def _gram_mean(uppers: list[Array], n: int) -> Array:
+    """The blocks' upper triangles added exactly, with one rounding (one block: itself), so a term of a Gram read in
+    blocks passes through no more additions than in memory (core.estimator.rounding.gram_depth); made symmetric and
+    divided by n."""
+    if len(uppers) == 1:
+        upper = uppers[0]
+    else:
+        flat = np.stack(uppers).reshape(len(uppers), -1)
+        upper = np.array([math.fsum(column) for column in flat.T]).reshape(uppers[0].shape)
     return (upper + np.triu(upper, 1).T) / n
-
-
-def _total(parts: list[Array]) -> Array:
-    """The blocks' sums added exactly, with one rounding (one block: itself), so a term of a Gram read in blocks passes
-    through no more additions than in memory (core.estimator.rounding.gram_depth)."""
-    if len(parts) == 1:
-        return parts[0]
-    flat = np.stack(parts).reshape(len(parts), -1)
-    return np.array([math.fsum(column) for column in flat.T]).reshape(parts[0].shape)
 
 
 def _compiled_gram(compiled: ModuleType, X: Array, w: Array | None) -> Array:
@@ -269,8 +268,7 @@ def separable(X: Array, y: Array) -> bool | None:
                   method="highs")
     if res.status != 0 or not -res.fun > 1e-7 * len(y):
         return None
-    r = float(np.sqrt(np.max(np.einsum("ij,ij->i", X, X))))
-    return separates(InMemory(X, y), np.asarray(res.x, dtype=np.float64), r)
+    return separates(InMemory(X, y), np.asarray(res.x, dtype=np.float64), _largest_norm(X))
 
 
 def separates(rows: Rows, theta: Array, r: float) -> bool | None:
@@ -333,7 +331,7 @@ def fit_rows(
     tau = TAU_FACTOR * G0
     squares = None  # (1/n) X^T X, when the rank check has formed it
     if lam_reg == 0:
-        squares = _symmetric(_total([f.upper for f in first]), n)
+        squares = _gram_mean([f.upper for f in first], n)
         null = _null_direction(squares)
         if null is not None:
             return _failed(RANK_DEFICIENT, _rank_message(null), tau, lam_reg, n, d)
@@ -402,8 +400,12 @@ class _First:
 
 
 def _first_block(squares: bool, norms: bool, X: Array, y: Array) -> _First:
-    norm = float(np.sqrt(np.max(np.einsum("ij,ij->i", X, X), initial=0.0))) if norms else 0.0
-    return _First(_upper(X, None) if squares else None, norm, float(np.max(np.abs(y), initial=0.0)))
+    return _First(_upper(X, None) if squares else None, _largest_norm(X) if norms else 0.0,
+                  float(np.max(np.abs(y), initial=0.0)))
+
+
+def _largest_norm(X: Array) -> float:
+    return float(np.sqrt(np.max(np.einsum("ij,ij->i", X, X), initial=0.0)))
 
 
 @dataclass(frozen=True)
@@ -436,7 +438,7 @@ def _evaluate(rows: Rows, res: _Residuals, hi: Array, lo: Array, hessian: bool, 
     n = rows.n
     return _Point(
         grad=_fsum_rows(np.vstack([p.grad for p in parts])) / n if parts[0].grad is not None else None,
-        hessian=_symmetric(_total([p.upper for p in parts]), n) if hessian else None,
+        hessian=_gram_mean([p.upper for p in parts], n) if hessian else None,
         slope=math.fsum(np.concatenate([p.slope for p in parts])) / n if step is not None else math.nan,
         worst=max(p.worst for p in parts),
     )
@@ -539,7 +541,7 @@ class _Residuals:
 
 def weighted_hessian(rows: Rows, loss: Loss, point: Array) -> Array:
     """H(point) = (1/n) sum_i h''(<point, x_i>, y_i) x_i x_i^T, the residuals by Dot2, without a ridge."""
-    return _symmetric(_total(rows.map(functools.partial(_hessian_block, loss, point))), rows.n)
+    return _gram_mean(rows.map(functools.partial(_hessian_block, loss, point)), rows.n)
 
 
 def _hessian_block(loss: Loss, point: Array, X: Array, y: Array) -> Array:
@@ -617,7 +619,7 @@ def _majoriser(rows: Rows, res: _Residuals, hi: Array, lo: Array, squares: Array
     residual is huge."""
     if res.loss.name == "logistic" and squares is not None:
         return 0.25 * squares
-    return _symmetric(_total(rows.map(functools.partial(_majoriser_block, res, hi, lo))), rows.n)
+    return _gram_mean(rows.map(functools.partial(_majoriser_block, res, hi, lo)), rows.n)
 
 
 def _majoriser_block(res: _Residuals, hi: Array, lo: Array, X: Array, y: Array) -> Array:
@@ -642,15 +644,17 @@ def _line_search(rows: Rows, res: _Residuals, lam_reg: float, b: Array, hi: Arra
     def outer(a: float) -> float:
         return float((lam_reg * (theta + a * step) + b) @ step)
 
-    kept: list[tuple[Array, Array, Array]] = []  # in memory, the residuals at theta and X step, kept between tries
+    in_memory = rows.arrays()
+
+    @functools.cache
+    def kept() -> tuple[Array, Array, Array]:
+        """In memory, the residuals at theta and X step, formed at the first try and kept for the others."""
+        X, y = in_memory
+        return res.derivative(X, y, hi, lo)[0], X @ step, y
 
     def slope(a: float) -> float:
-        if rows.arrays() is None:  # in blocks each try is a pass
-            parts = rows.map(functools.partial(_slope_block, res, hi, lo, step, a))
-        else:
-            X, y = rows.arrays()
-            kept[:] = kept or [(res.derivative(X, y, hi, lo)[0], X @ step, y)]
-            parts = [_slope_sums(res.loss, *kept[0], a)]
+        parts = ([_slope_sums(res.loss, *kept(), a)] if in_memory is not None  # in blocks each try is a pass
+                 else rows.map(functools.partial(_slope_block, res, hi, lo, step, a)))
         return math.fsum(np.concatenate(parts)) / rows.n + outer(a)
 
     f0 = float(grad @ step)

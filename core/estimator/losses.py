@@ -18,6 +18,7 @@ from scipy.special import expit
 from core.errors import DataError
 
 Array = NDArray[np.float64]
+NOT_FINITE_RESPONSE = "the response y contains NaN or infinite values; remove or impute those rows"
 
 
 def _robust_value(t: Array, y: Array) -> Array:
@@ -107,7 +108,7 @@ class Loss:
             y = y.astype(np.float64)
         y = np.asarray(y, dtype=np.float64)
         if not np.all(np.isfinite(y)):
-            raise DataError("the response y contains NaN or infinite values; remove or impute those rows")
+            raise DataError(NOT_FINITE_RESPONSE)
         if self.name != "logistic":
             return y
         values = set(np.unique(y).tolist())

@@ -14,6 +14,7 @@ from functools import cached_property
 import numpy as np
 from numpy.typing import NDArray
 
+from core.data.dataset import check_more_rows
 from core.data.encoding import CENTRED_INTERCEPT, PAPER_INTERCEPT, asks_paper_intercept
 from core.data.spec import DataSpec
 from core.errors import DataError
@@ -115,21 +116,29 @@ def validate_design(X: NDArray, y: NDArray, feature_names: tuple[str, ...] | Non
     n, d = X.shape
     if np.asarray(y).shape != (n,):
         raise DataError(f"y has {np.asarray(y).size} entries but there are {n} rows of features")
-    if not np.all(np.isfinite(X)):
-        rows, cols = np.nonzero(~np.isfinite(X))
-        raise DataError(
-            f"the features contain NaN or infinite values (first at row {rows[0]}, column {cols[0]}); "
-            "remove or impute those rows"
-        )
+    cell = first_not_finite(X)
+    if cell is not None:
+        raise not_finite_features(*cell)
     if not np.all(np.isfinite(y)):
         row = int(np.flatnonzero(~np.isfinite(y))[0])
         raise DataError(f"y contains NaN or infinite values (first at row {row}); remove or impute those rows")
-    if n <= d:
-        raise DataError(f"need more rows than features (n > d), got n = {n} and d = {d}")
+    check_more_rows(n, d)
     names = tuple(feature_names) if feature_names is not None else tuple(f"x{j}" for j in range(d))
     if len(names) != d:
         raise DataError(f"{len(names)} feature names for {d} columns")
     return X, names
+
+
+def first_not_finite(X: NDArray) -> tuple[int, int] | None:
+    """The (row, column) of the first feature that is not a finite number, or None."""
+    rows, cols = np.nonzero(~np.isfinite(X))
+    return (int(rows[0]), int(cols[0])) if rows.size else None
+
+
+def not_finite_features(row: int, col: int) -> DataError:
+    """The refusal of features that are not finite, naming the first such cell by its place (never its value)."""
+    return DataError(f"the features contain NaN or infinite values (first at row {row}, column {col}); remove or "
+                     "impute those rows")
 
 
 def real_array(a: NDArray, what: str) -> NDArray:
