@@ -39,7 +39,23 @@ def publish(tab, server: str, button: str) -> None:
     settle(tab)
 
 
+def drawn(tab) -> None:
+    """Wait until the page has drawn what its run sent: a first load's run can end before its metrics are laid out,
+    and a PDF taken then prints them as empty boxes. So: every metric laid out, and the number of elements and the
+    page's height unchanged over two looks 200 ms apart."""
+    settle(tab)
+    tab.wait_for_function("Array.from(document.querySelectorAll('[data-testid=stMetric]'))"
+                          ".every(m => m.getBoundingClientRect().width > 24)")
+    look = ("document.querySelectorAll('[data-testid=stElementContainer]').length + ':' + "
+            "document.querySelector('[data-testid=stMain]').scrollHeight")
+    before = None
+    while (now := tab.evaluate(look)) != before:
+        before = now
+        tab.wait_for_timeout(200)
+
+
 def printed(tab, name: str) -> tuple[int, str, bytes]:
+    drawn(tab)
     tab.emulate_media(media="print")
     data = tab.pdf(format="A4", print_background=True)
     (ARTIFACTS / f"{name}.pdf").write_bytes(data)
@@ -78,7 +94,9 @@ def test_a_release_prints_with_its_appendix_open_and_a_table_with_its_plot_acros
         tab.goto(f"{server}/report?release={single.uid}")
         settle(tab)
         text(tab, "Technical appendix").wait_for()
+        text(tab, "^Released value").wait_for()  # the first screen's metrics, not only the appendix's expander
         pages, words, data = printed(tab, "70-report-printed")
+        assert "Released value" in words, words[:1500]
         assert "What the guarantee rests on" in words, words[:1500]  # the appendix, open on paper
         assert "by this machine's browser" in words and 1 <= pages <= 3, pages  # the ledger's row, at the end
         assert min(glyphs_per_page(data)) > 0, glyphs_per_page(data)  # no blank page
