@@ -215,7 +215,7 @@ def downloads(rep: dict, record: release.PublishedRelease | None, source: str) -
     settings object to write one from)."""
     if record is not None:
         rep = rep | {"address": address(record.uid)}
-    with st.container(horizontal=True, key="actions"):
+    with st.container(horizontal=True, key="report_actions"):
         document_downloads(rep, report_html(rep, source), "private_release")
         if record is not None:
             rerun_download(record.plan)
@@ -238,7 +238,7 @@ def show_table(doc: dict, source: str, people: Population, uid: str) -> None:
     st.success(md(table_guarantee(doc)), icon=":material/verified_user:")
     st.info(md(privacy_unit(doc, source)), icon=":material/person:")
     ledger_section(doc, people, uid)
-    with st.container(horizontal=True, key="actions"):
+    with st.container(horizontal=True, key="report_actions"):
         document_downloads(doc, table_html(doc, source), "private_table")
 
 
@@ -370,7 +370,7 @@ PRINT_CSS = """<style>@media print {
 section[data-testid='stSidebar'], header, [data-testid='stToolbar'], .stButton, .stDownloadButton,
 [data-testid='stPageLink'],
 [data-testid='stElementContainer']:has(> :is(.stButton, .stDownloadButton, [data-testid='stPageLink'])),
-[data-testid='stLayoutWrapper']:has(> .st-key-actions) { display: none !important; }
+[data-testid='stLayoutWrapper']:has(> .st-key-report_actions) { display: none !important; }
 details::details-content { content-visibility: visible !important; display: block !important;
                            block-size: auto !important; }
 details > summary svg { display: none !important; }

@@ -122,6 +122,7 @@ WIDGETS: dict[str, str] = {  # every widget's key but the settings' own (a setti
     "experiments_quick_<figure>": "button", "compare_table": "table", "compare_vector_table": "table",
     "attack_baselines_table": "table", "experiments_table_<key>_<figure>": "table", "data_histogram": "chart",
     "pld_total": "bool: the budget card shows the PLD total",
+    "report_actions": "container: the Report's row of downloads, left off paper (pages.report.PRINT_CSS)",
 }
 
 
