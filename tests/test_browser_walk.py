@@ -203,12 +203,30 @@ def plain(text: str) -> str:
     return re.sub(r"\s+", " ", text.replace("\u200b", "")).strip()
 
 
+LAYOUT = """() => [document.querySelector('[data-testid="stMain"]').scrollHeight, ...Array.from(
+  document.querySelectorAll('.js-plotly-plot .main-svg, .psp-figure svg')).map(s => s.getBoundingClientRect().width)]
+  .join()"""
+
+
+def laid_out(tab) -> None:
+    """Wait until the page's height and every figure's width have held still over three looks 150 ms apart (a chart
+    is drawn again at a new width a moment after the window's change), at most 6 s."""
+    before, still = None, 0
+    for _ in range(40):
+        now = tab.evaluate(LAYOUT)
+        still = still + 1 if now == before else 0
+        if still == 2:
+            return
+        before = now
+        tab.wait_for_timeout(150)
+
+
 def check_figures(tab, name: str) -> int:
     """Every figure's title and description; the viewport grows to the page so that every chart is laid out."""
     width = tab.viewport_size["width"]
     height = tab.evaluate("document.querySelector('[data-testid=\"stMain\"]').scrollHeight")
     tab.set_viewport_size({"width": width, "height": min(max(height, 720), 12_000)})
-    tab.wait_for_timeout(1_000)
+    laid_out(tab)
     figures = tab.evaluate(FIGURES)
     for title, caption in figures:
         title, caption = plain(title), plain(caption)
