@@ -48,15 +48,18 @@ class Folder:
 
     def read(self, start: int, stop: int, features: bool = True) -> tuple[Array, Array]:
         """Rows [start, stop) as float64 arrays (X of d columns, or of none when not `features`, and y)."""
-        columns = (self.features if features else ()) + (self.response,)
+        table = self.columns(start, stop, (self.features if features else ()) + (self.response,))
+        return np.ascontiguousarray(table[:, :-1]), np.ascontiguousarray(table[:, -1])
+
+    def columns(self, start: int, stop: int, names: tuple[str, ...]) -> Array:
+        """Rows [start, stop) of the named columns, side by side, as float64."""
         pieces, offset = [], 0
         for part in self.parts:
             a, b = max(start, offset), min(stop, offset + part.rows)
             if a < b:
-                pieces.append(_read_part(part, a - offset, b - offset, columns))
+                pieces.append(_read_part(part, a - offset, b - offset, names))
             offset += part.rows
-        table = np.concatenate(pieces) if len(pieces) > 1 else pieces[0]
-        return np.ascontiguousarray(table[:, :-1]), np.ascontiguousarray(table[:, -1])
+        return np.concatenate(pieces) if len(pieces) > 1 else pieces[0]
 
 
 def _read_part(part: Part, start: int, stop: int, columns: tuple[str, ...]) -> Array:
@@ -142,13 +145,7 @@ def open_folder(root: str | os.PathLike, response: str = "y", features: tuple[st
     """The Parquet files of `root` (its *.parquet, in name order), or its CSV files (*.csv, each with a header, every
     cell read a number), checked to agree: every file has the response and the features (default: every other column
     of the first file), Parquet's with the same numeric types."""
-    folder = Path(root).resolve()  # workers on other machines read the same absolute path
-    kinds = [sorted(folder.glob(f"*{ext}")) if folder.is_dir() else [] for ext in (".parquet", ".csv")]
-    if all(kinds):
-        raise DataError(f"{root} holds both Parquet and CSV files; keep the files of one data set, of one kind")
-    paths = kinds[0] or kinds[1]
-    if not paths:
-        raise DataError(f"no Parquet (*.parquet) or CSV (*.csv) files in {root}; check the folder passed to --folder")
+    folder, paths = _paths(root)
     parts, first = [], None
     for path in paths:
         names, types, rows = _describe(path, root)
@@ -173,6 +170,26 @@ def open_folder(root: str | os.PathLike, response: str = "y", features: tuple[st
     read = Folder(str(folder), tuple(parts), tuple(features), response)
     check_more_rows(read.n, len(read.features))
     return read
+
+
+def _paths(root: str | os.PathLike) -> tuple[Path, list[Path]]:
+    """The folder's absolute path (workers on other machines read the same) and its Parquet or its CSV files."""
+    folder = Path(root).resolve()
+    kinds = [sorted(folder.glob(f"*{ext}")) if folder.is_dir() else [] for ext in (".parquet", ".csv")]
+    if all(kinds):
+        raise DataError(f"{root} holds both Parquet and CSV files; keep the files of one data set, of one kind")
+    if not (kinds[0] or kinds[1]):
+        raise DataError(f"no Parquet (*.parquet) or CSV (*.csv) files in {root}; check the folder passed to --folder")
+    return folder, kinds[0] or kinds[1]
+
+
+def every_column(root: str | os.PathLike) -> Folder:
+    """The folder with every column of its first file read, the last standing as the response (as for a key, where
+    no column is singled out)."""
+    names = _describe(_paths(root)[1][0], root)[0]
+    if not names:
+        raise DataError(f"the first file of {root} has no header; write every file with a header")
+    return open_folder(root, names[-1])
 
 
 def _describe(path: Path, root: str | os.PathLike) -> tuple[list[str], dict[str, object], int]:
