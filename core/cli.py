@@ -459,8 +459,6 @@ def _check_release_options(args: argparse.Namespace) -> None:
         raise InputError("--ledger charges one release at a time; drop --repeat or run the command again")
     if args.ledger is not None and args.seed is not None:
         raise InputError(SEEDED + ": drop --seed or --ledger")
-    if args.folder is not None and args.ledger is not None:
-        FolderSpec(args.folder).population()  # refused: a DataError saying why
     if (args.certify_first or args.finish or args.spender) and args.ledger is None:
         raise InputError("--certify-first, --finish and --as charge the ledger: add --ledger")
     if args.coordinates is not None:

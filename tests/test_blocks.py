@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -24,6 +25,7 @@ from core.estimator.model import ModelSpec
 from core.estimator.rounding import SUM_BLOCK
 from core.mechanisms.pipeline import make_rng, prepare_model, run_private
 from core.privacy.accounting import make_budget
+from core.privacy.ledger_store import open_ledger
 
 
 def _both(root: Path, loss: str, block_rows: int, scheduler: str | None = None, **model: object):
@@ -236,14 +238,31 @@ def test_the_command_line_releases_a_folder_and_refuses_what_it_cannot_do(tmp_pa
     doc = json.loads(out)
     assert doc["n"] == 12_000 and doc["fit"]["status"] == "minimiser" and "read in blocks" in doc["source"]
     for refused, words in (
-        (["release", "--ledger", str(tmp_path / "book.sqlite")], "cannot be charged"),
         (["compare"], "for release only"),
         (["release", "--loss", "logistic"], "the label y takes more than two values"),
     ):
         status, _, err = _cli(capsys, *refused, "--folder", str(tmp_path), "--coordinate", "x1", "--epsilon", "2",
                               "--delta", "1e-6")
         assert status == 2 and err.count("\n") == 1 and words in err, err
-        assert not (tmp_path / "book.sqlite").exists()
+
+
+def test_a_folder_and_a_file_of_the_same_rows_spend_one_budget(tmp_path, capsys):
+    """A folder is charged by its rows' content key (core.data.folder_key): the same rows written as one CSV file, in
+    another order of rows and columns, find the folder's spending and are refused past the cap."""
+    folder, ledger = tmp_path / "parts", str(tmp_path / "book.sqlite3")
+    write_folder(str(folder), 12_000, 3, seed=4, file_rows=5_000)
+    frame = pd.concat([pd.read_parquet(p) for p in sorted(folder.glob("*.parquet"))])
+    frame.sample(frac=1.0, random_state=1)[frame.columns[::-1]].to_csv(tmp_path / "same.csv", index=False)
+    capped = _cli(capsys, "ledger", "set-cap", "--default", "--epsilon", "3", "--delta", "1e-5", "--ledger", ledger)
+    assert capped[0] == 0
+    args = ("--coordinate", "x1", "--epsilon", "2", "--delta", "1e-6", "--ledger", ledger)
+    status, out, err = _cli(capsys, "release", "--folder", str(folder), "--block-rows", "4096", *args)
+    assert status == 0, err
+    assert json.loads(out)["data"]["n"] == 12_000
+    status, _, err = _cli(capsys, "release", "--data", str(tmp_path / "same.csv"), *args)
+    assert status == 2 and "(2, 1e-06) is already spent" in err and err.count("\n") == 1, err
+    (only,) = open_ledger(ledger).publications()
+    assert only.population.describe() == "the rows of the folder parts"
 
 
 def test_a_logistic_loss_on_a_response_of_many_values_is_refused_without_a_false_count(tmp_path):

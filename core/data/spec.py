@@ -26,7 +26,7 @@ import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from functools import partial
+from functools import cached_property, partial
 from pathlib import Path
 from typing import TypeAlias
 
@@ -36,6 +36,7 @@ from core.data.csvfile import canonical, table_dataset
 from core.data.dataset import Dataset
 from core.data.encoding import ENCODING_WORDS, LIBRARY_ENCODING, RADII, check_encoding, encode, feature_names
 from core.data.folder import BLOCK_ROWS
+from core.data.folder_key import folder_key
 from core.data.formats import CSV, format_of, read_dataset, read_table
 from core.data.formula import Codebook, apply_formula, model_of
 from core.data.rows import check_key, earlier_key, rows_key
@@ -469,12 +470,16 @@ class FolderSpec:
     public_radius = None
     default_domain = "cube"
 
+    @cached_property
+    def key(self) -> str:
+        """The key of every row of the folder, every column included: content_key's, formed in blocks
+        (core.data.folder_key), so the same rows held as one file have the same key. Formed once per spec."""
+        return folder_key(self.root)
+
     def population(self) -> Population:
-        """Refused: whose budget a folder read in blocks would spend needs the key of its content, which is not yet
-        formed at this scale (core.privacy.population.content_key holds every row)."""
-        raise DataError(f"a folder read in blocks cannot be charged: the key of its rows' content, which names whose "
-                        f"budget a release spends, is formed in memory only; release {self.root} without --ledger, "
-                        "or charge a file that fits in memory")
+        """The rows by their content key, whatever files hold them (core.data.folder_key)."""
+        name = Path(self.root).name or self.root
+        return Population.file(check_key(self.key, name), name, holder="folder")
 
     def load(self) -> Dataset:
         raise DataError(f"{self.root} is read in blocks, not loaded: prepare it with core.estimator.blocks")

@@ -72,11 +72,11 @@ class Population:
         return cls(ACS, (names, int(year), horizon), label)
 
     @classmethod
-    def file(cls, key: str, name: str = "", earlier: str = "") -> Population:
-        """The rows of a file, by the key of its content (content_key for a CSV); name only labels it. earlier, the
-        key the same file was charged under before content_key (core.data.rows.earlier_key), is a part too, so what
-        was spent under it still counts."""
-        label = f"the rows of the file {name}" if name else "the rows of one file"
+    def file(cls, key: str, name: str = "", earlier: str = "", holder: str = "file") -> Population:
+        """The rows of a file (or of the folder that holds them: `holder`), by the key of their content
+        (content_key); name only labels it. earlier, the key the same file was charged under before content_key
+        (core.data.rows.earlier_key), is a part too, so what was spent under it still counts."""
+        label = f"the rows of the {holder} {name}" if name else f"the rows of one {holder}"
         return cls(FILE, (key, earlier) if earlier else (key,), label)
 
     @classmethod
