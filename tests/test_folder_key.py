@@ -78,6 +78,8 @@ def test_the_exact_sum_is_exact_past_int64s_reach():
     a = rng.integers(-(2**27), 2**27, 5_000)
     b = rng.integers(-(2**59), 2**59, 5_000)
     assert _exact_dot(a, b) == sum(int(x) * int(y) for x, y in zip(a.tolist(), b.tolist(), strict=True))
+    big = rng.integers(-(2**40), 2**40, 5_000)  # centred ranks of 10^12 rows: the partial sums shorten
+    assert _exact_dot(big, b) == sum(int(x) * int(y) for x, y in zip(big.tolist(), b.tolist(), strict=True))
 
 
 def test_a_folder_with_a_column_of_words_has_no_key(tmp_path):

@@ -31,8 +31,7 @@ from numpy.typing import NDArray
 from core.data.folder import Folder, every_column
 
 CHUNK = 2**19  # rows per sorted run and per merged piece: a few of them in memory at once
-_LIMB = 16  # bits of the second factor per exact partial sum: |z| < 2^28, so a sum of 2^18 terms stays under 2^63
-_TERMS = 2**18
+_LIMB = 16  # bits of the second factor per exact partial sum (_exact_dot)
 
 Ints = NDArray[np.int64]
 
@@ -323,13 +322,16 @@ def _remove(run: tuple[str, ...] | str) -> None:
 
 
 def _exact_dot(a: Ints, b: Ints) -> int:
-    """sum(a * b) exactly for |a| < 2^28 and any int64 b: b's magnitude taken _LIMB bits at a time, each partial sum
-    over at most _TERMS rows (under 2^62), added as Python integers."""
+    """sum(a * b) exactly for any int64 a and b with |a| < 2^46: b's magnitude taken _LIMB bits at a time, each
+    partial sum over as many rows as keep it under 2^62, added as Python integers."""
+    if a.size == 0:
+        return 0
     signed, rest = a * np.sign(b), np.abs(b)
+    terms = 2 ** max(0, 62 - _LIMB - int(np.abs(a).max()).bit_length())
     total, shift = 0, 0
     while rest.any():
         limb = rest & (2**_LIMB - 1)
-        total += sum(int(np.dot(signed[i:i + _TERMS], limb[i:i + _TERMS])) for i in range(0, a.size, _TERMS)) << shift
+        total += sum(int(np.dot(signed[i:i + terms], limb[i:i + terms])) for i in range(0, a.size, terms)) << shift
         rest, shift = rest >> _LIMB, shift + _LIMB
     return total
 
