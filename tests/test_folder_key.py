@@ -86,3 +86,23 @@ def test_a_folder_with_a_column_of_words_has_no_key(tmp_path):
     (tmp_path / "a.csv").write_text("x,y,name\n1,0,ann\n2,1,bob\n3,0,cy\n4,1,di\n")
     with pytest.raises(DataError, match="not a number"):
         folder_key(tmp_path)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_a_folder_with_a_number_that_is_not_finite_has_no_key(tmp_path, bad):
+    """content_key keys finite numbers only, so a file holding a NaN or an infinity has none; its folder has none
+    either (a NaN, unequal to itself, would otherwise rank as the chunks fall and key the same rows two ways)."""
+    x = np.arange(10.0)
+    y = np.array([bad, 1, bad, 2, 3, bad, 1, 2, 0, bad])
+    pq.write_table(pa.table({"x": x[:4], "y": y[:4]}), tmp_path / "a.parquet")
+    pq.write_table(pa.table({"x": x[4:], "y": y[4:]}), tmp_path / "b.parquet")
+    with pytest.raises(ValueError, match="finite"):
+        content_key(np.column_stack([x, y]))
+    for chunk in (1, 3, 64):
+        with pytest.raises(DataError, match="column y of a.parquet .* not a finite number"):
+            folder_key(tmp_path, chunk)
+    (tmp_path / "c").mkdir()  # a CSV reads "inf" as an infinity
+    (tmp_path / "c" / "a.csv").write_text("x,y\n1,0\n2,1\n3,1\n")
+    (tmp_path / "c" / "b.csv").write_text("x,y\n4,inf\n5,0\n")
+    with pytest.raises(DataError, match="column y of b.csv .* not a finite number"):
+        folder_key(tmp_path / "c", 2)

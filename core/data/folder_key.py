@@ -29,6 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from core.data.folder import Folder, every_column
+from core.errors import DataError
 
 CHUNK = 2**19  # rows per sorted run and per merged piece: a few of them in memory at once
 _LIMB = 16  # bits of the second factor per exact partial sum (_exact_dot)
@@ -93,8 +94,8 @@ def folder_key(root: str | os.PathLike, chunk: int = CHUNK) -> str:
             for piece in kinds[j]():
                 h.update(piece)
         groups = _groups(order, kinds)
-        runs = _row_runs(faces, groups, folder.n, f"{scratch}/rows", chunk)
-        for piece in _merge(runs, len(names), chunk):
+        for (piece,) in _merge(_row_runs(faces, groups, folder.n, f"{scratch}/rows", chunk), chunk):
+            piece.sort()
             h.update(piece.tobytes())
     return h.hexdigest()
 
@@ -108,6 +109,7 @@ def _rank(folder: Folder, name: str, stem: str, chunk: int) -> _Ranked:
     runs = []
     for start in range(0, n, chunk):
         values = folder.columns(start, min(start + chunk, n), (name,))[:, 0]
+        _check_finite(folder, name, start, values)
         order = np.argsort(values, kind="stable")
         runs.append(_write(f"{stem}.run{len(runs)}", values[order], order + start))
     buckets = [f"{stem}.bucket{b}" for b in range(-(-n // chunk))]
@@ -144,25 +146,24 @@ def _rank(folder: Folder, name: str, stem: str, chunk: int) -> _Ranked:
     return _Ranked(ranks_file, counts, rank)
 
 
+def _check_finite(folder: Folder, name: str, start: int, values: NDArray[np.float64]) -> None:
+    """DataError at a NaN or an infinity: content_key keys finite numbers only (a file holding one has no key), and a
+    NaN, unequal to itself, would rank differently as the runs fall."""
+    bad = np.flatnonzero(~np.isfinite(values))
+    if bad.size:
+        ends = np.cumsum([p.rows for p in folder.parts])
+        part = folder.parts[int(np.searchsorted(ends, start + int(bad[0]), side="right"))]
+        raise DataError(f"column {name} of {Path(part.path).name} has a cell that is not a finite number (NaN or an "
+                        "infinity), so its rows have no key and no release on them can be charged; remove or fix "
+                        "those rows")
+
+
 def _merge_values(runs: list[tuple[str, str, int]], chunk: int) -> Iterator[tuple[NDArray[np.float64], Ints]]:
-    """The runs' (value, row) pairs in value order (rows in order among equal values: any order would do), a piece
-    at a time: each run gives what it holds up to the least of the runs' next piece's last values."""
-    per = max(1, chunk // max(1, len(runs)))
-    at = [0] * len(runs)
-    while True:
-        pieces = [(_read(v, at[i], at[i] + per, np.float64), i) for i, (v, _, size) in enumerate(runs) if at[i] < size]
-        if not pieces:
-            return
-        cut = min(p[-1] for p, _ in pieces)
-        values, rows = [], []
-        for p, i in pieces:
-            take = int(np.searchsorted(p, cut, side="right"))
-            values.append(p[:take])
-            rows.append(_read(runs[i][1], at[i], at[i] + take))
-            at[i] += take
-        v, r = np.concatenate(values), np.concatenate(rows)
-        order = np.lexsort((r, v))
-        yield v[order], r[order]
+    """The runs' (value, row) pairs in value order (rows in order among equal values: any order would do)."""
+    for values, rows in _merge([_Run(((v, np.dtype(np.float64)), (r, np.dtype(np.int64))), size)
+                                for v, r, size in runs], chunk):
+        order = np.lexsort((rows, values))
+        yield values[order], rows[order]
 
 
 # --- facing and kinds ----------------------------------------------------------------------------------------------
@@ -241,7 +242,7 @@ def _groups(order: list[int], kinds: list[Callable[[], Iterator[bytes]]]) -> lis
 # --- the rows ------------------------------------------------------------------------------------------------------
 
 
-def _row_runs(faces: list[_Face], groups: list[list[int]], n: int, stem: str, chunk: int) -> list[tuple[str, int]]:
+def _row_runs(faces: list[_Face], groups: list[list[int]], n: int, stem: str, chunk: int) -> list[_Run]:
     """Sorted runs of the key's rows: each row's faced values, sorted within each kind, as bytes (content_key)."""
     runs = []
     for start in range(0, n, chunk):
@@ -256,31 +257,47 @@ def _row_runs(faces: list[_Face], groups: list[list[int]], n: int, stem: str, ch
         rows.sort()
         path = f"{stem}.{len(runs)}"
         rows.tofile(path)
-        runs.append((path, rows.size))
+        runs.append(_Run(((path, rows.dtype),), rows.size))
     for face in faces:
         _remove(face.column.ranks)
         _remove(face.column.counts)
     return runs
 
 
-def _merge(runs: list[tuple[str, int]], d: int, chunk: int) -> Iterator[NDArray[np.void]]:
-    """The runs' rows in byte order, a piece at a time (as _merge_values)."""
-    kind = np.dtype((np.void, 8 * d))
+@dataclass
+class _Run:
+    """A sorted run on disk, its columns in files (the first the sort key), read a piece at a time into `held`."""
+
+    files: tuple[tuple[str, np.dtype], ...]
+    size: int
+    at: int = 0
+    held: list[np.ndarray] | None = None
+
+    def fill(self, per: int) -> None:
+        """The next piece of up to per items, or None past the run's end."""
+        stop = min(self.at + per, self.size)
+        self.held = [_read(path, self.at, stop, kind) for path, kind in self.files] if self.at < stop else None
+        self.at = stop
+
+
+def _merge(runs: list[_Run], chunk: int) -> Iterator[list[np.ndarray]]:
+    """The runs' items in key order, a piece at a time (each piece's columns; sorted by the caller): every run holds
+    a piece, and gives what it holds up to the least of the pieces' last keys, which no item still on disk passes.
+    A run is read once, whatever the order of the rows (runs of an id column each hand over a piece in turn)."""
     per = max(1, chunk // max(1, len(runs)))
-    at = [0] * len(runs)
-    while True:
-        pieces = [(_read(path, at[i], at[i] + per, kind), i) for i, (path, size) in enumerate(runs) if at[i] < size]
-        if not pieces:
-            return
-        cut = min((p[-1] for p, _ in pieces), key=bytes)
+    for run in runs:
+        run.fill(per)
+    while live := [run for run in runs if run.held is not None]:
+        keys = [run.held[0] for run in live]
+        cut = min((k[-1] for k in keys), key=lambda k: k.tobytes() if isinstance(k, np.void) else k)
         taken = []
-        for p, i in pieces:
-            take = int(np.searchsorted(p, cut, side="right"))
-            taken.append(p[:take])
-            at[i] += take
-        merged = np.concatenate(taken)
-        merged.sort()
-        yield merged
+        for run, k in zip(live, keys, strict=True):
+            take = int(np.searchsorted(k, cut, side="right"))
+            taken.append([c[:take] for c in run.held])
+            run.held = [c[take:] for c in run.held]
+            if take == k.size:
+                run.fill(per)
+        yield [np.concatenate(columns) for columns in zip(*taken, strict=True)]
 
 
 # --- files ---------------------------------------------------------------------------------------------------------
@@ -326,12 +343,12 @@ def _exact_dot(a: Ints, b: Ints) -> int:
     partial sum over as many rows as keep it under 2^62, added as Python integers."""
     if a.size == 0:
         return 0
-    signed, rest = a * np.sign(b), np.abs(b)
+    signed, rest = a * np.sign(b), np.abs(b).view(np.uint64)  # |-2^63| is 2^63 only as an unsigned number
     terms = 2 ** max(0, 62 - _LIMB - int(np.abs(a).max()).bit_length())
     total, shift = 0, 0
     while rest.any():
-        limb = rest & (2**_LIMB - 1)
+        limb = (rest & np.uint64(2**_LIMB - 1)).astype(np.int64)
         total += sum(int(np.dot(signed[i:i + terms], limb[i:i + terms])) for i in range(0, a.size, terms)) << shift
-        rest, shift = rest >> _LIMB, shift + _LIMB
+        rest, shift = rest >> np.uint64(_LIMB), shift + _LIMB
     return total
 
