@@ -420,6 +420,8 @@ def _loaded_problem(args: argparse.Namespace, spec: DataSpec) -> tuple[Dataset, 
 def _folder_problem(args: argparse.Namespace, spec: FolderSpec) -> tuple[None, Problem, None, str | None]:
     """Stage 0 on a folder read in blocks (core.estimator.blocks), and the loss's notice."""
     raw = BlockRows(open_folder(spec.root, spec.response, spec.features), spec.block_rows, None, spec.scheduler)
+    if args.ledger is not None:  # the people charged are keyed from the very files this release opened
+        spec.check_keyed(raw.folder.parts)
     values = response_values(raw)
     binary_labels(values, args.loss, spec.response)
     loss, notice = infer_loss(spec, values, args.loss)

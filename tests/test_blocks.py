@@ -17,6 +17,7 @@ import pytest
 
 from core.cli import main
 from core.data.folder import Folder, Part, open_folder
+from core.data.spec import FolderSpec
 from core.data.synthetic import write_folder
 from core.errors import DataError, InputError
 from core.estimator import blocks
@@ -263,6 +264,20 @@ def test_a_folder_and_a_file_of_the_same_rows_spend_one_budget(tmp_path, capsys)
     assert status == 2 and "(2, 1e-06) is already spent" in err and err.count("\n") == 1, err
     (only,) = open_ledger(ledger).publications()
     assert only.population.describe() == "the rows of the folder parts"
+
+
+def test_a_folder_changed_between_the_release_opening_it_and_its_key_is_refused(tmp_path):
+    """The key names the people charged: it must be of the files the release reads, so a file rewritten after the
+    release opened the folder (and before the key was formed) ends the run before any charge."""
+    write_folder(str(tmp_path), 9_000, 2, seed=1, file_rows=5_000)
+    spec = FolderSpec(str(tmp_path))
+    opened = open_folder(tmp_path).parts
+    first = sorted(tmp_path.glob("*.parquet"))[0]
+    table = pq.read_table(first)
+    pq.write_table(table.slice(1), first)  # one row fewer: other people
+    with pytest.raises(DataError, match="changed while they were read"):
+        spec.check_keyed(opened)
+    spec.check_keyed(open_folder(tmp_path).parts)  # the files as keyed: nothing to say
 
 
 def test_a_logistic_loss_on_a_response_of_many_values_is_refused_without_a_false_count(tmp_path):

@@ -81,7 +81,11 @@ class _Face:
 def folder_key(root: str | os.PathLike, chunk: int = CHUNK) -> str:
     """content_key of every column of every row of the folder at root (core.data.folder: its features, response and
     any other column alike), formed with `chunk` rows in memory at a time."""
-    folder = every_column(root)
+    return key_of(every_column(root), chunk)
+
+
+def key_of(folder: Folder, chunk: int = CHUNK) -> str:
+    """folder_key of the files as `folder` opened them (each read checks that a file is still as it was)."""
     names = (*folder.features, folder.response)
     with tempfile.TemporaryDirectory(prefix="psp-key-") as scratch:
         ranked = [_rank(folder, name, f"{scratch}/{j}", chunk) for j, name in enumerate(names)]

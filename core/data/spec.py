@@ -35,8 +35,8 @@ import numpy as np
 from core.data.csvfile import canonical, table_dataset
 from core.data.dataset import Dataset
 from core.data.encoding import ENCODING_WORDS, LIBRARY_ENCODING, RADII, check_encoding, encode, feature_names
-from core.data.folder import BLOCK_ROWS
-from core.data.folder_key import folder_key
+from core.data.folder import BLOCK_ROWS, Part, every_column
+from core.data.folder_key import key_of
 from core.data.formats import CSV, format_of, read_dataset, read_table
 from core.data.formula import Codebook, apply_formula, model_of
 from core.data.rows import check_key, earlier_key, rows_key
@@ -471,15 +471,24 @@ class FolderSpec:
     default_domain = "cube"
 
     @cached_property
-    def key(self) -> str:
+    def keyed(self) -> tuple[str, tuple[Part, ...]]:
         """The key of every row of the folder, every column included: content_key's, formed in blocks
-        (core.data.folder_key), so the same rows held as one file have the same key. Formed once per spec."""
-        return folder_key(self.root)
+        (core.data.folder_key), so the same rows held as one file have the same key; and the files as they were when
+        it was formed. Formed once per spec."""
+        folder = every_column(self.root)
+        return key_of(folder), folder.parts
 
     def population(self) -> Population:
         """The rows by their content key, whatever files hold them (core.data.folder_key)."""
         name = Path(self.root).name or self.root
-        return Population.file(check_key(self.key, name), name, holder="folder")
+        return Population.file(check_key(self.keyed[0], name), name, holder="folder")
+
+    def check_keyed(self, parts: tuple[Part, ...]) -> None:
+        """DataError unless the files a release opened (path, rows, size, time of change) are those the key was formed
+        from: every later read checks them again, so the people charged are the rows released on."""
+        if parts != self.keyed[1]:
+            raise DataError(f"the files of {self.root} changed while they were read; nothing was charged or released: "
+                            "leave them unchanged and run again")
 
     def load(self) -> Dataset:
         raise DataError(f"{self.root} is read in blocks, not loaded: prepare it with core.estimator.blocks")
