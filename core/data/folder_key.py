@@ -278,16 +278,22 @@ class _Run:
     held: list[np.ndarray] | None = None
 
     def fill(self, per: int) -> None:
-        """The next piece of up to per items, or None past the run's end."""
-        stop = min(self.at + per, self.size)
-        self.held = [_read(path, self.at, stop, kind) for path, kind in self.files] if self.at < stop else None
-        self.at = stop
+        """Top up the piece held to per items from the run (None once nothing is held or left)."""
+        held = 0 if self.held is None else self.held[0].size
+        stop = min(self.at + per - held, self.size)
+        if stop > self.at:
+            more = [_read(path, self.at, stop, kind) for path, kind in self.files]
+            self.held = more if self.held is None else [np.concatenate(p) for p in zip(self.held, more, strict=True)]
+            self.at = stop
+        elif held == 0:
+            self.held = None
 
 
 def _merge(runs: list[_Run], chunk: int) -> Iterator[list[np.ndarray]]:
     """The runs' items in key order, a piece at a time (each piece's columns; sorted by the caller): every run holds
-    a piece, and gives what it holds up to the least of the pieces' last keys, which no item still on disk passes.
-    A run is read once, whatever the order of the rows (runs of an id column each hand over a piece in turn)."""
+    a piece topped up to chunk/runs items, and gives what it holds up to the least of the pieces' last keys, which no
+    item still on disk passes. Each item is read once; each round hands over about half of what is held when the runs
+    interleave, and one run's piece when they do not (a column already in row order)."""
     per = max(1, chunk // max(1, len(runs)))
     for run in runs:
         run.fill(per)
@@ -299,8 +305,7 @@ def _merge(runs: list[_Run], chunk: int) -> Iterator[list[np.ndarray]]:
             take = int(np.searchsorted(k, cut, side="right"))
             taken.append([c[:take] for c in run.held])
             run.held = [c[take:] for c in run.held]
-            if take == k.size:
-                run.fill(per)
+            run.fill(per)
         yield [np.concatenate(columns) for columns in zip(*taken, strict=True)]
 
 
