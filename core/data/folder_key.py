@@ -21,7 +21,7 @@ import functools
 import hashlib
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,13 +91,17 @@ def key_of(folder: Folder, chunk: int = CHUNK) -> str:
         ranked = [_rank(folder, name, f"{scratch}/{j}", chunk) for j, name in enumerate(names)]
         faces = _faces(ranked, folder.n, chunk)
         kinds = [functools.partial(_kind, face, chunk) for face in faces]
-        order = sorted(range(len(faces)), key=functools.cmp_to_key(lambda a, b: _compare(kinds[a](), kinds[b]())))
+        # Kinds are read once for a digest, so that equal ones (every column of distinct values has the same counts)
+        # compare without being read again; differing ones are read to their first difference.
+        digests = [_digest(kind()) for kind in kinds]
+        order = sorted(range(len(faces)), key=functools.cmp_to_key(
+            lambda a, b: 0 if digests[a] == digests[b] else _compare(kinds[a](), kinds[b]())))
         h = hashlib.sha256(f"ranks:{folder.n}x{len(names)}".encode())
         for j in order:
             h.update((8 * (faces[j].column.top + 1) + 1).to_bytes(8, "little"))
             for piece in kinds[j]():
                 h.update(piece)
-        groups = _groups(order, kinds)
+        groups = _groups(order, digests)
         for (piece,) in _merge(_row_runs(faces, groups, folder.n, f"{scratch}/rows", chunk), chunk):
             piece.sort()
             h.update(piece.tobytes())
@@ -232,15 +236,22 @@ def _compare(a: Iterator[bytes], b: Iterator[bytes]) -> int:
         x, y = x[m:], y[m:]
 
 
-def _groups(order: list[int], kinds: list[Callable[[], Iterator[bytes]]]) -> list[list[int]]:
-    """The columns in the key's order, those of one kind together."""
+def _groups(order: list[int], digests: list[bytes]) -> list[list[int]]:
+    """The columns in the key's order, those of one kind (one digest of it) together."""
     groups: list[list[int]] = []
     for j in order:
-        if groups and _compare(kinds[groups[-1][0]](), kinds[j]()) == 0:
+        if groups and digests[groups[-1][0]] == digests[j]:
             groups[-1].append(j)
         else:
             groups.append([j])
     return groups
+
+
+def _digest(stream: Iterator[bytes]) -> bytes:
+    h = hashlib.sha256()
+    for piece in stream:
+        h.update(piece)
+    return h.digest()
 
 
 # --- the rows ------------------------------------------------------------------------------------------------------
