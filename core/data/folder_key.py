@@ -11,7 +11,7 @@ sorted. Here each of those steps is an external one, in a temporary folder on th
 - the rows, each turned and sorted within its columns of one kind: sorted runs of their bytes, merged into the hash.
 
 The same rows therefore have one key however they are held: a CSV file loaded whole, or a folder of Parquet or CSV
-files in any number of parts (tests/test_folder_key.py checks it against content_key). Disk: about 3 n d 8 bytes at the
+files in any number of parts (tests/test_folder_key.py checks it against content_key). Disk: about 2 n d 8 bytes at the
 peak; memory: a few chunks of rows.
 """
 
