@@ -203,6 +203,7 @@ def plain(text: str) -> str:
     return re.sub(r"\s+", " ", text.replace("\u200b", "")).strip()
 
 
+DRAWN = {"pipeline": 3, "compare": 1, "attacker": 5, "planner": 1, "data": 1, "experiments": 1}  # figures at least
 LAYOUT = """() => [document.querySelector('[data-testid="stMain"]').scrollHeight, ...Array.from(
   document.querySelectorAll('.js-plotly-plot .main-svg, .psp-figure svg')).map(s => s.getBoundingClientRect().width)]
   .join()"""
@@ -288,6 +289,8 @@ def walk(browser, server: str, scheme: str, sizes, present: bool) -> None:  # no
                 tab.get_by_role("button", name=label).click()
                 settle(tab)
             open_expanders(tab)
+            if path in DRAWN:  # a run may start a moment after its click: wait for what it draws, then look
+                tab.wait_for_function(f"({FIGURES})().length >= {DRAWN[path]}")
             assert "Traceback" not in tab.inner_text("body"), name
             drawn[path] = check_figures(tab, name)
             check_layout(tab, f"{name}-{width}", present)
@@ -296,7 +299,6 @@ def walk(browser, server: str, scheme: str, sizes, present: bool) -> None:  # no
             check_figures(tab.set_viewport_size({"width": second[0], "height": second[1]}) or tab, name)
             check_layout(tab, f"{name}-{second[0]}", present)
         # The figure-bearing pages drew their figures (a walk that found none would prove nothing).
-        assert all(drawn[p] >= k for p, k in (("pipeline", 3), ("compare", 1), ("attacker", 5), ("planner", 1),
-                                              ("data", 1), ("experiments", 1))), str(drawn)
+        assert all(drawn[p] >= k for p, k in DRAWN.items()), str(drawn)
     finally:
         context.close()
