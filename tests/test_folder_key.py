@@ -9,7 +9,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from core.data.folder_key import _exact_dot, folder_key
+from core.data.folder_key import folder_key
 from core.errors import DataError
 from core.privacy.population import content_key
 
@@ -71,15 +71,6 @@ def test_a_turn_decided_by_the_exact_sums_and_a_fold_match_content_key(tmp_path)
     (tmp_path / "b").mkdir()
     _write(np.column_stack([table[:, 0], -table[:, 1], table[:, 2], table[:, 3]]), tmp_path / "b", 2, rng)
     assert folder_key(tmp_path / "b", 5) == content_key(table)
-
-
-def test_the_exact_sum_is_exact_past_int64s_reach():
-    rng = np.random.default_rng(1)
-    a = rng.integers(-(2**27), 2**27, 5_000)
-    b = rng.integers(-(2**59), 2**59, 5_000)
-    assert _exact_dot(a, b) == sum(int(x) * int(y) for x, y in zip(a.tolist(), b.tolist(), strict=True))
-    big = rng.integers(-(2**40), 2**40, 5_000)  # centred ranks of 10^12 rows: the partial sums shorten
-    assert _exact_dot(big, b) == sum(int(x) * int(y) for x, y in zip(big.tolist(), b.tolist(), strict=True))
 
 
 def test_a_folder_with_a_column_of_words_has_no_key(tmp_path):

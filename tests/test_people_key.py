@@ -104,12 +104,17 @@ def test_a_balanced_column_coded_either_way_is_the_same_people():
 
 
 def test_the_exact_sum_that_turns_a_column_does_not_overflow():
-    from core.privacy.population import _exact_dot
+    from core.privacy.population import exact_dot
 
     a = np.full(10_000, 2**40, np.int64)
-    assert _exact_dot(a, a) == 10_000 * 2**80
+    assert exact_dot(a, a) == 10_000 * 2**80
     small = np.arange(-500, 500, dtype=np.int64)
-    assert _exact_dot(small, small[::-1]) == int(sum(int(u) * int(v) for u, v in zip(small, small[::-1], strict=True)))
+    assert exact_dot(small, small[::-1]) == int(sum(int(u) * int(v) for u, v in zip(small, small[::-1], strict=True)))
+    rng = np.random.default_rng(1)
+    b = rng.integers(-(2**59), 2**59, 5_000)  # a spread of rows whose ranks reach 2^27
+    for a in (rng.integers(-(2**27), 2**27, 5_000), rng.integers(-(2**40), 2**40, 5_000)):
+        assert exact_dot(a, b) == sum(int(x) * int(y) for x, y in zip(a.tolist(), b.tolist(), strict=True))
+    assert exact_dot(np.array([3, -5]), np.array([-(2**63), 7])) == 3 * -(2**63) - 35  # -2^63 has no int64 negation
 
 
 @pytest.mark.parametrize("content", [b"x,y\n1,a\n2,b\n3,c\n", b"x,y\n1,\n2,1\n", b"x,y\n1,nan\n2,1\n",

@@ -141,11 +141,19 @@ def _csv_column(path: str, error: str) -> str:
     return names[int(found.group(1))] if found and int(found.group(1)) < len(names) else "a column"
 
 
-def open_folder(root: str | os.PathLike, response: str = "y", features: tuple[str, ...] | None = None) -> Folder:
+def open_folder(root: str | os.PathLike, response: str | None = "y",
+                features: tuple[str, ...] | None = None) -> Folder:
     """The Parquet files of `root` (its *.parquet, in name order), or its CSV files (*.csv, each with a header, every
     cell read a number), checked to agree: every file has the response and the features (default: every other column
-    of the first file), Parquet's with the same numeric types."""
-    folder, paths = _paths(root)
+    of the first file), Parquet's with the same numeric types. With no response, the first file's last column stands
+    as one, so that every column is read (as for a key, where no column is singled out)."""
+    folder = Path(root).resolve()  # workers on other machines read the same absolute path
+    kinds = [sorted(folder.glob(f"*{ext}")) if folder.is_dir() else [] for ext in (".parquet", ".csv")]
+    if all(kinds):
+        raise DataError(f"{root} holds both Parquet and CSV files; keep the files of one data set, of one kind")
+    paths = kinds[0] or kinds[1]
+    if not paths:
+        raise DataError(f"no Parquet (*.parquet) or CSV (*.csv) files in {root}; check the folder passed to --folder")
     parts, first = [], None
     for path in paths:
         names, types, rows = _describe(path, root)
@@ -155,6 +163,7 @@ def open_folder(root: str | os.PathLike, response: str = "y", features: tuple[st
                             f"{path.name} names column {twice} twice; give every column its own name")
         if first is None:
             first = types
+            response = names[-1] if response is None else response
             if response not in names:
                 raise DataError(f"{path.name} has no column {response}; name the response column in {{response}}",
                                 "response")
@@ -170,26 +179,6 @@ def open_folder(root: str | os.PathLike, response: str = "y", features: tuple[st
     read = Folder(str(folder), tuple(parts), tuple(features), response)
     check_more_rows(read.n, len(read.features))
     return read
-
-
-def _paths(root: str | os.PathLike) -> tuple[Path, list[Path]]:
-    """The folder's absolute path (workers on other machines read the same) and its Parquet or its CSV files."""
-    folder = Path(root).resolve()
-    kinds = [sorted(folder.glob(f"*{ext}")) if folder.is_dir() else [] for ext in (".parquet", ".csv")]
-    if all(kinds):
-        raise DataError(f"{root} holds both Parquet and CSV files; keep the files of one data set, of one kind")
-    if not (kinds[0] or kinds[1]):
-        raise DataError(f"no Parquet (*.parquet) or CSV (*.csv) files in {root}; check the folder passed to --folder")
-    return folder, kinds[0] or kinds[1]
-
-
-def every_column(root: str | os.PathLike) -> Folder:
-    """The folder with every column of its first file read, the last standing as the response (as for a key, where
-    no column is singled out)."""
-    names = _describe(_paths(root)[1][0], root)[0]
-    if not names:
-        raise DataError(f"the first file of {root} has no header; write every file with a header")
-    return open_folder(root, names[-1])
 
 
 def _describe(path: Path, root: str | os.PathLike) -> tuple[list[str], dict[str, object], int]:

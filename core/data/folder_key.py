@@ -28,11 +28,11 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from core.data.folder import Folder, every_column
+from core.data.folder import Folder, open_folder
 from core.errors import DataError
+from core.privacy.population import exact_dot, first_differs
 
 CHUNK = 2**19  # rows per sorted run and per merged piece: a few of them in memory at once
-_LIMB = 16  # bits of the second factor per exact partial sum (_exact_dot)
 
 Ints = NDArray[np.int64]
 
@@ -81,7 +81,7 @@ class _Face:
 def folder_key(root: str | os.PathLike, chunk: int = CHUNK) -> str:
     """content_key of every column of every row of the folder at root (core.data.folder: its features, response and
     any other column alike), formed with `chunk` rows in memory at a time."""
-    return key_of(every_column(root), chunk)
+    return key_of(open_folder(root, None), chunk)
 
 
 def key_of(folder: Folder, chunk: int = CHUNK) -> str:
@@ -143,7 +143,8 @@ def _rank(folder: Folder, name: str, stem: str, chunk: int) -> _Ranked:
             _append(buckets[int(by[piece[0]])], np.stack([rows[piece], ranks[piece]], axis=1))
     _append(counts, np.array([count], np.int64))
     for run in runs:
-        _remove(run)
+        for path, _ in run.files:
+            _remove(path)
     ranks_file = f"{stem}.ranks"
     for b, bucket in enumerate(buckets):
         pairs = np.fromfile(bucket, np.int64).reshape(-1, 2)
@@ -166,11 +167,10 @@ def _check_finite(folder: Folder, name: str, start: int, values: NDArray[np.floa
                         "those rows")
 
 
-def _merge_values(runs: list[tuple[str, str, int]], chunk: int) -> Iterator[tuple[NDArray[np.float64], Ints]]:
-    """The runs' (value, row) pairs in value order (rows in order among equal values: any order would do)."""
-    for values, rows in _merge([_Run(((v, np.dtype(np.float64)), (r, np.dtype(np.int64))), size)
-                                for v, r, size in runs], chunk):
-        order = np.lexsort((rows, values))
+def _merge_values(runs: list[_Run], chunk: int) -> Iterator[tuple[NDArray[np.float64], Ints]]:
+    """The runs' (value, row) pairs in value order (the rows of equal values in any order)."""
+    for values, rows in _merge(runs, chunk):
+        order = np.argsort(values, kind="stable")
         yield values[order], rows[order]
 
 
@@ -191,8 +191,8 @@ def _faces(ranked: list[_Ranked], n: int, chunk: int) -> list[_Face]:
                          np.zeros_like(z[0]))
             spread = sum((zj * zj for zj in z), np.zeros_like(z[0]))
             for j in symmetric:
-                dots[j][0] += _exact_dot(z[j], anchor)
-                dots[j][1] += _exact_dot(z[j], spread)
+                dots[j][0] += exact_dot(z[j], anchor)
+                dots[j][1] += exact_dot(z[j], spread)
     faces = []
     for j, (c, t) in enumerate(zip(ranked, turns, strict=True)):
         way = t if t != 0 else -(dots[j][0] or dots[j][1])  # turned (way > 0) where the sums are negative
@@ -201,15 +201,13 @@ def _faces(ranked: list[_Ranked], n: int, chunk: int) -> list[_Face]:
 
 
 def _first_differs(column: _Ranked, chunk: int) -> int:
-    """population._first_differs(counts, counts[::-1]), reading the counts from both ends a chunk at a time."""
+    """population.first_differs(counts, counts[::-1]), reading the counts from both ends a chunk at a time."""
     size = column.top + 1
     for start in range(0, (size + 1) // 2, chunk):
         stop = min(start + chunk, (size + 1) // 2)
-        a = _read(column.counts, start, stop)
-        b = _read(column.counts, size - stop, size - start)[::-1]
-        differ = np.flatnonzero(a != b)
-        if differ.size:
-            return -1 if a[differ[0]] < b[differ[0]] else 1
+        turn = first_differs(_read(column.counts, start, stop), _read(column.counts, size - stop, size - start)[::-1])
+        if turn:
+            return turn
     return 0
 
 
@@ -323,10 +321,11 @@ def _merge(runs: list[_Run], chunk: int) -> Iterator[list[np.ndarray]]:
 # --- files ---------------------------------------------------------------------------------------------------------
 
 
-def _write(stem: str, values: NDArray[np.float64], rows: Ints) -> tuple[str, str, int]:
+def _write(stem: str, values: NDArray[np.float64], rows: Ints) -> _Run:
+    """A sorted run of values and their row numbers, written to two files."""
     values.tofile(f"{stem}.v")
     rows.astype(np.int64).tofile(f"{stem}.r")
-    return f"{stem}.v", f"{stem}.r", values.size
+    return _Run(((f"{stem}.v", values.dtype), (f"{stem}.r", np.dtype(np.int64))), values.size)
 
 
 def _append(path: str, array: np.ndarray) -> None:
@@ -353,22 +352,5 @@ def _pieces(path: str, size: int, chunk: int) -> Iterator[Ints]:
         yield _read(path, start, min(start + chunk, size))
 
 
-def _remove(run: tuple[str, ...] | str) -> None:
-    for path in (run,) if isinstance(run, str) else run[:2]:
-        Path(path).unlink(missing_ok=True)
-
-
-def _exact_dot(a: Ints, b: Ints) -> int:
-    """sum(a * b) exactly for any int64 a and b with |a| < 2^46: b's magnitude taken _LIMB bits at a time, each
-    partial sum over as many rows as keep it under 2^62, added as Python integers."""
-    if a.size == 0:
-        return 0
-    signed, rest = a * np.sign(b), np.abs(b).view(np.uint64)  # |-2^63| is 2^63 only as an unsigned number
-    terms = 2 ** max(0, 62 - _LIMB - int(np.abs(a).max()).bit_length())
-    total, shift = 0, 0
-    while rest.any():
-        limb = (rest & np.uint64(2**_LIMB - 1)).astype(np.int64)
-        total += sum(int(np.dot(signed[i:i + terms], limb[i:i + terms])) for i in range(0, a.size, terms)) << shift
-        rest, shift = rest >> np.uint64(_LIMB), shift + _LIMB
-    return total
-
+def _remove(path: str) -> None:
+    Path(path).unlink(missing_ok=True)

@@ -35,7 +35,7 @@ import numpy as np
 from core.data.csvfile import canonical, table_dataset
 from core.data.dataset import Dataset
 from core.data.encoding import ENCODING_WORDS, LIBRARY_ENCODING, RADII, check_encoding, encode, feature_names
-from core.data.folder import BLOCK_ROWS, Part, every_column
+from core.data.folder import BLOCK_ROWS, Part, open_folder
 from core.data.folder_key import key_of
 from core.data.formats import CSV, format_of, read_dataset, read_table
 from core.data.formula import Codebook, apply_formula, model_of
@@ -475,7 +475,7 @@ class FolderSpec:
         """The key of every row of the folder, every column included: content_key's, formed in blocks
         (core.data.folder_key), so the same rows held as one file have the same key; and the files as they were when
         it was formed. Formed once per spec."""
-        folder = every_column(self.root)
+        folder = open_folder(self.root, None)
         return key_of(folder), folder.parts
 
     def population(self) -> Population:

@@ -191,43 +191,41 @@ def _facing(ranks: list[NDArray[np.int64]]) -> list[tuple[NDArray[np.int64], boo
     anchor = np.zeros(len(ranks[0]) if ranks else 0, np.int64)
     for j, (r, z) in enumerate(zip(ranks, centred, strict=True)):
         counts = np.bincount(r)
-        turn = _first_differs(counts, counts[::-1])
+        turn = first_differs(counts, counts[::-1])
         if turn != 0:
             out[j] = (r.max() - r, False) if turn > 0 else (r, False)
             anchor += -z if turn > 0 else z
     spread = sum((z * z for z in centred), np.zeros_like(anchor))
     for j, (r, z) in enumerate(zip(ranks, centred, strict=True)):
         if out[j] is None:
-            way = _exact_dot(z, anchor) or _exact_dot(z, spread)
+            way = exact_dot(z, anchor) or exact_dot(z, spread)
             out[j] = (r, False) if way > 0 else (r.max() - r, False) if way < 0 else (np.abs(z), True)
     return out  # type: ignore[return-value]
 
 
-def _first_differs(a: NDArray[np.int64], b: NDArray[np.int64]) -> int:
+def first_differs(a: NDArray[np.int64], b: NDArray[np.int64]) -> int:
     """-1, 0 or 1 as a comes before, equals or comes after b lexicographically (arrays of one length)."""
     differ = np.flatnonzero(a != b)
     return 0 if differ.size == 0 else -1 if a[differ[0]] < b[differ[0]] else 1
 
 
-_BLOCK = 256  # terms per int64 partial sum in _exact_dot: 256 |a b| < 2^63 while |a b| < 2^55
-_LIMB = 31  # bits of b taken at a time when |a b| could pass 2^55
+_LIMB = 16  # bits of b's magnitude taken at a time by exact_dot
 
 
-def _exact_dot(a: NDArray[np.int64], b: NDArray[np.int64]) -> int:
+def exact_dot(a: NDArray[np.int64], b: NDArray[np.int64]) -> int:
     """sum(a * b) exactly, whatever the order of the rows (an inexact sum could turn a column differently for
-    reordered rows): int64 partial sums over blocks small enough not to overflow, added as Python integers; where
-    |a b| could pass 2^55, b is taken 31 bits at a time (|a| < 2^24: ranks of up to 8 million rows)."""
-    if a.size == 0 or not b.any():
+    reordered rows): b's magnitude taken _LIMB bits at a time, each partial sum over as many rows as keep it under
+    2^62, added as Python integers (a term at a time where |a| reaches 2^46, far past any rank)."""
+    if a.size == 0:
         return 0
-    if int(np.abs(a).max()) * int(np.abs(b).max()) < 2**55:
-        pad = (-a.size) % _BLOCK
-        terms = np.concatenate([a * b, np.zeros(pad, np.int64)]).reshape(-1, _BLOCK)
-        return sum(terms.sum(axis=1).tolist())
-    if int(np.abs(a).max()) >= 2**24:
+    bits = max(int(a.max()).bit_length(), (-int(a.min())).bit_length())
+    if bits > 46:
         return sum(int(x) * int(y) for x, y in zip(a.tolist(), b.tolist(), strict=True))
-    signed, rest = a * np.sign(b), np.abs(b)
+    signed, rest = a * np.sign(b), np.abs(b).view(np.uint64)  # |-2^63| is 2^63 only as an unsigned number
+    terms = 2 ** (62 - _LIMB - bits)
     total, shift = 0, 0
     while rest.any():
-        total += _exact_dot(signed, rest & (2**_LIMB - 1)) << shift
-        rest, shift = rest >> _LIMB, shift + _LIMB
+        limb = (rest & np.uint64(2**_LIMB - 1)).astype(np.int64)
+        total += sum(int(np.dot(signed[k:k + terms], limb[k:k + terms])) for k in range(0, a.size, terms)) << shift
+        rest, shift = rest >> np.uint64(_LIMB), shift + _LIMB
     return total
