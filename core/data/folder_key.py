@@ -181,7 +181,7 @@ def _faces(ranked: list[_Ranked], n: int, chunk: int) -> list[_Face]:
     """content_key's _facing: a column whose counts differ read backwards faces the way whose counts come first;
     one whose counts read the same both ways faces the way its centred ranks co-vary with those of the turned
     columns (an exact sum), else with the rows' squared spread, and is folded when both sums are 0."""
-    turns = [_first_differs(c, chunk) for c in ranked]
+    turns = [_turn(c, chunk) for c in ranked]
     symmetric = [j for j, t in enumerate(turns) if t == 0]
     dots = {j: [0, 0] for j in symmetric}
     if symmetric:
@@ -200,7 +200,7 @@ def _faces(ranked: list[_Ranked], n: int, chunk: int) -> list[_Face]:
     return faces
 
 
-def _first_differs(column: _Ranked, chunk: int) -> int:
+def _turn(column: _Ranked, chunk: int) -> int:
     """population.first_differs(counts, counts[::-1]), reading the counts from both ends a chunk at a time."""
     size = column.top + 1
     for start in range(0, (size + 1) // 2, chunk):
