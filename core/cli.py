@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import NoReturn
 
 from core.data import Dataset
+from core.data.dataset import FolderData
 from core.data.encoding import CENTRED_INTERCEPT, DEFAULT_ENCODING, ENCODINGS, RADII, RADII_WORDS
-from core.data.folder import BLOCK_ROWS, open_folder
+from core.data.folder import BLOCK_ROWS
 from core.data.formula import Codebook
 from core.data.spec import (
     MAX_SAMPLE_ROWS,
@@ -38,12 +39,12 @@ from core.data.spec import (
     PumsSpec,
     SyntheticCensusSpec,
     SyntheticSpec,
-    infer_loss,
+    data_loss,
     model_loss,
 )
 from core.data.synthetic import write_folder
 from core.errors import InputError, LedgerUnavailable, PspError, check_seed, flag
-from core.estimator.blocks import BlockRows, binary_labels, check_block_rows, prepare_folder, response_values
+from core.estimator.blocks import check_block_rows, check_scheduler
 from core.estimator.geometry import DOMAINS
 from core.estimator.losses import LOSSES
 from core.estimator.model import ModelSpec
@@ -343,7 +344,8 @@ def spec_from_args(args: argparse.Namespace) -> DataSpec:
         return CsvSpec.from_path(args.data, args.response, **_formula(args))
     if getattr(args, "folder", None) is not None:
         features = None if args.features is None else tuple(c.strip() for c in args.features.split(","))
-        return FolderSpec(args.folder, args.response, features, check_block_rows(args.block_rows), args.scheduler)
+        return FolderSpec(args.folder, args.response, features, check_block_rows(args.block_rows),
+                          check_scheduler(args.scheduler))
     if _formula(args):
         raise InputError("--formula and --codebook apply to a file of rows: add --data")
     if args.pums is not None:
@@ -392,8 +394,7 @@ def _prepared(args: argparse.Namespace) -> tuple[Budget, DataSpec, Dataset | Non
     budget = make_budget(args.epsilon, args.delta, parse_split(args.split), args.accounting)
     spec = spec_from_args(args)
     model_loss(spec, args.loss)  # a loss the source contradicts is refused before any row is read
-    staged = _folder_problem if isinstance(spec, FolderSpec) else _loaded_problem
-    data, problem, where, notice = staged(args, spec)
+    data, problem, where, notice = _loaded_problem(args, spec)
     j = None if getattr(args, "coordinates", None) is not None else problem.coordinate(_coordinate(args))
     if notice is not None:  # once the problem stands, so that a refusal stays one line
         print(f"note: {notice}", file=sys.stderr)
@@ -407,25 +408,18 @@ def _model(args: argparse.Namespace, spec: DataSpec, loss: str) -> ModelSpec:
     return ModelSpec(loss, args.domain or spec.default_domain, args.radius, args.lambda_reg, args.response_bound)
 
 
-def _loaded_problem(args: argparse.Namespace, spec: DataSpec) -> tuple[Dataset, Problem, Projection, str | None]:
-    """Stage 0 on the data loaded in memory, with what projection did to the rows and the loss's notice."""
+def _loaded_problem(args: argparse.Namespace, spec: DataSpec) -> tuple[Dataset | FolderData, Problem,
+                                                                       Projection | None, str | None]:
+    """Stage 0 on the data, in memory or read in blocks (a folder), with what projection did to the rows (in memory
+    only) and the loss's notice."""
     data = spec.load()
-    loss, notice = infer_loss(spec, data.y, args.loss)
+    loss, notice = data_loss(spec, data, args.loss)
     problem = prepare_spec(data, _model(args, spec, loss), spec)
+    if isinstance(data, FolderData):
+        return data, problem, None, notice
     where = projection(data.X, problem)
     _warn_projection(where)
     return data, problem, where, notice
-
-
-def _folder_problem(args: argparse.Namespace, spec: FolderSpec) -> tuple[None, Problem, None, str | None]:
-    """Stage 0 on a folder read in blocks (core.estimator.blocks), and the loss's notice."""
-    raw = BlockRows(open_folder(spec.root, spec.response, spec.features), spec.block_rows, None, spec.scheduler)
-    if args.ledger is not None:  # the people charged are keyed from the very files this release opened
-        spec.check_keyed(raw.folder.parts)
-    values = response_values(raw)
-    binary_labels(values, args.loss, spec.response)
-    loss, notice = infer_loss(spec, values, args.loss)
-    return None, prepare_folder(raw, _model(args, spec, loss), raw.folder.features, spec, values), None, notice
 
 
 def cmd_release(args: argparse.Namespace) -> dict | str:

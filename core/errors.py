@@ -22,7 +22,7 @@ from collections.abc import Callable
 # The settings a message may name: each is an option of the command line and a control of the app.
 SETTINGS = ("data", "pums", "loss", "domain", "radius", "split", "state", "year", "acs_root", "census_sample",
             "encoding", "download", "with_replacement", "response_bound", "accounting", "fallback", "response",
-            "coordinate", "coverage", "formula")
+            "coordinate", "coverage", "formula", "folder")
 
 
 def flag(setting: str) -> str:

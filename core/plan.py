@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, fields, is_dataclass, replace
 
 import numpy as np
 
-from core.data.spec import DataSpec
+from core.data.spec import DataSpec, FolderSpec
 from core.errors import InputError, ReleaseFailed, check_seed, is_integer, is_real
 from core.estimator.model import ModelSpec
 from core.estimator.problem import Problem
@@ -130,6 +130,8 @@ def _charged(plan: _Plan, problem: Problem) -> None:
         raise InputError("a charged release needs data loaded from a data spec (core.data.spec), which names whose "
                          "budget it spends; prepare the problem with core.mechanisms.pipeline.prepare_spec")
     _check_problem(plan, problem)
+    if isinstance(plan.data, FolderSpec):  # the people charged are keyed from the very files the problem read
+        plan.data.check_keyed(problem.rows.folder.parts)
 
 
 def _target(plan: ReleasePlan | TablePlan) -> int | np.ndarray:

@@ -23,19 +23,21 @@ way the digest is checked, so the data loaded are the population the spec names.
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import cached_property, partial
+from functools import cached_property, lru_cache, partial
 from pathlib import Path
 from typing import TypeAlias
 
 import numpy as np
 
 from core.data.csvfile import canonical, table_dataset
-from core.data.dataset import Dataset
+from core.data.dataset import Dataset, FolderData
 from core.data.encoding import ENCODING_WORDS, LIBRARY_ENCODING, RADII, check_encoding, encode, feature_names
-from core.data.folder import BLOCK_ROWS, Part, open_folder
+from core.data.folder import BLOCK_ROWS, Folder, Part, open_folder
 from core.data.folder_key import key_of
 from core.data.formats import CSV, format_of, read_dataset, read_table
 from core.data.formula import Codebook, apply_formula, model_of
@@ -44,6 +46,7 @@ from core.data.synthetic import MAX_ROWS, synthetic
 from core.errors import DataError, InputError, check_seed, flag
 from core.privacy.population import Population, seed_words
 
+_LOG = logging.getLogger(__name__)
 SYNTHETIC_N = 100_000  # rows drawn when no n is given
 INCOME_TASK = "ACSIncome's filter, y = +1 when income > $40,000"
 # What a SYNTHETIC census sample is, in the words every description, report and ledger entry of it begins with.
@@ -465,6 +468,7 @@ class FolderSpec:
     features: tuple[str, ...] | None = None
     block_rows: int = field(default=BLOCK_ROWS, compare=False)
     scheduler: str | None = field(default=None, compare=False)
+    name: str | None = field(default=None, compare=False)  # a deployment's name for it: then no text shows root
 
     fixed_loss = None
     public_radius = None
@@ -476,26 +480,68 @@ class FolderSpec:
         (core.data.folder_key), so the same rows held as one file have the same key; and the files as they were when
         it was formed. Formed once per spec."""
         folder = open_folder(self.root, None)
-        return key_of(folder), folder.parts
+        return _folder_key(folder), folder.parts
 
     def population(self) -> Population:
         """The rows by their content key, whatever files hold them (core.data.folder_key)."""
-        name = Path(self.root).name or self.root
+        name = self.name or Path(self.root).name or self.root
         return Population.file(check_key(self.keyed[0], name), name, holder="folder")
 
     def check_keyed(self, parts: tuple[Part, ...]) -> None:
         """DataError unless the files a release opened (path, rows, size, time of change) are those the key was formed
         from: every later read checks them again, so the people charged are the rows released on."""
         if parts != self.keyed[1]:
-            raise DataError(f"the files of {self.root} changed while they were read; nothing was charged or released: "
-                            "leave them unchanged and run again")
+            raise DataError(f"the files of {self._words} changed while they were read; nothing was charged or "
+                            "released: leave them unchanged and run again")
 
-    def load(self) -> Dataset:
-        raise DataError(f"{self.root} is read in blocks, not loaded: prepare it with core.estimator.blocks")
+    def load(self) -> FolderData:
+        """The files opened and checked to agree (core.data.folder.open_folder), and one pass over the response for
+        its distinct values (core.estimator.blocks.response_values); the rows stay on disk."""
+        from core.estimator.blocks import BlockRows, response_values  # it imports this module's DataSpec
+
+        folder = open_folder(self.root, self.response, self.features)
+        return FolderData(folder, self.describe(), response_values(BlockRows(folder, self.block_rows, None,
+                                                                             self.scheduler)))
+
+    @property
+    def _words(self) -> str:
+        return self.root if self.name is None else f"the curator's folder {self.name}"
 
     def describe(self) -> str:
         column = "" if self.response == "y" else f", response column {self.response}"
-        return f"the files of the folder {self.root}, read in blocks{column}"
+        where = f"the folder {self.root}" if self.name is None else f"the curator's folder “{self.name}”"
+        return f"the files of {where}, read in blocks{column}"
+
+
+FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")  # a name a link may carry
+
+
+def curated_folders(setting: object) -> dict[str, str]:
+    """The folders a deployment offers, by name (its setting `folders`: "name=location" entries separated by ";" or
+    new lines, or a table of them), so that a user or a link chooses a name and never a location. Entries that do
+    not parse are left out and logged by name only (a location may hold a credential)."""
+    if isinstance(setting, Mapping):
+        entries = [(str(k), v) for k, v in setting.items()]
+    elif isinstance(setting, str):
+        entries = [tuple(e.split("=", 1)) if "=" in e else (e, None) for e in re.split(r"[;\n]", setting) if e.strip()]
+    else:
+        entries = []
+    folders = {}
+    for name, location in entries:
+        name = name.strip()
+        if FOLDER_NAME.fullmatch(name) and isinstance(location, str) and location.strip():
+            folders.setdefault(name, location.strip())
+        else:
+            _LOG.warning("a folder entry of the deployment setting folders is not name=location; it is left out: %r",
+                         name[:40])
+    return folders
+
+
+@lru_cache(maxsize=4)
+def _folder_key(folder: Folder) -> str:
+    """A folder's key, formed once per process for the same files (path, rows, size, time of change): forming it
+    reads every row twice, and the app asks for a spec's people on every page."""
+    return key_of(folder)
 
 
 DataSpec: TypeAlias = SyntheticSpec | AcsSpec | SyntheticCensusSpec | CsvSpec | PumsSpec | FolderSpec
@@ -559,6 +605,17 @@ def model_loss(spec: DataSpec, chosen: str | None, default: str = "robust") -> s
         raise InputError(f"these data fix the loss to {fixed} ({why}); drop {{loss}} or pass {{loss}} {fixed}",
                          setting="loss")
     return fixed
+
+
+def data_loss(spec: DataSpec, data: Dataset | FolderData, chosen: str | None,
+              name: Callable[[str], str] = flag) -> tuple[str, str | None]:
+    """infer_loss on the data's labels; a folder's (at most three distinct values) refuse a logistic choice over more
+    than two values without claiming how many."""
+    if isinstance(data, FolderData):
+        from core.estimator.blocks import binary_labels  # it imports this module's DataSpec
+
+        binary_labels(data.labels, chosen, spec.response)
+    return infer_loss(spec, data.labels, chosen, name)
 
 
 def infer_loss(spec: DataSpec, y: np.ndarray, chosen: str | None,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -133,6 +134,19 @@ def _client(address: str) -> object:
     return client
 
 
+SCHEDULER = re.compile(r"(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):[0-9]{1,5}")
+
+
+def check_scheduler(address: object, where: str = "--scheduler") -> str | None:
+    """A dask.distributed scheduler's address, tcp:// or tls:// host and port (None: this machine's cores);
+    InputError naming where it was set otherwise, without quoting it (a deployment's setting may be mistyped
+    secret)."""
+    if address is None or (isinstance(address, str) and SCHEDULER.fullmatch(address)):
+        return address
+    raise InputError(f"{where} must be a scheduler's address such as tcp://host:8786 (tcp:// or tls://, a host and a "
+                     "port)")
+
+
 def check_block_rows(rows: int) -> int:
     """A block size: a multiple of SUM_BLOCK (so the gradient's sums are those of the rows in memory), at most
     MAX_BLOCK_ROWS."""
@@ -162,12 +176,12 @@ def response_values(rows: BlockRows) -> Array:
     return np.unique(np.concatenate(found))[:3]
 
 
-def binary_labels(values: Array, loss: str, response: str) -> None:
+def binary_labels(values: Array, loss: str | None, response: str) -> None:
     """Refuse the logistic loss for a response of more than two values (response_values keeps three at most, so the
     message cannot give the count as the in-memory one does)."""
     if loss == "logistic" and values.size > 2:
         raise DataError(f"the label {response} takes more than two values, but the logistic loss needs binary labels; "
-                        f"recode {response} into two values (such as 0 and 1) or pass --loss robust")
+                        f"recode {response} into two values (such as 0 and 1) or pass {{loss}} robust", "loss")
 
 
 def _few_values(X: Array, y: Array) -> Array | None:

@@ -17,8 +17,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from core.data.dataset import Dataset
-from core.data.spec import DataSpec
+from core.data.dataset import Dataset, FolderData
+from core.data.spec import DataSpec, FolderSpec
 from core.errors import BudgetError, InputError, check_seed
 from core.estimator.fit import fit_rows
 from core.estimator.geometry import project
@@ -66,8 +66,16 @@ def prepare(
     return prepare_model(X, y, ModelSpec(loss, domain, radius, lam_reg), feature_names)
 
 
-def prepare_spec(dataset: Dataset, model: ModelSpec, data_spec: DataSpec | None = None) -> Problem:
-    """Stage 0 for a loaded data set (and the spec it was loaded from, kept on the problem)."""
+def prepare_spec(dataset: Dataset | FolderData, model: ModelSpec, data_spec: DataSpec | None = None) -> Problem:
+    """Stage 0 for a loaded data set (and the spec it was loaded from, kept on the problem); a folder's rows are read
+    in blocks, as its spec says (core.estimator.blocks.prepare_folder), with the same fit and stages."""
+    if isinstance(dataset, FolderData):
+        from core.estimator.blocks import BlockRows, prepare_folder  # Dask loads only for a folder
+
+        if not isinstance(data_spec, FolderSpec):
+            raise InputError("a folder's rows are prepared from its spec (core.data.spec.FolderSpec)")
+        rows = BlockRows(dataset.folder, data_spec.block_rows, None, data_spec.scheduler)
+        return prepare_folder(rows, model, dataset.feature_names, data_spec, dataset.labels)
     return replace(prepare_model(dataset.X, dataset.y, model, dataset.feature_names, data_spec),
                    privacy_unit=dataset.privacy_unit)
 
