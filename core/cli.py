@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import NoReturn
 
 from core.data import Dataset
-from core.data.dataset import FolderData
 from core.data.encoding import CENTRED_INTERCEPT, DEFAULT_ENCODING, ENCODINGS, RADII, RADII_WORDS
-from core.data.folder import BLOCK_ROWS
+from core.data.folder import BLOCK_ROWS, FolderData
 from core.data.formula import Codebook
+from core.data.passes import check_scheduler
 from core.data.spec import (
     MAX_SAMPLE_ROWS,
     MIN_SAMPLE_ROWS,
@@ -44,7 +44,7 @@ from core.data.spec import (
 )
 from core.data.synthetic import write_folder
 from core.errors import InputError, LedgerUnavailable, PspError, check_seed, flag
-from core.estimator.blocks import check_block_rows, check_scheduler
+from core.estimator.blocks import check_block_rows
 from core.estimator.geometry import DOMAINS
 from core.estimator.losses import LOSSES
 from core.estimator.model import ModelSpec

@@ -26,7 +26,8 @@ from pathlib import PureWindowsPath
 
 import numpy as np
 
-from core.data.spec import AcsSpec, CsvSpec, PumsSpec, SyntheticCensusSpec, SyntheticSpec
+from core.data.folder import shown_root
+from core.data.spec import AcsSpec, CsvSpec, FolderSpec, PumsSpec, SyntheticCensusSpec, SyntheticSpec
 from core.errors import InputError, is_real
 from core.plan import ReleasePlan
 
@@ -155,6 +156,12 @@ def _data_cell(r: ReleasePlan, folder: tuple[str, str]) -> Cell:
         return ("The data: a SYNTHETIC census sample (made-up records in the census layout, no real person), made "
                 "again from its seed if it is not on this machine, then sampled again from the sample seed.",
                 f"DATA = {build}\ndata = DATA.load()")
+    if isinstance(spec, FolderSpec):
+        where = shown_root(spec.root) if spec.name is None else spec.name
+        build = _call("FolderSpec", root=where, response=spec.response, features=spec.features)
+        return ("The data: a folder of Parquet or CSV files, read in blocks as the release read them.",
+                "# root names the folder as the release did (a curator's folder by its name): set it to where its "
+                f"files are.\nDATA = {build}\ndata = DATA.load()")
     return _file_cell(spec, r, folder)
 
 

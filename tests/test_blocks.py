@@ -16,11 +16,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from core.cli import main
+from core.data import passes
 from core.data.folder import Folder, Part, open_folder
 from core.data.spec import FolderSpec
 from core.data.synthetic import write_folder
 from core.errors import DataError, InputError
-from core.estimator import blocks
 from core.estimator.blocks import BlockRows, check_block_rows, prepare_folder
 from core.estimator.model import ModelSpec
 from core.estimator.rounding import SUM_BLOCK
@@ -215,7 +215,7 @@ def test_a_feature_that_is_not_finite_is_refused_with_its_row_in_the_whole_folde
 
 
 def test_an_unreachable_scheduler_is_one_sentence_within_the_connect_time(tmp_path, monkeypatch):
-    monkeypatch.setattr(blocks, "CONNECT_SECONDS", 2)
+    monkeypatch.setattr(passes, "CONNECT_SECONDS", 2)
     write_folder(str(tmp_path), 5_000, 2, seed=0)
     rows = BlockRows(open_folder(tmp_path), SUM_BLOCK, None, "tcp://127.0.0.1:1")
     start = time.monotonic()
@@ -291,7 +291,7 @@ def test_a_logistic_loss_on_a_response_of_many_values_is_refused_without_a_false
 def test_a_scheduler_without_workers_is_refused_rather_than_waited_for(tmp_path, monkeypatch):
     from distributed import LocalCluster
 
-    monkeypatch.setattr(blocks, "CONNECT_SECONDS", 2)
+    monkeypatch.setattr(passes, "CONNECT_SECONDS", 2)
     write_folder(str(tmp_path), 5_000, 2, seed=0)
     with LocalCluster(n_workers=0, dashboard_address=None) as cluster:
         rows = BlockRows(open_folder(tmp_path), SUM_BLOCK, None, cluster.scheduler_address)

@@ -10,11 +10,11 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from core.data.dataset import FolderData
+from core.data.folder import FolderData
+from core.data.passes import check_scheduler
 from core.data.spec import FolderSpec, curated_folders, data_loss
 from core.data.synthetic import write_folder
 from core.errors import DataError, InputError
-from core.estimator.blocks import check_scheduler
 from core.estimator.model import ModelSpec
 from core.estimator.rounding import SUM_BLOCK
 from core.mechanisms.pipeline import prepare_spec
@@ -25,7 +25,8 @@ from core.privacy.ledger_store import open_ledger
 
 
 def test_a_deployment_names_its_folders_and_unusable_entries_are_left_out_unquoted(caplog):
-    text = "income=/data/income; acs5 = s3://b/p?endpoint_override=h:9000\nbad name=/x\n=/y\nno-location\ntwice=/a;twice=/b"
+    text = ("income=/data/income; acs5 = s3://b/p?endpoint_override=h:9000\nbad name=/x\n=/y\nno-location\n"
+            "twice=/a;twice=/b")
     with caplog.at_level(logging.WARNING):
         assert curated_folders(text) == {"income": "/data/income", "acs5": "s3://b/p?endpoint_override=h:9000",
                                          "twice": "/a"}

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeAlias
 
 import numpy as np
 from numpy.typing import NDArray
@@ -12,9 +11,6 @@ from numpy.typing import NDArray
 from core.errors import DataError
 from core.privacy.marks import NOT_PRIVATE
 from core.privacy.unit import PrivacyUnit
-
-if TYPE_CHECKING:
-    from core.data.folder import Folder
 
 
 @dataclass(frozen=True)
@@ -50,34 +46,6 @@ class Dataset:
     def labels(self) -> NDArray[np.float64]:
         """The responses, from which the loss is chosen (core.data.spec.data_loss)."""
         return self.y
-
-
-@dataclass(frozen=True)
-class FolderData:
-    """A data set read in blocks (core.data.folder), shaped as Dataset where the two meet — n, d, feature names,
-    source, unit — but holding its files, never its rows: what needs every row in memory refuses it. labels are the
-    response's distinct values, at most three: enough to choose and check the loss."""
-
-    folder: Folder = field(metadata=NOT_PRIVATE)
-    source: str
-    labels: NDArray[np.float64] = field(repr=False, metadata=NOT_PRIVATE)
-    privacy_unit: PrivacyUnit = PrivacyUnit("row", 1)
-    theta_star: None = None
-
-    @property
-    def n(self) -> int:
-        return self.folder.n
-
-    @property
-    def d(self) -> int:
-        return len(self.folder.features)
-
-    @property
-    def feature_names(self) -> tuple[str, ...]:
-        return self.folder.features
-
-
-SourceData: TypeAlias = Dataset | FolderData  # what a data spec's load() gives: rows in memory or a folder's files
 
 
 def check_more_rows(n: int, d: int) -> None:

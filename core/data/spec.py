@@ -29,18 +29,19 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property, lru_cache, partial
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TypeAlias
 
 import numpy as np
 
 from core.data.csvfile import canonical, table_dataset
-from core.data.dataset import Dataset, FolderData
+from core.data.dataset import Dataset
 from core.data.encoding import ENCODING_WORDS, LIBRARY_ENCODING, RADII, check_encoding, encode, feature_names
-from core.data.folder import BLOCK_ROWS, Folder, Part, open_folder
+from core.data.folder import BLOCK_ROWS, Folder, FolderData, Part, open_folder, shown_root
 from core.data.folder_key import key_of
 from core.data.formats import CSV, format_of, read_dataset, read_table
 from core.data.formula import Codebook, apply_formula, model_of
+from core.data.passes import binary_labels, response_values
 from core.data.rows import check_key, earlier_key, rows_key
 from core.data.synthetic import MAX_ROWS, synthetic
 from core.errors import DataError, InputError, check_seed, flag
@@ -479,12 +480,12 @@ class FolderSpec:
         """The key of every row of the folder, every column included: content_key's, formed in blocks
         (core.data.folder_key), so the same rows held as one file have the same key; and the files as they were when
         it was formed. Formed once per spec."""
-        folder = open_folder(self.root, None)
+        folder = open_folder(self.root, None, shown=self._words)
         return _folder_key(folder), folder.parts
 
     def population(self) -> Population:
         """The rows by their content key, whatever files hold them (core.data.folder_key)."""
-        name = self.name or Path(self.root).name or self.root
+        name = self.name or PurePosixPath(shown_root(self.root)).name or shown_root(self.root)
         return Population.file(check_key(self.keyed[0], name), name, holder="folder")
 
     def check_keyed(self, parts: tuple[Part, ...]) -> None:
@@ -496,20 +497,17 @@ class FolderSpec:
 
     def load(self) -> FolderData:
         """The files opened and checked to agree (core.data.folder.open_folder), and one pass over the response for
-        its distinct values (core.estimator.blocks.response_values); the rows stay on disk."""
-        from core.estimator.blocks import BlockRows, response_values  # it imports this module's DataSpec
-
-        folder = open_folder(self.root, self.response, self.features)
-        return FolderData(folder, self.describe(), response_values(BlockRows(folder, self.block_rows, None,
-                                                                             self.scheduler)))
+        its distinct values (core.data.passes.response_values); the rows stay on disk."""
+        folder = open_folder(self.root, self.response, self.features, self._words)
+        return FolderData(folder, self.describe(), response_values(folder, self.block_rows, self.scheduler))
 
     @property
     def _words(self) -> str:
-        return self.root if self.name is None else f"the curator's folder {self.name}"
+        return shown_root(self.root) if self.name is None else f"the curator's folder {self.name}"
 
     def describe(self) -> str:
         column = "" if self.response == "y" else f", response column {self.response}"
-        where = f"the folder {self.root}" if self.name is None else f"the curator's folder “{self.name}”"
+        where = f"the folder {shown_root(self.root)}" if self.name is None else f"the curator's folder “{self.name}”"
         return f"the files of {where}, read in blocks{column}"
 
 
@@ -612,8 +610,6 @@ def data_loss(spec: DataSpec, data: Dataset | FolderData, chosen: str | None,
     """infer_loss on the data's labels; a folder's (at most three distinct values) refuse a logistic choice over more
     than two values without claiming how many."""
     if isinstance(data, FolderData):
-        from core.estimator.blocks import binary_labels  # it imports this module's DataSpec
-
         binary_labels(data.labels, chosen, spec.response)
     return infer_loss(spec, data.labels, chosen, name)
 

@@ -2,9 +2,9 @@
 
 The rows are cut into blocks of `block_rows` rows (a multiple of SUM_BLOCK), the last block taking the rest, whatever
 the files: a block may span two files. Each pass of the fit and of the private stages (core.estimator.fit) runs a
-task on every block where the block is read, and adds the tasks' few sums in block order on the caller, so memory is
-a few blocks per worker whatever n. The local scheduler (threads, one per core) is the default; `scheduler`
-"tcp://host:8786" runs the same tasks on a dask.distributed cluster, whose workers must see the same folder.
+task on every block where the block is read (core.data.passes.map_blocks), and adds the tasks' few sums in block
+order on the caller, so memory is a few blocks per worker whatever n: on this machine's threads, or on the
+dask.distributed cluster at `scheduler` ("tcp://host:8786"), whose workers must see the same folder.
 
 Stage 0 reads the data three times before the fit: the response column (its values, for the loss), then every
 row (finite, how many lie outside the domain or beyond the response bound), as prepare_model does in memory.
@@ -12,10 +12,7 @@ row (finite, how many lie outside the domain or beyond the response bound), as p
 
 from __future__ import annotations
 
-import asyncio
 import functools
-import os
-import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TypeVar
@@ -25,10 +22,11 @@ from numpy.typing import NDArray
 
 from core.data.dataset import check_more_rows
 from core.data.folder import Folder
-from core.errors import DataError, InputError
+from core.data.passes import binary_labels, block_ranges, map_blocks, response_values
+from core.errors import InputError
 from core.estimator.fit import fit_rows
 from core.estimator.geometry import Geometry, project
-from core.estimator.losses import NOT_FINITE_RESPONSE, get_loss
+from core.estimator.losses import get_loss
 from core.estimator.model import ModelSpec
 from core.estimator.problem import Problem, first_not_finite, not_finite_features
 from core.estimator.rounding import SUM_BLOCK
@@ -37,7 +35,6 @@ from core.privacy.marks import NOT_PRIVATE
 Array = NDArray[np.float64]
 T = TypeVar("T")
 MAX_BLOCK_ROWS = 2**24
-CONNECT_SECONDS = 10  # how long a scheduler may take to answer
 
 
 @dataclass(frozen=True)
@@ -57,10 +54,8 @@ class Preparation:
         return project(X, self.geometry)[0], y
 
 
-def _run(folder: Folder, prepare: Preparation | None, start: int, stop: int, features: bool,
-         task: Callable[[Array, Array], T]) -> T:
-    X, y = folder.read(start, stop, features)
-    return task(*prepare(X, y)) if prepare is not None else task(X, y)
+def _prepared(prepare: Preparation, task: Callable[[Array, Array], T], X: Array, y: Array) -> T:
+    return task(*prepare(X, y))
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,70 +76,20 @@ class BlockRows:
         return len(self.folder.features)
 
     def ranges(self) -> list[tuple[int, int]]:
-        cuts = [k * self.block_rows for k in range(max(1, self.n // self.block_rows))] + [self.n]
-        return list(zip(cuts[:-1], cuts[1:], strict=True))
+        return block_ranges(self.n, self.block_rows)
+
+    def _task(self, task: Callable[[Array, Array], T]) -> Callable[[Array, Array], T]:
+        return task if self.prepare is None else functools.partial(_prepared, self.prepare, task)
 
     def map(self, task: Callable[[Array, Array], T], features: bool = True) -> list[T]:
-        import dask
-
-        run = dask.delayed(_run, pure=False)
-        tasks = [run(self.folder, self.prepare, a, b, features, task) for a, b in self.ranges()]
-        if self.scheduler is None:
-            return list(dask.compute(*tasks, scheduler="threads", num_workers=os.cpu_count() or 1))
-        client = _client(self.scheduler)
-        try:
-            return list(dask.compute(*tasks, scheduler=client))
-        except DataError:
-            raise
-        except (Exception, asyncio.CancelledError) as e:  # a scheduler or worker lost during the pass
-            raise DataError(f"the Dask cluster at {self.scheduler} failed during a pass ({type(e).__name__}); nothing "
-                            "was released: check its workers, or drop --scheduler to run on this machine") from None
+        return map_blocks(self.folder, self.ranges(), self.scheduler, self._task(task), features)
 
     def blocks(self) -> Iterator[tuple[Array, Array]]:
         for a, b in self.ranges():
-            yield _run(self.folder, self.prepare, a, b, True, lambda X, y: (X, y))
+            yield self._task(lambda X, y: (X, y))(*self.folder.read(a, b))
 
     def arrays(self) -> None:
         return None
-
-
-_CLIENTS: dict[str, object] = {}
-
-
-def _client(address: str) -> object:
-    """A client of the dask.distributed scheduler at address, kept for the process while it runs; DataError if none
-    answers."""
-    from distributed import Client
-
-    client = _CLIENTS.get(address)
-    if client is not None and client.status == "running":  # type: ignore[attr-defined]
-        return client
-    try:
-        client = Client(address, timeout=f"{CONNECT_SECONDS}s", set_as_default=False)
-    except (OSError, TimeoutError, ValueError) as e:
-        raise DataError(f"no Dask scheduler answered at {address} within {CONNECT_SECONDS} s ({type(e).__name__}); "
-                        "start it, or drop --scheduler to run on this machine") from None
-    try:  # a scheduler without workers would hold every pass for ever
-        client.wait_for_workers(1, timeout=CONNECT_SECONDS)
-    except (OSError, TimeoutError):
-        client.close()
-        raise DataError(f"the Dask scheduler at {address} has no worker after {CONNECT_SECONDS} s; start its workers, "
-                        "or drop --scheduler to run on this machine") from None
-    _CLIENTS[address] = client
-    return client
-
-
-SCHEDULER = re.compile(r"(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):[0-9]{1,5}")
-
-
-def check_scheduler(address: object, where: str = "--scheduler") -> str | None:
-    """A dask.distributed scheduler's address, tcp:// or tls:// host and port (None: this machine's cores);
-    InputError naming where it was set otherwise, without quoting it (a deployment's setting may be mistyped
-    secret)."""
-    if address is None or (isinstance(address, str) and SCHEDULER.fullmatch(address)):
-        return address
-    raise InputError(f"{where} must be a scheduler's address such as tcp://host:8786 (tcp:// or tls://, a host and a "
-                     "port)")
 
 
 def check_block_rows(rows: int) -> int:
@@ -167,27 +112,6 @@ class _Scan:
     clipped_responses: int
 
 
-def response_values(rows: BlockRows) -> Array:
-    """The distinct values of the response, at most three of them (enough to choose and check the loss); DataError
-    if one is not finite."""
-    found = rows.map(_few_values, features=False)
-    if any(values is None for values in found):
-        raise DataError(NOT_FINITE_RESPONSE)
-    return np.unique(np.concatenate(found))[:3]
-
-
-def binary_labels(values: Array, loss: str | None, response: str) -> None:
-    """Refuse the logistic loss for a response of more than two values (response_values keeps three at most, so the
-    message cannot give the count as the in-memory one does)."""
-    if loss == "logistic" and values.size > 2:
-        raise DataError(f"the label {response} takes more than two values, but the logistic loss needs binary labels; "
-                        f"recode {response} into two values (such as 0 and 1) or pass {{loss}} robust", "loss")
-
-
-def _few_values(X: Array, y: Array) -> Array | None:
-    return np.unique(y)[:3] if np.all(np.isfinite(y)) else None
-
-
 def _scan(geometry: Geometry, bound: float, X: Array, y: Array) -> _Scan:
     cell = first_not_finite(X)
     if cell is not None:
@@ -204,7 +128,7 @@ def prepare_folder(rows: BlockRows, model: ModelSpec, feature_names: tuple[str, 
     check_more_rows(n, d)
     resolved = model.resolve(d)
     h = get_loss(resolved.loss)
-    values = response_values(rows) if values is None else values
+    values = response_values(rows.folder, rows.block_rows, rows.scheduler) if values is None else values
     binary_labels(values, h.name, rows.folder.response)
     labels = h.labels(values)
     bound = resolved.bound_for(n, d)

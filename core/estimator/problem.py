@@ -72,11 +72,15 @@ class Problem:
         return self._arrays()[1]
 
     def _arrays(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        arrays = self.rows.arrays()
-        if arrays is None:
+        self.require_memory()
+        return self.rows.arrays()
+
+    def require_memory(self) -> None:
+        """DataError unless every row is in memory, as the baselines, the comparisons and a neighbouring data set
+        need: a folder's rows are read in blocks (core.estimator.blocks)."""
+        if self.rows.arrays() is None:
             raise DataError("this needs every row in memory, and this data set is read in blocks: release one "
                             "coefficient or a table (Algorithm 5), or load a sample that fits in memory")
-        return arrays
 
     @property
     def n(self) -> int:

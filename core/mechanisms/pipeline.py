@@ -17,7 +17,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 from numpy.typing import NDArray
 
-from core.data.dataset import Dataset, FolderData
+from core.data.dataset import Dataset
+from core.data.folder import FolderData
 from core.data.spec import DataSpec, FolderSpec
 from core.errors import BudgetError, InputError, check_seed
 from core.estimator.fit import fit_rows
