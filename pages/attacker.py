@@ -263,6 +263,7 @@ def main() -> None:
                "guarantee hides. Plain Algorithm 5 (the fallback's objective perturbation is among the baselines).")
     try:
         problem = loaded.problem()
+        problem.require_memory()
         u, name = release.target(problem)
         b = budget_setting()
         row = chosen_row(problem)

@@ -228,6 +228,7 @@ def main() -> None:
     methods = controls()
     try:
         problem = loaded.problem()
+        problem.require_memory()
         u, name = direction(problem)
         budget = budget_setting()
     except PspError as exc:

@@ -15,6 +15,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from core.data import Dataset
 from core.data.encoding import CENTRED_INTERCEPT, ENCODINGS, RADII
+from core.data.folder import FolderData, SourceData
 from core.data.formats import UPLOAD_TYPES, header
 from core.data.spec import SAMPLE_ROWS, SYNTHETIC_CENSUS, SyntheticCensusSpec
 from core.errors import DataError, PspError
@@ -226,6 +227,9 @@ def make_and_read(rows: int) -> None:
     st.rerun()
 
 
+FOLDER_ROWS = ("A curator's folder stays in its files: each pass of the fit and of the private stages reads it a "
+               "block of rows at a time, so its rows are not previewed and its columns not drawn here. Whose budget "
+               "a release spends is every row of the folder, by its content, however its files are cut.")
 IDENTITY = ("How the privacy ledger knows an upload: a census person file by the persons it holds (its state and "
             "survey, as the census folder's), any other file by its rows — renaming or reordering its columns, "
             "reordering its rows, coding its labels another way, rescaling a column, saving it again or converting "
@@ -239,16 +243,19 @@ def census_folder_hint() -> str:
             f"load it with the source “{params.SOURCES['acs']}”, which reads the folder's files where they lie.")
 
 
+def loss_control() -> None:
+    st.radio(LABELS["loss"][0], (params.AUTO_LOSS, "robust", "logistic"), key="upload_loss", horizontal=True,
+             format_func=lambda v: "from the label" if v == params.AUTO_LOSS else v,
+             help="From the label: logistic when the label takes two values, else robust (said below the "
+             "data). robust: y is a real response, loss φ(y − ⟨x, θ⟩) with φ(s) = log(1 + eˢ) + log(1 + e⁻ˢ); "
+             "logistic: y is a binary label (0/1, −1/+1 or true/false). An ACS PUMS person file is always "
+             "logistic.")
+
+
 def upload_controls() -> None:
     upload = keys.UPLOAD.get()
     if upload is None or not upload.is_pums:  # a census file fixes the loss: logistic, on the income classes ±1
-        # Chosen before the file is loaded, so the first fit of the upload already uses it.
-        st.radio(LABELS["loss"][0], (params.AUTO_LOSS, "robust", "logistic"), key="upload_loss", horizontal=True,
-                 format_func=lambda v: "from the label" if v == params.AUTO_LOSS else v,
-                 help="From the label: logistic when the label takes two values, else robust (said below the "
-                 "file). robust: y is a real response, loss φ(y − ⟨x, θ⟩) with φ(s) = log(1 + eˢ) + log(1 + e⁻ˢ); "
-                 "logistic: y is a binary label (0/1, −1/+1 or true/false). An ACS PUMS person file is always "
-                 "logistic.")
+        loss_control()  # chosen before the file is loaded, so the first fit of the upload already uses it
     st.file_uploader(
         LABELS["data"][0], type=list(UPLOAD_TYPES), key="upload_file", on_change=store_upload,
         help="An ACS PUMS person file (a CSV whose header names PINCP; encoded as the ACS income problem) or any "
@@ -299,16 +306,40 @@ def formula_controls() -> None:
             st.caption(f"Codebook: **{md(book[0])}**")
 
 
+def folder_controls() -> None:
+    """A curator's folder by the name the deployment gives it, its label column and the loss: its rows stay in its
+    files, read a block at a time by every pass."""
+    names = list(params.deployment_folders())
+    if not params.get("folder") and names:
+        st.session_state["folder"] = names[0]
+    st.selectbox(LABELS["folder"][0], names, key="folder", on_change=loaded.follow_the_data,
+                 help="The data sets this server's curator offers, by name. Each is a folder of Parquet or CSV files, "
+                 "read a block of rows at a time, so its size is bounded by the disk, not the memory.")
+    loss_control()
+    try:
+        columns = loaded.folder_columns()
+    except PspError:  # an unreadable folder: loading it says why
+        columns = []
+    if columns:
+        current = params.get("response")
+        st.selectbox(LABELS["response"][0], columns, index=columns.index(current) if current in columns else None,
+                     placeholder="Choose the label column", key="response_choice", on_change=pick_response,
+                     help="The column to model; every other column is a feature. Whose budget a release spends "
+                     "is every row of the folder, whichever column is modelled.")
+
+
 def source_controls() -> None:
-    st.radio("Source", tuple(params.SOURCES), key="source", format_func=params.SOURCES.get, horizontal=True,
+    st.radio("Source", params.sources(), key="source", format_func=params.SOURCES.get, horizontal=True,
              on_change=loaded.follow_the_data,
              help="Synthetic data need no files or network; ACS income reads census person files; "
-             "an upload reads your own CSV")
+             "an upload reads your own CSV; a curator's folder, a data set larger than memory")
     source = params.get("source")
     if source.startswith("synthetic"):
         synthetic_controls(source == "synthetic_robust")
     elif source == "acs":
         acs_controls()
+    elif source == "folder":
+        folder_controls()
     else:
         upload_controls()
 
@@ -316,7 +347,7 @@ def source_controls() -> None:
 # ---------------------------------------------------------------- loading
 
 
-def load() -> tuple[Dataset | None, Problem | None, str | None]:
+def load() -> tuple[SourceData | None, Problem | None, str | None]:
     """The data, the fitted problem and the library's message for whatever failed, with progress."""
     with st.status("Loading the data and fitting θ(Pₙ)…", expanded=False) as status:
         try:
@@ -372,9 +403,14 @@ def response_table(y: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame([stats], index=["y"])
 
 
-def summary(data: Dataset, problem: Problem | None) -> None:
+def summary(data: SourceData, problem: Problem | None) -> None:
     st.markdown(tagged("#### Summary"))
     items = [("n", f"{data.n:,}", "Rows of the data set"), ("d", str(data.d), "Feature columns")]
+    if isinstance(data, FolderData):  # nothing here may read every row again: the fit's pass counted these
+        metric_row([*items, projected(problem, data.n)])
+        st.caption("Features: " + ", ".join(data.feature_names))
+        st.info(FOLDER_ROWS, icon=":material/folder:")
+        return
     if loaded.loss_name() == "logistic":
         items.append(("Share of y = +1", percent(float(np.mean(data.y == 1))),
                       "Label balance: the share of positive labels"))
@@ -426,8 +462,9 @@ def main() -> None:
         return
     if data is not None:
         summary(data, problem)
-        preview(data)
-        histograms(data)
+        if isinstance(data, Dataset):
+            preview(data)
+            histograms(data)
 
 
 main()

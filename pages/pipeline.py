@@ -18,7 +18,7 @@ from collections.abc import Callable
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from core.data import Dataset
+from core.data.folder import SourceData
 from core.errors import InputError, PspError
 from core.mechanisms.pipeline import PrivateRun, Problem
 from core.plan import preview
@@ -49,7 +49,7 @@ def private_cards(run: PrivateRun, b: Budget, name: str, problem: Problem, publi
     release_cards.budget_card(b, run.lambda_max is not None, run.release)
 
 
-def teaching(problem: Problem, data: Dataset, b: Budget, top: DeltaGenerator) -> None:
+def teaching(problem: Problem, data: SourceData, b: Budget, top: DeltaGenerator) -> None:
     """The summary and the downloads in top (above the fit), stages 1-4 and the budget here (below it)."""
     try:
         rec = release.teaching(problem, b)
@@ -328,7 +328,7 @@ def main() -> None:
     table_section(problem)
 
 
-def fit_card(problem: Problem, data: Dataset) -> None:
+def fit_card(problem: Problem, data: SourceData) -> None:
     """Stage 0 between the budget and the private stages, outside their fragment: a budget change leaves it as is."""
     try:
         u, _ = release.target(problem)
@@ -338,7 +338,7 @@ def fit_card(problem: Problem, data: Dataset) -> None:
 
 
 @session.fragment
-def private_section(problem: Problem, data: Dataset, top: DeltaGenerator) -> None:
+def private_section(problem: Problem, data: SourceData, top: DeltaGenerator) -> None:
     """The budget and the summary (in top, above the fit), the private stages (below it) and the sidebar's budget
     line: a fragment, so an ε or δ change reruns only these; the fit and the data are unchanged by it."""
     with top:

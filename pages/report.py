@@ -143,7 +143,7 @@ def certificates_words(kept: str | None) -> str:
 def kept_entry() -> LedgerEntry | None:
     """The newest charged release on the loaded data's people whose private report the ledger kept; None without."""
     try:
-        return release.ledger().latest_report(loaded.data_spec().population())
+        return release.ledger().latest_report(loaded.people())
     except PspError:  # no data, or an unusable ledger: there is nothing to read back
         return None
 
@@ -152,7 +152,7 @@ def ledger_history() -> None:
     """Without a publication on the loaded data's people: what the durable ledger holds on them (certificates bought,
     failed releases), for whoever may spend; a reader's lists publications only, so none here."""
     try:
-        account = ledger_account(loaded.data_spec().population())
+        account = ledger_account(loaded.people())
     except PspError:  # no data, or an unusable ledger: there is nothing to show
         return
     if account["history"]:

@@ -444,15 +444,19 @@ def test_app_messages_name_the_control_not_the_flag(tmp_path):
     assert "(“Draw with replacement” on the Data page)" in error.value and "--with-replacement" not in error.value
 
 
-def test_every_setting_a_message_names_has_a_control(tmp_path):
+def test_every_setting_a_message_names_has_a_control(tmp_path, monkeypatch):
     """core.errors.SETTINGS are named by ui.labels; the Data page's labels are its widgets' labels (the census
-    source's in a folder without the state's file, where the SYNTHETIC sample is offered)."""
+    source's in a folder without the state's file, where the SYNTHETIC sample is offered; a curator's folder's)."""
+    from core.data.synthetic import write_folder
     from core.errors import SETTINGS
     from ui.labels import LABELS
 
     assert set(LABELS) == set(SETTINGS)
     at = open_data_page(source="acs", acs_root=str(tmp_path))
     on_page = {w.label for w in (*at.text_input, *at.number_input, *at.checkbox, *at.radio)}
+    write_folder(str(tmp_path / "rows"), 2_000, 2, seed=0)
+    monkeypatch.setenv("PSP_FOLDERS", f"rows={tmp_path / 'rows'}")
+    on_page |= {w.label for w in open_data_page(source="folder").selectbox}
     at = open_data_page(source="upload")
     on_page |= {w.label for w in (*at.radio, *at.file_uploader)}
     at.file_uploader(key="upload_file").set_value(("mine.csv", plain_csv(), "text/csv")).run()

@@ -14,6 +14,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from core.data import Dataset
+from core.data.folder import SourceData
 from core.errors import PspError
 from core.estimator.geometry import Geometry
 from core.mechanisms.certificates import RecursiveBound
@@ -80,7 +81,7 @@ FALLBACK_NOTE = ("; the fallback, which is on, releases objective perturbation's
                  "these data as projected")
 
 
-def stage0_card(problem: Problem, data: Dataset, j: int | None) -> None:
+def stage0_card(problem: Problem, data: SourceData, j: int | None) -> None:
     """The fit θ(Pₙ), not private: teaching mode only."""
     f, g = problem.fit, problem.geometry
     with st.container(border=True):
@@ -90,7 +91,8 @@ def stage0_card(problem: Problem, data: Dataset, j: int | None) -> None:
             "the data without privacy, for teaching only, and cached until the data or model settings change."
         )
         if not f.has_minimiser:
-            why = fit_diagnosis(problem, projection(data.X, problem))
+            why = (fit_diagnosis(problem, projection(data.X, problem)) if isinstance(data, Dataset) else
+                   "a diagnosis reads every row in memory, and a curator's folder is read in blocks")
             then = FALLBACK_NOTE if loaded.fallback() else ""
             st.warning(f"No certified minimiser ({f.status.replace('_', ' ')}), a non-private diagnosis: "
                        f"{why}. The private stages take λ_min = 0, so Algorithm 5 releases nothing (⊥) through the "

@@ -32,6 +32,7 @@ LABELS: dict[str, tuple[str, str]] = {
     "fallback": ("When the stability test (14) fails", "Pipeline"),
     "response": ("Label column", "Data"),
     "formula": ("Formula", "Data"),
+    "folder": ("Folder", "Data"),
     "coordinate": ("Coordinate j", "Pipeline"),
     "coverage": ("The table's intervals", "Pipeline"),
 }

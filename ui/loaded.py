@@ -21,25 +21,28 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from core.data import Dataset
+from core.data.folder import BLOCK_ROWS, FolderData, Part, SourceData, open_folder
 from core.data.formula import Codebook
 from core.data.spec import (
     AcsSpec,
     CsvSpec,
     DataSpec,
+    FolderSpec,
     PumsSpec,
     SyntheticCensusSpec,
     SyntheticSpec,
+    data_loss,
     file_spec,
-    infer_loss,
 )
 from core.errors import DataError, InputError, PspError
 from core.estimator.model import ModelSpec
 from core.estimator.problem import Problem
 from core.mechanisms.fallback import falls_back
 from core.mechanisms.pipeline import prepare_spec
+from core.privacy.population import Population
 from ui import keys
 from ui.labels import control
-from ui.params import AUTO_LOSS, get, locked
+from ui.params import AUTO_LOSS, deployment_folders, deployment_scheduler, get, locked
 
 WRITES_REFUSED = ("Only a signed-in analyst or the data's curator can write files on this server (make a SYNTHETIC "
                   "census sample, download census files, run an experiment's preset); sign in with the sidebar's "
@@ -88,6 +91,8 @@ def data_spec() -> DataSpec:
         root = None if locked() else get("acs_root") or None
         return AcsSpec(get("states"), get("year"), get("horizon"), root, get("acs_n"), get("sample_seed"),
                        get("download"), get("with_replacement"), get("encoding"))
+    if source == "folder":
+        return folder_spec()
     upload = keys.UPLOAD.get()
     if upload is None:
         raise DataError("no file uploaded yet: choose a data file on the Data page")
@@ -101,6 +106,18 @@ def data_spec() -> DataSpec:
                              "under “Codebook (CSV)”, or clear {formula}", "formula")
         return replace(upload.spec, response="y", formula=formula, codebook=Codebook.from_csv(book[1], book[0]))
     return replace(upload.spec, encoding=get("encoding"))
+
+
+def folder_spec() -> FolderSpec:
+    """The curator's folder the settings name, by the name the deployment gives it (a link never names a location),
+    read on the deployment's scheduler."""
+    folders = deployment_folders()
+    if not folders:
+        raise DataError("this server offers no curator's folder: choose another source on the Data page")
+    name = get("folder") or next(iter(folders))
+    if name not in folders:
+        raise InputError("choose one of this server's folders with {folder}", "folder")
+    return FolderSpec(folders[name], get("response"), None, BLOCK_ROWS, deployment_scheduler(), name)
 
 
 def loss_name() -> str:
@@ -118,7 +135,7 @@ def loss_and_notice() -> tuple[str, str | None]:
             return spec.fixed_loss, None
         if chosen != AUTO_LOSS:
             return chosen, None
-        return infer_loss(spec, dataset().y, None, control)
+        return data_loss(spec, dataset(), None, control)
     except PspError:  # no file, or one that cannot be read: loading it says why
         return ("logistic" if chosen == AUTO_LOSS else chosen), None
 
@@ -148,9 +165,10 @@ def _session_cached(key: tuple, make: Callable[[], Any]) -> Any:
     return kept[key]
 
 
-def dataset() -> Dataset:
+def dataset() -> SourceData:
     """The loaded data set (cached on its spec); raises InputError with the library's message. Files are written or
-    fetched only for a browser the rule lets (write_refusal)."""
+    fetched only for a browser the rule lets (write_refusal). A curator's folder is opened, not loaded: its files
+    are read again, with its fit, when one has changed since."""
     spec = data_spec()
     upload = keys.UPLOAD.get()
     if upload is not None and isinstance(spec, CsvSpec | PumsSpec) and spec.digest == upload.spec.digest:
@@ -158,9 +176,39 @@ def dataset() -> Dataset:
     check_writes(spec)
     try:
         fetch_files(spec)
-        return _load(spec)
+        data = _load(spec)
+        if isinstance(data, FolderData) and not data.folder.unchanged():
+            _load.clear()
+            _prepare.clear()
+            data = _load(spec)
+        return data
     except OSError as exc:  # a file system's error, in words (ui.labels.message keeps a server path off the page)
         raise DataError(f"the data could not be read: {exc}") from None
+
+
+@st.cache_resource(max_entries=8, ttl=300, show_spinner=False)
+def _columns(root: str) -> tuple[str, ...]:
+    folder = open_folder(root, None)
+    return (*folder.features, folder.response)
+
+
+def folder_columns() -> list[str]:
+    """The columns of the curator's folder the settings name, for choosing its label (read again after 5 minutes)."""
+    return list(_columns(folder_spec().root))
+
+
+@st.cache_resource(max_entries=3, show_spinner="Keying the folder's rows, whose budget a release spends (once for "
+                   "these files)…")
+def _people(spec: FolderSpec, parts: tuple[Part, ...]) -> Population:
+    return spec.population()
+
+
+def people() -> Population:
+    """Whose budget a release from the settings' data spends (core.data.spec: `population()`); a curator's folder's
+    key, formed by reading every row twice, is kept per server for these files."""
+    spec = data_spec()
+    data = dataset() if isinstance(spec, FolderSpec) else None
+    return _people(spec, data.folder.parts) if isinstance(data, FolderData) else spec.population()
 
 
 def write_refusal() -> str | None:

@@ -23,6 +23,8 @@ import streamlit as st
 from streamlit.errors import StreamlitSecretNotFoundError, StreamlitWidgetAlreadyInstantiatedError
 
 from core.data.encoding import DEFAULT_ENCODING, ENCODINGS
+from core.data.passes import check_scheduler
+from core.data.spec import curated_folders
 from core.data.synthetic import MAX_CELLS, check_size
 from core.errors import DataError
 from core.estimator.geometry import MAX_RADIUS, MIN_RADIUS
@@ -42,6 +44,7 @@ SOURCES = {
     "synthetic_logistic": "Synthetic logistic regression",
     "acs": "ACS income (census files)",
     "upload": "Upload a data file",
+    "folder": "A curator's folder (read in blocks)",  # offered only where the deployment names folders
 }
 MODES = {"teaching": "Teaching", "publish": "Publish"}
 CENSUS_SAMPLE = "ACS income (a SYNTHETIC census sample: no real person)"  # the census source reading made-up records
@@ -117,6 +120,7 @@ PARAMS: dict[str, Param] = {
     "upload_loss": Param(AUTO_LOSS, str, (AUTO_LOSS, "robust", "logistic")),  # auto: from the label (infer_loss)
     "response": Param("y", str),  # an uploaded CSV's label or response column
     "formula": Param("", str),  # an upload's model, y ~ age + C(region) (core.data.formula), with its codebook
+    "folder": Param("", str),  # a curator's folder by the name the deployment gives it, never a location
     # model
     "lam_reg": Param(0.0, float, bounds=_range("lam_reg")),
     "domain": Param("cube", str, ("cube", "ball")),
@@ -300,6 +304,37 @@ def deployment_caps() -> tuple[float, float]:
     """The default cap a new ledger file starts with: core.privacy.charge.default_cap over PSP_CAP_EPSILON,
     PSP_CAP_DELTA or the secrets of the same names, as the command line reads them."""
     return default_cap(lambda name: _deployment(name, None))
+
+
+def deployment_folders() -> dict[str, str]:
+    """The folders the deployment offers by name: core.data.spec.curated_folders over PSP_FOLDERS or the secret
+    folders."""
+    return curated_folders(_deployment("folders", None))
+
+
+def deployment_scheduler() -> str | None:
+    """The dask.distributed scheduler a folder's passes run on (PSP_SCHEDULER or the secret scheduler; None: this
+    server's cores), checked by core.estimator.blocks.check_scheduler."""
+    raw = _deployment("scheduler", None)
+    return check_scheduler(raw or None, "the deployment setting scheduler (PSP_SCHEDULER)")
+
+
+def sources() -> tuple[str, ...]:
+    """The sources this deployment offers: a curator's folder only where it names one."""
+    return tuple(s for s in SOURCES if s != "folder" or deployment_folders())
+
+
+def check_folder() -> None:
+    """A new session's link naming a curator's folder this deployment does not offer (or the folder source where it
+    offers none) is replaced, with the same notice as any other unusable value: a link never names a location."""
+    folders = deployment_folders()
+    name = get("folder")
+    if name and name not in folders:
+        st.session_state["folder"] = ""
+        _ignored("folder", name, "not a folder this server offers")
+    if get("source") == "folder" and not folders:
+        st.session_state["source"] = PARAMS["source"].default
+        _ignored("source", "folder", "this server offers no curator's folder")
 
 
 def trusted_proxies() -> tuple:

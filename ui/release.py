@@ -42,7 +42,7 @@ from core.privacy.ledger import Certification, Ledger, LedgerEntry
 from core.privacy.ledger_store import default_ledger_path
 from ui import keys
 from ui.format import num
-from ui.loaded import data_spec, dataset, fallback, model_spec
+from ui.loaded import data_spec, dataset, fallback, model_spec, people
 from ui.params import deployment_caps, get, is_publish
 
 # ------------------------------------------------------------------ the ledger
@@ -62,18 +62,18 @@ def ledger() -> Ledger:
 
 def caps() -> tuple[float, float]:
     """The cap on the people of the loaded data."""
-    return ledger().cap(data_spec().population())
+    return ledger().cap(people())
 
 
 def spent() -> tuple[float, float]:
     """(epsilon, delta) already spent on the people of the loaded data, by basic sequential composition."""
-    return ledger().spent(data_spec().population())
+    return ledger().spent(people())
 
 
 def remaining(spender: Spender = CURATOR) -> tuple[float, float]:
     """What a draw on the people of the loaded data by spender may still cost (core.privacy.ledger: state by state,
     and within an analyst's share), each at least 0."""
-    return ledger().remaining(data_spec().population(), spender)
+    return ledger().remaining(people(), spender)
 
 
 def cost(budget: Budget, phase: str = "whole") -> tuple[float, float]:
@@ -85,7 +85,7 @@ def cost(budget: Budget, phase: str = "whole") -> tuple[float, float]:
 def refuse_reason(budget: Budget, phase: str, spender: Spender) -> str | None:
     """Why a release of this budget (or one phase of it) by spender would pass the cap on these people or the
     spender's share, or None if it fits."""
-    return ledger().refusal(data_spec().population(), *cost(budget, phase), spender)
+    return ledger().refusal(people(), *cost(budget, phase), spender)
 
 
 def refusal_notice(budget: Budget, who: Spender, phase: str = "whole") -> str | None:
@@ -126,7 +126,7 @@ def worst_case_notice(problem: Problem, budget: Budget) -> str | None:
 def latest_paid_for() -> LedgerEntry | None:
     """The newest charged release on the people of the loaded data, read back from the ledger (another session's, or
     this browser's before a reload), or None."""
-    return ledger().latest_report(data_spec().population())
+    return ledger().latest_report(people())
 
 
 # ------------------------------------------------------------------ the plan the settings name
@@ -223,7 +223,7 @@ def certification(problem: Problem, budget: Budget) -> Waiting | None:
 
 def other_certifications() -> tuple[Certification, ...]:
     """Every open certification on the people of the loaded data (those of other plans too)."""
-    return ledger().open_certifications(data_spec().population())
+    return ledger().open_certifications(people())
 
 
 def close_certification(uid: str) -> None:

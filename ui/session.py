@@ -30,6 +30,7 @@ def ensure() -> None:
     if not params.fill():
         return
     params.check_together()  # a new session's link: n and d each in range, but not together
+    params.check_folder()
     if "domain" not in st.query_params:
         loaded.follow_the_data()
 
