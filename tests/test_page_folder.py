@@ -11,7 +11,10 @@ from apptest import new_app
 from streamlit.testing.v1 import AppTest
 
 from core.data.synthetic import write_folder
+from core.privacy.charge import default_cap, open_charged
 from core.privacy.ledger_store import open_ledger
+from ui import loaded
+from ui.loaded import WRITES_REFUSED
 from ui.params import SOURCES
 
 N = 30_000
@@ -109,6 +112,22 @@ def test_publish_mode_charges_the_folders_people_and_a_changed_file_is_read_agai
     at.button(key="release").click().run()
     assert not at.exception and not at.error
     assert len(open_ledger().publications()) == 2  # other rows: a budget of their own, not refused past the cap
+
+
+def test_on_a_publish_only_server_a_reader_never_keys_the_folder_and_an_analyst_does_once(folder, monkeypatch):
+    """Keying a folder's people writes scratch files on the server: a reader's link does not start it (the sidebar
+    says who may); a signed-in analyst's page does, and from then on every browser reads the ledger of those people."""
+    monkeypatch.setenv("PSP_PUBLISH_ONLY", "1")
+    loaded._KEYED.clear()
+    reader = new_app(120, {"source": "folder"})
+    reader.run()  # the Start page, whose sidebar shows the people's ledger
+    assert not reader.exception and not loaded._KEYED
+    assert f"**Ledger** · {WRITES_REFUSED}" in [m.value for m in reader.sidebar.markdown]
+    open_charged(None, default_cap()).add_analyst("ana", (100.0, 1e-3))
+    analyst = app("pipeline", {"source": "folder"}, analyst="ana")
+    assert not analyst.exception and not analyst.error and len(loaded._KEYED) == 1
+    reader.run()
+    assert "**Ledger** · spent ε = 0, δ = 0 on these people" in [m.value for m in reader.sidebar.markdown]
 
 
 def test_a_deployment_scheduler_that_is_no_address_is_one_sentence_naming_the_setting(folder, monkeypatch):

@@ -13,6 +13,7 @@ a server path.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -45,8 +46,8 @@ from ui.labels import control
 from ui.params import AUTO_LOSS, deployment_folders, deployment_scheduler, get, locked
 
 WRITES_REFUSED = ("Only a signed-in analyst or the data's curator can write files on this server (make a SYNTHETIC "
-                  "census sample, download census files, run an experiment's preset); sign in with the sidebar's "
-                  "Analyst access key, or ask the curator.")
+                  "census sample, download census files, run an experiment's preset, key a curator's folder's "
+                  "people); sign in with the sidebar's Analyst access key, or ask the curator.")
 
 
 @dataclass(frozen=True)
@@ -197,18 +198,28 @@ def folder_columns() -> list[str]:
     return list(_columns(folder_spec().root))
 
 
-@st.cache_resource(max_entries=3, show_spinner="Keying the folder's rows, whose budget a release spends (once for "
-                   "these files)…")
-def _people(spec: FolderSpec, parts: tuple[Part, ...]) -> Population:
-    return spec.population()
+_KEYED: dict[tuple[FolderSpec, tuple[Part, ...]], Population] = {}  # per server: a folder's people, by its files
+_KEYING = threading.Lock()
 
 
 def people() -> Population:
-    """Whose budget a release from the settings' data spends (core.data.spec: `population()`); a curator's folder's
-    key, formed by reading every row twice, is kept per server for these files."""
+    """Whose budget a release from the settings' data spends (core.data.spec: `population()`). A curator's folder's key
+    is formed by reading every row twice through scratch files on this server, so only a browser the write rule lets
+    (write_refusal) forms it; once formed it is kept per server for these files, for every browser."""
     spec = data_spec()
     data = dataset() if isinstance(spec, FolderSpec) else None
-    return _people(spec, data.folder.parts) if isinstance(data, FolderData) else spec.population()
+    if not isinstance(data, FolderData):
+        return spec.population()
+    files = (spec, data.folder.parts)
+    if files not in _KEYED:
+        why = write_refusal()
+        if why is not None:
+            raise DataError(why)
+        with _KEYING, st.spinner("Keying the folder's rows, whose budget a release spends (once for these files)…"):
+            if files not in _KEYED:
+                _KEYED.clear()  # one folder's key at a time: another's, or older files', is formed again if asked
+                _KEYED[files] = spec.population()
+    return _KEYED[files]
 
 
 def write_refusal() -> str | None:
