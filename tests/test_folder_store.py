@@ -158,7 +158,8 @@ def test_a_missing_prefix_or_bucket_and_an_address_pyarrow_cannot_open_are_one_s
                            (_address(endpoint, "no-such-bucket"), "s3://no-such-bucket/rows")):
         with pytest.raises(DataError) as e:
             open_folder(address)
-        assert _one_sentence(e, "?", endpoint).startswith(f"no Parquet (*.parquet) or CSV (*.csv) files in {where};")
+        assert _one_sentence(e, "?", endpoint).startswith(
+            f"no Parquet or CSV files (names ending .parquet or .csv) in {where};")
     for address in ("nosuch://host/rows?token=abc", f"s3://{bucket}/rows?endpoint_override={endpoint}&token=abc",
                     "s3:///rows?endpoint_override=x"):
         with pytest.raises(DataError) as e:

@@ -82,8 +82,8 @@ def test_a_folder_that_cannot_be_read_is_one_sentence_naming_no_location(folder)
     at = app("data", {"source": "folder", "folder": "other"})
     assert not at.exception
     (error,) = at.error
-    assert error.value.startswith("No Parquet (*.parquet) or CSV (*.csv) files in the curator's folder other; check "
-                                  "“Folder” on the Data page")
+    assert error.value.startswith("No Parquet or CSV files (names ending .parquet or .csv) in the curator's folder "
+                                  "other; check “Folder” on the Data page")
     assert "nowhere" not in error.value and "secret-location" not in error.value
 
 

@@ -254,7 +254,8 @@ def _listing(filesystem: FileSystem, base: str, shown: str) -> list[FileInfo]:
     if all(kinds):
         raise DataError(f"{shown} holds both Parquet and CSV files; keep the files of one data set, of one kind")
     if not (paths := kinds[0] or kinds[1]):
-        raise DataError(f"no Parquet (*.parquet) or CSV (*.csv) files in {shown}; check {{folder}}", "folder")
+        raise DataError(f"no Parquet or CSV files (names ending .parquet or .csv) in {shown}; check {{folder}}",
+                        "folder")
     return _info(filesystem, paths, shown)
 
 
