@@ -55,6 +55,7 @@ def test_the_key_is_content_keys_for_any_files_and_any_chunk(tmp_path, seed):
         _write(table, root, int(rng.integers(1, 4)), rng, csv=trial % 5 == 4)
         want = content_key(table)
         assert all(folder_key(root, chunk) == want for chunk in (1, 3, 64)), (seed, trial, n, d)
+        assert folder_key(root, 3, jobs=3) == want  # the columns ranked side by side, as from PARALLEL_ROWS rows
 
 
 def test_a_turn_decided_by_the_exact_sums_and_a_fold_match_content_key(tmp_path):

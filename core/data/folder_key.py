@@ -33,6 +33,8 @@ from core.errors import DataError
 from core.privacy.population import exact_dot, first_differs
 
 CHUNK = 2**19  # rows per sorted run and per merged piece: a few of them in memory at once
+PARALLEL_ROWS = 2**20  # from here the columns are ranked side by side
+MAX_JOBS = 4  # columns ranked at once: each adds about 0.1 GB at the default chunk
 
 Ints = NDArray[np.int64]
 
@@ -78,17 +80,22 @@ class _Face:
             yield out
 
 
-def folder_key(root: str | os.PathLike, chunk: int = CHUNK) -> str:
+def folder_key(root: str | os.PathLike, chunk: int = CHUNK, jobs: int | None = None) -> str:
     """content_key of every column of every row of the folder at root (core.data.folder: its features, response and
-    any other column alike), formed with `chunk` rows in memory at a time."""
-    return key_of(open_folder(root, None), chunk)
+    any other column alike), formed with `chunk` rows in memory at a time (in each of `jobs` processes)."""
+    return key_of(open_folder(root, None), chunk, jobs)
 
 
-def key_of(folder: Folder, chunk: int = CHUNK) -> str:
-    """folder_key of the files as `folder` opened them (each read checks that a file is still as it was)."""
+def key_of(folder: Folder, chunk: int = CHUNK, jobs: int | None = None) -> str:
+    """folder_key of the files as `folder` opened them (each read checks that a file is still as it was). The
+    columns' ranks, most of the work, are Dask tasks, a column each, on `jobs` threads of this machine (its scratch
+    folder is theirs; reading and sorting release the GIL): by default one per core, at most MAX_JOBS (each holds
+    its own chunks), from PARALLEL_ROWS rows."""
     names = (*folder.features, folder.response)
+    if jobs is None:
+        jobs = min(os.cpu_count() or 1, MAX_JOBS) if folder.n >= PARALLEL_ROWS else 1
     with tempfile.TemporaryDirectory(prefix="psp-key-") as scratch:
-        ranked = [_rank(folder, name, f"{scratch}/{j}", chunk) for j, name in enumerate(names)]
+        ranked = _ranks(folder, names, scratch, chunk, jobs)
         faces = _faces(ranked, folder.n, chunk)
         kinds = [functools.partial(_kind, face, chunk) for face in faces]
         # Kinds are read once for a digest, so that equal ones (every column of distinct values has the same counts)
@@ -109,6 +116,19 @@ def key_of(folder: Folder, chunk: int = CHUNK) -> str:
 
 
 # --- one column's dense ranks --------------------------------------------------------------------------------------
+
+
+def _ranks(folder: Folder, names: tuple[str, ...], scratch: str, chunk: int, jobs: int) -> list[_Ranked]:
+    """Every column's _rank, in order: one after another, or as Dask tasks on `jobs` threads (each column's files are
+    its own, so the tasks share nothing but the scratch folder)."""
+    stems = [f"{scratch}/{j}" for j in range(len(names))]
+    if jobs <= 1 or len(names) == 1:
+        return [_rank(folder, name, stem, chunk) for name, stem in zip(names, stems, strict=True)]
+    import dask
+
+    rank = dask.delayed(_rank, pure=False)
+    tasks = [rank(folder, name, stem, chunk) for name, stem in zip(names, stems, strict=True)]
+    return list(dask.compute(*tasks, scheduler="threads", num_workers=jobs))
 
 
 def _rank(folder: Folder, name: str, stem: str, chunk: int) -> _Ranked:
