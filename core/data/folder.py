@@ -82,8 +82,22 @@ class Folder:
             return False
 
 
+class OnFolder:
+    """The shape of whatever stands for a folder's rows: n, its files' rows, and d, its features."""
+
+    folder: Folder
+
+    @property
+    def n(self) -> int:
+        return self.folder.n
+
+    @property
+    def d(self) -> int:
+        return len(self.folder.features)
+
+
 @dataclass(frozen=True)
-class FolderData:
+class FolderData(OnFolder):
     """A data set read in blocks, shaped as core.data.dataset.Dataset where the two meet — n, d, feature names,
     source, unit — but holding its files, never its rows: what needs every row in memory refuses it. labels are the
     response's distinct values, at most three: enough to choose and check the loss (core.data.passes)."""
@@ -93,14 +107,6 @@ class FolderData:
     labels: Array = field(repr=False, metadata=NOT_PRIVATE)
     privacy_unit: PrivacyUnit = PrivacyUnit("row", 1)
     theta_star: None = None
-
-    @property
-    def n(self) -> int:
-        return self.folder.n
-
-    @property
-    def d(self) -> int:
-        return len(self.folder.features)
 
     @property
     def feature_names(self) -> tuple[str, ...]:

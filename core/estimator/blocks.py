@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from core.data.dataset import check_more_rows
-from core.data.folder import Folder
+from core.data.folder import Folder, OnFolder
 from core.data.passes import binary_labels, block_ranges, map_blocks, response_values
 from core.errors import InputError
 from core.estimator.fit import fit_rows
@@ -59,21 +59,13 @@ def _prepared(prepare: Preparation, task: Callable[[Array, Array], T], X: Array,
 
 
 @dataclass(frozen=True, eq=False)
-class BlockRows:
+class BlockRows(OnFolder):
     """Rows read in blocks (core.estimator.rows.Rows): `block_rows` rows each, the last block the rest."""
 
     folder: Folder = field(metadata=NOT_PRIVATE)
     block_rows: int
     prepare: Preparation | None = None
     scheduler: str | None = None
-
-    @property
-    def n(self) -> int:
-        return self.folder.n
-
-    @property
-    def d(self) -> int:
-        return len(self.folder.features)
 
     def ranges(self) -> list[tuple[int, int]]:
         return block_ranges(self.n, self.block_rows)
