@@ -42,6 +42,7 @@ class Part:
     size: int
     changed: int
     store: str = field(default="", repr=False)  # the address as given, options and all: never shown
+    tag: str = ""  # an object's ETag: a store keeps times of change to the second, a rewrite changes its tag
 
 
 @dataclass(frozen=True)
@@ -142,8 +143,16 @@ def _read_part(part: Part, start: int, stop: int, columns: tuple[str, ...]) -> A
 
 
 def _unchanged(part: Part) -> bool:
-    info = _filesystem(part.store).get_file_info(part.path)
-    return (info.size, info.mtime_ns) == (part.size, part.changed)
+    filesystem = _filesystem(part.store)
+    info = filesystem.get_file_info(part.path)
+    same = (info.size, info.mtime_ns) == (part.size, part.changed)
+    return same and (not part.store or _tag(filesystem, part.path) == part.tag)
+
+
+def _tag(filesystem: FileSystem, path: str) -> str:
+    """An object's ETag, from one request for its headers ("" where the store gives none)."""
+    with filesystem.open_input_file(path) as f:
+        return (f.metadata().get("ETag") or b"").decode()
 
 
 def _changed(name: str, e: Exception) -> DataError:
@@ -311,7 +320,8 @@ def open_folder(root: str | os.PathLike, response: str | None = "y", features: t
             if column not in types or types[column] != first[column]:
                 raise DataError(f"the files of {shown} disagree: {info.base_name} lacks column {column} or gives it "
                                 f"another type than {infos[0].base_name}; write every file with the same columns")
-        parts.append(Part(info.path, rows, info.size, info.mtime_ns, store))
+        tag = _tag(filesystem, info.path) if store else ""
+        parts.append(Part(info.path, rows, info.size, info.mtime_ns, store, tag))
     read = Folder(base if not store else shown, tuple(parts), tuple(features), response)
     check_more_rows(read.n, len(read.features))
     return read
