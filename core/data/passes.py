@@ -56,7 +56,9 @@ def map_blocks(folder: Folder, ranges: list[tuple[int, int]], scheduler: str | N
         raise
     except (Exception, asyncio.CancelledError) as e:  # a scheduler or worker lost during the pass
         raise DataError(f"the Dask cluster at {scheduler} failed during a pass ({type(e).__name__}); nothing "
-                        "was released: check its workers, or drop --scheduler to run on this machine") from None
+                        "was released: check that its scheduler and workers run and import this project (start them "
+                        "from its folder, or with it on PYTHONPATH), or drop --scheduler (PSP_SCHEDULER in the app) "
+                        "to run on this machine") from None
 
 
 _CLIENTS: dict[str, object] = {}
