@@ -37,7 +37,7 @@ import numpy as np
 from core.data.csvfile import canonical, table_dataset
 from core.data.dataset import Dataset
 from core.data.encoding import ENCODING_WORDS, LIBRARY_ENCODING, RADII, check_encoding, encode, feature_names
-from core.data.folder import BLOCK_ROWS, Folder, FolderData, Part, open_folder, shown_root
+from core.data.folder import BLOCK_ROWS, Folder, FolderData, Part, SourceData, open_folder, shown_root
 from core.data.folder_key import key_of
 from core.data.formats import CSV, format_of, read_dataset, read_table
 from core.data.formula import Codebook, apply_formula, model_of
@@ -537,8 +537,8 @@ def curated_folders(setting: object) -> dict[str, str]:
 
 @lru_cache(maxsize=4)
 def _folder_key(folder: Folder) -> str:
-    """A folder's key, formed once per process for the same files (path, rows, size, time of change): forming it
-    reads every row twice, and the app asks for a spec's people on every page."""
+    """A folder's key, formed once per process for the same files (path, rows, size, time of change, tag): forming
+    it reads every row twice, and a release asks for its people again when it charges them."""
     return key_of(folder)
 
 
@@ -605,7 +605,7 @@ def model_loss(spec: DataSpec, chosen: str | None, default: str = "robust") -> s
     return fixed
 
 
-def data_loss(spec: DataSpec, data: Dataset | FolderData, chosen: str | None,
+def data_loss(spec: DataSpec, data: SourceData, chosen: str | None,
               name: Callable[[str], str] = flag) -> tuple[str, str | None]:
     """infer_loss on the data's labels; a folder's (at most three distinct values) refuse a logistic choice over more
     than two values without claiming how many."""
