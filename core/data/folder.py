@@ -44,6 +44,11 @@ class Part:
     store: str = field(default="", repr=False)  # the address as given, options and all: never shown
     tag: str = ""  # an object's ETag: a store keeps times of change to the second, a rewrite changes its tag
 
+    @property
+    def name(self) -> str:
+        """The file's name, for messages: pyarrow's paths are separated by "/" on every system."""
+        return self.path.rpartition("/")[2]
+
 
 @dataclass(frozen=True)
 class Folder:
@@ -75,10 +80,10 @@ class Folder:
         return np.concatenate(pieces) if len(pieces) > 1 else pieces[0]
 
     def unchanged(self) -> bool:
-        """Whether every file still has the size and time of change it had when the folder was opened (what each read
-        checks again), from one listing of each file: a cached folder is opened again when not."""
+        """Whether every file still has the size, time of change (and an object its tag) it had when the folder was
+        opened, as each read checks again: a cached folder is opened again when not."""
         try:
-            return all(_unchanged(part) for part in self.parts)
+            return all(_unchanged(part, _filesystem(part.store)) for part in self.parts)
         except OSError:
             return False
 
@@ -121,9 +126,9 @@ def _read_part(part: Part, start: int, stop: int, columns: tuple[str, ...]) -> A
     """Rows [start, stop) of one file, the given columns side by side; DataError if the file changed or vanished."""
     import pyarrow as pa
 
-    name, text, filesystem = _name(part.path), part.path.endswith(".csv"), _filesystem(part.store)
+    name, text, filesystem = part.name, part.path.endswith(".csv"), _filesystem(part.store)
     try:
-        if not _unchanged(part):
+        if not _unchanged(part, filesystem):
             raise FileNotFoundError
         table = (_csv_rows if text else _parquet_rows)(filesystem, part.path, start, stop, columns)
     except pa.ArrowInvalid as e:
@@ -142,8 +147,7 @@ def _read_part(part: Part, start: int, stop: int, columns: tuple[str, ...]) -> A
     return out
 
 
-def _unchanged(part: Part) -> bool:
-    filesystem = _filesystem(part.store)
+def _unchanged(part: Part, filesystem: FileSystem) -> bool:
     info = filesystem.get_file_info(part.path)
     same = (info.size, info.mtime_ns) == (part.size, part.changed)
     return same and (not part.store or _tag(filesystem, part.path) == part.tag)
@@ -208,10 +212,6 @@ def _csv_column(filesystem: FileSystem, path: str, error: str) -> str:
     except (OSError, UnicodeDecodeError, csv.Error):
         return "a column"
     return names[int(found.group(1))] if found and int(found.group(1)) < len(names) else "a column"
-
-
-def _name(path: str) -> str:
-    return path.rpartition("/")[2]  # pyarrow's paths are separated by "/" on every system
 
 
 @functools.lru_cache(maxsize=16)
@@ -302,7 +302,7 @@ def open_folder(root: str | os.PathLike, response: str | None = "y", features: t
     infos = _listing(filesystem, base, shown)
     parts, first = [], None
     for info in infos:
-        names, types, rows = _describe(filesystem, info.path, shown)
+        names, types, rows = _describe(filesystem, info, shown)
         twice = next((c for c in names if names.count(c) > 1), None)
         if twice is not None or not names:
             raise DataError(f"{info.base_name} has no header" if not names else
@@ -322,18 +322,18 @@ def open_folder(root: str | os.PathLike, response: str | None = "y", features: t
                                 f"another type than {infos[0].base_name}; write every file with the same columns")
         tag = _tag(filesystem, info.path) if store else ""
         parts.append(Part(info.path, rows, info.size, info.mtime_ns, store, tag))
-    read = Folder(base if not store else shown, tuple(parts), tuple(features), response)
+    read = Folder(base if not store else shown_root(root), tuple(parts), tuple(features), response)
     check_more_rows(read.n, len(read.features))
     return read
 
 
-def _describe(filesystem: FileSystem, path: str, shown: str) -> tuple[list[str], dict[str, object], int]:
+def _describe(filesystem: FileSystem, info: FileInfo, shown: str) -> tuple[list[str], dict[str, object], int]:
     """A file's column names, their types (a CSV's are all numbers, checked as they are read) and its rows."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
 
-    text = path.endswith(".csv")
+    path, text = info.path, info.path.endswith(".csv")
     try:
         if text:
             names = _csv_header(filesystem, path)
@@ -347,8 +347,8 @@ def _describe(filesystem: FileSystem, path: str, shown: str) -> tuple[list[str],
             file = pq.ParquetFile(f)
             return file.schema_arrow.names, {c.name: c.type for c in file.schema_arrow}, file.metadata.num_rows
     except (OSError, UnicodeDecodeError, csv.Error, pa.ArrowException):
-        raise DataError(f"{_name(path)} in {shown} is not a readable {'CSV' if text else 'Parquet'} file; remove it "
-                        "or write it again") from None
+        raise DataError(f"{info.base_name} in {shown} is not a readable {'CSV' if text else 'Parquet'} file; remove "
+                        "it or write it again") from None
 
 
 def _check_column(types: dict[str, object], column: str, name: str) -> None:

@@ -82,7 +82,7 @@ class _Face:
 
 def folder_key(root: str | os.PathLike, chunk: int = CHUNK, jobs: int | None = None) -> str:
     """content_key of every column of every row of the folder at root (core.data.folder: its features, response and
-    any other column alike), formed with `chunk` rows in memory at a time (in each of `jobs` processes)."""
+    any other column alike), formed with `chunk` rows in memory at a time (on each of `jobs` threads, key_of)."""
     return key_of(open_folder(root, None), chunk, jobs)
 
 
@@ -182,7 +182,7 @@ def _check_finite(folder: Folder, name: str, start: int, values: NDArray[np.floa
     if bad.size:
         ends = np.cumsum([p.rows for p in folder.parts])
         part = folder.parts[int(np.searchsorted(ends, start + int(bad[0]), side="right"))]
-        raise DataError(f"column {name} of {Path(part.path).name} has a cell that is not a finite number (NaN or an "
+        raise DataError(f"column {name} of {part.name} has a cell that is not a finite number (NaN or an "
                         "infinity), so its rows have no key and no release on them can be charged; remove or fix "
                         "those rows")
 

@@ -78,7 +78,8 @@ class BlockRows(OnFolder):
 
     def blocks(self) -> Iterator[tuple[Array, Array]]:
         for a, b in self.ranges():
-            yield self._task(lambda X, y: (X, y))(*self.folder.read(a, b))
+            X, y = self.folder.read(a, b)
+            yield (X, y) if self.prepare is None else self.prepare(X, y)
 
     def arrays(self) -> None:
         return None
