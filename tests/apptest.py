@@ -2,17 +2,30 @@
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
+from streamlit.components.v2.component_manager import BidiComponentManager
 from streamlit.testing.v1 import AppTest
 
 APP = Path(__file__).resolve().parents[1] / "app.py"
+
+
+@cache
+def components() -> BidiComponentManager:
+    """The installed Streamlit components, found once: an AppTest of its own scans every installed distribution's
+    metadata on its first run (half a second here, most of a short page test), and they do not change in a session."""
+    manager = BidiComponentManager()
+    manager.discover_and_register_components(start_file_watching=False)
+    return manager
 
 
 def new_app(timeout: float = 90, query: dict[str, str] | None = None, **settings: object) -> AppTest:
     """The app, not yet run, with the link's query parameters and these session values (a page's first run then
     goes through app.py's navigation, as a browser's does). timeout bounds each run in seconds."""
     at = AppTest.from_file(str(APP), default_timeout=timeout)
+    assert at._bidi_component_manager is None  # AppTest's own scan, which components() makes once for all
+    at._bidi_component_manager = components()
     for key, value in (query or {}).items():
         at.query_params[key] = value
     for key, value in settings.items():
