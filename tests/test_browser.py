@@ -136,6 +136,7 @@ def browser(executable: str):
 def new_tab(browser):
     tab = browser.new_page(viewport={"width": 1400, "height": 1000})
     tab.set_default_timeout(RUN_TIMEOUT_MS)
+    tab.add_init_script(RUNS)  # from a page's first run on: settle then never waits for a run that has been
     return tab
 
 
@@ -149,14 +150,41 @@ def page(browser, server: str):
 # ---------------------------------------------------------------- helpers
 
 
+# Counts the app's script runs as they start (window.__pspRuns), so that settle can tell a run that came and went
+# before it looked from one that has not begun yet. Installed in a tab's every page by new_tab, in others' by settle.
+RUNS = """(() => {
+  if (window.__pspRuns !== undefined) return;
+  window.__pspRuns = 0;
+  let last = null;
+  new MutationObserver(() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const now = app && app.getAttribute('data-test-script-state');
+    if (now === 'running' && last !== 'running') window.__pspRuns++;
+    last = now;
+  }).observe(document, {subtree: true, childList: true, attributes: true,
+                        attributeFilter: ['data-test-script-state']});
+})()"""
+NEW_RUN = "window.__pspRuns > (window.__pspSettled || 0)"  # a run has started since settle last returned
+
+
 def settle(tab) -> None:
-    """Wait until the script run an action started has finished and nothing on screen is stale."""
-    try:  # the run starts a moment after the action; a fast one may come and go unseen
-        tab.locator('[data-testid="stApp"][data-test-script-state="running"]').wait_for(timeout=1500)
-    except PlaywrightTimeout:
-        pass
+    """Wait until the script run an action started has finished and nothing on screen is stale.
+
+    The run starts a moment after the action; a fast one may have come and gone before this looks, which the page's
+    count of runs shows (without it, as on a page opened before the count was installed, 1.5 s is allowed for the
+    run to begin)."""
+    started = tab.evaluate(f"window.__pspRuns === undefined ? null : {NEW_RUN}")
+    if not started:
+        try:
+            if started is None:
+                tab.locator('[data-testid="stApp"][data-test-script-state="running"]').wait_for(timeout=1500)
+            else:
+                tab.wait_for_function(NEW_RUN, timeout=1500)
+        except PlaywrightTimeout:
+            pass
     tab.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(timeout=RUN_TIMEOUT_MS)
     tab.wait_for_function("!document.querySelector('[data-stale=\"true\"]')", timeout=RUN_TIMEOUT_MS)
+    tab.evaluate(f"{RUNS}; window.__pspSettled = window.__pspRuns")
 
 
 def link_drops(tab, *parts: str) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_browser import RUN_TIMEOUT_MS, N, browser, check_clean, executable, server, settle  # noqa: F401
+from test_browser import RUN_TIMEOUT_MS, RUNS, N, browser, check_clean, executable, server, settle  # noqa: F401
 
 pytestmark = pytest.mark.browser  # a real browser: the full lane only
 
@@ -190,13 +190,13 @@ def too_precise(text: str) -> list[str]:
 
 def open_expanders(tab) -> None:
     """Open every expander, those inside opened ones too (a content drawn once opened reruns the page)."""
+    closed = tab.locator('[data-testid="stMain"] [data-testid="stExpander"] details:not([open]) > summary')
     for _ in range(4):
-        closed = tab.locator('[data-testid="stMain"] [data-testid="stExpander"] details:not([open]) > summary')
         if not closed.count():
             return
-        for summary in closed.element_handles():  # all at once: Streamlit folds the reruns they ask for into one
-            summary.click()
+        closed.evaluate_all("all => all.forEach(s => s.click())")  # at once: Streamlit folds their reruns into one
         settle(tab)
+    assert not closed.count(), f"{closed.count()} expanders still closed after four rounds of opening"
 
 
 def plain(text: str) -> str:
@@ -269,6 +269,7 @@ def walk(browser, server: str, scheme: str, sizes, present: bool) -> None:  # no
     """One walk of the module docstring: every page in `scheme` at the first of `sizes`, then at the second."""
     (width, height), second = sizes
     context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
+    context.add_init_script(RUNS)
     tab = context.new_page()
     tab.set_default_timeout(RUN_TIMEOUT_MS)
     query = f"?n={N}&trials=3" + ("&present=1" if present else "")
