@@ -109,6 +109,16 @@ def binomial_pvalue(sizes, n: int, q: float) -> float:
     return float(stats.chisquare(observed, merged).pvalue)
 
 
+@pytest.fixture(scope="session")
+def browser():
+    """The system Chromium through Playwright (test_browser.launched), one per test process: a launch costs about a
+    second of CPU, and every test opens its pages in browser contexts of its own, which share no cookie or storage."""
+    from test_browser import launched
+
+    with launched() as chromium_browser:
+        yield chromium_browser
+
+
 @pytest.fixture
 def census_site(tmp_path, monkeypatch):
     """A census site on this machine: a local HTTP server, named by core.data.acs.CENSUS_SITE, serving the folder it

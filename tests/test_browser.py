@@ -117,20 +117,30 @@ def fresh_server(executable: str) -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(scope="module")
-def executable() -> str:
-    """The system Chromium; checked before the server starts, so a skip costs nothing."""
+def system_chromium() -> str:
+    """The system Chromium's path, with Playwright there to drive it (else a skip, or a failure under CI)."""
     if sync_playwright is None:
         unavailable("the playwright package is not installed (pip install -r requirements-dev.txt)")
     return chromium()
 
 
 @pytest.fixture(scope="module")
-def browser(executable: str):
+def executable() -> str:
+    """The system Chromium; checked before the server starts, so a skip costs nothing. (The browser itself is
+    conftest.py's `browser`, one per test process.)"""
+    return system_chromium()
+
+
+@contextmanager
+def launched() -> Iterator:
+    """The system Chromium, launched through Playwright."""
+    executable_path = system_chromium()
     with sync_playwright() as pw:
-        chromium_browser = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        yield chromium_browser
-        chromium_browser.close()
+        chromium_browser = pw.chromium.launch(executable_path=executable_path, args=CHROMIUM_ARGS)
+        try:
+            yield chromium_browser
+        finally:
+            chromium_browser.close()
 
 
 def new_tab(browser):

@@ -18,7 +18,6 @@ import pytest
 from test_browser import (  # noqa: F401
     ARTIFACTS,
     N,
-    browser,
     check_clean,
     executable,
     link_drops,

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_browser import browser, check_clean, executable, new_tab, serve, settle, text  # noqa: F401
+from test_browser import check_clean, executable, new_tab, serve, settle, text  # noqa: F401
 
 from core.privacy.ledger_store import open_ledger
 

@@ -10,22 +10,18 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_browser import CHROMIUM_ARGS, check_clean, chromium, serve, settle
+from test_browser import check_clean, new_tab, serve, settle
 
 pytestmark = pytest.mark.browser  # a real browser: the full lane only
 
 ROWS = 2_000  # about 960 records pass ACSIncome's filter: a sample made in well under a second
 
 
-def test_data_page_makes_a_synthetic_sample_and_the_pipeline_releases_on_it(tmp_path, monkeypatch):
-    executable = chromium()
-    sync_api = pytest.importorskip("playwright.sync_api")
+def test_data_page_makes_a_synthetic_sample_and_the_pipeline_releases_on_it(browser, tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # serve() hands the environment to the server
     sample = tmp_path / "cache" / "private-single-parameter" / "synthetic-acs" / f"rows-{ROWS}"
-    with serve("streamlit-census-sample.log") as url, sync_api.sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        tab = browser.new_page(viewport={"width": 1400, "height": 1000})
-        tab.set_default_timeout(60_000)
+    with serve("streamlit-census-sample.log") as url:
+        tab = new_tab(browser)
         tab.goto(f"{url}/data?source=acs&n=20000")
         settle(tab)
         tab.get_by_text(re.compile(r"No census file for CA in this folder")).wait_for()
@@ -56,4 +52,4 @@ def test_data_page_makes_a_synthetic_sample_and_the_pipeline_releases_on_it(tmp_
         sidebar.get_by_text("ACS income (a SYNTHETIC census sample: no real person)").wait_for()
         tab.get_by_text(re.compile(r"Released value|released by")).first.wait_for()  # stage 4 drew a value
         check_clean(tab, "census-sample-pipeline")
-        browser.close()
+        tab.close()

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_browser import N, browser, check_clean, executable, new_tab, serve, settle, text  # noqa: F401
+from test_browser import N, check_clean, executable, new_tab, serve, settle, text  # noqa: F401
 
 from core.data.spec import SyntheticSpec
 from core.privacy.ledger_store import open_ledger

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 
 import pytest
-from test_browser import browser, check_clean, executable, new_tab, open_page, serve, settle, text  # noqa: F401
+from test_browser import check_clean, executable, new_tab, open_page, serve, settle, text  # noqa: F401
 
 pytestmark = pytest.mark.browser  # a real browser: the full lane only
 

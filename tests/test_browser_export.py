@@ -19,7 +19,6 @@ import pytest
 from test_browser import (  # noqa: F401
     ARTIFACTS,
     ROOT,
-    browser,
     check_clean,
     executable,
     metric_value,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_browser import browser, check_clean, executable, metric_value, new_tab, serve, settle, text  # noqa: F401
+from test_browser import check_clean, executable, metric_value, new_tab, serve, settle, text  # noqa: F401
 
 from core.data.synthetic import write_folder
 from core.privacy.ledger_store import open_ledger

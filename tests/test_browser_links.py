@@ -11,7 +11,6 @@ from collections.abc import Iterator
 
 import pytest
 from test_browser import (  # noqa: F401
-    browser,
     check_clean,
     executable,
     fresh_server,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_browser import browser, check_clean, executable, metric_value, new_tab, server, settle, text  # noqa: F401
+from test_browser import check_clean, executable, metric_value, new_tab, server, settle, text  # noqa: F401
 
 pytestmark = pytest.mark.browser  # a real browser: the full lane only
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_browser import ARTIFACTS, browser, executable, new_tab, serve, settle, text  # noqa: F401
+from test_browser import ARTIFACTS, executable, new_tab, serve, settle, text  # noqa: F401
 from test_browser_export import _objects, _stream, pdf_pages, pdf_text
 
 from core.privacy.ledger_store import open_ledger

@@ -15,7 +15,6 @@ from unittest import mock
 import pytest
 from test_browser import (  # noqa: F401
     ROOT,
-    browser,
     check_clean,
     executable,
     new_tab,

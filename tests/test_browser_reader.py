@@ -9,27 +9,23 @@ server's log go to test-artifacts/ as in test_browser.
 from __future__ import annotations
 
 import pytest
-from test_browser import CHROMIUM_ARGS, chromium, screenshot, serve, settle
+from test_browser import new_tab, screenshot, serve, settle
 
 from ui.loaded import WRITES_REFUSED
 
 pytestmark = pytest.mark.browser  # a real browser: the full lane only
 
 
-def test_a_readers_census_sample_link_writes_nothing_on_a_publish_only_server(tmp_path, monkeypatch):
-    executable = chromium()
-    sync_api = pytest.importorskip("playwright.sync_api")
+def test_a_readers_census_sample_link_writes_nothing_on_a_publish_only_server(browser, tmp_path, monkeypatch):
     cache, data = tmp_path / "cache", tmp_path / "data"
     cache.mkdir()
     data.mkdir()
     for name, value in (("PSP_PUBLISH_ONLY", "1"), ("XDG_CACHE_HOME", str(cache)), ("XDG_DATA_HOME", str(data))):
         monkeypatch.setenv(name, value)  # serve() hands the environment to the server
     with serve("streamlit-reader.log", ledger=tmp_path / "ledger.sqlite3") as url:
-        monkeypatch.undo()  # the server's folders only: Playwright's driver and Chromium keep theirs elsewhere
-        with sync_api.sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-            tab = browser.new_page(viewport={"width": 1400, "height": 1000})
-            tab.set_default_timeout(60_000)
+        monkeypatch.undo()  # the server's folders only: Chromium, started before, keeps its own elsewhere
+        tab = new_tab(browser)
+        try:
             tab.goto(f"{url}/data?source=acs&census_sample=1234&states=WY,VT")
             settle(tab)
             tab.locator('[data-testid="stAlertContentError"]').get_by_text(WRITES_REFUSED).wait_for()
@@ -42,5 +38,6 @@ def test_a_readers_census_sample_link_writes_nothing_on_a_publish_only_server(tm
             tab.goto(f"{url}/compare")  # a closed page keeps its address and says why
             settle(tab)
             tab.get_by_text("teaching mode only").first.wait_for()
-            browser.close()
+        finally:
+            tab.close()
     assert not list(cache.rglob("*")) and not list(data.rglob("*"))

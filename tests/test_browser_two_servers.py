@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 from pg import databases, pg_server  # noqa: F401  fixtures (skips this file, saying why, without PostgreSQL)
-from test_browser import N, browser, executable, new_tab, serve, settle, text  # noqa: F401
+from test_browser import N, executable, new_tab, serve, settle, text  # noqa: F401
 
 from core.data.spec import SyntheticSpec
 from core.privacy.ledger_store import open_ledger

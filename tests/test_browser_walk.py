@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_browser import RUN_TIMEOUT_MS, RUNS, N, browser, check_clean, executable, server, settle  # noqa: F401
+from test_browser import RUN_TIMEOUT_MS, RUNS, N, check_clean, server, settle  # noqa: F401
 
 pytestmark = pytest.mark.browser  # a real browser: the full lane only
 

@@ -4,7 +4,7 @@ module of its own, so that the two walks run side by side."""
 from __future__ import annotations
 
 import pytest
-from test_browser import browser, executable, server  # noqa: F401
+from test_browser import server  # noqa: F401
 from test_browser_walk import WALKS, walk
 
 pytestmark = pytest.mark.browser  # a real browser: the full lane only

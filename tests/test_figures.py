@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import plotly.graph_objects as go
 import pytest
-from test_browser import browser, executable  # noqa: F401  (fixtures: the system Chromium, for the layout tests)
 
 from core.data import synthetic
 from core.data.acs import FEATURE_NAMES

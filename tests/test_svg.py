@@ -9,7 +9,6 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
-from test_browser import browser, executable  # noqa: F401  (fixtures: the system Chromium)
 from test_figures import J, acs_problem, data, problem, run  # noqa: F401  (the figures' fixtures)
 
 from core.data import synthetic
