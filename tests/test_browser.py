@@ -160,8 +160,10 @@ def page(browser, server: str):
 # ---------------------------------------------------------------- helpers
 
 
-# Counts the app's script runs as they start (window.__pspRuns), so that settle can tell a run that came and went
-# before it looked from one that has not begun yet. Installed in a tab's every page by new_tab, in others' by settle.
+# Counts the app's script runs as they start (window.__pspRuns) and notes the count at each input the page receives (a
+# click, a key, a changed value: window.__pspAction), so that settle waits for a run begun since the last input, even
+# one that came and went before it looked, and never takes an earlier run for it. Installed in a tab's every page by
+# new_tab, in others' by settle.
 RUNS = """(() => {
   if (window.__pspRuns !== undefined) return;
   window.__pspRuns = 0;
@@ -173,8 +175,11 @@ RUNS = """(() => {
     last = now;
   }).observe(document, {subtree: true, childList: true, attributes: true,
                         attributeFilter: ['data-test-script-state']});
+  for (const kind of ['pointerdown', 'mousedown', 'click', 'keydown', 'input', 'change']) {
+    document.addEventListener(kind, () => { window.__pspAction = window.__pspRuns; }, true);
+  }
 })()"""
-NEW_RUN = "window.__pspRuns > (window.__pspSettled || 0)"  # a run has started since settle last returned
+NEW_RUN = "window.__pspRuns > (window.__pspAction || 0)"  # a run has started since the page's last input
 
 
 def settle(tab) -> None:
@@ -194,7 +199,7 @@ def settle(tab) -> None:
             pass
     tab.locator('[data-testid="stApp"][data-test-script-state="notRunning"]').wait_for(timeout=RUN_TIMEOUT_MS)
     tab.wait_for_function("!document.querySelector('[data-stale=\"true\"]')", timeout=RUN_TIMEOUT_MS)
-    tab.evaluate(f"{RUNS}; window.__pspSettled = window.__pspRuns")
+    tab.evaluate(RUNS)
 
 
 def link_drops(tab, *parts: str) -> None:
