@@ -46,17 +46,6 @@ def opened(tab, url: str, heading: str, name: str, titles: tuple[str, ...] = TIT
     check_clean(tab, name)
 
 
-def test_the_start_page_is_drawn_at_the_root(browser, fresh_server: str):  # noqa: F811
-    tab = new_tab(browser)
-    try:
-        opened(tab, f"{fresh_server}/", "Start", "10-start")
-        for label in ("Teaching demo on synthetic data", "What if n or ε were larger?", "Publish on your data"):
-            tab.get_by_role("button", name=label).wait_for()
-        tab.locator('[data-testid="stGraphVizChart"]').wait_for()
-    finally:
-        tab.close()
-
-
 @pytest.mark.parametrize("path,heading", [
     ("data", "Data"),
     ("compare", "Compare methods"),
@@ -87,10 +76,14 @@ def test_a_pipeline_link_applies_its_settings_on_a_fresh_server(browser, fresh_s
 
 
 def test_every_deep_link_works_once_the_root_has_run(browser, fresh_server: str):  # noqa: F811
-    """After one visit to the root, every page answers at its own URL path with the link's settings."""
+    """The Start page drawn at the root as a fresh server's first request; after it, every page answers at its own
+    URL path with the link's settings."""
     tab = new_tab(browser)
     try:
         opened(tab, f"{fresh_server}/", "Start", "13-root-first")
+        for label in ("Teaching demo on synthetic data", "What if n or ε were larger?", "Publish on your data"):
+            tab.get_by_role("button", name=label).wait_for()
+        tab.locator('[data-testid="stGraphVizChart"]').wait_for()
         for path, heading in (("data", "Data"), ("compare", "Compare methods"), ("attacker", "The attacker's view"),
                               ("planner", "Planner"),
                               ("report", "Report"), ("experiments", "Experiments"),
