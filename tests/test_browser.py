@@ -143,10 +143,12 @@ def launched() -> Iterator:
             chromium_browser.close()
 
 
-def new_tab(browser):
-    tab = browser.new_page(viewport={"width": 1400, "height": 1000})
+def new_tab(browser, **options):
+    """A tab in a browser context of its own (closed with it), 1400×1000 unless `options` (Playwright's context
+    options) say otherwise; every page it opens counts its runs from the first (RUNS), for settle."""
+    tab = browser.new_page(**{"viewport": {"width": 1400, "height": 1000}, **options})
     tab.set_default_timeout(RUN_TIMEOUT_MS)
-    tab.add_init_script(RUNS)  # from a page's first run on: settle then never waits for a run that has been
+    tab.add_init_script(RUNS)
     return tab
 
 
@@ -378,9 +380,8 @@ def test_the_spent_budget_survives_a_reload_and_a_new_browser(browser, server: s
     """Publish, reload, open a fresh browser context: the ledger still holds the spend, and the cap holds."""
     url = f"{server}/pipeline?n=21000&epsilon=6"  # data of their own on this server's ledger (cap ε = 10)
 
-    def publish_tab(context):
-        tab = context.new_page()
-        tab.set_default_timeout(RUN_TIMEOUT_MS)
+    def publish_tab():
+        tab = new_tab(browser)  # a browser context of its own: no cookie, no session of another tab
         tab.goto(url)
         settle(tab)
         text(tab, "Stage 4").wait_for()
@@ -388,8 +389,7 @@ def test_the_spent_budget_survives_a_reload_and_a_new_browser(browser, server: s
         settle(tab)
         return tab
 
-    first = browser.new_context(viewport={"width": 1400, "height": 1000})
-    tab = publish_tab(first)
+    tab = publish_tab()
     tab.get_by_role("button", name=re.compile(r"Release \(spends")).click()
     settle(tab)
     text(tab, r"spent ε = 6\b").wait_for()
@@ -399,13 +399,12 @@ def test_the_spent_budget_survives_a_reload_and_a_new_browser(browser, server: s
     settle(tab)
     text(tab, r"spent ε = 6\b").wait_for()  # a reload resets nothing
 
-    second = browser.new_context(viewport={"width": 1400, "height": 1000})  # no cookie, no session of the first
-    other = publish_tab(second)
+    other = publish_tab()
     text(other, r"spent ε = 6\b").wait_for()
     # 6 + 6 > 10 on the same people: the button is off before any click, and the page says why.
     assert other.get_by_role("button", name=re.compile(r"Release \(spends")).is_disabled()
     text(other, r"Release is off: this draw costs each person ε = 6, δ = 1e-06, and what remains of the cap on these "
                 r"people is ε = 4").wait_for()
     text(other, r"spent ε = 6\b").wait_for()
-    first.close()
-    second.close()
+    tab.close()
+    other.close()

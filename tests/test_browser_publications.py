@@ -74,8 +74,7 @@ def test_a_manager_finds_every_publication_and_opens_each_by_its_address(browser
     finally:
         tab.close()
 
-    fresh = browser.new_context(viewport={"width": 1400, "height": 1000})  # a fresh browser: no session, no data
-    tab = fresh.new_page()
+    tab = new_tab(browser)  # a fresh browser context: no session, no data
     try:
         tab.goto(f"{server}{census['address']}")
         settle(tab)
@@ -104,4 +103,4 @@ def test_a_manager_finds_every_publication_and_opens_each_by_its_address(browser
             "odds ratio" in table["words"])  # for the rows whose range is the fitted coefficient's
         check_clean(tab, "63-report-permanent-address-table")
     finally:
-        fresh.close()
+        tab.close()

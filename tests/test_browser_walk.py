@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from test_browser import RUN_TIMEOUT_MS, RUNS, N, check_clean, server, settle  # noqa: F401
+from test_browser import N, check_clean, new_tab, server, settle  # noqa: F401
 
 pytestmark = pytest.mark.browser  # a real browser: the full lane only
 
@@ -268,10 +268,7 @@ def test_every_page_every_figure_light(browser, server: str):  # noqa: F811
 def walk(browser, server: str, scheme: str, sizes, present: bool) -> None:  # noqa: F811
     """One walk of the module docstring: every page in `scheme` at the first of `sizes`, then at the second."""
     (width, height), second = sizes
-    context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
-    context.add_init_script(RUNS)
-    tab = context.new_page()
-    tab.set_default_timeout(RUN_TIMEOUT_MS)
+    tab = new_tab(browser, viewport={"width": width, "height": height}, color_scheme=scheme)
     query = f"?n={N}&trials=3" + ("&present=1" if present else "")
     drawn = {}
     try:
@@ -302,4 +299,4 @@ def walk(browser, server: str, scheme: str, sizes, present: bool) -> None:  # no
         # The figure-bearing pages drew their figures (a walk that found none would prove nothing).
         assert all(drawn[p] >= k for p, k in DRAWN.items()), str(drawn)
     finally:
-        context.close()
+        tab.close()
