@@ -70,6 +70,7 @@ MAX_ITER = 200
 STALL_STEPS = 12  # Newton steps without halving the gradient norm: the rounding floor was reached
 MINIMISER, RANK_DEFICIENT, NO_MINIMISER = "minimiser", "rank_deficient", "no_minimiser"
 _CHUNK = 1 << 15  # rows per block of the BLAS Gram: keeps the temporaries in cache
+_THREADED_ENTRIES = 1 << 19  # fewer entries of X take less time than handing GRAM_PARTS ranges to threads
 GRAM_PARTS = 8  # row ranges of the compiled Gram, each summed on its own, then in order
 # From this many rows the Gram is compiled (twice BLAS's speed there); below, BLAS's blocks. A public fact picks the
 # sum's order, so a fit's last bits never depend on whether the kernels were built yet.
@@ -559,6 +560,9 @@ def residuals(X: Array, y: Array, hi: Array, lo: Array, centred: bool) -> Array:
     n = X.shape[0]
     out = np.empty(n)
     compiled = kernels()  # the same bits either way: never awaited
+    if compiled is not None and n * X.shape[1] < _THREADED_ENTRIES:  # rows are independent: the same bits either way
+        compiled.residual_rows(X, y, hi, lo, centred, 0, n, out)
+        return out
     if compiled is not None:
         cuts = [n * k // GRAM_PARTS for k in range(GRAM_PARTS + 1)]
         pool = _threads(os.getpid())

@@ -163,13 +163,15 @@ def curvature_probe(problem: Problem, epsilon: float, rng: np.random.Generator,
     return CurvatureProbe(reading=reading, scale=scale, epsilon=float(epsilon), mu=mu)
 
 
-def _norm(H: NDArray, u: NDArray) -> float:
-    """||H^{-1} u|| by Cholesky; inf when the computed H is not numerically positive definite, which step 2 meets
-    only off step 1's event (lambda_hat <= mu with lambda_hat > g keeps H well inside the positive definite cone)."""
+def _norms(H: NDArray, directions: NDArray) -> tuple[float, ...]:
+    """||H^{-1} u|| for each row u of directions, by one Cholesky factor of H; inf for every one when the computed H is
+    not numerically positive definite, which step 2 meets only off step 1's event (lambda_hat <= mu with
+    lambda_hat > g keeps H well inside the positive definite cone)."""
     try:
-        return float(np.linalg.norm(cho_solve(cho_factor(H), u)))
+        solved = cho_solve(cho_factor(H), directions.T)
     except LinAlgError:
-        return math.inf
+        return (math.inf,) * directions.shape[0]
+    return tuple(float(v) for v in np.linalg.norm(solved, axis=0))
 
 
 def log_error(eta: float, m: float) -> float:
@@ -320,7 +322,7 @@ def step_one(problem: Problem, point: NDArray, ridge: float, directions: NDArray
     e = point_error(problem, point, ridge)
     H = hessian_at(problem, point, ridge)
     mu = float(np.linalg.eigvalsh(H)[0])
-    norms = tuple(_norm(H, u) if mu > 0 else math.inf for u in directions)
+    norms = _norms(H, directions) if mu > 0 else (math.inf,) * directions.shape[0]
     scale_1 = (step + 2.0 * e) / eps_1
     lambda_hat = max(0.0, mu - e) + float(rng.laplace(0.0, scale_1)) - scale_1 * math.log(1.0 / (2.0 * delta_1))
     m = lambda_hat - step
