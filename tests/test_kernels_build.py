@@ -79,10 +79,30 @@ def test_a_background_build_serves_the_same_numbers_before_and_after(tmp_path):
     got = json.loads(out.stdout)
     assert got["during"] and got["built"]
     assert got["first"] == got["after"]
+    assert (tmp_path / "numba" / "psp-kernels.warm").read_text() == compiled.cache_fingerprint()  # the child noted it
     data = synthetic(20_000, 3, "logistic", seed=1)
     here = run_private(prepare(data.X, data.y, loss="logistic"), 0, make_budget(2.0, 1e-6), make_rng(5), fallback=True)
     assert got["after"] == [here.lambda_min.lambda_hat, here.lambda_max.lambda_hat, here.release.value,
                             list(here.release.interval or ())]
+
+
+@pytest.mark.parametrize("noted", [True, False])
+def test_a_cache_the_child_built_is_loaded_without_a_child(monkeypatch, tmp_path, noted):
+    """With the child's note that the cache is built for this fingerprint, a build loads the kernels on its thread and
+    starts no child; without it (or with another fingerprint's), the child runs first."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    compiled.mark_cache_warm()
+    assert compiled.cache_is_warm() and (tmp_path / "psp-kernels.warm").exists()
+    if not noted:
+        (tmp_path / "psp-kernels.warm").write_text(compiled.cache_fingerprint() + " of another machine")
+        assert not compiled.cache_is_warm()
+    children = []
+    monkeypatch.setattr(compiled.subprocess, "run", lambda command, **_: children.append(command))
+    monkeypatch.setattr(compiled, "_built", threading.Event())
+    monkeypatch.setattr(compiled, "_building", False)
+    compiled.build_in_background()
+    assert compiled.kernels(wait=True) is kernels
+    assert len(children) == (0 if noted else 1)
 
 
 def test_a_child_forked_during_a_build_loads_the_kernels_itself(monkeypatch):

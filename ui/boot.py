@@ -31,14 +31,15 @@ from ui import params
 @asynccontextmanager
 async def lifespan(app: object) -> AsyncIterator[None]:
     """A server's start (serve.py): the kernels' build begun and every module of the app imported before it accepts
-    a request (about 1.5 s on a fresh process), so that a class's first link is drawn about as fast as a later one."""
-    build_in_background()
+    a request (about 1.5 s on a fresh process), so that a class's first link is drawn about as fast as a later one.
+    The build begins after the imports: from a warm cache it loads on a thread here, which would slow them."""
     import dp_accounting  # noqa: F401  the analytic calibration's solver, imported by the first release
 
     import ui
 
     for module in pkgutil.iter_modules(ui.__path__):
         importlib.import_module(f"ui.{module.name}")
+    build_in_background()
     yield
 
 

@@ -11,7 +11,8 @@ good, as without numba: a failure never stops a release and never leaves a calle
 
 Compiling the kernels takes a few seconds the first time on a machine (numba then keeps the machine code in
 __pycache__). A server calls `build_in_background()` at start: the build runs in a child process, on another core
-and off this process's lock, and a first request is served by the pure-Python loops meanwhile.
+and off this process's lock, and a first request is served by the pure-Python loops meanwhile. Once the child has
+built the cache (`cache_is_warm`), later servers load it on their build thread without a child.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import importlib.util
 import logging
 import os
+import platform
 import subprocess
 import sys
 import threading
@@ -27,6 +29,7 @@ from pathlib import Path
 from types import ModuleType
 
 _ROOT = Path(__file__).resolve().parents[2]
+_KERNELS = _ROOT / "core" / "estimator" / "kernels.py"
 _lock = threading.Lock()
 _built = threading.Event()  # set once the kernels are loaded in this process, or known to be off
 _kernels: ModuleType | None = None
@@ -121,9 +124,56 @@ os.register_at_fork(after_in_child=_forked)
 
 
 def _build() -> None:
-    try:
-        subprocess.run([sys.executable, "-m", "core.estimator.kernels"], cwd=_ROOT, check=False,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
-    except (OSError, subprocess.SubprocessError):
-        pass  # compiled here instead, by _load
+    if not cache_is_warm():  # a warm cache loads here as fast as in a child, which would only add its own start
+        try:
+            subprocess.run([sys.executable, "-m", "core.estimator.compiled"], cwd=_ROOT, check=False,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
+        except (OSError, subprocess.SubprocessError):
+            pass  # compiled here instead, by _load
     _load()
+
+
+def _warm_file() -> Path:
+    """Beside numba's cache of the kernels: NUMBA_CACHE_DIR when set, else kernels.py's __pycache__."""
+    folder = os.environ.get("NUMBA_CACHE_DIR")
+    return Path(folder) / "psp-kernels.warm" if folder else _KERNELS.parent / "__pycache__" / "kernels.warm"
+
+
+def cache_fingerprint() -> str:
+    """What numba's cache of the kernels depends on, read without importing numba: kernels.py's stamp (numba's own
+    key), numba's install, this Python and this processor. A fingerprint that matches when the cache does not only
+    moves the compile into this process: the results are the same bits either way."""
+    spec = importlib.util.find_spec("numba")
+    numba_file = Path(spec.origin) if spec and spec.origin else None
+    cpu = Path("/proc/cpuinfo")
+    lines = cpu.read_text(errors="replace").splitlines() if cpu.exists() else []
+    processor = [line for line in lines if line.startswith(("model name", "flags"))][:2]
+    stamps = [(f.stat().st_mtime_ns, f.stat().st_size) for f in (_KERNELS, numba_file) if f is not None]
+    return repr((stamps, sys.version, platform.machine(), processor))
+
+
+def cache_is_warm() -> bool:
+    """The kernels' child (`python -m core.estimator.compiled`) has built numba's cache for this fingerprint."""
+    try:
+        return _warm_file().read_text() == cache_fingerprint()
+    except OSError:
+        return False
+
+
+def mark_cache_warm() -> None:
+    """Noted by the child once every kernel is compiled and cached (whole or not at all, for a server reading it
+    meanwhile); a folder it cannot write leaves the child on."""
+    warm = _warm_file()
+    partial = warm.with_name(f"{warm.name}.{os.getpid()}")
+    try:
+        partial.write_text(cache_fingerprint())
+        os.replace(partial, warm)
+    except OSError:
+        partial.unlink(missing_ok=True)
+
+
+if __name__ == "__main__":  # build_in_background's child: compile (or load) every kernel into numba's cache, note it
+    from core.estimator import kernels
+
+    kernels.warm()
+    mark_cache_warm()

@@ -285,7 +285,3 @@ def warm() -> None:
     gram_rows(X, w, 0, 4, np.empty((2, 2)))
     for centred in (True, False):
         residual_rows(X, y, np.ones(2), np.zeros(2), centred, 0, 4, np.empty(4))
-
-
-if __name__ == "__main__":  # core.estimator.compiled.build_in_background's child: build the cache, then exit
-    warm()
