@@ -51,7 +51,7 @@ from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import integrate, special, stats
+from scipy import special
 from scipy.linalg import LinAlgError, cho_factor, cho_solve
 from scipy.optimize import brentq
 
@@ -459,6 +459,8 @@ def _ridge_quantile(d: int, level: float) -> float:
     z = normal_quantile(0.5 + level / 2.0)
     if d == 1:
         return z
+
+    from scipy import integrate, stats  # a second of imports, for this quantile alone: not at every command's start
 
     def miss(t: float) -> float:
         inner = integrate.quad(lambda x: stats.norm.pdf(x) * stats.chi2.sf(4.0 * t * (t - x), d - 1), 0.0, t,

@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.stats import binomtest
 
 from core.errors import InputError
 from core.mechanisms.dp_sgd import DPSGDConfig
@@ -140,6 +139,8 @@ def rate(k: int, n: int) -> Rate | None:
     """k of n with its exact (Clopper-Pearson) interval, from the binomial tails; None when n = 0."""
     if n == 0:
         return None
+    from scipy.stats import binomtest  # a second of imports, for the rates' interval alone
+
     ci = binomtest(k, n).proportion_ci(RATE_CONFIDENCE, method="exact")
     return Rate(k, n, float(ci.low), float(ci.high))
 

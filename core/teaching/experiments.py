@@ -44,9 +44,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from core.data import synthetic
-from core.data.acs import FEATURE_NAMES, census_path, load_state, sample_population
 from core.data.synthetic import MAX_ROWS  # also the census samples' cap: one data set in memory
-from core.data.synthetic_pums import write_synthetic_pums
 from core.errors import InputError
 from core.mechanisms.certificates import lambda_min_certificate
 from core.mechanisms.dp_sgd import DPSGDConfig, dp_sgd_theta
@@ -156,6 +154,8 @@ def plan(figure: str, quick: bool = False, reps: int | None = None, seed: int = 
             raise InputError("--dims does not apply to the census figures: their d is the encoding's 17")
         r = reps or (2 if quick else 25)
         ns = grid or ((10_000, 100_000, 400_000) if quick else CENSUS_GRID)
+        from core.data.acs import FEATURE_NAMES  # pandas, pyarrow, folktables: the census figures' alone
+
         state, name = CENSUS[figure]
         where = dict(state=state, coordinate=FEATURE_NAMES.index(name),
                      data="census files" if acs_root else "SYNTHETIC census")
@@ -257,6 +257,8 @@ def _tuned(run: Callable, fit_value, rng: np.random.Generator):
 @lru_cache(maxsize=4)
 def _population(root: str, state: str) -> tuple[NDArray, NDArray, NDArray]:
     """A state's encoded population and the coefficients of its logistic fit (the census figures' target)."""
+    from core.data.acs import load_state
+
     X, y = load_state(root, state)
     return X, y, prepare(X, y, "logistic").fit.theta
 
@@ -264,6 +266,8 @@ def _population(root: str, state: str) -> tuple[NDArray, NDArray, NDArray]:
 def _census_task(task: Task) -> dict:
     """Figs. 6-7: a sample of n drawn with replacement from the state's population (as section 4.2 does), the
     logistic fit on the cube, every method at the same total (eps, delta) on coordinate j."""
+    from core.data.acs import sample_population
+
     X, y, theta_pop = _population(task.root, task.state)
     Xs, ys, _ = sample_population(X, y, task.n, derived_seed(task.seed, "sample", task.state, task.n, task.rep),
                                   with_replacement=True)
@@ -451,6 +455,9 @@ def _parse_rows(text: str, name: str) -> list[dict]:
 
 def _census_root(state: str, out: Path, acs_root: str | Path | None) -> str:
     """Where the state's file is, checked before any worker starts (a missing file names the path expected)."""
+    from core.data.acs import census_path, load_state
+    from core.data.synthetic_pums import write_synthetic_pums
+
     root = Path(acs_root) if acs_root is not None else out / ".census"
     if acs_root is None and not census_path(root, state).is_file():
         write_synthetic_pums(root, [state])
