@@ -105,6 +105,33 @@ def test_a_cache_the_child_built_is_loaded_without_a_child(monkeypatch, tmp_path
     assert len(children) == (0 if noted else 1)
 
 
+@pytest.mark.parametrize("warm", [True, False])
+def test_a_server_start_loads_a_warm_cache_before_its_first_request(monkeypatch, tmp_path, warm):
+    """ui.boot.lifespan: with the child's note, the kernels are loaded before the server takes a request and no child
+    starts; without it, the child's build is under way (and nothing waits for it)."""
+    import asyncio
+
+    from ui.boot import lifespan
+
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    if warm:
+        compiled.mark_cache_warm()
+    children, child_ends = [], threading.Event()
+    monkeypatch.setattr(compiled.subprocess, "run",
+                        lambda command, **_: (children.append(command), child_ends.wait(30)))
+    monkeypatch.setattr(compiled, "_built", threading.Event())
+    monkeypatch.setattr(compiled, "_building", False)
+
+    async def start() -> bool:
+        async with lifespan(None):
+            return compiled._built.is_set()
+
+    assert asyncio.run(start()) is warm
+    child_ends.set()
+    assert compiled.kernels(wait=True) is kernels  # the child's build ends (here at once) and loads them
+    assert len(children) == (0 if warm else 1)
+
+
 def test_a_child_forked_during_a_build_loads_the_kernels_itself(monkeypatch):
     """A fork copies "building" but not the build's thread: the child must not wait on it forever."""
     monkeypatch.setattr(compiled, "_built", threading.Event())

@@ -20,7 +20,7 @@ import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
 from core.data.spec import SyntheticSpec
-from core.estimator.compiled import build_in_background
+from core.estimator.compiled import build_in_background, cache_is_warm, kernels
 from core.estimator.model import ModelSpec
 from core.mechanisms.pipeline import make_rng, prepare_spec, run_private
 from core.privacy.accounting import make_budget
@@ -32,14 +32,19 @@ from ui import params
 async def lifespan(app: object) -> AsyncIterator[None]:
     """A server's start (serve.py): the kernels' build begun and every module of the app imported before it accepts
     a request (about 1.5 s on a fresh process), so that a class's first link is drawn about as fast as a later one.
-    The build begins after the imports: from a warm cache it loads on a thread here, which would slow them."""
+    Kernels a child has built before are loaded here, after the imports (half a second): a first request then never
+    runs on the pure-Python loops, and no child is started."""
+    warm = cache_is_warm()
+    if not warm:
+        build_in_background()  # compiled by a child on another core while the imports run
     import dp_accounting  # noqa: F401  the analytic calibration's solver, imported by the first release
 
     import ui
 
     for module in pkgutil.iter_modules(ui.__path__):
         importlib.import_module(f"ui.{module.name}")
-    build_in_background()
+    if warm:
+        kernels()
     yield
 
 

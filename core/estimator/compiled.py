@@ -11,8 +11,9 @@ good, as without numba: a failure never stops a release and never leaves a calle
 
 Compiling the kernels takes a few seconds the first time on a machine (numba then keeps the machine code in
 __pycache__). A server calls `build_in_background()` at start: the build runs in a child process, on another core
-and off this process's lock, and a first request is served by the pure-Python loops meanwhile. Once the child has
-built the cache (`cache_is_warm`), later servers load it on their build thread without a child.
+and off this process's lock, and a first request is served by the pure-Python loops meanwhile. Once a child has
+built the cache (`cache_is_warm`), no child is started again: a server (ui.boot.lifespan) loads the kernels before it
+takes a request, and `build_in_background` loads them on its thread.
 """
 
 from __future__ import annotations
