@@ -126,7 +126,11 @@ def test_a_server_start_loads_a_warm_cache_before_its_first_request(monkeypatch,
         async with lifespan(None):
             return compiled._built.is_set()
 
-    assert asyncio.run(start()) is warm
+    started = []  # on a thread of its own: this process may already run an event loop (Playwright's)
+    server = threading.Thread(target=lambda: started.append(asyncio.run(start())))
+    server.start()
+    server.join(60)
+    assert started == [warm]
     child_ends.set()
     assert compiled.kernels(wait=True) is kernels  # the child's build ends (here at once) and loads them
     assert len(children) == (0 if warm else 1)
