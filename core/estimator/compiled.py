@@ -30,7 +30,7 @@ from pathlib import Path
 from types import ModuleType
 
 _ROOT = Path(__file__).resolve().parents[2]
-_KERNELS = _ROOT / "core" / "estimator" / "kernels.py"
+_KERNELS = Path(__file__).with_name("kernels.py")
 _lock = threading.Lock()
 _built = threading.Event()  # set once the kernels are loaded in this process, or known to be off
 _kernels: ModuleType | None = None
@@ -149,7 +149,7 @@ def cache_fingerprint() -> str:
     cpu = Path("/proc/cpuinfo")
     lines = cpu.read_text(errors="replace").splitlines() if cpu.exists() else []
     processor = [line for line in lines if line.startswith(("model name", "flags"))][:2]
-    stamps = [(f.stat().st_mtime_ns, f.stat().st_size) for f in (_KERNELS, numba_file) if f is not None]
+    stamps = [(s.st_mtime_ns, s.st_size) for s in (f.stat() for f in (_KERNELS, numba_file) if f is not None)]
     return repr((stamps, sys.version, platform.machine(), processor))
 
 
