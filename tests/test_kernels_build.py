@@ -86,41 +86,55 @@ def test_a_background_build_serves_the_same_numbers_before_and_after(tmp_path):
                             list(here.release.interval or ())]
 
 
+class Children:
+    """The kernels' children a build would start, recorded instead; each ends when `end` is set."""
+
+    def __init__(self) -> None:
+        self.commands: list[list[str]] = []
+        self.end = threading.Event()
+
+    def run(self, command: list[str], **_: object) -> None:
+        self.commands.append(command)
+        self.end.wait(30)
+
+
+@pytest.fixture
+def children(monkeypatch, tmp_path) -> Children:
+    """A build from scratch in this process: nothing loaded or building, numba's cache (and the child's note) in
+    tmp_path, and no child started for real."""
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    recorded = Children()
+    monkeypatch.setattr(compiled.subprocess, "run", recorded.run)
+    monkeypatch.setattr(compiled, "_built", threading.Event())
+    monkeypatch.setattr(compiled, "_building", False)
+    return recorded
+
+
 @pytest.mark.parametrize("noted", [True, False])
-def test_a_cache_the_child_built_is_loaded_without_a_child(monkeypatch, tmp_path, noted):
+def test_a_cache_the_child_built_is_loaded_without_a_child(children, tmp_path, noted):
     """With the child's note that the cache is built for this fingerprint, a build loads the kernels on its thread and
     starts no child; without it (or with another fingerprint's), the child runs first."""
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     compiled.mark_cache_warm()
     assert compiled.cache_is_warm() and (tmp_path / "psp-kernels.warm").exists()
     if not noted:
         (tmp_path / "psp-kernels.warm").write_text(compiled.cache_fingerprint() + " of another machine")
         assert not compiled.cache_is_warm()
-    children = []
-    monkeypatch.setattr(compiled.subprocess, "run", lambda command, **_: children.append(command))
-    monkeypatch.setattr(compiled, "_built", threading.Event())
-    monkeypatch.setattr(compiled, "_building", False)
+    children.end.set()
     compiled.build_in_background()
     assert compiled.kernels(wait=True) is kernels
-    assert len(children) == (0 if noted else 1)
+    assert len(children.commands) == (0 if noted else 1)
 
 
 @pytest.mark.parametrize("warm", [True, False])
-def test_a_server_start_loads_a_warm_cache_before_its_first_request(monkeypatch, tmp_path, warm):
+def test_a_server_start_loads_a_warm_cache_before_its_first_request(children, warm):
     """ui.boot.lifespan: with the child's note, the kernels are loaded before the server takes a request and no child
     starts; without it, the child's build is under way (and nothing waits for it)."""
     import asyncio
 
     from ui.boot import lifespan
 
-    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
     if warm:
         compiled.mark_cache_warm()
-    children, child_ends = [], threading.Event()
-    monkeypatch.setattr(compiled.subprocess, "run",
-                        lambda command, **_: (children.append(command), child_ends.wait(30)))
-    monkeypatch.setattr(compiled, "_built", threading.Event())
-    monkeypatch.setattr(compiled, "_building", False)
 
     async def start() -> bool:
         async with lifespan(None):
@@ -131,9 +145,9 @@ def test_a_server_start_loads_a_warm_cache_before_its_first_request(monkeypatch,
     server.start()
     server.join(60)
     assert started == [warm]
-    child_ends.set()
+    children.end.set()
     assert compiled.kernels(wait=True) is kernels  # the child's build ends (here at once) and loads them
-    assert len(children) == (0 if warm else 1)
+    assert len(children.commands) == (0 if warm else 1)
 
 
 def test_a_child_forked_during_a_build_loads_the_kernels_itself(monkeypatch):
