@@ -16,11 +16,12 @@ import sys
 import tempfile
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+import server_fork
 
 pytestmark = pytest.mark.browser  # a real browser: the full lane only
 
@@ -59,11 +60,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_until_serving(url: str, proc: subprocess.Popen, log: Path) -> None:
+def wait_until_serving(url: str, exited: Callable[[], int | None], log: Path) -> None:
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"streamlit exited with code {proc.returncode}:\n{log.read_text()}")
+        if (code := exited()) is not None:
+            pytest.fail(f"streamlit exited with code {code}:\n{log.read_text()}")
         try:
             with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
                 if response.read() == b"ok":
@@ -75,33 +76,41 @@ def wait_until_serving(url: str, proc: subprocess.Popen, log: Path) -> None:
 
 @contextmanager
 def serve(log_name: str = "streamlit.log", ledger: Path | str | None = None,
-          script: Path | None = None) -> Iterator[str]:
-    """A Streamlit server of the app (or of another script) in a subprocess, its log in test-artifacts/; yields its
-    URL.
+          script: Path | None = None, forked: bool = True) -> Iterator[str]:
+    """A Streamlit server of the app (or of another script), its log in test-artifacts/; yields its URL.
 
-    Its privacy ledger is a file of its own (PSP_LEDGER), never the user's default one, or a postgresql:// URL."""
+    Its privacy ledger is a file of its own (PSP_LEDGER), never the user's default one, or a postgresql:// URL. It is
+    forked from a process that has imported the libraries already (tests/server_fork.py), or with forked=False
+    started as a user starts it, `python -m streamlit run` in a new interpreter."""
     ARTIFACTS.mkdir(exist_ok=True)
     if ledger is None:
         ledger = Path(tempfile.mkdtemp(prefix="psp-ledger-")) / "ledger.sqlite3"
     env = {**os.environ, "PSP_LEDGER": str(ledger)}
     port = free_port()
     log = ARTIFACTS / log_name
-    command = [sys.executable, "-m", "streamlit", "run", str(script or "serve.py"), "--server.headless", "true",
-               "--server.address", "127.0.0.1", "--server.port", str(port),
-               "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
-    with log.open("w") as out:
-        proc = subprocess.Popen(command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, env=env)
+    argv = ["run", str(script or "serve.py"), "--server.headless", "true", "--server.address", "127.0.0.1",
+            "--server.port", str(port), "--server.fileWatcherType", "none", "--browser.gatherUsageStats", "false"]
+    if forked:
+        child = server_fork.start(argv, env, ROOT, log)
+        exited, stop = (lambda: child.exitcode), child.join
+    else:
+        with log.open("w") as out:
+            child = subprocess.Popen([sys.executable, "-m", "streamlit", *argv], cwd=ROOT, stdout=out,
+                                     stderr=subprocess.STDOUT, env=env)
+        exited, stop = child.poll, child.wait
     url = f"http://127.0.0.1:{port}"
     try:
-        wait_until_serving(url, proc, log)
+        wait_until_serving(url, exited, log)
         yield url
     finally:
-        proc.terminate()
+        child.terminate()
         try:
-            proc.wait(timeout=10)
+            stop(timeout=10)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            pass
+        if exited() is None:
+            child.kill()
+            stop()
 
 
 @pytest.fixture(scope="module")

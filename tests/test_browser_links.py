@@ -1,7 +1,9 @@
 """Links in a real browser: the Start page at the root, and a deep link to every page on a freshly started server.
 
 Each test gets a server of its own (test_browser's fresh_server), so no earlier page or tab has run on it:
-that first run is where a link can go wrong. Screenshots go to test-artifacts/ as in test_browser.
+that first run is where a link can go wrong. The Start page's test starts its server as a user does, in an
+interpreter of its own (the others fork theirs, tests/server_fork.py). Screenshots go to test-artifacts/ as in
+test_browser.
 """
 
 from __future__ import annotations
@@ -75,12 +77,19 @@ def test_a_pipeline_link_applies_its_settings_on_a_fresh_server(browser, fresh_s
         tab.close()
 
 
-def test_every_deep_link_works_once_the_root_has_run(browser, fresh_server: str):  # noqa: F811
+@pytest.fixture
+def started_server(executable: str) -> Iterator[str]:  # noqa: F811
+    """A fresh server started as the README starts it: `streamlit run serve.py` in a new interpreter."""
+    with serve("streamlit-started.log", forked=False) as url:
+        yield url
+
+
+def test_every_deep_link_works_once_the_root_has_run(browser, started_server: str):  # noqa: F811
     """The Start page drawn at the root as a fresh server's first request; after it, every page answers at its own
     URL path with the link's settings."""
     tab = new_tab(browser)
     try:
-        opened(tab, f"{fresh_server}/", "Start", "13-root-first")
+        opened(tab, f"{started_server}/", "Start", "13-root-first")
         for label in ("Teaching demo on synthetic data", "What if n or ε were larger?", "Publish on your data"):
             tab.get_by_role("button", name=label).wait_for()
         tab.locator('[data-testid="stGraphVizChart"]').wait_for()
@@ -88,10 +97,10 @@ def test_every_deep_link_works_once_the_root_has_run(browser, fresh_server: str)
                               ("planner", "Planner"),
                               ("report", "Report"), ("experiments", "Experiments"),
                               ("pipeline", "Privately releasing one coefficient")):
-            opened(tab, f"{fresh_server}/{path}?epsilon=2&n=20000", heading, f"14-after-root-{path}")
+            opened(tab, f"{started_server}/{path}?epsilon=2&n=20000", heading, f"14-after-root-{path}")
             tab.locator('[data-testid="stSidebar"]').get_by_text(re.compile(r"Budget · ε = 2, ")).wait_for()
         # A path that names no page shows Start, and says so.
-        tab.goto(f"{fresh_server}/nonexistent-page")
+        tab.goto(f"{started_server}/nonexistent-page")
         settle(tab)
         tab.get_by_role("heading", name="Start", level=1).wait_for()
         text(tab, "There is no page “nonexistent-page”; this is the Start page").wait_for()  # beside Streamlit's dialog
