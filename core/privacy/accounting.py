@@ -334,12 +334,19 @@ def _composed_pld(eps_a: float, eps_b: float, eps_c: float,
     from dp_accounting.pld import common  # imported when first needed: a second per process that needs no PLD
     from dp_accounting.pld import privacy_loss_distribution as pld
 
-    composed = pld.from_laplace_mechanism(1.0 / eps_a, value_discretization_interval=PLD_GRID)
-    composed = composed.compose(pld.from_laplace_mechanism(1.0 / eps_b, value_discretization_interval=PLD_GRID))
+    composed = _laplace_pld(eps_a).compose(_laplace_pld(eps_b))
     release = pld.from_privacy_parameters(
         common.DifferentialPrivacyParameters(2.0 * eps_c, delta_release), value_discretization_interval=PLD_GRID
     )
     return composed.compose(release)
+
+
+@lru_cache(maxsize=8)  # the two certificates' counts share one when their epsilons are equal, as in every default split
+def _laplace_pld(epsilon: float) -> PrivacyLossDistribution:
+    """The PLD of a Laplace count of sensitivity 1 at epsilon (scale 1 / epsilon); composing never changes it."""
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    return pld.from_laplace_mechanism(1.0 / epsilon, value_discretization_interval=PLD_GRID)
 
 
 def pld_profile(b: Budget, epsilon: NDArray[np.float64]) -> NDArray[np.float64]:
