@@ -70,7 +70,7 @@ def wait_until_serving(url: str, exited: Callable[[], int | None], log: Path) ->
                 if response.read() == b"ok":
                     return
         except OSError:
-            time.sleep(0.3)
+            time.sleep(0.1)
     pytest.fail(f"streamlit did not serve {url} within {START_TIMEOUT:g} s:\n{log.read_text()}")
 
 
