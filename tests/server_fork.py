@@ -2,8 +2,9 @@
 
 multiprocessing's forkserver imports PRELOAD once per test process; each server is a child forked from it that runs
 Streamlit's own command line (`streamlit run serve.py …`) with an environment, a working folder and a log of its own.
-It has its own process, runtime, sessions and caches, as a freshly started server has, and skips about 1.5 core-s of
-imports at every start. The app's own modules are not preloaded: each server imports them under its own environment.
+It has its own process, runtime, sessions and caches, as a freshly started server has, and skips 1.5 to 5 core-s of
+imports at every start (docs/benchmarks.md). The app's own modules are not preloaded: each server imports them under
+its own environment.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import os
 import sys
 from pathlib import Path
 
-# What a server's start imports that reads no environment variable of the app's, heaviest first (python -X importtime).
+# The costliest of what a server's start imports (python -X importtime), none of which reads the app's environment.
 PRELOAD = ["streamlit.web.cli", "scipy.stats", "scipy.optimize", "scipy.signal", "pandas", "pyarrow",
            "plotly.graph_objects", "dp_accounting"]
 _FORKS = multiprocessing.get_context("forkserver")
