@@ -638,12 +638,17 @@ def _analyst_dict(a: Analyst) -> dict:
                 email=a.email, expires=None if math.isinf(a.expires) else iso_time(a.expires), revoked=a.revoked)
 
 
+def _analyst_list(ledger: Ledger) -> dict:
+    """What `ledger analyst list` prints but the ledger's name: every analyst and every change to one."""
+    return dict(analysts=[_analyst_dict(a) for a in ledger.analysts()],
+                changes=[dict(time=iso_time(c.time), analyst=c.name, change=c.change, by=c.by)
+                         for c in ledger.analyst_changes()])
+
+
 def cmd_ledger_analyst(args: argparse.Namespace) -> dict:
     ledger = open_charged(args.ledger, default_cap())
     if args.analyst_command == "list":
-        return dict(ledger=str(ledger), analysts=[_analyst_dict(a) for a in ledger.analysts()],
-                    changes=[dict(time=iso_time(c.time), analyst=c.name, change=c.change, by=c.by)
-                             for c in ledger.analyst_changes()])
+        return dict(ledger=str(ledger), **_analyst_list(ledger))
     if args.analyst_command == "revoke":
         return dict(ledger=str(ledger), analyst=_analyst_dict(ledger.revoke_analyst(args.name)))
     if args.analyst_command == "change":
@@ -692,8 +697,8 @@ def cmd_ledger_close(args: argparse.Namespace) -> dict:
 
 def cmd_ledger_move(args: argparse.Namespace) -> dict:
     """`ledger move --to URL`: copy the SQLite ledger into an empty PostgreSQL one in one transaction
-    (PostgresStore.copy_from), then check that both show and export the same. The file is only read: one of an older
-    schema, which opening would bring up to date, is refused first."""
+    (PostgresStore.copy_from), then check that both show, export and list their analysts alike. The file is only read:
+    one of an older schema, which opening would bring up to date, is refused first."""
     source = default_ledger_path() if args.ledger is None else args.ledger
     if is_postgres(source):
         raise InputError("ledger move copies an SQLite ledger file into PostgreSQL: name the file with --ledger")
@@ -712,10 +717,12 @@ def cmd_ledger_move(args: argparse.Namespace) -> dict:
     old, new = SqliteStore(path), PostgresStore(args.to)
     moved = new.copy_from(old)
     before, after = Ledger(store=old), Ledger(store=new)
-    if _show(before) | {"ledger": ""} != _show(after) | {"ledger": ""} or _log(before) != _log(after):
+    if (_show(before) | {"ledger": ""} != _show(after) | {"ledger": ""} or _log(before) != _log(after)
+            or _analyst_list(before) != _analyst_list(after)):
         raise LedgerUnavailable(f"the ledger {new} does not show what {old} shows after the move, so do not use it: "
                                 "empty its database and move again")
-    return dict(ledger=str(new), moved_from=str(old), **moved, checked="ledger show and ledger export agree")
+    return dict(ledger=str(new), moved_from=str(old), **moved,
+                checked="ledger show, ledger export and ledger analyst list agree")
 
 
 def _file_version(path: Path) -> int | None:

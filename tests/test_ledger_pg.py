@@ -33,6 +33,8 @@ from core.privacy.population import Population
 databases, pg_server, pg_url = pg.databases, pg.pg_server, pg.pg_url  # its fixtures, by their names
 CA, MI, CA_MI = durable_tests.CA, durable_tests.MI, durable_tests.CA_MI
 UPLOAD = durable_tests.UPLOAD
+RESAVED = Population.file("f" * 64, "resaved.csv", earlier="a" * 64)
+SAMPLE = Population.census_sample(["CA", "MI"], 2021, "1-Year", 100)
 run = durable_tests.run
 PLAN = {part: f"the digest of the {part}" for part in PLAN_PARTS}
 NOWHERE = "postgresql://psp@127.0.0.1:1/ledger"  # port 1: nothing listens there
@@ -239,6 +241,8 @@ def _fill(path: str) -> str:
                                                          0.4))
     book.spend(CA, 1.5, 0.0, spender=alice)
     book.spend(UPLOAD, 0.25, 0.0, details=ReleaseDetails("x0", {}, "bottom"))
+    for people in RESAVED, SAMPLE:  # parts whose scopes sort otherwise than they were charged
+        book.spend(people, 0.5, 0.0)
     _, kept = book.open_certification(MI, 0.5, 1e-7, PLAN, {"words": "kept open"}, spender=alice)
     book.keep_certificates(kept.uid, '{"lambda_min": 1}')
     _, done = book.open_certification(UPLOAD, 0.5, 1e-7, PLAN, {"words": "finished"})
@@ -261,9 +265,9 @@ def test_ledger_move_keeps_every_entry_share_and_spender_and_refuses_a_full_targ
     before = _views(path)
     moved = run("ledger", "move", "--ledger", path, "--to", pg_url)
     assert moved.returncode == 0, moved.stderr
-    assert json.loads(moved.stdout) == {"ledger": pg_url, "moved_from": path, "entries": 7, "caps": 3,
+    assert json.loads(moved.stdout) == {"ledger": pg_url, "moved_from": path, "entries": 9, "caps": 3,
                                         "analysts": 2, "analyst_changes": 3, "certifications": 2,
-                                        "checked": "ledger show and ledger export agree"}
+                                        "checked": "ledger show, ledger export and ledger analyst list agree"}
     after = _views(pg_url)
     assert after == before and _views(path) == before  # the file is only read
     shown = after["show"]["populations"]
@@ -278,7 +282,7 @@ def test_ledger_move_keeps_every_entry_share_and_spender_and_refuses_a_full_targ
     assert moved_book.sign_in(key, "a browser").name == "bob"  # his key's salt and hash came along
     again = run("ledger", "move", "--ledger", path, "--to", pg_url)
     assert again.returncode == 2 and again.stdout == "" and _one_sentence(again.stderr)
-    assert "is not empty (it holds 7 entries, 3 caps and 2 analysts)" in again.stderr and "--to" in again.stderr
+    assert "is not empty (it holds 9 entries, 3 caps and 2 analysts)" in again.stderr and "--to" in again.stderr
     assert _views(pg_url) == before  # nothing was added twice
 
 

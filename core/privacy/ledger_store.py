@@ -409,7 +409,7 @@ class SqliteStore:
         """Every part any entry has charged, in the order first charged."""
         with self._connect() as db:
             return parts_in_order(db.execute("SELECT e.kind, e.key, e.label, p.part FROM entry_parts p JOIN entries "
-                                             "e ON e.uid = p.uid ORDER BY e.seq").fetchall())
+                                             "e ON e.uid = p.uid ORDER BY e.seq, p.rowid").fetchall())
 
     # -------------------------------------------------------------- writing
 
