@@ -276,7 +276,10 @@ def cmd_experiment(args: argparse.Namespace) -> dict:
 def _add_ledger_commands(sub: argparse._SubParsersAction) -> None:
     led = sub.add_parser("ledger", help="the durable privacy ledger: show, set-cap, export")
     lsub = led.add_subparsers(dest="ledger_command", required=True, parser_class=_Parser)
-    where = f"the ledger file (default $PSP_LEDGER or {default_ledger_path()})"
+    try:
+        where = f"the ledger file (default $PSP_LEDGER or {default_ledger_path()})"
+    except LedgerUnavailable:  # PSP_LEDGER names no ledger: the command that opens it says so, in one sentence
+        where = "the ledger file (default $PSP_LEDGER)"
     show = lsub.add_parser("show", help="caps, spent and remaining per population, as JSON")
     show.add_argument("--ledger", default=None, metavar="PATH", help=where)
     cap = lsub.add_parser("set-cap", help="set the cap of census states, or the default cap")
@@ -702,8 +705,8 @@ def cmd_ledger_move(args: argparse.Namespace) -> dict:
     source = default_ledger_path() if args.ledger is None else args.ledger
     if is_postgres(source):
         raise InputError("ledger move copies an SQLite ledger file into PostgreSQL: name the file with --ledger")
-    if not is_postgres(args.to):
-        raise InputError(f"--to takes a PostgreSQL URL ({' or '.join(POSTGRES_SCHEMES)}...), got {args.to}")
+    if not is_postgres(args.to, "--to"):
+        raise InputError(f"--to takes a PostgreSQL URL ({' or '.join(POSTGRES_SCHEMES)}...), not a file's path")
     path = Path(source).expanduser()
     if not path.is_file():
         raise InputError(f"there is no ledger file at {path}: name the SQLite ledger to move with --ledger or "

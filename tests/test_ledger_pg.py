@@ -333,6 +333,32 @@ def test_an_unreachable_server_refuses_in_one_sentence_and_nothing_is_charged(pg
     assert ledger.spent(CA) == (0.0, 0.0) and ledger.entries(CA) == ()
 
 
+MISTYPED = ("POSTGRESQL://app:s3cret@db.example/ledger", "postgresql+psycopg://app:s3cret@db.example/ledger",
+            " postgresql://app:s3cret@db.example/ledger")
+UNREADABLE = ("postgresql://psp:s3c%zzret@127.0.0.1:1/ledger", "postgresql://psp:s3cret@[::1/ledger",
+              "postgresql://psp:s3cret@127.0.0.1:99999/ledger")
+
+
+def test_a_url_not_of_postgresql_or_not_readable_is_refused_without_its_password(tmp_path, monkeypatch):
+    """A URL of another scheme, in capitals or after a space is refused, never taken for a file's path (which would
+    be a new ledger with a budget of its own); a URL that cannot be read is refused in one sentence; neither message
+    holds the password, escaped or not."""
+    monkeypatch.chdir(tmp_path)
+    for url in MISTYPED + UNREADABLE:
+        with pytest.raises(LedgerUnavailable) as err:
+            open_ledger(url)
+        text = str(err.value)
+        assert _one_sentence(text) and "s3c" not in text and "PSP_LEDGER" in text, text
+        for proc in (run("ledger", "show", "--ledger", url), run("ledger", "show", env={"PSP_LEDGER": url})):
+            assert proc.returncode == 2 and proc.stdout == "" and _one_sentence(proc.stderr), proc.stderr
+            assert "s3c" not in proc.stderr
+    for url in MISTYPED:
+        proc = run("ledger", "move", "--ledger", str(tmp_path / "l.sqlite3"), "--to", url)
+        assert proc.returncode == 2 and _one_sentence(proc.stderr) and "--to" in proc.stderr, proc.stderr
+        assert "s3c" not in proc.stderr
+    assert list(tmp_path.iterdir()) == [] and not (durable_tests.ROOT / "POSTGRESQL:").exists()
+
+
 def _sql(url: str, *statements: str) -> None:
     with psycopg.connect(url, autocommit=True) as db:
         for statement in statements:

@@ -36,7 +36,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from core.errors import InputError, LedgerUnavailable, Refused
 from core.privacy.access import WINDOW, AccessError, Analyst, throttle
@@ -211,8 +211,13 @@ def _analyst_row(a: Analyst, added: float) -> tuple:
 
 
 def shown(url: str) -> str:
-    """The URL with its password, if any, replaced by ***: what messages and `ledger show` print."""
-    parts = urlsplit(url)
+    """The URL with its password, if any, replaced by ***: what messages and `ledger show` print (a URL that cannot
+    be read, its scheme alone)."""
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # read to check it: a bad port raises ValueError here rather than later
+    except ValueError:
+        return url.split("://", 1)[0] + "://*** (a URL that cannot be read)"
     netloc = parts.netloc
     if parts.password:
         user, _, host = netloc.rpartition("@")
@@ -281,7 +286,7 @@ class PostgresStore:
             db = psycopg.connect(self.url, autocommit=True, connect_timeout=max(1, round(self.timeout)))
         except psycopg.Error as exc:
             raise LedgerUnavailable(self._message(
-                f"its server cannot be reached or refuses the connection ({_first(exc)})")) from None
+                f"its server cannot be reached or refuses the connection{_quoted(exc, self.url)}")) from None
         try:
             yield db
         except psycopg.Error as exc:
@@ -531,6 +536,20 @@ def _shape(db: Any) -> dict[str, frozenset[str]]:
 def _first(exc: Exception) -> str:
     """The first line of psycopg's error (the rest are hints), without its full stop: part of one sentence."""
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0].rstrip(".")
+
+
+def _quoted(exc: Exception, url: str) -> str:
+    """psycopg's words on a failed connect, in brackets, unless they might repeat the URL's password: libpq quotes a
+    part of the URL it cannot read, and a password may be that part, escaped or not."""
+    words = _first(exc)
+    try:
+        parts = urlsplit(url)
+        secrets = [parts.password or "", *re.findall(r"(?:^|&)password=([^&]*)", parts.query)]
+    except ValueError:
+        return ""
+    if any(s and (s in words or unquote(s) in words) for s in secrets) or "://" in words:
+        return ""
+    return f" ({words})"
 
 
 def _explain(exc: Exception) -> str:

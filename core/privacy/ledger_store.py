@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sqlite3
 import time
 from collections.abc import Iterator, Sequence
@@ -72,6 +73,8 @@ ENV_VAR = "PSP_LEDGER"
 APP_DIR = "private-single-parameter"
 DEFAULT_SCOPE = "default"
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")  # a ledger named so is a PostgresStore
+# Any other name of this form is a URL too, never a file's path: opened as one, it would be a new ledger of its own.
+_URL = re.compile(r"\s*([A-Za-z][A-Za-z0-9+.-]*)://")
 
 _ENTRIES = """
 CREATE TABLE IF NOT EXISTS {name} (
@@ -191,9 +194,18 @@ CREATE TABLE IF NOT EXISTS analyst_changes (
 # ------------------------------------------------------------------ where the file lives
 
 
-def is_postgres(where: str | os.PathLike) -> bool:
-    """Whether a ledger's place is a PostgreSQL URL (core.privacy.ledger_pg) rather than an SQLite file's path."""
-    return isinstance(where, str) and where.startswith(POSTGRES_SCHEMES)
+def is_postgres(where: str | os.PathLike, named_by: str = "--ledger or PSP_LEDGER") -> bool:
+    """Whether a ledger's place is a PostgreSQL URL (core.privacy.ledger_pg) rather than an SQLite file's path;
+    LedgerUnavailable for a URL of any other form (another scheme, capitals, a space before it), named by its scheme
+    alone, since the rest may hold a password."""
+    if not isinstance(where, str) or where.startswith(POSTGRES_SCHEMES):
+        return isinstance(where, str)
+    if url := _URL.match(where):
+        raise LedgerUnavailable(
+            f"refused: the privacy ledger named by a {url.group(1)}:// URL cannot be used: a PostgreSQL ledger's URL "
+            f"starts {' or '.join(POSTGRES_SCHEMES)} in lower case with nothing before it, and any other name is an "
+            f"SQLite file's path; correct {named_by}")
+    return False
 
 
 def default_ledger_path() -> Path | str:
