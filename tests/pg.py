@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from core.errors import Refused
+from core.privacy.ledger_pg import LEDGER_SCHEMA
 from core.privacy.ledger_store import open_ledger
 from core.privacy.population import Population
 
@@ -66,9 +67,15 @@ def pg_url(databases) -> str:
     return databases()
 
 
+def connect(url: str, **kwargs):
+    """A connection to the database at url that reads and writes the ledger's tables by their names, as the store's
+    own connections do (LEDGER_SCHEMA alone on the search_path)."""
+    return psycopg.connect(url, options=f"-c search_path={LEDGER_SCHEMA}", **kwargs)
+
+
 def empty(url: str) -> None:
     """Empty every table of the ledger at url (its schema stays): a fresh ledger without a new database."""
-    with psycopg.connect(url, autocommit=True) as db:
+    with connect(url, autocommit=True) as db:
         db.execute(f"TRUNCATE {', '.join(TABLES)} RESTART IDENTITY")
 
 

@@ -9,6 +9,7 @@ import inspect
 import json
 import multiprocessing
 import sqlite3
+import uuid
 from pathlib import Path
 
 import pg
@@ -212,7 +213,7 @@ def test_a_spend_waits_for_the_lock_of_its_people_and_refuses_past_the_timeout(p
     refused in one sentence, charging nothing; a spend on other people does not wait."""
     ledger = Ledger(store=PostgresStore(pg_url, timeout=1.0))
     ledger.set_default_cap((10.0, 1e-5))
-    with psycopg.connect(pg_url) as holder:
+    with pg.connect(pg_url) as holder:
         holder.execute("INSERT INTO locks (scope) VALUES (%s)", (part_scope(CA),))
         with pytest.raises(LedgerUnavailable, match="held its lock for longer than the timeout") as err:
             ledger.spend(CA_MI, 1.0, 0.0)
@@ -359,8 +360,42 @@ def test_a_url_not_of_postgresql_or_not_readable_is_refused_without_its_password
     assert list(tmp_path.iterdir()) == [] and not (durable_tests.ROOT / "POSTGRESQL:").exists()
 
 
+@pytest.mark.slow
+def test_servers_of_other_roles_share_the_ledger_or_are_refused_never_given_their_own(pg_url):
+    """A role with a schema of its own name (first on PostgreSQL's default search_path) still reads and charges the
+    ledger's schema: with the rights granted it is refused what the cap no longer holds; without them it is refused
+    the ledger, never given a new one; and a ledger's tables found in another schema are refused, not left behind."""
+    curator = open_charged(pg_url, (1.0, 1e-5))
+    curator.spend(CA, 1.0, 0.0)
+    role = f"server_{uuid.uuid4().hex[:8]}"
+    _sql(pg_url, f"CREATE ROLE {role} LOGIN", f"CREATE SCHEMA {role} AUTHORIZATION {role}")
+    second = pg_url.replace("postgres:@", f"{role}:@")
+    with pytest.raises(LedgerUnavailable, match="its user may not use the schema psp_ledger") as err:
+        open_charged(second, (1.0, 1e-5))
+    assert _one_sentence(str(err.value))
+    _sql(pg_url, f"GRANT USAGE ON SCHEMA psp_ledger TO {role}",
+         f"GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA psp_ledger TO {role}")
+    server = open_charged(second, (1.0, 1e-5))
+    assert server.spent(CA) == (1.0, 0.0)
+    with pytest.raises(Refused, match="already spent"):
+        server.spend(CA, 0.5, 0.0)
+    with pg.connect(pg_url, autocommit=True) as db:
+        assert db.execute(f"SELECT count(*) FROM information_schema.tables WHERE table_schema = '{role}'").fetchone() \
+            == (0,)
+        for table in pg.TABLES + ("schema",):
+            db.execute(f"ALTER TABLE psp_ledger.{table} SET SCHEMA public")
+        db.execute("DROP SCHEMA psp_ledger")
+    with pytest.raises(LedgerUnavailable, match="the schema public holds a ledger's tables") as err:
+        open_ledger(pg_url)
+    assert _one_sentence(str(err.value))
+    _sql(pg_url, "SELECT 1")  # nothing was created: the tables stay where they are, with their entry
+    with psycopg.connect(pg_url) as db:
+        assert db.execute("SELECT count(*) FROM public.entries").fetchone() == (1,)
+        assert not db.execute("SELECT 1 FROM pg_namespace WHERE nspname = 'psp_ledger'").fetchone()
+
+
 def _sql(url: str, *statements: str) -> None:
-    with psycopg.connect(url, autocommit=True) as db:
+    with pg.connect(url, autocommit=True) as db:
         for statement in statements:
             db.execute(statement)
 
@@ -382,11 +417,11 @@ def test_an_unknown_schema_version_or_altered_tables_are_refused_and_left_as_the
         with pytest.raises(LedgerUnavailable) as err:
             open_ledger(url)
         assert words in str(err.value) and _one_sentence(str(err.value)) and "PSP_LEDGER" in str(err.value)
-        with psycopg.connect(url) as db:  # untouched: the caps are there, the change is still there
+        with pg.connect(url) as db:  # untouched: the caps are there, the change is still there
             assert db.execute("SELECT cap_epsilon FROM caps").fetchall() == [(10.0,)]
             if "version = 2" in change:
                 assert db.execute("SELECT version FROM schema").fetchall() == [(2,)]
     other = databases()
-    _sql(other, "CREATE TABLE entries (note TEXT)")  # a database of something else
+    _sql(other, "CREATE SCHEMA psp_ledger", "CREATE TABLE entries (note TEXT)")  # a schema of something else
     with pytest.raises(LedgerUnavailable, match="its tables have no schema version"):
         open_ledger(other)

@@ -5,8 +5,11 @@ The same methods and semantics as `core.privacy.ledger_store.SqliteStore`, on on
 (`entries`, `entry_parts`, `caps`, `certifications`, `analysts`, `sign_ins`, `analyst_changes` and the `schema` row,
 here version `SCHEMA_VERSION` of this store's own numbering), with two additions: an ordering column `seq` in
 `entry_parts` and `analysts`, where SQLite has its rowid, and `locks`, one row per people part and one for the
-sign-ins. The schema is created on the first open of an empty database; opens are serialised by an advisory lock,
-so that two servers starting at once create it once.
+sign-ins. They live in the PostgreSQL schema `LEDGER_SCHEMA` (psp_ledger), which every connection puts alone on
+its search_path: servers connecting as different roles, each with a schema of its own name first on the default
+search_path, still share one ledger (a role without rights on it is refused, never given a ledger of its own). The
+schema and its tables are created on the first open of a database without them; opens are serialised by an advisory
+lock, so that two servers starting at once create them once.
 
 Concurrency: row locks, not SERIALIZABLE. Every charge is one transaction (READ COMMITTED) that first locks the
 `locks` row of each part it charges (`SELECT ... FOR UPDATE`, in one order, so that two spends never wait on each
@@ -72,6 +75,7 @@ except ImportError:  # only a PostgreSQL ledger needs it (requirements.txt)
     psycopg = None
 
 SCHEMA_VERSION = 1
+LEDGER_SCHEMA = "psp_ledger"  # the PostgreSQL schema of the ledger's tables, whichever role connects
 BUSY_TIMEOUT = 10.0  # seconds a transaction waits for another's lock, and a connection for the server
 DEFAULT_SCOPE = "default"
 SIGN_INS = "sign-ins"  # the lock row of the sign-ins (a part's scope is a JSON list, never this)
@@ -246,8 +250,27 @@ class PostgresStore:
             if shape:
                 self._check(db, shape)
             else:
+                self._create_schema(db)
                 db.execute(_SCHEMA)
                 db.execute("INSERT INTO schema (version) VALUES (%s)", (SCHEMA_VERSION,))
+
+    def _create_schema(self, db: Any) -> None:
+        """LEDGER_SCHEMA, unless it exists (refused when this role may not use it); refused when another schema of the
+        database holds a ledger's tables, whose spends a new ledger would not count."""
+        if db.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (LEDGER_SCHEMA,)).fetchone():
+            if not db.execute("SELECT has_schema_privilege(%s, 'USAGE')", (LEDGER_SCHEMA,)).fetchone()[0]:
+                raise LedgerUnavailable(self._message(
+                    f"its user may not use the schema {LEDGER_SCHEMA}, which holds it (the database's owner may grant "
+                    "USAGE on it and the rights on its tables)"))
+            return
+        elsewhere = db.execute(
+            "SELECT table_schema FROM information_schema.tables WHERE table_name = ANY(%s) GROUP BY table_schema "
+            "HAVING count(*) = %s ORDER BY table_schema", (list(_SHAPE), len(_SHAPE))).fetchall()
+        if elsewhere:
+            raise LedgerUnavailable(self._message(
+                f"the schema {elsewhere[0][0]} holds a ledger's tables, where this program keeps them in the schema "
+                f"{LEDGER_SCHEMA} only; move them there (ALTER TABLE ... SET SCHEMA {LEDGER_SCHEMA})"))
+        db.execute(f"CREATE SCHEMA {LEDGER_SCHEMA}")
 
     def _check(self, db: Any, shape: dict[str, frozenset[str]]) -> None:
         """Refuse a database whose ledger tables are not those this module creates, of SCHEMA_VERSION."""
@@ -263,8 +286,8 @@ class PostgresStore:
         if shape != _SHAPE:
             raise LedgerUnavailable(self._message(_ALTERED.format(
                 f"its tables and columns are not those of schema version {SCHEMA_VERSION}")))
-        if db.execute("SELECT 1 FROM information_schema.triggers WHERE event_object_schema = current_schema() "
-                      "AND event_object_table = ANY(%s)", (list(_SHAPE),)).fetchone():
+        if db.execute("SELECT 1 FROM information_schema.triggers WHERE event_object_schema = %s "
+                      "AND event_object_table = ANY(%s)", (LEDGER_SCHEMA, list(_SHAPE))).fetchone():
             raise LedgerUnavailable(self._message(_ALTERED.format("a trigger is set on its tables")))
 
     def __repr__(self) -> str:
@@ -288,6 +311,7 @@ class PostgresStore:
             raise LedgerUnavailable(self._message(
                 f"its server cannot be reached or refuses the connection{_quoted(exc, self.url)}")) from None
         try:
+            db.execute(f"SET search_path TO {LEDGER_SCHEMA}")
             yield db
         except psycopg.Error as exc:
             raise LedgerUnavailable(self._message(_explain(exc))) from None
@@ -522,13 +546,13 @@ class PostgresStore:
 
 
 def _shape(db: Any) -> dict[str, frozenset[str]]:
-    """The ledger's tables present in the database's schema and the columns of each (other tables are not looked
-    at: the database may hold them)."""
+    """The ledger's tables present in LEDGER_SCHEMA and the columns of each (other tables are not looked at: the
+    database may hold them)."""
     found: dict[str, set[str]] = {}
     for table, column in db.execute(
             "SELECT c.table_name, c.column_name FROM information_schema.columns c JOIN information_schema.tables t "
             "ON t.table_schema = c.table_schema AND t.table_name = c.table_name WHERE t.table_type = 'BASE TABLE' "
-            "AND c.table_schema = current_schema() AND c.table_name = ANY(%s)", (list(_SHAPE),)):
+            "AND c.table_schema = %s AND c.table_name = ANY(%s)", (LEDGER_SCHEMA, list(_SHAPE))):
         found.setdefault(table, set()).add(column)
     return {t: frozenset(c) for t, c in found.items()}
 
