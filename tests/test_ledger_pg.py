@@ -24,6 +24,7 @@ from pg import empty, finish_in_turns, psycopg, spend_in_turns
 from core.data.spec import AcsSpec
 from core.errors import LedgerUnavailable, Refused
 from core.mechanisms.pipeline import prepare_spec
+from core.privacy.access import AccessError
 from core.privacy.charge import open_charged
 from core.privacy.ledger import PLAN_PARTS, Ledger, ReleaseDetails
 from core.privacy.ledger_pg import PostgresStore
@@ -152,6 +153,24 @@ def test_the_certification_machine_on_postgresql(pg_url, monkeypatch):
     open_ledger(pg_url)  # the schema, which each example empties
     run_state_machine_as_test(PostgresMachine, settings=settings(machine_tests.Machine.TestCase.settings,
                                                                  max_examples=40))
+
+
+@pytest.mark.slow
+def test_an_e_mail_signs_in_as_one_analyst_in_every_store(pg_url, tmp_path):
+    """Adding an analyst with an e-mail another analyst signs in with is refused alike by the memory, SQLite and
+    PostgreSQL stores, and the first keeps their record, their share and what they spent (SQLite's INSERT OR REPLACE
+    once deleted them and gave the e-mail a fresh share)."""
+    for book in (Ledger((10.0, 1e-5)), open_ledger(tmp_path / "l.sqlite3"), open_ledger(pg_url)):
+        book.set_default_cap((10.0, 1e-5))
+        book.add_analyst("alice", (1.0, 1e-6), email="alice@example.org")
+        book.spend(CA, 1.0, 0.0, spender=book.analyst_spender("alice"))
+        with pytest.raises(AccessError, match="the e-mail alice@example.org signs in as the analyst alice already"):
+            book.add_analyst("alice2", (1.0, 1e-6), email=" Alice@Example.org")
+        with pytest.raises(AccessError, match="an analyst named alice exists already"):
+            book.add_analyst("alice", (1.0, 1e-6), email="other@example.org")
+        assert [a.name for a in book.analysts()] == ["alice"] and len(book.analyst_changes()) == 1
+        assert book.by_email("alice@example.org").name == "alice"
+        assert book.remaining(CA, book.analyst_spender("alice")) == (0.0, 1e-6)
 
 
 # ------------------------------------------------------------------ servers racing

@@ -65,6 +65,18 @@ class AccessError(Refused):
     analyst past their share): one sentence, and nothing is spent."""
 
 
+def name_taken(name: str) -> AccessError:
+    """Every store's refusal to add an analyst under a name the ledger holds already."""
+    return AccessError(f"an analyst named {name} exists already; change their record with `ledger analyst change`")
+
+
+def email_taken(email: str, holder: str) -> AccessError:
+    """Every store's refusal to add an analyst signing in with an e-mail that another analyst signs in with: one
+    e-mail is one analyst, with one share."""
+    return AccessError(f"the e-mail {email} signs in as the analyst {holder} already; change their record with "
+                       "`ledger analyst change`, or give the new analyst another e-mail")
+
+
 @dataclass(frozen=True)
 class Spender:
     """For whom a charge is made: kind "curator", "analyst" or "local" (the browser on the server's machine), and

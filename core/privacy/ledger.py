@@ -58,8 +58,10 @@ from core.privacy.access import (
     Count,
     Spender,
     check_name,
+    email_taken,
     key_id,
     matches,
+    name_taken,
     new_key,
     throttle,
     too_many,
@@ -324,8 +326,10 @@ class MemoryStore:
 
     def put_analyst(self, analyst: Analyst, new: bool, change: str, by: str) -> None:
         if new and analyst.name in self._analysts:
-            raise AccessError(f"an analyst named {analyst.name} exists already; change their record with `ledger "
-                              "analyst change`")
+            raise name_taken(analyst.name)
+        if new and (holder := next((a.name for a in self._analysts.values() if analyst.email and
+                                    a.email == analyst.email), None)):
+            raise email_taken(analyst.email, holder)
         self._analysts[analyst.name] = analyst
         self._changes.append(AnalystChange(time.time(), analyst.name, change, by))
 

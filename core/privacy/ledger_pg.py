@@ -42,7 +42,7 @@ from typing import Any
 from urllib.parse import unquote, urlsplit, urlunsplit
 
 from core.errors import InputError, LedgerUnavailable, Refused
-from core.privacy.access import WINDOW, AccessError, Analyst, throttle
+from core.privacy.access import WINDOW, Analyst, email_taken, name_taken, throttle
 from core.privacy.ledger import (
     AnalystChange,
     Caps,
@@ -191,7 +191,7 @@ _ANALYST_COLUMNS = ("name", "added", "share_epsilon", "share_delta", "key_id", "
 _SET_CAP = _upsert("caps", _CAP_COLUMNS, "scope")
 _WRITE_CERTIFICATION = _upsert("certifications", _CERTIFICATION_COLUMNS, "uid")
 _ADD_ANALYST = (f"INSERT INTO analysts ({', '.join(_ANALYST_COLUMNS)}) VALUES ({', '.join(['%s'] * 10)}) "
-                "ON CONFLICT (name) DO NOTHING")
+                "ON CONFLICT DO NOTHING")  # a name or an e-mail the ledger holds already: put_analyst says which
 _PUT_ANALYST = _upsert("analysts", _ANALYST_COLUMNS, "name", keep=("added",))
 _LOG_CHANGE = 'INSERT INTO analyst_changes (time, name, change, "by") VALUES (%s, %s, %s, %s)'
 
@@ -463,8 +463,9 @@ class PostgresStore:
     def put_analyst(self, a: Analyst, new: bool, change: str, by: str) -> None:
         with self._transaction() as db:
             if new and db.execute(_ADD_ANALYST, _analyst_row(a, time.time())).rowcount == 0:
-                raise AccessError(f"an analyst named {a.name} exists already; change their record with `ledger "
-                                  "analyst change`")
+                holder = db.execute("SELECT name FROM analysts WHERE name = %s OR email = %s ORDER BY name <> %s",
+                                    (a.name, a.email, a.name)).fetchone()[0]
+                raise name_taken(a.name) if holder == a.name else email_taken(a.email, holder)
             if not new:
                 db.execute(_PUT_ANALYST, _analyst_row(a, time.time()))
             db.execute(_LOG_CHANGE, (time.time(), a.name, change, by))

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import LedgerUnavailable, Refused
-from core.privacy.access import WINDOW, AccessError, Analyst, throttle
+from core.privacy.access import WINDOW, Analyst, email_taken, name_taken, throttle
 from core.privacy.ledger import (
     AnalystChange,
     Caps,
@@ -504,8 +504,9 @@ class SqliteStore:
     def put_analyst(self, a: Analyst, new: bool, change: str, by: str) -> None:
         with self._transaction() as db:
             if new and db.execute("SELECT 1 FROM analysts WHERE name = ?", (a.name,)).fetchone():
-                raise AccessError(f"an analyst named {a.name} exists already; change their record with `ledger "
-                                  "analyst change`")
+                raise name_taken(a.name)
+            if new and (holder := db.execute("SELECT name FROM analysts WHERE email = ?", (a.email,)).fetchone()):
+                raise email_taken(a.email, holder[0])
             db.execute("INSERT INTO analyst_changes (time, name, change, by) VALUES (?, ?, ?, ?)",
                        (time.time(), a.name, change, by))
             db.execute("INSERT OR REPLACE INTO analysts (name, added, share_epsilon, share_delta, key_id, salt, "
