@@ -9,6 +9,7 @@ import inspect
 import json
 import multiprocessing
 import sqlite3
+import threading
 import uuid
 from pathlib import Path
 
@@ -171,6 +172,43 @@ def test_an_e_mail_signs_in_as_one_analyst_in_every_store(pg_url, tmp_path):
         assert [a.name for a in book.analysts()] == ["alice"] and len(book.analyst_changes()) == 1
         assert book.by_email("alice@example.org").name == "alice"
         assert book.remaining(CA, book.analyst_spender("alice")) == (0.0, 1e-6)
+
+
+@pytest.mark.slow
+def test_a_change_to_an_analyst_never_writes_over_a_revocation_made_meanwhile(pg_url, tmp_path):
+    """One curator changes mallory's share while another revokes her: the revocation waits for the change, then
+    applies to what it wrote, in every store; she ends revoked, with the new share (a read outside the change's
+    transaction once wrote the old record back over the revocation)."""
+    memory, places = Ledger((10.0, 1e-5)), (tmp_path / "l.sqlite3", pg_url)
+    for book, other in ((memory, memory), *((open_ledger(w), open_ledger(w)) for w in places)):
+        book.add_analyst("mallory", (1.0, 1e-6), email="m@example.org")
+        inside, go = threading.Event(), threading.Event()
+        change = other._store.change_analyst
+
+        def held(name, edit, by, change=change, inside=inside, go=go):
+            def slow(found):  # the record is read: the other curator revokes now
+                inside.set()
+                go.wait(10)
+                return edit(found)
+            return change(name, slow, by)
+
+        other._store.change_analyst = held
+        changer = threading.Thread(target=other.change_analyst, args=("mallory", (2.0, 1e-6)))
+        changer.start()
+        assert inside.wait(10)
+        revoker = threading.Thread(target=book.revoke_analyst, args=("mallory",))
+        revoker.start()
+        revoker.join(0.3)
+        assert revoker.is_alive()  # it waits for the change
+        go.set()
+        changer.join(10)
+        revoker.join(10)
+        assert not changer.is_alive() and not revoker.is_alive()
+        (mallory,) = book.analysts()
+        assert mallory.revoked and mallory.share == (2.0, 1e-6), mallory
+        assert [c.change.split()[0] for c in book.analyst_changes()] == ["added", "share", "revoked"]
+        with pytest.raises(AccessError, match="revoked"):
+            book.analyst_spender("mallory")
 
 
 # ------------------------------------------------------------------ servers racing

@@ -170,6 +170,8 @@ class Certification:
 
 # A certification's next state, given the stored one (None: none with that uid); raises Refused to refuse.
 Change = Callable[[Certification | None], Certification]
+# An analyst's change: from the stored record (None: no such analyst), the new one and the change in words.
+Edit = Callable[[Analyst | None], tuple[Analyst, str]]
 # Where a finish's plan may differ from its certification's, in the words of a refusal.
 PLAN_PARTS = {"data": "other data", "rows": "other rows", "model": "another model", "target": "another target",
               "budget": "another budget", "calibration": "another calibration", "level": "another interval level",
@@ -236,9 +238,13 @@ class LedgerStore(Protocol):
     def update_details(self, uid: str, details: ReleaseDetails) -> None:
         """Set the release details of an entry (its charge is never changed)."""
 
-    def put_analyst(self, analyst: Analyst, new: bool, change: str, by: str) -> None:
-        """Add (new: refused if the name is taken) or replace an analyst's record, and log the change in words and who
+    def add_analyst(self, analyst: Analyst, change: str, by: str) -> None:
+        """Add an analyst's record (refused if their name or e-mail is taken), and log the change in words and who
         made it, in one step."""
+
+    def change_analyst(self, name: str, edit: Edit, by: str) -> Analyst:
+        """Replace an analyst's record by edit(stored) and log its words and who made it, atomically: a change made
+        meanwhile is read, never written over; what edit raises refuses it."""
 
     def analysts(self) -> Sequence[Analyst]:
         """Every analyst's record, in the order added."""
@@ -324,14 +330,20 @@ class MemoryStore:
     def certifications(self, part: Population) -> Sequence[Certification]:
         return tuple(c for c in self._certifications.values() if part in c.population.parts())
 
-    def put_analyst(self, analyst: Analyst, new: bool, change: str, by: str) -> None:
-        if new and analyst.name in self._analysts:
+    def add_analyst(self, analyst: Analyst, change: str, by: str) -> None:
+        if analyst.name in self._analysts:
             raise name_taken(analyst.name)
-        if new and (holder := next((a.name for a in self._analysts.values() if analyst.email and
-                                    a.email == analyst.email), None)):
+        if holder := next((a.name for a in self._analysts.values() if analyst.email and a.email == analyst.email),
+                          None):
             raise email_taken(analyst.email, holder)
         self._analysts[analyst.name] = analyst
         self._changes.append(AnalystChange(time.time(), analyst.name, change, by))
+
+    def change_analyst(self, name: str, edit: Edit, by: str) -> Analyst:
+        changed, words = edit(self._analysts.get(name))
+        self._analysts[name] = changed
+        self._changes.append(AnalystChange(time.time(), name, words, by))
+        return changed
 
     def analysts(self) -> Sequence[Analyst]:
         return tuple(self._analysts.values())
@@ -680,7 +692,7 @@ class Ledger:
             analyst = Analyst(name, checked, email=email.strip().lower(), expires=expires)
         signs_in = f"e-mail {analyst.email}" if email is not None else "an access key"
         with self._lock:
-            self._store.put_analyst(analyst, True, f"added with a share of ε = {checked[0]:g}, δ = {checked[1]:g}, "
+            self._store.add_analyst(analyst, f"added with a share of ε = {checked[0]:g}, δ = {checked[1]:g}, "
                                     f"signing in with {signs_in}, {_expiry_words(expires)}", by)
         return key
 
@@ -693,18 +705,21 @@ class Ledger:
         """Change an analyst's share, expiry (seconds since the epoch; inf: never) or revocation (False reinstates),
         logged with who made the change (`analyst_changes`); what they spent stays spent, and a smaller share than
         they have spent leaves them nothing more to spend. AccessError for an unknown name or no change."""
-        found = self._analyst(name)
-        if found is None:
-            raise AccessError(f"no analyst named {name} in the ledger {self._store}; `ledger analyst list` lists them")
-        changed = replace(found, share=found.share if share is None else _check_pair(share, f"the share of {name}"),
-                          expires=found.expires if expires is None else expires,
-                          revoked=found.revoked if revoked is None else revoked)
-        words = _change_words(found, changed)
-        if not words:
-            raise AccessError(f"nothing to change for {name}: name a new share, expiry or reinstatement")
+        checked = None if share is None else _check_pair(share, f"the share of {name}")
+
+        def edit(found: Analyst | None) -> tuple[Analyst, str]:
+            if found is None:
+                raise AccessError(f"no analyst named {name} in the ledger {self._store}; `ledger analyst list` lists "
+                                  "them")
+            changed = replace(found, share=found.share if checked is None else checked,
+                              expires=found.expires if expires is None else expires,
+                              revoked=found.revoked if revoked is None else revoked)
+            if not (words := _change_words(found, changed)):
+                raise AccessError(f"nothing to change for {name}: name a new share, expiry or reinstatement")
+            return changed, words
+
         with self._lock:
-            self._store.put_analyst(changed, False, words, by)
-        return changed
+            return self._store.change_analyst(name, edit, by)
 
     def analyst_changes(self) -> tuple[AnalystChange, ...]:
         """Every change to the analysts' records, oldest first, with who made it."""

@@ -48,6 +48,7 @@ from core.privacy.ledger import (
     Caps,
     Certification,
     Change,
+    Edit,
     LedgerEntry,
     LedgerStore,
     Pair,
@@ -56,6 +57,7 @@ from core.privacy.ledger import (
 )
 from core.privacy.ledger_rows import (
     CERTIFICATIONS_SQL,
+    analyst_values,
     certification_from_row,
     entry_from_row,
     iso_time,
@@ -191,7 +193,7 @@ _ANALYST_COLUMNS = ("name", "added", "share_epsilon", "share_delta", "key_id", "
 _SET_CAP = _upsert("caps", _CAP_COLUMNS, "scope")
 _WRITE_CERTIFICATION = _upsert("certifications", _CERTIFICATION_COLUMNS, "uid")
 _ADD_ANALYST = (f"INSERT INTO analysts ({', '.join(_ANALYST_COLUMNS)}) VALUES ({', '.join(['%s'] * 10)}) "
-                "ON CONFLICT DO NOTHING")  # a name or an e-mail the ledger holds already: put_analyst says which
+                "ON CONFLICT DO NOTHING")  # a name or an e-mail the ledger holds already: add_analyst says which
 _PUT_ANALYST = _upsert("analysts", _ANALYST_COLUMNS, "name", keep=("added",))
 _LOG_CHANGE = 'INSERT INTO analyst_changes (time, name, change, "by") VALUES (%s, %s, %s, %s)'
 
@@ -210,8 +212,7 @@ def _certification_row(c: Certification) -> tuple:
 
 
 def _analyst_row(a: Analyst, added: float) -> tuple:
-    return (a.name, iso_time(added), a.share[0], a.share[1], a.key_id, a.salt, a.key_hash, a.email,
-            None if math.isinf(a.expires) else a.expires, int(a.revoked))
+    return (a.name, iso_time(added), *analyst_values(a))
 
 
 def shown(url: str) -> str:
@@ -460,15 +461,23 @@ class PostgresStore:
         with self._transaction() as db:
             db.execute(_SET_CAP, (DEFAULT_SCOPE, None, None, None, cap[0], cap[1]))
 
-    def put_analyst(self, a: Analyst, new: bool, change: str, by: str) -> None:
+    def add_analyst(self, a: Analyst, change: str, by: str) -> None:
         with self._transaction() as db:
-            if new and db.execute(_ADD_ANALYST, _analyst_row(a, time.time())).rowcount == 0:
+            if db.execute(_ADD_ANALYST, _analyst_row(a, time.time())).rowcount == 0:
                 holder = db.execute("SELECT name FROM analysts WHERE name = %s OR email = %s ORDER BY name <> %s",
                                     (a.name, a.email, a.name)).fetchone()[0]
                 raise name_taken(a.name) if holder == a.name else email_taken(a.email, holder)
-            if not new:
-                db.execute(_PUT_ANALYST, _analyst_row(a, time.time()))
             db.execute(_LOG_CHANGE, (time.time(), a.name, change, by))
+
+    def change_analyst(self, name: str, edit: Edit, by: str) -> Analyst:
+        """In one transaction holding the analyst's row (a concurrent change waits, then reads this one's): read the
+        record, edit it, write it back."""
+        with self._transaction() as db:
+            db.execute("SELECT 1 FROM analysts WHERE name = %s FOR UPDATE", (name,))
+            changed, words = edit(next((a for a in self._analysts(db) if a.name == name), None))
+            db.execute(_PUT_ANALYST, _analyst_row(changed, time.time()))
+            db.execute(_LOG_CHANGE, (time.time(), name, words, by))
+        return changed
 
     def analysts(self) -> Sequence[Analyst]:
         with self._connect() as db:

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from core.privacy.access import Analyst
 from core.privacy.ledger import Certification, LedgerEntry, ReleaseDetails
 from core.privacy.population import Population
 
@@ -69,6 +70,13 @@ def parts_in_order(rows: Iterable[Sequence[Any]]) -> list[Population]:
             whole = Population(kind, tuples(json.loads(key)), label)
             found[scope] = next(p for p in whole.parts() if part_scope(p) == scope)
     return list(found.values())
+
+
+def analyst_values(a: Analyst) -> tuple:
+    """An analyst's columns after name and added: share_epsilon, share_delta, key_id, salt, key_hash, email, expires
+    (NULL: never) and revoked (0 or 1)."""
+    return (a.share[0], a.share[1], a.key_id, a.salt, a.key_hash, a.email, None if math.isinf(a.expires) else a.expires,
+            int(a.revoked))
 
 
 def with_parts(rows: list[dict[str, Any]], pairs: Iterable[Sequence[Any]]) -> list[dict[str, Any]]:

@@ -44,6 +44,7 @@ from core.privacy.ledger import (
     Caps,
     Certification,
     Change,
+    Edit,
     Ledger,
     LedgerEntry,
     Pair,
@@ -52,6 +53,7 @@ from core.privacy.ledger import (
 )
 from core.privacy.ledger_rows import (
     CERTIFICATIONS_SQL,
+    analyst_values,
     certification_from_row,
     entry_from_row,
     iso_time,
@@ -501,19 +503,29 @@ class SqliteStore:
                            "VALUES (?, ?, ?, ?, ?, ?)",
                            (part_scope(part), part.kind, key_json(part), part.label, cap[0], cap[1]))
 
-    def put_analyst(self, a: Analyst, new: bool, change: str, by: str) -> None:
+    def add_analyst(self, a: Analyst, change: str, by: str) -> None:
         with self._transaction() as db:
-            if new and db.execute("SELECT 1 FROM analysts WHERE name = ?", (a.name,)).fetchone():
+            if db.execute("SELECT 1 FROM analysts WHERE name = ?", (a.name,)).fetchone():
                 raise name_taken(a.name)
-            if new and (holder := db.execute("SELECT name FROM analysts WHERE email = ?", (a.email,)).fetchone()):
+            if holder := db.execute("SELECT name FROM analysts WHERE email = ?", (a.email,)).fetchone():
                 raise email_taken(a.email, holder[0])
-            db.execute("INSERT INTO analyst_changes (time, name, change, by) VALUES (?, ?, ?, ?)",
-                       (time.time(), a.name, change, by))
-            db.execute("INSERT OR REPLACE INTO analysts (name, added, share_epsilon, share_delta, key_id, salt, "
-                       "key_hash, email, expires, revoked) VALUES (?, COALESCE((SELECT added FROM analysts WHERE "
-                       "name = ?), ?), ?, ?, ?, ?, ?, ?, ?, ?)",
-                       (a.name, a.name, iso_time(time.time()), a.share[0], a.share[1], a.key_id, a.salt, a.key_hash,
-                        a.email, None if math.isinf(a.expires) else a.expires, int(a.revoked)))
+            db.execute("INSERT INTO analysts (name, added, share_epsilon, share_delta, key_id, salt, key_hash, email, "
+                       "expires, revoked) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (a.name, iso_time(time.time()), *analyst_values(a)))
+            self._log_change(db, a.name, change, by)
+
+    def change_analyst(self, name: str, edit: Edit, by: str) -> Analyst:
+        """In one BEGIN IMMEDIATE transaction (another writer waits): read the record, edit it, write it back."""
+        with self._transaction() as db:
+            changed, words = edit(next((a for a in self._analysts(db) if a.name == name), None))
+            db.execute("UPDATE analysts SET share_epsilon = ?, share_delta = ?, key_id = ?, salt = ?, key_hash = ?, "
+                       "email = ?, expires = ?, revoked = ? WHERE name = ?", (*analyst_values(changed), name))
+            self._log_change(db, name, words, by)
+        return changed
+
+    def _log_change(self, db: sqlite3.Connection, name: str, change: str, by: str) -> None:
+        db.execute("INSERT INTO analyst_changes (time, name, change, by) VALUES (?, ?, ?, ?)",
+                   (time.time(), name, change, by))
 
     def analysts(self) -> Sequence[Analyst]:
         with self._connect() as db:
