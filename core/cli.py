@@ -17,6 +17,7 @@ import math
 import os
 import sqlite3
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -699,9 +700,10 @@ def cmd_ledger_close(args: argparse.Namespace) -> dict:
 
 
 def cmd_ledger_move(args: argparse.Namespace) -> dict:
-    """`ledger move --to URL`: copy the SQLite ledger into an empty PostgreSQL one in one transaction
-    (PostgresStore.copy_from), then check that both show, export and list their analysts alike. The file is only read:
-    one of an older schema, which opening would bring up to date, is refused first."""
+    """`ledger move --to URL`: copy the SQLite ledger, as of one moment (`_snapshot`), into an empty PostgreSQL one in
+    one transaction (PostgresStore.copy_from), then check that both show, export and list their analysts alike, and
+    that the file still does (a server left running may have spent meanwhile). The file is only read: one of an older
+    schema, which opening would bring up to date, is refused first."""
     source = default_ledger_path() if args.ledger is None else args.ledger
     if is_postgres(source):
         raise InputError("ledger move copies an SQLite ledger file into PostgreSQL: name the file with --ledger")
@@ -717,15 +719,38 @@ def cmd_ledger_move(args: argparse.Namespace) -> dict:
                          f"{SCHEMA_VERSION} with `python -m core ledger show --ledger {path}`, then move it")
     from core.privacy.ledger_pg import PostgresStore  # psycopg is loaded only for a PostgreSQL ledger
 
-    old, new = SqliteStore(path), PostgresStore(args.to)
-    moved = new.copy_from(old)
-    before, after = Ledger(store=old), Ledger(store=new)
-    if (_show(before) | {"ledger": ""} != _show(after) | {"ledger": ""} or _log(before) != _log(after)
-            or _analyst_list(before) != _analyst_list(after)):
-        raise LedgerUnavailable(f"the ledger {new} does not show what {old} shows after the move, so do not use it: "
-                                "empty its database and move again")
-    return dict(ledger=str(new), moved_from=str(old), **moved,
+    live, new = SqliteStore(path), PostgresStore(args.to)
+    with tempfile.TemporaryDirectory() as folder:
+        old = SqliteStore(_snapshot(path, Path(folder) / "ledger.sqlite3"))
+        moved = new.copy_from(old)
+        views = _views(Ledger(store=old))
+        if _views(Ledger(store=new)) != views:
+            raise LedgerUnavailable(f"the ledger {new} does not show what {live} shows after the move, so do not use "
+                                    "it: empty its database and move again")
+    if _views(Ledger(store=live)) != views:
+        raise LedgerUnavailable(f"the ledger file {live} changed during the move, so the ledger {new} misses what "
+                                "was written meanwhile: stop every server and command that uses the file, empty the "
+                                "database and move again")
+    return dict(ledger=str(new), moved_from=str(live), **moved,
                 checked="ledger show, ledger export and ledger analyst list agree")
+
+
+def _views(ledger: Ledger) -> tuple:
+    """What `ledger show`, `ledger export` and `ledger analyst list` print of a ledger, but its name."""
+    return _show(ledger) | {"ledger": ""}, _log(ledger), _analyst_list(ledger)
+
+
+def _snapshot(path: Path, copy: Path) -> Path:
+    """copy: the ledger file as of one moment (SQLite's online backup, which reads one state of it, whoever writes
+    meanwhile), read without writing to the file."""
+    try:
+        with (contextlib.closing(sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)) as db,
+              contextlib.closing(sqlite3.connect(copy)) as to):
+            db.backup(to)
+    except sqlite3.Error as exc:
+        raise LedgerUnavailable(f"the ledger file {path} cannot be read to move it ({exc}); nothing was moved") \
+            from None
+    return copy
 
 
 def _file_version(path: Path) -> int | None:

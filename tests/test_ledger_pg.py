@@ -345,6 +345,28 @@ def test_ledger_move_keeps_every_entry_share_and_spender_and_refuses_a_full_targ
 
 
 @pytest.mark.slow
+def test_ledger_move_reads_one_state_of_the_file_and_refuses_when_it_changed_meanwhile(pg_url, tmp_path,
+                                                                                     monkeypatch):
+    """A server left running spends on the file while the move copies it: the copy is of one state (the spend is not
+    half in it), and the move is refused in one sentence, naming what to do."""
+    path = str(tmp_path / "ledger.sqlite3")
+    open_charged(path, (10.0, 1e-5)).add_analyst("mallory", (5.0, 1e-6), email="m@example.org")
+    copy = PostgresStore.copy_from
+
+    def with_a_spend_meanwhile(self, source):
+        open_ledger(path).revoke_analyst("mallory")
+        open_ledger(path).spend(CA, 1.0, 0.0)
+        return copy(self, source)
+
+    monkeypatch.setattr(PostgresStore, "copy_from", with_a_spend_meanwhile)
+    proc = run("ledger", "move", "--ledger", path, "--to", pg_url)
+    assert proc.returncode == 2 and proc.stdout == "" and _one_sentence(proc.stderr), proc.stderr
+    assert "changed during the move" in proc.stderr and "stop every server" in proc.stderr
+    moved = open_ledger(pg_url)
+    assert moved.log() == [] and not moved.analysts()[0].revoked  # the state the move read, whole
+
+
+@pytest.mark.slow
 def test_ledger_move_needs_a_file_of_todays_schema_and_a_url(pg_url, tmp_path):
     older = tmp_path / "older.sqlite3"
     open_ledger(older).set_default_cap((10.0, 1e-5))
