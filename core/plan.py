@@ -130,8 +130,14 @@ def _charged(plan: _Plan, problem: Problem) -> None:
         raise InputError("a charged release needs data loaded from a data spec (core.data.spec), which names whose "
                          "budget it spends; prepare the problem with core.mechanisms.pipeline.prepare_spec")
     _check_problem(plan, problem)
-    if isinstance(plan.data, FolderSpec):  # the people charged are keyed from the very files the problem read
-        plan.data.check_keyed(problem.rows.folder.parts)
+    _keyed(plan, problem)
+
+
+def _keyed(plan: _Plan, problem: Problem) -> None:
+    """A folder's people are keyed from the very files the problem read, unchanged since (FolderSpec.check_keyed):
+    before the charge, and again before what the stages drew is recorded or shown."""
+    if isinstance(plan.data, FolderSpec):
+        plan.data.check_keyed(problem.rows.folder)
 
 
 def _target(plan: ReleasePlan | TablePlan) -> int | np.ndarray:
@@ -227,6 +233,7 @@ def charge_and_certify(plan: ReleasePlan | TablePlan, problem: Problem, ledger: 
                                               plan_summary(plan, problem), spender)
     with _failure_recorded(ledger, entry, _what(plan), plan, opened):
         c = certify(problem, _target(plan), plan.budget, make_rng(None), plan.fallback)
+        _keyed(plan, problem)
         kept = dict(counts=counts(c), lambda_min=c.lambda_min.lambda_hat, passed=c.test.passed)
         return Waiting(plan, ledger.keep_certificates(opened.uid, json.dumps(kept)), c)
 
@@ -298,6 +305,7 @@ def charge_and_finish(plan: ReleasePlan, problem: Problem, ledger: Ledger, certi
 
 def _record(plan: ReleasePlan, problem: Problem, ledger: Ledger, entry: LedgerEntry,
             run: PrivateRun) -> tuple[PrivateRun, LedgerEntry]:
+    _keyed(plan, problem)
     document = published_report(run, plan.name, plan.budget, plan.data, plan.model, problem.n, problem.d,
                                 problem.feature_names, problem.privacy_unit)
     details = release_details(run, plan.name, document_text(document))
@@ -366,6 +374,7 @@ def charge_and_finish_table(plan: TablePlan, problem: Problem, ledger: Ledger, c
 
 def _record_table(plan: TablePlan, problem: Problem, ledger: Ledger, entry: LedgerEntry,
                   t: TableRelease) -> tuple[TableRelease, dict, LedgerEntry]:
+    _keyed(plan, problem)
     document = table_report(plan, problem, t)
     details = ReleaseDetails(_what(plan), stage_costs(plan.budget), t.status, document=document_text(document))
     ledger.record_outcome(entry, details)

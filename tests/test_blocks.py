@@ -271,13 +271,20 @@ def test_a_folder_changed_between_the_release_opening_it_and_its_key_is_refused(
     release opened the folder (and before the key was formed) ends the run before any charge."""
     write_folder(str(tmp_path), 9_000, 2, seed=1, file_rows=5_000)
     spec = FolderSpec(str(tmp_path))
-    opened = open_folder(tmp_path).parts
-    first = sorted(tmp_path.glob("*.parquet"))[0]
+    opened = open_folder(tmp_path)
+    first, second = sorted(tmp_path.glob("*.parquet"))
     table = pq.read_table(first)
     pq.write_table(table.slice(1), first)  # one row fewer: other people
     with pytest.raises(DataError, match="changed while they were read"):
         spec.check_keyed(opened)
-    spec.check_keyed(open_folder(tmp_path).parts)  # the files as keyed: nothing to say
+    keyed = open_folder(tmp_path)
+    spec.check_keyed(keyed)  # the files as keyed: nothing to say
+    before = second.stat()
+    second.write_bytes(second.read_bytes())  # written again, its size and time of change as they were
+    os.utime(second, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert open_folder(tmp_path).parts[1].changed == keyed.parts[1].changed
+    with pytest.raises(DataError, match="changed while they were read"):  # told by its status change
+        spec.check_keyed(keyed)
 
 
 def test_a_logistic_loss_on_a_response_of_many_values_is_refused_without_a_false_count(tmp_path):

@@ -5,16 +5,18 @@ read, and the app offers the folder by name only."""
 from __future__ import annotations
 
 import logging
+import os
 
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+import core.plan
 from core.data.folder import FolderData
 from core.data.passes import check_scheduler
 from core.data.spec import FolderSpec, curated_folders, data_loss
 from core.data.synthetic import write_folder
-from core.errors import DataError, InputError
+from core.errors import DataError, InputError, ReleaseFailed
 from core.estimator.model import ModelSpec
 from core.estimator.rounding import SUM_BLOCK
 from core.mechanisms.pipeline import prepare_spec
@@ -91,3 +93,33 @@ def test_every_charged_route_refuses_a_folder_rewritten_after_it_was_prepared_ch
     with pytest.raises(DataError, match="changed while they were read"):
         charge_and_execute(plan, problem, ledger, spender=CURATOR)
     assert not ledger.entries(plan.data.population())
+
+
+def test_a_file_swapped_during_the_stages_with_its_time_set_back_ends_the_release_as_failed(tmp_path, monkeypatch):
+    """A file written during the private stages, its size kept and its time of change set back (what each read
+    checks), is still told by its status change: the release ends before it is recorded or shown, its charge kept and
+    recorded as failed, so the rows drawn on cannot differ unseen from the rows keyed."""
+    root = tmp_path / "parts"
+    write_folder(str(root), 9_000, 2, seed=1, file_rows=5_000)
+    spec = FolderSpec(str(root), block_rows=SUM_BLOCK)
+    problem = prepare_spec(spec.load(), ModelSpec("robust"), spec)
+    first = sorted(root.glob("*.parquet"))[0]
+    real = core.plan.execute
+
+    def swapped_meanwhile(plan, problem):
+        run = real(plan, problem)
+        before = first.stat()
+        first.write_bytes(first.read_bytes())  # written (the same bytes, or others of the same size), then
+        os.utime(first, ns=(before.st_atime_ns, before.st_mtime_ns))  # its time of change set back
+        return run
+
+    monkeypatch.setattr(core.plan, "execute", swapped_meanwhile)
+    ledger = open_ledger(str(tmp_path / "book.sqlite3"))
+    ledger.set_default_cap((10.0, 1e-5))
+    plan = ReleasePlan(data=spec, model=problem.model, target=1, name=problem.feature_names[1],
+                       budget=make_budget(1.0, 1e-6))
+    with pytest.raises(ReleaseFailed, match="changed while they were read"):
+        charge_and_execute(plan, problem, ledger, spender=CURATOR)
+    (entry,) = ledger.entries(plan.data.population())
+    assert entry.details.outcome == "failed" and entry.details.value is None
+

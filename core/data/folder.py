@@ -43,6 +43,10 @@ class Part:
     changed: int
     store: str = field(default="", repr=False)  # the address as given, options and all: never shown
     tag: str = ""  # an object's ETag: a store keeps times of change to the second, a rewrite changes its tag
+    # A file's inode and its status change time on this machine's disk: every write sets the latter, and no call can
+    # set it back (a modification time can be), so a file swapped and swapped back is told. Compared where the folder
+    # was opened, never on a cluster's workers, which may read copies of the files.
+    identity: tuple[int, int] = (0, 0)
 
     @property
     def name(self) -> str:
@@ -81,9 +85,11 @@ class Folder:
 
     def unchanged(self) -> bool:
         """Whether every file still has the size, time of change (and an object its tag) it had when the folder was
-        opened, as each read checks again: a cached folder is opened again when not."""
+        opened, as each read checks again, and a file on this machine's disk its identity (Part.identity): a cached
+        folder is opened again when not, and a release ends, recorded as failed, before it is shown."""
         try:
-            return all(_unchanged(part, _filesystem(part.store)) for part in self.parts)
+            return all(_unchanged(part, _filesystem(part.store)) and (part.store or _identity(part.path) ==
+                                                                      part.identity) for part in self.parts)
         except OSError:
             return False
 
@@ -145,6 +151,11 @@ def _read_part(part: Part, start: int, stop: int, columns: tuple[str, ...]) -> A
             raise DataError(f"column {column} of {name} has a missing cell; remove or impute those rows")
         out[:, j] = values.to_numpy()
     return out
+
+
+def _identity(path: str) -> tuple[int, int]:
+    stat = os.stat(path)
+    return stat.st_ino, stat.st_ctime_ns
 
 
 def _unchanged(part: Part, filesystem: FileSystem) -> bool:
@@ -320,8 +331,11 @@ def open_folder(root: str | os.PathLike, response: str | None = "y", features: t
             if column not in types or types[column] != first[column]:
                 raise DataError(f"the files of {shown} disagree: {info.base_name} lacks column {column} or gives it "
                                 f"another type than {infos[0].base_name}; write every file with the same columns")
-        tag = _tag(filesystem, info.path) if store else ""
-        parts.append(Part(info.path, rows, info.size, info.mtime_ns, store, tag))
+        try:
+            tag, identity = (_tag(filesystem, info.path), (0, 0)) if store else ("", _identity(info.path))
+        except OSError as e:
+            raise _changed(info.base_name, e) from None
+        parts.append(Part(info.path, rows, info.size, info.mtime_ns, store, tag, identity))
     read = Folder(base if not store else shown_root(root), tuple(parts), tuple(features), response)
     check_more_rows(read.n, len(read.features))
     return read

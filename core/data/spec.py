@@ -488,10 +488,12 @@ class FolderSpec:
         name = self.name or PurePosixPath(shown_root(self.root)).name or shown_root(self.root)
         return Population.file(check_key(self.keyed[0], name), name, holder="folder")
 
-    def check_keyed(self, parts: tuple[Part, ...]) -> None:
-        """DataError unless the files a release opened (path, rows, size, time of change) are those the key was formed
-        from: every later read checks them again, so the people charged are the rows released on."""
-        if parts != self.keyed[1]:
+    def check_keyed(self, folder: Folder) -> None:
+        """DataError unless the files a release opened (path, rows, size, time of change, a local file's identity) are
+        those the key was formed from, and still are (Folder.unchanged): checked before the charge and again before a
+        release is recorded, and every read between checks size and time, so the people charged are the rows released
+        on."""
+        if folder.parts != self.keyed[1] or not folder.unchanged():
             raise DataError(f"the files of {self._words} changed while they were read; nothing was charged or "
                             "released: leave them unchanged and run again")
 
