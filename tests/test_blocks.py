@@ -266,6 +266,24 @@ def test_a_folder_and_a_file_of_the_same_rows_spend_one_budget(tmp_path, capsys)
     assert only.population.describe() == "the rows of the folder parts"
 
 
+def test_a_parquet_file_with_pandas_index_is_one_population_as_a_file_and_as_a_folder(tmp_path, capsys):
+    """pandas writes a shuffled frame's index into its Parquet file (__index_level_0__) and reads it back as the index,
+    not a column: the folder route leaves it out too, so the same file has one key, and one budget, either way."""
+    frame = pd.DataFrame(np.random.default_rng(2).standard_normal((6_000, 3)), columns=["a", "b", "y"])
+    (tmp_path / "parts").mkdir()
+    frame.sample(frac=1.0, random_state=3).to_parquet(tmp_path / "parts" / "rows.parquet")  # the index written
+    assert "__index_level_0__" in pq.read_schema(tmp_path / "parts" / "rows.parquet").names
+    assert FolderSpec(str(tmp_path / "parts")).load().feature_names == ("a", "b")
+    ledger = str(tmp_path / "book.sqlite3")
+    capped = _cli(capsys, "ledger", "set-cap", "--default", "--epsilon", "1", "--delta", "1e-5", "--ledger", ledger)
+    assert capped[0] == 0
+    args = ("--coordinate", "a", "--epsilon", "1", "--delta", "1e-6", "--ledger", ledger)
+    status, _, err = _cli(capsys, "release", "--data", str(tmp_path / "parts" / "rows.parquet"), *args)
+    assert status == 0, err
+    status, _, err = _cli(capsys, "release", "--folder", str(tmp_path / "parts"), "--block-rows", "4096", *args)
+    assert status == 2 and "is already spent" in err, err
+
+
 def test_a_folder_changed_between_the_release_opening_it_and_its_key_is_refused(tmp_path):
     """The key names the people charged: it must be of the files the release reads, so a file rewritten after the
     release opened the folder (and before the key was formed) ends the run before any charge."""

@@ -342,7 +342,9 @@ def open_folder(root: str | os.PathLike, response: str | None = "y", features: t
 
 
 def _describe(filesystem: FileSystem, info: FileInfo, shown: str) -> tuple[list[str], dict[str, object], int]:
-    """A file's column names, their types (a CSV's are all numbers, checked as they are read) and its rows."""
+    """A file's column names, their types (a CSV's are all numbers, checked as they are read) and its rows. A Parquet
+    file's pandas index (its metadata's index_columns, such as __index_level_0__) is left out, as pandas' reading of
+    the same file as one data file leaves it out: the same rows, one key."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
     import pyarrow.parquet as pq
@@ -359,7 +361,10 @@ def _describe(filesystem: FileSystem, info: FileInfo, shown: str) -> tuple[list[
             return names, dict.fromkeys(names, pa.float64()), rows
         with filesystem.open_input_file(path) as f:
             file = pq.ParquetFile(f)
-            return file.schema_arrow.names, {c.name: c.type for c in file.schema_arrow}, file.metadata.num_rows
+            schema = file.schema_arrow
+            index = {c for c in (schema.pandas_metadata or {}).get("index_columns", []) if isinstance(c, str)}
+            names = [c for c in schema.names if c not in index]  # pandas' index, as pandas reads it: not a column
+            return names, {c.name: c.type for c in schema if c.name in names}, file.metadata.num_rows
     except (OSError, UnicodeDecodeError, csv.Error, pa.ArrowException):
         raise DataError(f"{info.base_name} in {shown} is not a readable {'CSV' if text else 'Parquet'} file; remove "
                         "it or write it again") from None
