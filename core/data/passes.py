@@ -22,6 +22,9 @@ from core.errors import DataError, InputError
 Array = NDArray[np.float64]
 T = TypeVar("T")
 CONNECT_SECONDS = 10  # how long a scheduler may take to answer
+# How every message names the cluster: by its setting, never its address, which may be a mistyped secret and which
+# names a deployment's internal host to whoever reads the page.
+NAMED = "the Dask scheduler of --scheduler (PSP_SCHEDULER in the app)"
 SCHEDULER = re.compile(r"(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9.-]*):[0-9]{1,5}")
 
 
@@ -55,10 +58,9 @@ def map_blocks(folder: Folder, ranges: list[tuple[int, int]], scheduler: str | N
     except DataError:
         raise
     except (Exception, asyncio.CancelledError) as e:  # a scheduler or worker lost during the pass
-        raise DataError(f"the Dask cluster at {scheduler} failed during a pass ({type(e).__name__}); nothing "
-                        "was released: check that its scheduler and workers run and import this project (start them "
-                        "from its folder, or with it on PYTHONPATH), or drop --scheduler (PSP_SCHEDULER in the app) "
-                        "to run on this machine") from None
+        raise DataError(f"the cluster of {NAMED} failed during a pass ({type(e).__name__}); nothing was "
+                        "released: check that its scheduler and workers run and import this project (start them from "
+                        "its folder, or with it on PYTHONPATH), or drop the setting to run on this machine") from None
 
 
 _CLIENTS: dict[str, object] = {}
@@ -75,14 +77,14 @@ def _client(address: str) -> object:
     try:
         client = Client(address, timeout=f"{CONNECT_SECONDS}s", set_as_default=False)
     except (OSError, TimeoutError, ValueError) as e:
-        raise DataError(f"no Dask scheduler answered at {address} within {CONNECT_SECONDS} s ({type(e).__name__}); "
-                        "start it, or drop --scheduler to run on this machine") from None
+        raise DataError(f"{NAMED[0].upper()}{NAMED[1:]} did not answer within {CONNECT_SECONDS} s "
+                        f"({type(e).__name__}); start it, or drop the setting to run on this machine") from None
     try:  # a scheduler without workers would hold every pass for ever
         client.wait_for_workers(1, timeout=CONNECT_SECONDS)
     except (OSError, TimeoutError):
         client.close()
-        raise DataError(f"the Dask scheduler at {address} has no worker after {CONNECT_SECONDS} s; start its workers, "
-                        "or drop --scheduler to run on this machine") from None
+        raise DataError(f"{NAMED[0].upper()}{NAMED[1:]} has no worker after {CONNECT_SECONDS} s; start its workers, "
+                        "or drop the setting to run on this machine") from None
     _CLIENTS[address] = client
     return client
 
