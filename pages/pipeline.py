@@ -136,7 +136,9 @@ def last_release(problem: Problem) -> None:
     saying there is none."""
     rec = release.published()
     if rec is None:
-        if not last_paid_for():
+        if loaded.unkeyed():
+            st.info(loaded.UNKEYED, icon=":material/info:")
+        elif not last_paid_for():
             st.info("Nothing released yet on these people. Each release draws fresh noise and spends its (ε, δ); "
                     "the last one appears on the Report page.")
         return

@@ -388,7 +388,11 @@ def print_style() -> None:
 
 
 def nothing() -> None:
-    """Nothing published on these people: said in words, with how to publish only for whoever may."""
+    """Nothing published on these people: said in words, with how to publish only for whoever may (or, where their
+    folder is not keyed on this server, that it is not known)."""
+    if loaded.unkeyed():
+        st.info(loaded.UNKEYED, icon=":material/info:")
+        return
     try:
         reader = access.spend_refusal() is not None
     except PspError:  # an unusable ledger: nobody publishes

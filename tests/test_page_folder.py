@@ -130,6 +130,23 @@ def test_on_a_publish_only_server_a_reader_never_keys_the_folder_and_an_analyst_
     assert "**Ledger** · spent ε = 0, δ = 0 on these people" in [m.value for m in reader.sidebar.markdown]
 
 
+def test_a_reader_is_never_told_nothing_was_published_on_a_folder_this_server_has_not_keyed(folder, monkeypatch):
+    """After a server's restart (its keys gone) a reader cannot have the folder keyed, so whether anything was
+    published on its people is unknown there: the Report and the Pipeline say so, never that nothing was."""
+    monkeypatch.setenv("PSP_PUBLISH_ONLY", "1")
+    monkeypatch.setenv("PSP_CAP_EPSILON", "5")
+    open_charged(None, default_cap()).add_analyst("ana", (100.0, 1e-3))
+    analyst = app("pipeline", {"source": "folder", "epsilon": "2"}, analyst="ana")
+    analyst.button(key="release").click().run()
+    assert not analyst.exception and len(open_ledger().publications()) == 1
+    loaded._KEYED.clear()  # a restarted server
+    for page in ("report", "pipeline"):
+        reader = app(page, {"source": "folder"})
+        assert not reader.exception and not loaded._KEYED
+        assert loaded.UNKEYED in [m.value for m in reader.info], page
+        assert "Nothing has been published" not in text(reader) and "Nothing released yet" not in text(reader)
+
+
 def test_a_deployment_scheduler_that_is_no_address_is_one_sentence_naming_the_setting(folder, monkeypatch):
     monkeypatch.setenv("PSP_SCHEDULER", "http://head:8786?token=abc")
     at = app("data", {"source": "folder"})

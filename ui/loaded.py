@@ -45,6 +45,8 @@ from ui import keys
 from ui.labels import control
 from ui.params import AUTO_LOSS, deployment_folders, deployment_scheduler, get, locked
 
+UNKEYED = ("Whether anything was published on these people is not known on this server yet: a curator's folder's "
+           "rows are keyed on the first page a signed-in analyst opens on it, and its publications read from then on.")
 WRITES_REFUSED = ("Only a signed-in analyst or the data's curator can write files on this server (make a SYNTHETIC "
                   "census sample, download census files, run an experiment's preset, key a curator's folder's "
                   "people); sign in with the sidebar's Analyst access key, or ask the curator.")
@@ -220,6 +222,17 @@ def people() -> Population:
                 _KEYED.clear()  # one folder's key at a time: another's, or older files', is formed again if asked
                 _KEYED[files] = spec.population()
     return _KEYED[files]
+
+
+def unkeyed() -> bool:
+    """Whether the loaded data's people cannot be named on this server for this browser: a curator's folder not keyed
+    here (for these files), which this browser may not key (`people` refuses it). What was published on them is then
+    unknown here, never none."""
+    spec = data_spec()
+    if not isinstance(spec, FolderSpec):
+        return False
+    data = dataset()
+    return isinstance(data, FolderData) and (spec, data.folder.parts) not in _KEYED and write_refusal() is not None
 
 
 def write_refusal() -> str | None:
