@@ -45,8 +45,9 @@ from ui import keys
 from ui.labels import control
 from ui.params import AUTO_LOSS, deployment_folders, deployment_scheduler, get, locked
 
-UNKEYED = ("Whether anything was published on these people is not known on this server yet: a curator's folder's "
-           "rows are keyed on the first page a signed-in analyst opens on it, and its publications read from then on.")
+UNKEYED = ("Whether anything was published on the people of these files is not known on this server yet: a "
+           "curator's folder's rows are keyed here only for a signed-in analyst, since keying writes files on the "
+           "server. The Report lists everything published, by folder name.")
 WRITES_REFUSED = ("Only a signed-in analyst or the data's curator can write files on this server (make a SYNTHETIC "
                   "census sample, download census files, run an experiment's preset, key a curator's folder's "
                   "people); sign in with the sidebar's Analyst access key, or ask the curator.")
