@@ -56,7 +56,9 @@ from core.privacy.ledger import (
     ReleaseDetails,
 )
 from core.privacy.ledger_rows import (
+    ANALYST_COLUMNS,
     CERTIFICATIONS_SQL,
+    analyst_from_row,
     analyst_values,
     certification_from_row,
     entry_from_row,
@@ -391,7 +393,7 @@ class PostgresStore:
             self._lock(db, [part_scope(part) for part in entry.population.parts()])
             changed = None if step is None else step[1](self._certification(db, step[0], lock=True))
             reason = refusal(lambda part, by: self._spent(db, part, by), self._caps(db),
-                             lambda name: next((a for a in self._analysts(db) if a.name == name), None))
+                             lambda name: self._analyst(db, name))
             if reason is not None:
                 raise Refused(reason)
             self._insert(db, entry)
@@ -473,8 +475,7 @@ class PostgresStore:
         """In one transaction holding the analyst's row (a concurrent change waits, then reads this one's): read the
         record, edit it, write it back."""
         with self._transaction() as db:
-            db.execute("SELECT 1 FROM analysts WHERE name = %s FOR UPDATE", (name,))
-            changed, words = edit(next((a for a in self._analysts(db) if a.name == name), None))
+            changed, words = edit(self._analyst(db, name, lock=True))
             db.execute(_PUT_ANALYST, _analyst_row(changed, time.time()))
             db.execute(_LOG_CHANGE, (time.time(), name, words, by))
         return changed
@@ -489,10 +490,14 @@ class PostgresStore:
         return tuple(AnalystChange(*row) for row in rows)
 
     def _analysts(self, db: Any) -> list[Analyst]:
-        rows = db.execute("SELECT name, share_epsilon, share_delta, key_id, salt, key_hash, email, expires, revoked "
-                          "FROM analysts ORDER BY seq").fetchall()
-        return [Analyst(name, (e, d), kid, salt, hashed, email, math.inf if expires is None else expires, bool(r))
-                for name, e, d, kid, salt, hashed, email, expires, r in rows]
+        return [analyst_from_row(r) for r in db.execute(f"SELECT {ANALYST_COLUMNS} FROM analysts ORDER BY seq")]
+
+    def _analyst(self, db: Any, name: str, lock: bool = False) -> Analyst | None:
+        """The analyst of that name, or None; with lock, their row is held until the transaction ends (a racing change
+        waits, then reads what this one wrote)."""
+        lock_row = " FOR UPDATE" if lock else ""
+        row = db.execute(f"SELECT {ANALYST_COLUMNS} FROM analysts WHERE name = %s{lock_row}", (name,)).fetchone()
+        return None if row is None else analyst_from_row(row)
 
     def reserve_attempt(self, source: str, claimed: str | None, now: float) -> tuple[float, str, int | None]:
         """In one transaction holding the sign-ins' lock: the counts of core.privacy.ledger._failures, the rule

@@ -72,6 +72,15 @@ def parts_in_order(rows: Iterable[Sequence[Any]]) -> list[Population]:
     return list(found.values())
 
 
+ANALYST_COLUMNS = "name, share_epsilon, share_delta, key_id, salt, key_hash, email, expires, revoked"
+
+
+def analyst_from_row(row: Sequence[Any]) -> Analyst:
+    """An analyst from a row of ANALYST_COLUMNS."""
+    name, e, d, kid, salt, hashed, email, expires, revoked = row
+    return Analyst(name, (e, d), kid, salt, hashed, email, math.inf if expires is None else expires, bool(revoked))
+
+
 def analyst_values(a: Analyst) -> tuple:
     """An analyst's columns after name and added: share_epsilon, share_delta, key_id, salt, key_hash, email, expires
     (NULL: never) and revoked (0 or 1)."""

@@ -52,7 +52,9 @@ from core.privacy.ledger import (
     ReleaseDetails,
 )
 from core.privacy.ledger_rows import (
+    ANALYST_COLUMNS,
     CERTIFICATIONS_SQL,
+    analyst_from_row,
     analyst_values,
     certification_from_row,
     entry_from_row,
@@ -433,7 +435,7 @@ class SqliteStore:
         with self._transaction() as db:
             changed = None if step is None else step[1](self._certification(db, step[0]))
             reason = refusal(lambda part, by: self._spent(db, part, by), self._caps(db),
-                             lambda name: next((a for a in self._analysts(db) if a.name == name), None))
+                             lambda name: self._analyst(db, name))
             if reason is not None:
                 raise Refused(reason)
             self._insert(db, entry)
@@ -517,7 +519,7 @@ class SqliteStore:
     def change_analyst(self, name: str, edit: Edit, by: str) -> Analyst:
         """In one BEGIN IMMEDIATE transaction (another writer waits): read the record, edit it, write it back."""
         with self._transaction() as db:
-            changed, words = edit(next((a for a in self._analysts(db) if a.name == name), None))
+            changed, words = edit(self._analyst(db, name))
             db.execute("UPDATE analysts SET share_epsilon = ?, share_delta = ?, key_id = ?, salt = ?, key_hash = ?, "
                        "email = ?, expires = ?, revoked = ? WHERE name = ?", (*analyst_values(changed), name))
             self._log_change(db, name, words, by)
@@ -537,10 +539,11 @@ class SqliteStore:
         return tuple(AnalystChange(*row) for row in rows)
 
     def _analysts(self, db: sqlite3.Connection) -> list[Analyst]:
-        rows = db.execute("SELECT name, share_epsilon, share_delta, key_id, salt, key_hash, email, expires, revoked "
-                          "FROM analysts ORDER BY rowid").fetchall()
-        return [Analyst(name, (e, d), kid, salt, hashed, email, math.inf if expires is None else expires, bool(r))
-                for name, e, d, kid, salt, hashed, email, expires, r in rows]
+        return [analyst_from_row(r) for r in db.execute(f"SELECT {ANALYST_COLUMNS} FROM analysts ORDER BY rowid")]
+
+    def _analyst(self, db: sqlite3.Connection, name: str) -> Analyst | None:
+        row = db.execute(f"SELECT {ANALYST_COLUMNS} FROM analysts WHERE name = ?", (name,)).fetchone()
+        return None if row is None else analyst_from_row(row)
 
     def reserve_attempt(self, source: str, claimed: str | None, now: float) -> tuple[float, str, int | None]:
         """In one transaction, the counts of core.privacy.ledger._failures (the source's failures in the last WINDOW
