@@ -209,11 +209,10 @@ def people() -> Population:
     """Whose budget a release from the settings' data spends (core.data.spec: `population()`). A curator's folder's key
     is formed by reading every row twice through scratch files on this server, so only a browser the write rule lets
     (write_refusal) forms it; once formed it is kept per server for these files, for every browser."""
-    spec = data_spec()
-    data = dataset() if isinstance(spec, FolderSpec) else None
-    if not isinstance(data, FolderData):
-        return spec.population()
-    files = (spec, data.folder.parts)
+    files = _folder_files()
+    if files is None:
+        return data_spec().population()
+    spec = files[0]
     if files not in _KEYED:
         why = write_refusal()
         if why is not None:
@@ -229,11 +228,15 @@ def unkeyed() -> bool:
     """Whether the loaded data's people cannot be named on this server for this browser: a curator's folder not keyed
     here (for these files), which this browser may not key (`people` refuses it). What was published on them is then
     unknown here, never none."""
+    files = _folder_files()
+    return files is not None and files not in _KEYED and write_refusal() is not None
+
+
+def _folder_files() -> tuple[FolderSpec, tuple[Part, ...]] | None:
+    """A curator's folder's spec and its files as loaded, which its key is kept by (_KEYED); None for other data."""
     spec = data_spec()
-    if not isinstance(spec, FolderSpec):
-        return False
-    data = dataset()
-    return isinstance(data, FolderData) and (spec, data.folder.parts) not in _KEYED and write_refusal() is not None
+    data = dataset() if isinstance(spec, FolderSpec) else None
+    return (spec, data.folder.parts) if isinstance(data, FolderData) else None
 
 
 def write_refusal() -> str | None:
