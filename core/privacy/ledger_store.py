@@ -202,8 +202,10 @@ def is_postgres(where: str | os.PathLike, named_by: str = "--ledger or PSP_LEDGE
     """Whether a ledger's place is a PostgreSQL URL (core.privacy.ledger_pg) rather than an SQLite file's path;
     LedgerUnavailable for a URL of any other form (another scheme, capitals, a space before it), named by its scheme
     alone, since the rest may hold a password."""
-    if not isinstance(where, str) or where.startswith(POSTGRES_SCHEMES):
-        return isinstance(where, str)
+    if not isinstance(where, str):
+        return False
+    if where.startswith(POSTGRES_SCHEMES):
+        return True
     if url := _URL.match(where):
         raise LedgerUnavailable(
             f"refused: the privacy ledger named by a {url.group(1)}:// URL cannot be used: a PostgreSQL ledger's URL "
