@@ -77,14 +77,14 @@ def _client(address: str) -> object:
     try:
         client = Client(address, timeout=f"{CONNECT_SECONDS}s", set_as_default=False)
     except (OSError, TimeoutError, ValueError) as e:
-        raise DataError(f"{NAMED[0].upper()}{NAMED[1:]} did not answer within {CONNECT_SECONDS} s "
-                        f"({type(e).__name__}); start it, or drop the setting to run on this machine") from None
+        raise DataError(f"{NAMED} did not answer within {CONNECT_SECONDS} s ({type(e).__name__}); start it, or drop "
+                        "the setting to run on this machine") from None
     try:  # a scheduler without workers would hold every pass for ever
         client.wait_for_workers(1, timeout=CONNECT_SECONDS)
     except (OSError, TimeoutError):
         client.close()
-        raise DataError(f"{NAMED[0].upper()}{NAMED[1:]} has no worker after {CONNECT_SECONDS} s; start its workers, "
-                        "or drop the setting to run on this machine") from None
+        raise DataError(f"{NAMED} has no worker after {CONNECT_SECONDS} s; start its workers, or drop the setting to "
+                        "run on this machine") from None
     _CLIENTS[address] = client
     return client
 
