@@ -744,8 +744,7 @@ def _snapshot(path: Path, copy: Path) -> Path:
     """copy: the ledger file as of one moment (SQLite's online backup, which reads one state of it, whoever writes
     meanwhile), read without writing to the file."""
     try:
-        with (contextlib.closing(sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)) as db,
-              contextlib.closing(sqlite3.connect(copy)) as to):
+        with _read_only(path) as db, contextlib.closing(sqlite3.connect(copy)) as to:
             db.backup(to)
     except sqlite3.Error as exc:
         raise LedgerUnavailable(f"the ledger file {path} cannot be read to move it ({exc}); nothing was moved") \
@@ -753,11 +752,16 @@ def _snapshot(path: Path, copy: Path) -> Path:
     return copy
 
 
+def _read_only(path: Path) -> contextlib.closing[sqlite3.Connection]:
+    """A connection to the SQLite file at path that cannot write to it."""
+    return contextlib.closing(sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True))
+
+
 def _file_version(path: Path) -> int | None:
     """The schema version of an SQLite ledger file, read without writing to it (None when it has none to read:
     SqliteStore then says what is wrong with it)."""
     try:
-        with contextlib.closing(sqlite3.connect(path.resolve().as_uri() + "?mode=ro", uri=True)) as db:
+        with _read_only(path) as db:
             return db.execute("SELECT version FROM schema").fetchone()[0]
     except (sqlite3.Error, TypeError):
         return None
